@@ -1,0 +1,3 @@
+from autodev.cli import main
+
+main()

@@ -1,0 +1,114 @@
+"""The stateless audit of a `done` post.
+
+It sees only the objective (the user's messages), the done post, the change since the run
+began (diff stat plus a bounded diff) and the output of `auditCheck`, and answers through the
+`verdict(accept, gap)` tool. A failing `auditCheck` reopens the run without asking the model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autodev import prompts
+from autodev.harness import providers
+from autodev.harness.tools import scrubbed_env
+
+VERDICT_TOOL = {"type": "function", "function": {
+    "name": "verdict",
+    "description": "Your decision: accept the work, or reopen it naming the gap.",
+    "parameters": {"type": "object", "properties": {
+        "accept": {"type": "boolean"}, "gap": {"type": "string"}},
+        "required": ["accept"]}}}
+MAX_STEPS = 3
+
+
+@dataclass
+class Verdict:
+    accept: bool
+    gap: str
+    by: str            # "model" or "auditCheck"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+def _git(repo: Path, *args: str, env: dict | None = None) -> str:
+    r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    return r.stdout
+
+
+def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
+    """(diff stat, diff cut at `limit` characters) from `base` to the working tree, new files included.
+
+    The working tree is staged into a throwaway index so the user's real index is never touched.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        _git(repo, "add", "-A", env=env)
+        ref = base or _git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
+        stat = _git(repo, "diff", "--cached", "--stat", ref, env=env) or "(no change)"
+        diff = _git(repo, "diff", "--cached", ref, env=env)
+    if len(diff) > limit:
+        diff = diff[:limit] + f"\n[diff cut at {limit} characters]"
+    return stat.strip(), diff
+
+
+def run_check(repo: Path, command: str, timeout: float, secret_env=()) -> tuple[bool, str]:
+    try:
+        r = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True,
+                           timeout=timeout, env=scrubbed_env(secret_env), stdin=subprocess.DEVNULL,
+                           start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        return False, f"`{command}` timed out after {timeout:g}s\n{e.stdout or ''}"
+    out = (r.stdout + r.stderr)[-8000:]
+    return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
+
+
+def audit(*, repo: Path, objective: str, done_post: dict, base: str | None, check: str,
+          check_timeout: float, targets: list[providers.Target], audit_id: str,
+          diff_chars: int, overrides: Path | None, secret_env=()) -> Verdict:
+    check_out = "(no auditCheck configured)"
+    if check:
+        ok, check_out = run_check(repo, check, check_timeout, secret_env)
+        if not ok:
+            return Verdict(False, f"auditCheck failed:\n{check_out[-3000:]}", "auditCheck")
+    stat, diff = change_since(repo, base, diff_chars)
+    prompt = prompts.render("audit.md", {
+        "objective": objective or "(no objective given)", "author": done_post["from"],
+        "done_text": done_post["text"], "diff_stat": stat, "diff": diff or "(empty diff)",
+        "check": check_out}, overrides)
+    messages = [{"role": "user", "content": prompt}]
+    v = Verdict(False, "", "model")
+    for _ in range(MAX_STEPS):
+        gen = providers.complete(targets[0], messages, [VERDICT_TOOL], turn_id=audit_id, timeout=600)
+        v.prompt_tokens += gen.prompt_tokens
+        v.completion_tokens += gen.completion_tokens
+        v.cost += gen.cost or 0.0
+        messages.append(gen.message)
+        for call in gen.message.get("tool_calls") or []:
+            if call["function"]["name"] != "verdict":
+                messages.append({"role": "tool", "tool_call_id": call["id"],
+                                 "content": "error: only the verdict tool is available"})
+                continue
+            try:
+                args = json.loads(call["function"]["arguments"] or "{}")
+                accept = args["accept"]
+                if not isinstance(accept, bool):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError):
+                messages.append({"role": "tool", "tool_call_id": call["id"],
+                                 "content": "error: verdict needs accept (true/false) and gap (text)"})
+                continue
+            v.accept, v.gap = accept, str(args.get("gap") or "")
+            if not v.accept and not v.gap:
+                v.gap = "the audit reopened the work without naming a gap"
+            return v
+        if not gen.message.get("tool_calls"):
+            messages.append({"role": "user", "content": "Answer with the verdict tool."})
+    v.gap = f"the audit gave no verdict in {MAX_STEPS} requests; review the work by hand"
+    return v

@@ -1,0 +1,275 @@
+"""The `autodev` command: parse, call one function, render. Typed errors become friendly
+messages with the fix; exit 2 for usage and configuration, 1 for other failures.
+
+Commands that never call a model (send, status, thread, pause, resume, stop, approve, deny,
+config, init) must not import litellm: it costs seconds of start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from autodev.errors import AutodevError, NotInitializedError, UsageError
+from autodev.paths import RunPaths, find_repo
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Run a team of LLM participants on this git repository.")
+
+
+def _paths(initialized: bool = True) -> RunPaths:
+    paths = RunPaths(find_repo())
+    if initialized and not paths.team_file.exists():
+        raise NotInitializedError(f"{paths.config_dir} has no team.toml",
+                                  "run `autodev init` (or `autodev init --team pair`) first")
+    return paths
+
+
+def _fail(e: AutodevError) -> None:
+    print(f"autodev: {e.message}", file=sys.stderr)
+    if e.fix:
+        print(f"  fix: {e.fix}", file=sys.stderr)
+    raise typer.Exit(e.exit_code)
+
+
+def main() -> None:
+    try:
+        app()
+    except AutodevError as e:
+        print(f"autodev: {e.message}", file=sys.stderr)
+        if e.fix:
+            print(f"  fix: {e.fix}", file=sys.stderr)
+        sys.exit(e.exit_code)
+
+
+# -- set-up ------------------------------------------------------------------------------------
+
+@app.command()
+def init(team: Optional[str] = typer.Option(None, help="Copy teams/NAME.toml as the team."),
+         force: bool = typer.Option(False, "--force", help="Overwrite an existing .autodev/.")):
+    """Create .autodev/ (team.toml, config.toml) from the shipped example."""
+    from autodev.project import init_project
+
+    folder = init_project(find_repo(), team, force)
+    print(f"wrote {folder}/ — edit team.toml, then: autodev start \"your objective\"")
+
+
+@app.command("config")
+def config_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """Print every configuration key with its value, default and meaning."""
+    from autodev.config import config_rows, load_config
+
+    paths = RunPaths(find_repo())
+    rows = config_rows(load_config(paths.config_file))
+    if as_json:
+        print(json.dumps([dict(zip(("key", "value", "default", "meaning"), r)) for r in rows], indent=1))
+        return
+    from rich.table import Table
+
+    from autodev.render import console
+
+    t = Table(title=f"{paths.config_file}", show_lines=False)
+    for col in ("key", "value", "default", "meaning"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    console().print(t)
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+@app.command()
+def start(objective: Optional[str] = typer.Argument(None, help="The objective (the first user message)."),
+          foreground: bool = typer.Option(False, "--foreground", help="Run attached to this terminal."),
+          until_idle: bool = typer.Option(False, "--until-idle",
+                                          help="With --foreground: return when the run is complete (0) "
+                                               "or needs you (3).")):
+    """Start (or resume) the run's daemon: detached unless --foreground."""
+    from autodev import inbox
+    from autodev.config import load_config, load_team, provider_problems
+    from autodev.daemon import DaemonLock
+    from autodev.errors import DaemonRunningError, ProviderSetupError
+
+    if until_idle and not foreground:
+        raise UsageError("--until-idle only works with --foreground", "add --foreground")
+    paths = _paths()
+    load_config(paths.config_file)
+    team = load_team(paths.team_file)
+    problems = provider_problems(team, os.environ)
+    if problems:
+        raise ProviderSetupError("a participant's provider is missing what it needs:\n  - "
+                                 + "\n  - ".join(problems), "set the variables named above, then start again")
+    pid = DaemonLock.holder(paths.lock)
+    if pid:
+        raise DaemonRunningError(f"a daemon (pid {pid}) is already running this repository",
+                                 "use `autodev status`, `autodev send`, or `autodev stop` first")
+    if objective:
+        paths.ensure()
+        inbox.drop(paths.inbox, "send", text=objective, objective=True)
+    if foreground:
+        from autodev.daemon import Daemon
+        from autodev.render import console, post_text
+
+        con = console()
+        code = Daemon(paths.repo, until_idle=until_idle, out=lambda p: con.print(post_text(p))).run()
+        _print_outcome(paths)
+        raise typer.Exit(code)
+    paths.ensure()
+    log = open(paths.daemon_log, "ab")
+    proc = subprocess.Popen([sys.executable, "-m", "autodev.daemon", str(paths.repo)],
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                            cwd=paths.repo)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        if DaemonLock.holder(paths.lock) == proc.pid:
+            print(f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
+                  "or `autodev status`")
+            return
+        if proc.poll() is not None:
+            tail = paths.daemon_log.read_text(errors="replace")[-2000:]
+            print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}",
+                  file=sys.stderr)
+            raise typer.Exit(proc.returncode or 1)
+        time.sleep(0.05)
+    print(f"daemon (pid {proc.pid}) is slow to start; check {paths.daemon_log}", file=sys.stderr)
+
+
+def _print_outcome(paths: RunPaths) -> None:
+    from autodev.state import StateFile
+
+    st = StateFile(paths.state).read()
+    r = st.get("reason") or {}
+    line = f"run {st['state']}"
+    if r.get("text"):
+        line += f": {r['text']}"
+    print(line)
+    if r.get("continue") and st["state"] not in ("complete",):
+        print(f"  continue with: {r['continue']}")
+
+
+@app.command()
+def send(text: str = typer.Argument(..., help="Your message to the team.")):
+    """Send a message to the run (works with or without a running daemon)."""
+    from autodev import inbox
+
+    paths = _paths()
+    paths.ensure()
+    msg = inbox.drop(paths.inbox, "send", text=text)
+    print(f"sent ({msg['id']})")
+
+
+@app.command()
+def approve(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate).")):
+    """Approve the open gate."""
+    from autodev import inbox
+
+    paths = _paths()
+    paths.ensure()
+    inbox.drop(paths.inbox, "approve", gate_id=gate_id)
+    print("approval sent")
+
+
+@app.command()
+def deny(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate)."),
+         reason: str = typer.Option("", "--reason", help="Why, for the declarer.")):
+    """Deny the open gate."""
+    from autodev import inbox
+
+    paths = _paths()
+    paths.ensure()
+    inbox.drop(paths.inbox, "deny", gate_id=gate_id, reason=reason)
+    print("denial sent")
+
+
+def _control(action: str) -> None:
+    from autodev.state import StateFile
+
+    paths = _paths()
+    paths.ensure()
+    StateFile(paths.state).request(action)
+    print(f"{action} requested; the daemon applies it at the next turn boundary")
+
+
+@app.command()
+def pause():
+    """Hold the run at the next turn boundary."""
+    _control("pause")
+
+
+@app.command()
+def resume():
+    """Release a paused run."""
+    _control("resume")
+
+
+@app.command()
+def stop():
+    """End the run after the turn in flight."""
+    _control("stop")
+
+
+# -- looking -------------------------------------------------------------------------------------
+
+@app.command()
+def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
+    from autodev.status import gather, render
+
+    data = gather(_paths())
+    if as_json:
+        print(json.dumps(data, indent=1, default=str))
+    else:
+        render(data)
+
+
+@app.command()
+def thread(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new posts."),
+           as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+           last: int = typer.Option(50, "--last", "-n", help="How many of the newest posts to show.")):
+    """Print the thread."""
+    from autodev.journal import read_tail
+    from autodev.render import console, post_text
+
+    paths = _paths()
+    con = console()
+
+    def show(posts):
+        for p in posts:
+            if as_json:
+                print(json.dumps(p, ensure_ascii=False), flush=True)
+            else:
+                con.print(post_text(p))
+
+    posts = read_tail(paths.thread, last)
+    show(posts)
+    if not follow:
+        return
+    from watchfiles import watch
+
+    seen = posts[-1]["seq"] if posts else 0
+    paths.ensure()
+    for _ in watch(paths.run_dir, watch_filter=lambda c, p: p.endswith("thread.jsonl"),
+                   yield_on_timeout=True, rust_timeout=1000):
+        new = [p for p in read_tail(paths.thread, 200) if p["seq"] > seen]
+        if new:
+            show(new)
+            seen = new[-1]["seq"]
+
+
+@app.command()
+def demo(keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository.")):
+    """Run a whole scripted team offline on a throwaway repository, showing every move."""
+    from autodev.demo import run_demo
+
+    raise typer.Exit(run_demo(keep=keep))
+
+
+if __name__ == "__main__":
+    main()

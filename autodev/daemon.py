@@ -1,0 +1,615 @@
+"""The run loop: one daemon per repository.
+
+At every turn boundary it re-reads the team file, applies control requests (pause, resume,
+stop) and the inbox (user messages become `user` posts exactly once), asks the scheduler who
+speaks, runs that participant's turn, and applies the post's effects (credit, question, wait,
+gate, audit). Everything it knows lives in the logs and state.json, so a restart continues.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import fnmatch
+import os
+import secrets
+import sys
+import time
+from pathlib import Path
+
+from autodev import config as cfgmod
+from autodev import inbox, prompts, scheduler
+from autodev.errors import (AutodevError, ConfigError, DaemonRunningError, LogWriteError,
+                            ProviderError)
+from autodev.events import Events
+from autodev.harness import providers
+from autodev.harness.prompt import build_turn_prompt
+from autodev.journal import Journal, read_tail
+from autodev.paths import RunPaths, git_head
+from autodev.redact import Redactor
+from autodev.state import StateFile
+from autodev.thread import TAIL, Thread, now_ts
+
+IDLE = ("awaiting_user", "gated", "paused")
+EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_USER = 0, 1, 2, 3
+USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
+
+REASONS = {
+    "question": "{who} asked you a question (see Needs you)",
+    "gated": "{who} declared a gate that needs your decision",
+    "silent": "{who} ended {n} turns in a row without posting",
+    "talk_limit": "{n} turns passed without credited work, even after the talk limit applied",
+    "audit_limit": "the audit reopened the work {n} times (maxAcceptChecks)",
+    "wait_too_long": "{who}'s wait ran past maxWaitMin",
+    "user": "you paused the run",
+    "provider": "a model failed: {error}",
+    "no_objective": "the run has no objective yet",
+    "fault": "a log append failed: {error}",
+}
+CONTINUE = {
+    "question": "autodev send \"your answer\"",
+    "gated": "autodev approve  (or: autodev deny --reason \"...\")",
+    "no_objective": "autodev send \"the objective\"",
+    "fault": "fix the cause, then autodev start",
+}
+
+
+def reason(code: str, **kw) -> dict:
+    return {"code": code, "text": REASONS[code].format(**kw),
+            "continue": CONTINUE.get(code, "autodev resume  (or autodev send \"...\")")}
+
+
+def load_settings(paths: RunPaths) -> tuple[cfgmod.RunConfig, cfgmod.Team]:
+    return cfgmod.load_config(paths.config_file), cfgmod.load_team(paths.team_file)
+
+
+class DaemonLock:
+    """An flock held for the daemon's lifetime; the kernel releases it if the process dies."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = -1
+
+    def acquire(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
+            os.close(self.fd)
+            raise DaemonRunningError(f"a daemon (pid {pid or '?'}) is already running this repository",
+                                     "use `autodev status`, or `autodev stop` first") from None
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    @staticmethod
+    def holder(path: Path) -> int | None:
+        """The pid of the running daemon, or None when no daemon holds the lock."""
+        if not path.exists():
+            return None
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raw = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            return int(raw) if raw.isdigit() else -1
+        finally:
+            os.close(fd)
+        return None
+
+
+class Daemon:
+    def __init__(self, repo: Path, *, until_idle: bool = False, out=None):
+        self.paths = RunPaths(repo)
+        self.until_idle = until_idle
+        self.out = out  # optional callback(post) for printing as the thread grows
+        self.config, self.team = load_settings(self.paths)
+        self.team_mtime = self._team_mtime()
+        self.server = None
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def _team_mtime(self) -> float:
+        try:
+            return self.paths.team_file.stat().st_mtime_ns
+        except FileNotFoundError:
+            return 0
+
+    def open(self) -> None:
+        self.paths.ensure()
+        self.lock = DaemonLock(self.paths.lock)
+        self.lock.acquire()
+        self.state = StateFile(self.paths.state)
+        st = self.state.read()
+        self.run_id = st.get("run_id") or secrets.token_hex(4)
+        keys = [p.api_key_env for p in self.team.participants if p.api_key_env]
+        self.redact = Redactor.from_env(keys)
+        self.secret_env = keys
+        self.thread = Thread(self.paths.thread)
+        self.events = Events(self.paths.events, self.run_id, self.redact)
+        self.hlog = Journal(self.paths.harness_log)
+        if self.team.uses_scripted():
+            self._start_scripted()
+        head = git_head(self.paths.repo)
+
+        def init(s: dict) -> dict:
+            s.setdefault("run_id", self.run_id)
+            s.setdefault("started_at", now_ts())
+            s.setdefault("base_head", head)
+            s.setdefault("turn", 0)
+            s.setdefault("cursors", {})
+            s.setdefault("participants", {})
+            s.setdefault("talk_turns", 0)
+            s.setdefault("audits", 0)
+            s.setdefault("user_messages", [])
+            s.setdefault("objective", "")
+            s["pid"] = os.getpid()
+            s["daemon"] = "running"
+            if s.get("state") in ("stopped", "faulted", None):
+                s["state"], s["reason"] = "running", None
+            return s
+
+        self.state.update(init)
+        self.events.emit("daemon_started", pid=os.getpid())
+        self._recover()
+
+    def _start_scripted(self) -> None:
+        from autodev.scripted import ScriptedServer, load_script
+
+        script = load_script(self.team.script_path(self.paths.team_file))
+        self.server = ScriptedServer(script, self.paths.scripted_ledger,
+                                     self.paths.run_dir / "scripted-requests.jsonl")
+        self.server.start()
+
+    def close(self) -> None:
+        if self.server:
+            self.server.stop()
+        for name in ("thread", "events", "hlog"):
+            if hasattr(self, name):
+                getattr(self, name).close()
+
+    def _recover(self) -> None:
+        """Close a turn a crash interrupted. A committed post is never made twice: its id is
+        provisioned from the turn number, and the turn number only grows."""
+        recs = read_tail(self.paths.harness_log, 200)
+        started = [r for r in recs if r.get("type") == "turn_started"]
+        if not started:
+            return
+        last = started[-1]
+        if any(r.get("type") == "turn_finished" and r.get("turn") == last["turn"] for r in recs):
+            return
+        post = self.thread.seen(f"{self.run_id}:t{last['turn']}:post")
+        self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": last["turn"],
+                          "seq": post["seq"] if post else None, "reason": "recovered after a crash"})
+        self.events.emit("turn_recovered", turn=last["turn"], participant=last.get("participant"),
+                          posted=post["seq"] if post else None)
+        if post:
+            self._after_post(post, last["participant"])
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def run(self) -> int:
+        try:
+            self.open()
+        except AutodevError:
+            self.close()
+            raise
+        try:
+            return self._loop()
+        except LogWriteError as e:
+            self._fault(e)
+            return EXIT_FAILED
+        finally:
+            try:
+                self.state.update(lambda s: {**s, "daemon": "stopped", "pid": None})
+            except OSError:
+                pass
+            self.close()
+
+    def _fault(self, e: Exception) -> None:
+        # Nothing else is appended: the logs are the thing that failed.
+        self.state.update(lambda s: {**s, "state": "faulted", "reason": reason("fault", error=str(e))})
+
+    def _set(self, state: str, why: dict | None = None, **extra) -> None:
+        cur = self.state.read()
+        if cur["state"] == state and cur.get("reason") == why and not extra:
+            return
+        self.state.update(lambda s: {**s, "state": state, "reason": why, **extra})
+        self.events.emit("state", state=state, reason=why)
+
+    def _loop(self) -> int:
+        while True:
+            self._reload_team()
+            if self._apply_controls():
+                return EXIT_COMPLETE
+            self._apply_inbox()
+            st = self.state.read()
+            state = st["state"]
+            if state == "running" and self.thread.last_seq == 0:
+                self._set("awaiting_user", reason("no_objective"))
+                continue
+            if state == "complete":
+                if self.until_idle:
+                    return EXIT_COMPLETE
+                self._idle(None)
+                continue
+            if state in IDLE:
+                if self.until_idle:
+                    return EXIT_NEEDS_USER
+                self._idle(None)
+                continue
+            if state == "waiting":
+                due = (st.get("wait") or {}).get("due", 0)
+                if time.time() < due:
+                    self._idle(due - time.time())
+                    continue
+                self._set("running", None, wait=None)
+                continue
+            if state == "faulted":
+                return EXIT_FAILED
+            self._one_turn(st)
+
+    def _idle(self, timeout: float | None) -> None:
+        """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop."""
+        from watchfiles import watch
+
+        if self._inbox_or_controls_pending():
+            return
+        ms = int(max(0.01, timeout if timeout is not None else 3600) * 1000)
+
+        def relevant(_change, path: str) -> bool:
+            return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
+
+        for _ in watch(self.paths.run_dir, watch_filter=relevant, rust_timeout=ms,
+                       yield_on_timeout=True, debounce=50, step=20, recursive=True):
+            break
+
+    def _inbox_or_controls_pending(self) -> bool:
+        st = self.state.read()
+        return bool(inbox.pending(self.paths.inbox)) or any(
+            c["n"] > st.get("controls_applied", 0) for c in st.get("controls", []))
+
+    # -- input -------------------------------------------------------------------------------
+
+    def _reload_team(self) -> None:
+        mtime = self._team_mtime()
+        if mtime == self.team_mtime:
+            return
+        self.team_mtime = mtime
+        try:
+            team = cfgmod.load_team(self.paths.team_file)
+            cfg = cfgmod.load_config(self.paths.config_file)
+        except ConfigError as e:
+            self.events.emit("warning", message=f"team edit rejected, keeping the old team: {e}")
+            self.state.update(lambda s: {**s, "team_error": str(e)})
+            return
+        self.team, self.config = team, cfg
+        self.state.update(lambda s: {**s, "team_error": None})
+        self.events.emit("team_reloaded", participants=team.names())
+
+    def _apply_controls(self) -> bool:
+        """Pause, resume and stop requests, in the order they were made. True = stop now."""
+        st = self.state.read()
+        done = st.get("controls_applied", 0)
+        todo = [c for c in st.get("controls", []) if c["n"] > done]
+        stop = False
+        for c in todo:
+            if c["action"] == "stop":
+                stop = True
+            elif c["action"] == "pause":
+                if st["state"] not in ("complete",):
+                    self._set("paused", reason("user"))
+            elif c["action"] == "resume":
+                if self.state.read()["state"] in ("paused", "waiting"):
+                    self._set("running", None)
+            self.events.emit("control", action=c["action"])
+        if todo:
+            last = todo[-1]["n"]
+            self.state.update(lambda s: {**s, "controls_applied": last,
+                                         "controls": [c for c in s["controls"] if c["n"] > last]})
+        if stop:
+            self._set("stopped", {"code": "stopped", "text": "you stopped the run",
+                                  "continue": "autodev start"})
+        return stop
+
+    def _apply_inbox(self) -> None:
+        for path, msg in inbox.pending(self.paths.inbox):
+            if msg.get("kind") == "send":
+                self._user_message(msg)
+            elif msg.get("kind") in ("approve", "deny"):
+                self._gate_answer(msg)
+            else:
+                self.events.emit("warning", message=f"inbox message of kind {msg.get('kind')!r} "
+                                                     "is not handled by this version; kept aside")
+                path.rename(path.with_suffix(".unhandled"))
+                continue
+            inbox.done(path)
+
+    def _user_message(self, msg: dict) -> None:
+        text = str(msg.get("text", ""))
+        rec = self.thread.append("user", "say", self.redact(text), None, id=msg["id"])
+        self._echo(rec)
+        self.events.emit("post", **{k: v for k, v in rec.items() if k != "ts"})
+
+        def fresh(s: dict) -> dict:
+            s["talk_turns"], s["audits"] = 0, 0
+            s["user_messages"] = [*s.get("user_messages", []), text[:4000]][-USER_KEEP:]
+            if not s.get("objective"):
+                s["objective"] = text
+            if s["state"] in ("awaiting_user", "paused", "complete", "waiting"):
+                s["state"], s["reason"], s["wait"] = "running", None, None
+            s["question"] = None
+            return s
+
+        self.state.update(fresh)
+
+    def _gate_answer(self, msg: dict) -> None:
+        st = self.state.read()
+        gate = st.get("gate")
+        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
+            self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
+            return
+        approved = msg["kind"] == "approve"
+        self._decide_gate(gate, approved, "the user", msg.get("reason") or "")
+
+    def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
+        verb = "approved" if approved else "denied"
+        text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
+        rec = self.thread.append("system", "say", text, None, id=f"{self.run_id}:gate:{gate['id']}",
+                                 gate={"id": gate["id"], "decision": verb,
+                                       "declarer": gate["declarer"], "by": by})
+        self._echo(rec)
+        self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
+        self.state.update(lambda s: {**s, "gate": None, "state": "running", "reason": None,
+                                     "approved_gates": [*s.get("approved_gates", []), gate]
+                                     if approved else s.get("approved_gates", [])})
+
+    # -- a turn ------------------------------------------------------------------------------
+
+    def _one_turn(self, st: dict) -> None:
+        names = self.team.names()
+        decision = scheduler.next_speaker(names, self.thread.tail(TAIL), self.thread.last_spoke)
+        for w in decision.warnings:
+            self.events.emit("warning", message=w)
+        p = self.team.get(decision.speaker)
+        turn_no = st["turn"] + 1
+        self.state.update(lambda s: {**s, "turn": turn_no, "speaking": p.name,
+                                     "next": None, "warnings": list(decision.warnings)})
+        self.events.emit("scheduled", participant=p.name, rule=decision.rule, why=decision.why,
+                         turn=turn_no)
+        try:
+            result = self._run_turn(p, turn_no, st, decision)
+        except ProviderError as e:
+            self.events.emit("error", participant=p.name, message=str(e))
+            self._set("paused", reason("provider", error=e.message))
+            return
+        except Exception as e:  # noqa: BLE001 - AllModelsLimited is handled, the rest is a bug
+            from autodev.harness.turn import AllModelsLimited
+
+            if not isinstance(e, AllModelsLimited):
+                raise
+            self._set("waiting", {"code": "usage_limit", "text": e.detail,
+                                  "continue": "the run continues by itself after the reset"},
+                      wait={"author": p.name, "due": e.reset_at, "usage_limit": True})
+            return
+        self._account(p.name, result)
+        if result.post:
+            self._after_post(result.post, p.name)
+        else:
+            self._silent(p.name, result.reason)
+        self._plan_next()
+
+    def _run_turn(self, p, turn_no: int, st: dict, decision):
+        from autodev.harness.tools import Workspace
+        from autodev.harness.turn import TurnContext, run_turn
+
+        cursor = st.get("cursors", {}).get(p.name, 0)
+        restricted = st.get("talk_turns", 0) >= self.config.max_talk_turns
+        notes = [f"you were chosen by the scheduler: {decision.why}"]
+        if restricted:
+            notes.append("talk limit reached: only work_done, a say to the user, or (if you cannot "
+                         "write) a handoff to a participant who can write are accepted now")
+        workspace = Workspace(self.paths.repo, write=p.write,
+                              command_timeout=self.config.command_timeout_sec,
+                              secret_env=self.secret_env, command_guard=self._command_guard(p.name))
+        ctx = TurnContext(
+            run_id=self.run_id, turn=turn_no, name=p.name, can_write=p.write,
+            team_writers={q.name: q.write for q in self.team.participants},
+            repo=self.paths.repo, thread=self.thread, events=self.events, hlog=self.hlog,
+            workspace=workspace, targets=self._targets(p),
+            system_prompt=self._system_prompt(p, workspace),
+            turn_prompt=build_turn_prompt(name=p.name, turn=turn_no, last_seq=self.thread.last_seq,
+                                          cursor=cursor, objective=st.get("objective", ""),
+                                          tail=self.thread.tail(TAIL), notes=notes,
+                                          overrides=self.paths.prompt_overrides),
+            restricted=restricted, max_steps=self.config.max_steps_per_turn,
+            timeout_sec=self.config.turn_timeout_min * 60, max_retries=self.config.max_retries,
+            retry_backoff_sec=self.config.retry_backoff_sec,
+            limited_until=dict(st.get("limited_until", {})), overrides=self.paths.prompt_overrides)
+        seen_upto = self.thread.last_seq
+        result = run_turn(ctx)
+        upto = result.post["seq"] if result.post else seen_upto
+        self.state.update(lambda s: {**s, "cursors": {**s.get("cursors", {}), p.name: upto},
+                                     "limited_until": ctx.limited_until, "speaking": None})
+        if result.post:
+            self._echo(result.post)
+        return result
+
+    def _targets(self, p) -> list[providers.Target]:
+        return providers.targets_for(p.name, p.model, list(p.failover), effort=p.effort,
+                                     api_base=p.api_base, api_key_env=p.api_key_env,
+                                     scripted_url=self.server.base_url if self.server else None)
+
+    def _system_prompt(self, p, workspace) -> str:
+        roster = "\n".join(f"- {q.name}{' (you)' if q.name == p.name else ''}: "
+                           f"{'writes' if q.write else 'reads only'}; {q.lane}"
+                           for q in self.team.participants)
+        return prompts.render("system.md", {
+            "name": p.name, "lane": p.lane or "(no lane given)",
+            "write_rule": ("You may change the repository." if p.write else
+                           "You may NOT change the repository (you cannot post work_done); you can "
+                           "read, search and run commands such as tests."),
+            "roster": roster,
+            "tool_names": ", ".join(["post", "read_thread", *sorted(workspace.names())])},
+            self.paths.prompt_overrides)
+
+    def _command_guard(self, name: str):
+        def guard(command: str) -> str | None:
+            for pat in self.config.gate_required:
+                if fnmatch.fnmatchcase(command.strip(), pat):
+                    return (f"`{command}` needs an approved gate (it matches gateRequired pattern "
+                            f"{pat!r}); post kind=gate naming this exact command first")
+            return None
+        return guard
+
+    # -- after a turn ------------------------------------------------------------------------
+
+    def _account(self, name: str, r) -> None:
+        def add(s: dict) -> dict:
+            ps = s.setdefault("participants", {})
+            q = ps.setdefault(name, {"turns": 0, "credited": 0, "prompt_tokens": 0,
+                                     "completion_tokens": 0, "cost": 0.0, "silent_streak": 0})
+            q["turns"] += 1
+            q["prompt_tokens"] += r.prompt_tokens
+            q["completion_tokens"] += r.completion_tokens
+            q["cost"] = round(q["cost"] + r.cost, 6)
+            q["last_turn"] = s["turn"]
+            if r.post and r.post.get("kind") == "work_done" and r.post.get("credit"):
+                q["credited"] += 1
+            q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
+            return s
+        self.state.update(add)
+
+    def _silent(self, name: str, why: str) -> None:
+        st = self.state.read()
+        n = st["participants"][name]["silent_streak"]
+        self.events.emit("silent_turn", participant=name, reason=why, streak=n)
+        if n >= self.config.max_silent_turns:
+            self._set("paused", reason("silent", who=name, n=n))
+
+    def _after_post(self, post: dict, author: str) -> None:
+        kind = post["kind"]
+        credited = kind == "work_done" and bool(post.get("credit"))
+
+        def talk(s: dict) -> dict:
+            s["talk_turns"] = 0 if credited else s.get("talk_turns", 0) + 1
+            return s
+        st = self.state.update(talk)
+        if kind == "say" and post.get("handoff") == "user":
+            self._set("awaiting_user", reason("question", who=author),
+                      question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
+        elif kind == "done":
+            self._audit(post)
+        elif kind == "wait":
+            self._start_wait(post, author)
+        elif kind == "gate":
+            self._gate(post, author)
+        elif st["talk_turns"] > self.config.max_talk_turns:
+            writers = {q.name for q in self.team.participants if q.write}
+            handed_to_writer = (author not in writers and post.get("handoff") in writers)
+            if not (handed_to_writer and st["talk_turns"] == self.config.max_talk_turns + 1):
+                self._set("paused", reason("talk_limit", n=st["talk_turns"]))
+
+    def _start_wait(self, post: dict, author: str) -> None:
+        st = self.state.read()
+        prev = st.get("last_wait") or {}
+        streak = prev.get("streak", 0) + 1 if prev.get("author") == author and \
+            prev.get("seq") == st.get("last_author_post", {}).get(author) else 1
+        delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
+        since = prev.get("since", time.time()) if streak > 1 else time.time()
+        if time.time() + delay - since > self.config.max_wait_min * 60:
+            self._set("paused", reason("wait_too_long", who=author), wait=None, last_wait=None)
+            return
+        wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
+                "streak": streak, "since": since}
+        self.events.emit("wait", participant=author, delay=delay, due=wait["due"])
+        self._set("waiting", {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
+                              "continue": "the run continues by itself; autodev send ends the wait"},
+                  wait=wait, last_wait=wait,
+                  last_author_post={**st.get("last_author_post", {}), author: post["seq"]})
+
+    def _gate(self, post: dict, author: str) -> None:
+        gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
+        text = post["text"]
+        for pat in self.config.gate_auto_deny:
+            if fnmatch.fnmatchcase(text, pat):
+                return self._decide_gate(gate, False, f"gateAutoDeny {pat!r}", "")
+        for pat in self.config.gate_auto_approve:
+            if fnmatch.fnmatchcase(text, pat):
+                return self._decide_gate(gate, True, f"gateAutoApprove {pat!r}", "")
+        if self.config.gate_mode == "auto":
+            return self._decide_gate(gate, True, "gateMode auto", "")
+        self.events.emit("gate_open", id=gate["id"], declarer=author, text=text[:500])
+        self._set("gated", reason("gated", who=author), gate=gate)
+
+    def _audit(self, post: dict) -> None:
+        from autodev.audit import audit
+
+        self._set("auditing", None)
+        st = self.state.read()
+        a = self.team.audit_model()
+        targets = providers.targets_for("audit", a.model, [], effort=a.effort, api_base=a.api_base,
+                                        api_key_env=a.api_key_env,
+                                        scripted_url=self.server.base_url if self.server else None)
+        n = st.get("audits", 0) + 1
+        audit_id = f"{self.run_id}:audit{post['seq']}"
+        self.events.emit("audit_started", seq=post["seq"], n=n)
+        try:
+            v = audit(repo=self.paths.repo, objective="\n\n".join(st.get("user_messages") or []),
+                      done_post=post, base=st.get("base_head"), check=self.config.audit_check,
+                      check_timeout=self.config.command_timeout_sec, targets=targets,
+                      audit_id=audit_id, diff_chars=self.config.audit_diff_chars,
+                      overrides=self.paths.prompt_overrides, secret_env=self.secret_env)
+        except ProviderError as e:
+            self.events.emit("error", participant="audit", message=str(e))
+            self._set("paused", reason("provider", error=e.message))
+            return
+        self._account_audit(v)
+        self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
+        if v.accept:
+            rec = self.thread.append("audit", "say", f"Accepted. {v.gap}".strip(), None,
+                                     id=f"{audit_id}:verdict", verdict="accept")
+            self._echo(rec)
+            self._set("complete", {"code": "complete", "text": "the audit accepted the work",
+                                   "continue": "autodev send \"...\" to continue with more work"},
+                      audits=n)
+            return
+        rec = self.thread.append("audit", "say", f"Reopened: {v.gap}", post["from"],
+                                 id=f"{audit_id}:verdict", verdict="reopen", by=v.by)
+        self._echo(rec)
+        self.state.update(lambda s: {**s, "audits": n})
+        if n >= self.config.max_accept_checks:
+            self._set("paused", reason("audit_limit", n=n))
+        else:
+            self._set("running", None)
+
+    def _account_audit(self, v) -> None:
+        def add(s: dict) -> dict:
+            a = s.setdefault("audit_usage", {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+            a["prompt_tokens"] += v.prompt_tokens
+            a["completion_tokens"] += v.completion_tokens
+            a["cost"] = round(a["cost"] + v.cost, 6)
+            return s
+        self.state.update(add)
+
+    def _plan_next(self) -> None:
+        d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
+        self.state.update(lambda s: {**s, "next": {"speaker": d.speaker, "rule": d.rule, "why": d.why}})
+
+    def _echo(self, post: dict) -> None:
+        if self.out:
+            self.out(post)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry of the detached daemon: python -m autodev.daemon REPO"""
+    argv = sys.argv[1:] if argv is None else argv
+    repo = Path(argv[0])
+    try:
+        return Daemon(repo).run()
+    except AutodevError as e:
+        print(f"autodev daemon: {e}", file=sys.stderr)
+        return e.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

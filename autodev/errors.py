@@ -1,0 +1,75 @@
+"""Typed errors raised inside the library.
+
+Each carries a human sentence and the fix; the CLI edge turns them into friendly messages
+and exit codes (2 for usage/configuration, 1 for anything else).
+"""
+
+from __future__ import annotations
+
+
+class AutodevError(Exception):
+    """Base of every error autodev raises on purpose."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, fix: str = ""):
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
+
+
+class UsageError(AutodevError):
+    """Bad command-line usage or configuration: exit 2."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A configuration or team file is wrong; names the file, the key and the fix."""
+
+
+class NotARepositoryError(UsageError):
+    """autodev was run outside a git repository."""
+
+
+class NotInitializedError(UsageError):
+    """The repository has no .autodev/ yet."""
+
+
+class DaemonRunningError(UsageError):
+    """A second daemon was started on the same repository."""
+
+
+class CorruptLogError(AutodevError):
+    """A log has a malformed line that is not its torn final line."""
+
+
+class LogWriteError(AutodevError):
+    """An append to a log failed (disk full, I/O error): the run is faulted."""
+
+
+class StateConflictError(AutodevError):
+    """A compare-and-swap on state.json lost the race."""
+
+
+class PromptError(AutodevError):
+    """A prompt template referenced a variable that was not provided, or is missing."""
+
+
+class ProviderError(AutodevError):
+    """A model provider failed in a way retries did not fix."""
+
+
+class ProviderSetupError(UsageError):
+    """A participant's provider lacks what it needs (e.g. its API key variable)."""
+
+
+class PostRefused(Exception):
+    """A post the model made does not fit the rules; the message goes back to the model."""
+
+
+class ToolError(Exception):
+    """A tool call failed in a way the model can read and correct."""

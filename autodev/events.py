@@ -1,0 +1,25 @@
+"""events.jsonl: the machine-activity log (turns, tools, generations, audits, warnings...)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from autodev.journal import Journal
+from autodev.thread import now_ts
+
+SCHEMA = 1
+
+
+class Events:
+    def __init__(self, path: Path, run_id: str, redact=lambda s: s):
+        self.journal = Journal(path)
+        self.run_id = run_id
+        self._redact = redact
+
+    def emit(self, type: str, **fields) -> dict:
+        rec = {"type": type, "ts": now_ts(), "run": self.run_id, "schema": SCHEMA}
+        rec.update(fields)
+        return self.journal.append(self._redact(rec))
+
+    def close(self) -> None:
+        self.journal.close()

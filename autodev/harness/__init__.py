@@ -1,0 +1,1 @@
+"""The harness: one participant's turn, its tool loop and its tools."""

@@ -1,0 +1,698 @@
+"""Workspace tools: what a participant can do to the repository during its turn.
+
+Every tool is scoped to one repository. The names and arguments below are part of the public
+contract (prompts, scripted models and tests call them by these names):
+
+``read_file(path, offset=1, limit=400)``
+    The file's lines, numbered from 1, starting at line ``offset``, at most ``limit`` of them.
+    The header says the total line count; when more lines follow, the result ends with the call
+    that reads the next page. Binary files are not shown.
+``list_files(path=".", depth=2)``
+    Paths (relative to the repository root) under a folder, ``depth`` levels deep, folders marked
+    with a trailing ``/``. ``.git`` is skipped; folders git ignores are shown but not expanded.
+    Capped at 500 entries, with a note when cut.
+``search(pattern, path=".", glob=None)``
+    Python-regex search, line by line, over the text files under ``path`` (a folder or one file).
+    Skips ``.git``, files ignored by ``.gitignore`` and binary files. ``glob`` keeps only files
+    whose name (or, when it has a ``/``, whose repository-relative path) matches, e.g. ``"*.py"``.
+    Results are ``path:line: text``, capped at 200 matches with a note when cut.
+``write_file(path, content)``  (writers only)
+    Replaces or creates the file with ``content``; creates missing parent folders.
+``edit_file(path, old, new, count=1)``  (writers only)
+    Replaces ``old`` with ``new``; ``old`` must occur exactly ``count`` times in the file, else
+    nothing changes and the error says how many times it occurs.
+``run_command(command, timeout_sec=None)``
+    Runs ``bash -c command`` in the repository root with no stdin and without provider keys in its
+    environment. The timeout is the smaller of ``timeout_sec`` and the configured command timeout;
+    on timeout the command and every process it started are killed. Processes a command leaves
+    running in the background are stopped when it ends. The result gives the exit code and the
+    combined stdout/stderr (long output keeps its beginning and end, with a note of the cut).
+
+Paths are always relative to the repository root. Absolute paths, ``..`` escapes, symbolic links
+leading outside the repository and anything inside ``.git/`` are refused. Misuse raises
+:class:`autodev.errors.ToolError` with a message the model can read and correct itself from.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from autodev.errors import ToolError
+
+# Tools that only read: re-running one after a crash cannot change anything.
+REPLAY_SAFE: frozenset[str] = frozenset({"read_file", "list_files", "search"})
+
+WRITE_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
+
+_LIST_CAP = 500
+_SEARCH_CAP = 200
+_SEARCH_LINE_CUT = 300
+_READ_LINE_CUT = 2000
+_SEARCH_MAX_FILE = 4 * 1024 * 1024  # bigger files are almost never source; skip them
+_BINARY_SNIFF = 8192
+
+# Provider key variables: names ending like these, plus the explicit names below.
+_SECRET_SUFFIXES = (
+    "_API_KEY", "_API_TOKEN", "_ACCESS_KEY", "_SECRET_ACCESS_KEY", "_SESSION_TOKEN",
+    "_AUTH_TOKEN", "_ACCESS_TOKEN", "_SECRET_KEY",
+)
+_SECRET_NAMES = frozenset({
+    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "AZURE_API_KEY",
+    "AZURE_OPENAI_API_KEY", "AZURE_AD_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
+    "HUGGINGFACEHUB_API_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS", "VERTEX_CREDENTIALS", "DATABRICKS_TOKEN",
+    "LITELLM_MASTER_KEY", "LITELLM_API_KEY",
+})
+_MIN_REDACT_LEN = 8  # shorter values would redact ordinary words
+
+
+def _is_secret_name(name: str, extra: frozenset[str]) -> bool:
+    upper = name.upper()
+    return (name in extra or upper in extra or upper in _SECRET_NAMES
+            or upper.endswith(_SECRET_SUFFIXES))
+
+
+def scrubbed_env(secret_env: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of ``base`` (default: this process's environment) without any secret.
+
+    Removes the names in ``secret_env`` (the team's ``api_key_env`` variables) and every
+    provider key variable, so nothing a command prints can carry a key.
+    """
+    extra = frozenset(secret_env)
+    source = os.environ if base is None else base
+    return {k: v for k, v in source.items() if not _is_secret_name(k, extra)}
+
+
+# ---------------------------------------------------------------------------- tool table
+
+
+@dataclass(frozen=True)
+class _Param:
+    name: str
+    kind: str  # JSON schema type: "string", "integer" or "number"
+    description: str
+    required: bool = True
+    default: Any = None
+    minimum: float | None = None
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    description: str
+    params: tuple[_Param, ...]
+
+    def usage(self) -> str:
+        parts = []
+        for p in self.params:
+            if p.required:
+                parts.append(f"{p.name}: {p.kind}")
+            else:
+                parts.append(f"{p.name}?: {p.kind} = {p.default!r}")
+        return f"{self.name}({', '.join(parts)})"
+
+    def spec(self) -> dict:
+        props: dict[str, dict] = {}
+        for p in self.params:
+            prop: dict[str, Any] = {"type": p.kind, "description": p.description}
+            if not p.required and p.default is not None:
+                prop["default"] = p.default
+            if p.minimum is not None:
+                prop["minimum"] = p.minimum
+            props[p.name] = prop
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {
+                    "type": "object",
+                    "properties": props,
+                    "required": [p.name for p in self.params if p.required],
+                    "additionalProperties": False,
+                },
+            },
+        }
+
+
+_PATH_HELP = "relative to the repository root, e.g. 'src/app.py'"
+
+_TOOLS: tuple[_Tool, ...] = (
+    _Tool("read_file",
+          "Read a text file with numbered lines. Says the total line count; long files come in "
+          "pages, and the result ends with the call that reads the next page.",
+          (_Param("path", "string", f"file path, {_PATH_HELP}"),
+           _Param("offset", "integer", "first line to show (1 = the first line)", False, 1, 1),
+           _Param("limit", "integer", "how many lines to show at most", False, 400, 1))),
+    _Tool("list_files",
+          "List files and folders under a folder (folders end with '/'), as paths relative to "
+          "the repository root. Skips .git; folders git ignores are shown but not expanded.",
+          (_Param("path", "string", f"folder, {_PATH_HELP}; '.' is the root", False, "."),
+           _Param("depth", "integer", "how many levels deep to list", False, 2, 1))),
+    _Tool("search",
+          "Search text files for a Python regular expression, line by line. Results are "
+          "'path:line: text'. Skips .git, git-ignored files and binary files.",
+          (_Param("pattern", "string", "Python regular expression, e.g. 'def run_\\w+'"),
+           _Param("path", "string", f"folder or file to search, {_PATH_HELP}", False, "."),
+           _Param("glob", "string", "only files whose name matches, e.g. '*.py' (with a '/', "
+                  "matched against the whole relative path, e.g. 'tests/*.py')", False, None))),
+    _Tool("write_file",
+          "Create or replace a file with the given content. Missing parent folders are created.",
+          (_Param("path", "string", f"file path, {_PATH_HELP}"),
+           _Param("content", "string", "the complete new content of the file"))),
+    _Tool("edit_file",
+          "Replace text in a file. 'old' must occur exactly 'count' times (copy it exactly from "
+          "read_file, whitespace included), otherwise nothing changes and the error says how "
+          "many times it occurs.",
+          (_Param("path", "string", f"file path, {_PATH_HELP}"),
+           _Param("old", "string", "the exact text to replace"),
+           _Param("new", "string", "the replacement text"),
+           _Param("count", "integer", "how many occurrences to replace; must equal the number "
+                  "of times 'old' occurs", False, 1, 1))),
+    _Tool("run_command",
+          "Run a shell command (bash -c) in the repository root, without stdin, and return its "
+          "exit code and combined output. On timeout the command and everything it started are "
+          "killed; background processes are stopped when the command ends.",
+          (_Param("command", "string", "the shell command, e.g. 'python -m pytest -q'"),
+           _Param("timeout_sec", "number", "seconds before the command is killed; capped by the "
+                  "configured command timeout", False, None, 0))),
+)
+_BY_NAME = {t.name: t for t in _TOOLS}
+
+
+def _coerce(tool: _Tool, p: _Param, value: Any) -> Any:
+    """Check one argument's type; accept numbers written as strings, which models often send."""
+    def bad(expected: str) -> ToolError:
+        return ToolError(f"{tool.name}: argument '{p.name}' must be {expected}, got "
+                         f"{_short(repr(value), 60)}; usage: {tool.usage()}")
+
+    if p.kind == "string":
+        if not isinstance(value, str):
+            raise bad("a string")
+        return value
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if p.kind == "number" else int(value.strip())
+        except ValueError:
+            raise bad(f"{'a number' if p.kind == 'number' else 'an integer'}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise bad("a number" if p.kind == "number" else "an integer")
+    if p.kind == "integer":
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise bad("an integer")
+            value = int(value)
+        if p.minimum is not None and value < p.minimum:
+            raise bad(f"an integer >= {int(p.minimum)}")
+    else:
+        value = float(value)
+        if p.minimum is not None and not value > p.minimum:
+            raise bad(f"a number > {p.minimum:g}")
+    return value
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines as editors and grep number them (a final newline does not start a new line)."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _looks_binary(data: bytes) -> bool:
+    return b"\0" in data[:_BINARY_SNIFF]
+
+
+# ---------------------------------------------------------------------------- the workspace
+
+
+class Workspace:
+    """The tools one participant may use on one repository during a turn."""
+
+    def __init__(self, repo: Path, *, write: bool, command_timeout: float,
+                 secret_env: Iterable[str] = (),
+                 command_guard: Callable[[str], str | None] | None = None,
+                 max_output: int = 20000):
+        self.repo = Path(repo)
+        if not self.repo.is_dir():
+            raise ValueError(f"workspace repository {self.repo} is not a folder")
+        if not command_timeout > 0:
+            raise ValueError(f"command_timeout must be a positive number of seconds, got {command_timeout!r}")
+        if max_output < 200:
+            raise ValueError(f"max_output must be at least 200 characters, got {max_output!r}")
+        self._real = os.path.realpath(self.repo)
+        self.write = write
+        self.command_timeout = float(command_timeout)
+        self.max_output = max_output
+        self._secret_env = frozenset(secret_env)
+        self._guard = command_guard
+        # Values of the daemon's secrets, so a key that reached a file or output is masked too.
+        self._secret_values = sorted(
+            {v for k, v in os.environ.items()
+             if _is_secret_name(k, self._secret_env) and len(v) >= _MIN_REDACT_LEN},
+            key=len, reverse=True)
+
+    # -- the public surface
+
+    def specs(self) -> list[dict]:
+        """OpenAI-style tool schemas of the tools this participant may use."""
+        return [t.spec() for t in _TOOLS if self.write or t.name not in WRITE_TOOLS]
+
+    def names(self) -> set[str]:
+        return {t.name for t in _TOOLS if self.write or t.name not in WRITE_TOOLS}
+
+    def call(self, name: str, args: Mapping | None) -> str:
+        """Run one tool and return its text result; raise ToolError on misuse."""
+        tool = _BY_NAME.get(name)
+        if tool is None:
+            raise ToolError(f"unknown tool '{name}'; the workspace tools are: "
+                            f"{', '.join(sorted(self.names()))}")
+        if name in WRITE_TOOLS and not self.write:
+            raise ToolError(f"{name}: this participant cannot change files (write = false); "
+                            "read, search and run commands instead, or hand off to a writer")
+        kwargs = self._parse_args(tool, args)
+        try:
+            result = getattr(self, f"_t_{name}")(**kwargs)
+        except OSError as e:
+            raise ToolError(f"{name}: {e.strerror or e}") from None
+        return self._redact(result)
+
+    # -- arguments and paths
+
+    @staticmethod
+    def _parse_args(tool: _Tool, args: Mapping | None) -> dict[str, Any]:
+        if args is None:
+            args = {}
+        if not isinstance(args, Mapping):
+            raise ToolError(f"{tool.name}: arguments must be a JSON object; usage: {tool.usage()}")
+        known = {p.name for p in tool.params}
+        unknown = sorted(str(k) for k in args if k not in known)
+        if unknown:
+            raise ToolError(f"{tool.name}: unknown argument(s) {', '.join(unknown)}; "
+                            f"usage: {tool.usage()}")
+        out: dict[str, Any] = {}
+        for p in tool.params:
+            value = args.get(p.name)
+            if value is None:
+                if p.required:
+                    raise ToolError(f"{tool.name}: missing argument '{p.name}' ({p.kind}); "
+                                    f"usage: {tool.usage()}")
+                out[p.name] = p.default
+            else:
+                out[p.name] = _coerce(tool, p, value)
+        return out
+
+    def _resolve(self, tool: str, raw: str) -> tuple[str, str]:
+        """(real absolute path, repository-relative display path) of a path argument."""
+        if "\0" in raw:
+            raise ToolError(f"{tool}: path contains a NUL character")
+        given = PurePosixPath(raw.strip() or ".")
+        if given.is_absolute() or raw.startswith("~"):
+            raise ToolError(f"{tool}: path '{raw}' is absolute; use a path relative to the "
+                            "repository root (e.g. 'src/app.py')")
+        if ".." in given.parts:
+            raise ToolError(f"{tool}: path '{raw}' is outside the repository; use a path "
+                            "relative to the repository root")
+        if ".git" in given.parts:
+            raise ToolError(self._git_refusal(tool, raw))
+        real = os.path.realpath(os.path.join(self._real, *given.parts))
+        if real != self._real and not real.startswith(self._real + os.sep):
+            raise ToolError(f"{tool}: path '{raw}' leads outside the repository through a "
+                            "symbolic link; only files inside the repository can be used")
+        if ".git" in Path(os.path.relpath(real, self._real)).parts:
+            raise ToolError(self._git_refusal(tool, raw))
+        display = given.as_posix()
+        return real, display
+
+    @staticmethod
+    def _git_refusal(tool: str, raw: str) -> str:
+        return (f"{tool}: path '{raw}' is inside .git/, which the workspace tools do not touch; "
+                "use git commands through run_command instead")
+
+    def _inside(self, real: str) -> bool:
+        if real != self._real and not real.startswith(self._real + os.sep):
+            return False
+        return ".git" not in Path(os.path.relpath(real, self._real)).parts
+
+    def _redact(self, text: str) -> str:
+        for value in self._secret_values:
+            if value in text:
+                text = text.replace(value, "[redacted]")
+        return text
+
+    def _cap(self, text: str, hint: str) -> str:
+        if len(text) <= self.max_output:
+            return text
+        return text[: self.max_output] + f"\n[... cut at {self.max_output} characters; {hint}]"
+
+    # -- read tools
+
+    def _t_read_file(self, path: str, offset: int, limit: int) -> str:
+        real, rel = self._resolve("read_file", path)
+        if not os.path.exists(real):
+            raise ToolError(f"read_file: no file '{rel}'; use list_files or search to find it")
+        if os.path.isdir(real):
+            raise ToolError(f"read_file: '{rel}' is a folder; use list_files(path='{rel}')")
+        with open(real, "rb") as f:
+            data = f.read()
+        if _looks_binary(data):
+            return f"{rel}: binary file ({len(data)} bytes); not shown"
+        lines = _split_lines(data.decode("utf-8", errors="replace"))
+        total = len(lines)
+        if total == 0:
+            return f"{rel}: empty file (0 lines)"
+        if offset > total:
+            raise ToolError(f"read_file: offset {offset} is past the end of '{rel}', which has "
+                            f"{total} lines; use an offset from 1 to {total}")
+        width = len(str(total))
+        out: list[str] = []
+        size = 0
+        last = offset - 1
+        budget = self.max_output - 200  # room for the header and the paging note
+        for n in range(offset, min(total, offset + limit - 1) + 1):
+            line = lines[n - 1]
+            if len(line) > _READ_LINE_CUT:
+                line = line[:_READ_LINE_CUT] + f" [... line cut; {len(line)} characters]"
+            row = f"{n:>{width}}\t{line}"
+            if out and size + len(row) + 1 > budget:
+                break
+            out.append(row)
+            size += len(row) + 1
+            last = n
+        header = f"{rel}: {total} lines; showing {offset}-{last}"
+        text = header + "\n" + "\n".join(out)
+        if last < total:
+            text += (f"\n[{total - last} more lines: read_file(path='{rel}', offset={last + 1})]")
+        return text
+
+    def _t_list_files(self, path: str, depth: int) -> str:
+        real, rel = self._resolve("list_files", path)
+        if not os.path.exists(real):
+            raise ToolError(f"list_files: no folder '{rel}'; use list_files(path='.') to see the root")
+        if not os.path.isdir(real):
+            raise ToolError(f"list_files: '{rel}' is a file; use read_file(path='{rel}')")
+        ignored = self._git_ignored_dirs(rel)
+        entries: list[str] = []
+        cut = False
+
+        def walk(folder: str, level: int) -> None:
+            nonlocal cut
+            try:
+                items = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError as e:
+                entries.append(f"{os.path.relpath(folder, self._real)}/ (unreadable: {e.strerror})")
+                return
+            for item in items:
+                if cut:
+                    return
+                if item.name == ".git":
+                    continue
+                if len(entries) >= _LIST_CAP:
+                    cut = True
+                    return
+                item_rel = Path(os.path.relpath(item.path, self._real)).as_posix()
+                if item.is_symlink():
+                    entries.append(f"{item_rel} -> {os.readlink(item.path)}")
+                elif item.is_dir():
+                    if item_rel in ignored:
+                        entries.append(f"{item_rel}/ (ignored by git; not expanded)")
+                    else:
+                        entries.append(f"{item_rel}/")
+                        if level < depth:
+                            walk(item.path, level + 1)
+                else:
+                    entries.append(item_rel)
+
+        walk(real, 1)
+        where = "the repository root" if rel == "." else f"'{rel}'"
+        if not entries:
+            return f"{where} is empty"
+        text = f"{len(entries)} entries under {where} (depth {depth}):\n" + "\n".join(entries)
+        if cut:
+            text += (f"\n[listing cut at {_LIST_CAP} entries; list a subfolder or use a "
+                     "smaller depth]")
+        return self._cap(text, "list a subfolder or use a smaller depth")
+
+    def _git_ignored_dirs(self, rel: str) -> set[str]:
+        """Repository-relative folders git ignores (no git, or git failing: none)."""
+        out = self._git_lines(["ls-files", "--others", "--ignored", "--exclude-standard",
+                               "--directory", "-z", "--", rel])
+        return {p.rstrip("/") for p in (out or []) if p.endswith("/")}
+
+    def _git_lines(self, args: list[str]) -> list[str] | None:
+        if not os.path.exists(os.path.join(self._real, ".git")):
+            return None
+        try:
+            r = subprocess.run(["git", *args], cwd=self._real, capture_output=True,
+                               timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if r.returncode != 0:
+            return None
+        return [p for p in r.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
+
+    def _t_search(self, pattern: str, path: str, glob: str | None) -> str:
+        try:
+            rx = re.compile(pattern)
+        except re.error as e:
+            raise ToolError(f"search: pattern {pattern!r} is not a valid Python regular "
+                            f"expression ({e}); escape special characters such as ( [ . * "
+                            "with a backslash") from None
+        real, rel = self._resolve("search", path)
+        if not os.path.exists(real):
+            raise ToolError(f"search: no file or folder '{rel}'")
+        matches: list[str] = []
+        searched = 0
+        cut = False
+        for file_rel in self._candidate_files(real, rel):
+            if glob and not self._glob_match(file_rel, glob):
+                continue
+            file_real = os.path.realpath(os.path.join(self._real, file_rel))
+            if not self._inside(file_real) or not os.path.isfile(file_real):
+                continue
+            try:
+                if os.path.getsize(file_real) > _SEARCH_MAX_FILE:
+                    continue
+                with open(file_real, "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            if _looks_binary(data):
+                continue
+            searched += 1
+            for n, line in enumerate(_split_lines(data.decode("utf-8", errors="replace")), 1):
+                if rx.search(line):
+                    if len(matches) >= _SEARCH_CAP:
+                        cut = True
+                        break
+                    matches.append(f"{file_rel}:{n}: {_short(line.strip(), _SEARCH_LINE_CUT)}")
+            if cut:
+                break
+        scope = f" matching {glob!r}" if glob else ""
+        if not matches:
+            return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'"
+        text = "\n".join(matches)
+        if cut:
+            text += (f"\n[results cut at {_SEARCH_CAP} matches; narrow the pattern, the path "
+                     "or the glob]")
+        return self._cap(text, "narrow the pattern, the path or the glob")
+
+    def _candidate_files(self, real: str, rel: str) -> list[str]:
+        """Repository-relative files to search: git's view (respects .gitignore) when possible."""
+        if os.path.isfile(real):
+            return [rel]
+        listed = self._git_lines(["ls-files", "--cached", "--others", "--exclude-standard",
+                                  "-z", "--", rel])
+        if listed:  # nothing listed: not a git repository, or a folder git ignores as a whole
+            return sorted(set(listed))
+        found: list[str] = []
+        for folder, dirs, files in os.walk(real):
+            dirs[:] = sorted(d for d in dirs if d != ".git")
+            for name in sorted(files):
+                found.append(Path(os.path.relpath(os.path.join(folder, name), self._real)).as_posix())
+        return found
+
+    @staticmethod
+    def _glob_match(file_rel: str, glob: str) -> bool:
+        if "/" not in glob:
+            return fnmatch.fnmatchcase(file_rel.rsplit("/", 1)[-1], glob)
+        if fnmatch.fnmatchcase(file_rel, glob):
+            return True
+        # "**/x" also matches x at the top level
+        return glob.startswith("**/") and fnmatch.fnmatchcase(file_rel, glob[3:])
+
+    # -- write tools
+
+    def _t_write_file(self, path: str, content: str) -> str:
+        real, rel = self._resolve("write_file", path)
+        if rel == "." or os.path.isdir(real):
+            raise ToolError(f"write_file: '{rel}' is a folder; give a file path")
+        existed = os.path.exists(real)
+        os.makedirs(os.path.dirname(real), exist_ok=True)
+        with open(real, "w", encoding="utf-8", newline="") as f:
+            f.write(content)
+        verb = "replaced" if existed else "created"
+        return f"{verb} {rel} ({len(_split_lines(content))} lines, {len(content.encode())} bytes)"
+
+    def _t_edit_file(self, path: str, old: str, new: str, count: int) -> str:
+        real, rel = self._resolve("edit_file", path)
+        if not os.path.isfile(real):
+            what = "is a folder" if os.path.isdir(real) else "does not exist"
+            raise ToolError(f"edit_file: '{rel}' {what}; use write_file to create a file")
+        if old == "":
+            raise ToolError("edit_file: argument 'old' is empty; give the exact text to replace")
+        try:
+            with open(real, encoding="utf-8", newline="") as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            raise ToolError(f"edit_file: '{rel}' is not UTF-8 text; use write_file to "
+                            "replace it whole") from None
+        found = text.count(old)
+        if found == 0:
+            raise ToolError(f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
+                            "the text exactly, whitespace and indentation included")
+        if found != count:
+            raise ToolError(f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
+                            f"include more surrounding text to make it unique, or pass "
+                            f"count={found} to replace every occurrence")
+        with open(real, "w", encoding="utf-8", newline="") as f:
+            f.write(text.replace(old, new, count))
+        return f"edited {rel}: replaced {count} occurrence{'s' if count != 1 else ''}"
+
+    # -- the command runner
+
+    def _t_run_command(self, command: str, timeout_sec: float | None) -> str:
+        if not command.strip():
+            raise ToolError("run_command: argument 'command' is empty; give a shell command")
+        if self._guard is not None:
+            refusal = self._guard(command)
+            if refusal is not None:
+                raise ToolError(refusal)
+        timeout = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
+        run = _run_bash(command, cwd=self._real, env=scrubbed_env(self._secret_env),
+                        timeout=timeout, max_output=self.max_output)
+        secs = f"{timeout:g} s"
+        if run.timed_out and run.exit_code is None:
+            status = (f"timed out after {secs}: the command and every process it started "
+                      "were killed")
+        elif run.timed_out:
+            status = (f"exit code: {run.exit_code} (processes it left in the background kept "
+                      f"its output open until the {secs} timeout; they were killed)")
+        else:
+            status = f"exit code: {run.exit_code}"
+        if run.abandoned:
+            status += ("\n[a process outside the command's process group still holds the "
+                       "output open; stopped reading]")
+        body = run.output if run.output else "(no output)"
+        return f"{status}\noutput:\n{body}"
+
+
+# ---------------------------------------------------------------------------- running bash
+
+
+@dataclass
+class _Run:
+    exit_code: int | None  # None when bash itself had to be killed
+    timed_out: bool
+    output: str
+    abandoned: bool
+
+
+class _Capture:
+    """Drains a pipe, keeping only its beginning and its end so memory stays bounded."""
+
+    def __init__(self, stream: Any, limit: int):
+        self._stream = stream
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._head = bytearray()  # the first `limit` bytes
+        self._tail = bytearray()  # the last `limit` bytes
+        self._total = 0
+
+    def pump(self) -> None:
+        try:
+            while True:
+                chunk = self._stream.read1(65536)
+                if not chunk:
+                    return
+                with self._lock:
+                    self._total += len(chunk)
+                    room = self._limit - len(self._head)
+                    if room > 0:
+                        self._head += chunk[:room]
+                    self._tail += chunk
+                    if len(self._tail) > self._limit:
+                        del self._tail[: len(self._tail) - self._limit]
+        except (OSError, ValueError):
+            return  # the pipe was closed under us
+
+    def text(self) -> str:
+        """All output if it fit, else its first and last halves around a visible note."""
+        with self._lock:
+            total = self._total
+            head = self._head.decode("utf-8", errors="replace")
+            tail = self._tail.decode("utf-8", errors="replace")
+        if total <= self._limit:
+            return head
+        half = self._limit // 2
+        return (f"{head[:half]}\n[... output cut: {total} bytes in all; showing the first and "
+                f"last {half} characters ...]\n{tail[-half:]}")
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float,
+              max_output: int) -> _Run:
+    try:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as e:
+        raise ToolError(f"run_command: could not start bash: {e}") from None
+    capture = _Capture(proc.stdout, max_output)
+    reader = threading.Thread(target=capture.pump, name="run_command-output", daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    if not timed_out:
+        # bash is done, but a background child may still hold the pipe: wait for it until
+        # the same deadline, so `cmd &` cannot outlive the timeout.
+        reader.join(max(0.0, deadline - time.monotonic()))
+        timed_out = reader.is_alive()
+    # The command ran in its own session, so its process group holds everything it started
+    # (unless something called setsid itself). Killing the group also stops leftovers.
+    _kill_group(proc.pid)
+    proc.wait()
+    reader.join(2.0)
+    abandoned = reader.is_alive()
+    if not abandoned:
+        proc.stdout.close()
+    killed_bash = proc.returncode == -signal.SIGKILL and timed_out
+    return _Run(exit_code=None if killed_bash else proc.returncode, timed_out=timed_out,
+                output=capture.text(), abandoned=abandoned)

@@ -1,0 +1,251 @@
+"""One durable JSONL append log.
+
+Every record is one line, written with a single write() and fsynced before append() returns, so
+anything that depends on a record happens after it is on disk. A final line without its newline
+is an append that died mid-write: it is dropped on open. A malformed line anywhere else is
+corruption: the journal refuses to open and names the line; it rewrites nothing.
+
+Reads that the daemon does on every turn (the tail, recent ids) cost the size of the tail, not the
+size of the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Iterator
+
+from autodev.errors import CorruptLogError, LogWriteError
+
+_BLOCK = 64 * 1024
+
+
+def fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """1-based line number of the byte at `offset` (only used to report corruption)."""
+    n = 1
+    with open(path, "rb") as f:
+        remaining = offset
+        while remaining > 0:
+            chunk = f.read(min(_BLOCK, remaining))
+            if not chunk:
+                break
+            n += chunk.count(b"\n")
+            remaining -= len(chunk)
+    return n
+
+
+class Journal:
+    """An append-only JSONL file with idempotent appends by the record's `id` field."""
+
+    def __init__(self, path: Path, *, id_window: int = 4096, check_tail_bytes: int = 256 * 1024):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._id_window = id_window
+        self._ids: OrderedDict[str, dict] = OrderedDict()
+        created = not self.path.exists()
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        if created:
+            fsync_dir(self.path.parent)
+        self.dropped_torn_tail = self._repair_torn_tail()
+        for rec in self._load_tail_records(check_tail_bytes):
+            self._remember(rec)
+
+    # -- opening -------------------------------------------------------------------------------
+
+    def _repair_torn_tail(self) -> bool:
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return False
+        with open(self.path, "rb") as f:
+            f.seek(size - 1)
+            if f.read(1) == b"\n":
+                return False
+            # Walk back to the last newline; everything after it is the torn append.
+            pos = size
+            while pos > 0:
+                start = max(0, pos - _BLOCK)
+                f.seek(start)
+                chunk = f.read(pos - start)
+                i = chunk.rfind(b"\n")
+                if i >= 0:
+                    cut = start + i + 1
+                    break
+                pos = start
+            else:
+                cut = 0
+        os.ftruncate(self._fd, cut)
+        os.fsync(self._fd)
+        return True
+
+    def _load_tail_records(self, max_bytes: int) -> list[dict]:
+        """Parse the last `max_bytes` of the file, refusing malformed lines with their number."""
+        size = os.fstat(self._fd).st_size
+        if size == 0:
+            return []
+        start = max(0, size - max_bytes)
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            data = f.read(size - start)
+        offset = start
+        if start > 0:
+            nl = data.find(b"\n")
+            offset += nl + 1
+            data = data[nl + 1:]
+        out = []
+        for raw in data.split(b"\n")[:-1]:
+            out.append(self._parse(raw, offset))
+            offset += len(raw) + 1
+        return out
+
+    def _parse(self, raw: bytes, offset: int) -> dict:
+        try:
+            rec = json.loads(raw)
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+            return rec
+        except ValueError as e:
+            line = _line_number(self.path, offset)
+            raise CorruptLogError(
+                f"{self.path}: line {line} is corrupt ({e}); autodev refuses to run on a damaged log "
+                "and has changed nothing",
+                f"inspect line {line} of {self.path}; restore it from a backup or move the run "
+                "folder aside to start a fresh run",
+            ) from None
+
+    def _remember(self, rec: dict) -> None:
+        rid = rec.get("id")
+        if isinstance(rid, str):
+            self._ids[rid] = rec
+            self._ids.move_to_end(rid)
+            while len(self._ids) > self._id_window:
+                self._ids.popitem(last=False)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def seen(self, rid: str) -> dict | None:
+        """The record already appended under this provisioned id, if it is in the recent window."""
+        return self._ids.get(rid)
+
+    def append(self, record: dict) -> dict:
+        """Append `record` durably. A record whose `id` was already appended is not written again;
+        the earlier record is returned instead."""
+        rid = record.get("id")
+        if isinstance(rid, str) and rid in self._ids:
+            return self._ids[rid]
+        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        size = os.fstat(self._fd).st_size
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                raise OSError(f"short write ({written} of {len(data)} bytes)")
+            os.fsync(self._fd)
+        except OSError as e:
+            # Take back a partial line so the file stays a valid prefix.
+            try:
+                os.ftruncate(self._fd, size)
+            except OSError:
+                pass
+            raise LogWriteError(
+                f"could not append to {self.path}: {e}",
+                "free disk space or fix the I/O problem, then run `autodev start` to resume",
+            ) from e
+        self._remember(record)
+        return record
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def size(self) -> int:
+        return os.fstat(self._fd).st_size
+
+    def tail(self, n: int) -> list[dict]:
+        """The newest `n` records, oldest first. Reads only as many blocks as it needs."""
+        return read_tail(self.path, n)
+
+    def last(self) -> dict | None:
+        t = self.tail(1)
+        return t[0] if t else None
+
+
+def read_tail(path: Path, n: int) -> list[dict]:
+    """The newest `n` complete records of a JSONL file, oldest first (a torn final line is skipped)."""
+    out: list[dict] = []
+    if n <= 0:
+        return out
+    for rec in iter_records_reverse(path):
+        out.append(rec)
+        if len(out) >= n:
+            break
+    out.reverse()
+    return out
+
+
+def iter_records(path: Path) -> Iterator[dict]:
+    """Every complete record from the start (for full rebuilds and exports, not hot paths)."""
+    if not Path(path).exists():
+        return
+    with open(path, "rb") as f:
+        lineno = 0
+        for raw in f:
+            lineno += 1
+            if not raw.endswith(b"\n"):
+                return  # torn final line
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                raise CorruptLogError(
+                    f"{path}: line {lineno} is corrupt; nothing was changed",
+                    f"inspect line {lineno} of {path}",
+                ) from None
+
+
+def iter_records_reverse(path: Path) -> Iterator[dict]:
+    """Complete records from the newest backwards, reading block by block."""
+    if not Path(path).exists():
+        return
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        pos = f.tell()
+        buf = b""
+        first = True
+        while pos > 0:
+            start = max(0, pos - _BLOCK)
+            f.seek(start)
+            buf = f.read(pos - start) + buf
+            pos = start
+            parts = buf.split(b"\n")
+            if first:
+                parts.pop()
+                first = False
+            buf = parts[0] if pos > 0 else b""
+            complete = parts[1:] if pos > 0 else parts
+            for raw in reversed(complete):
+                if raw:
+                    try:
+                        yield json.loads(raw)
+                    except ValueError:
+                        raise CorruptLogError(
+                            f"{path}: a corrupt line after byte {pos}; nothing was changed",
+                            f"inspect {path} after byte {pos}",
+                        ) from None
+

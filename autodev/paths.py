@@ -1,0 +1,113 @@
+"""Where things live: the repository side (.autodev/) and the machine side ($AUTODEV_HOME)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from autodev.errors import NotARepositoryError
+
+_PKG = Path(__file__).resolve().parent
+
+
+def autodev_home() -> Path:
+    return Path(os.environ.get("AUTODEV_HOME") or Path.home() / ".autodev").expanduser()
+
+
+def shipped(name: str) -> Path:
+    """A shipped resource folder: `prompts`, `teams` or `autodev.example`.
+
+    Inside a wheel they sit in autodev/_shipped/; in a source checkout at the top level.
+    """
+    inside = _PKG / "_shipped" / name
+    if inside.exists():
+        return inside
+    top = _PKG.parent / (".autodev.example" if name == "autodev.example" else name)
+    return top
+
+
+def find_repo(start: Path | None = None) -> Path:
+    """The top of the git repository containing `start` (default: the working directory)."""
+    start = Path(start or Path.cwd()).resolve()
+    for p in (start, *start.parents):
+        if (p / ".git").exists():
+            return p
+    raise NotARepositoryError(
+        f"{start} is not inside a git repository",
+        "run autodev inside a git repository (or `git init` one first)",
+    )
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Every file of one repository's run, repository side and machine side."""
+
+    repo: Path
+
+    @property
+    def config_dir(self) -> Path:
+        return self.repo / ".autodev"
+
+    @property
+    def team_file(self) -> Path:
+        return self.config_dir / "team.toml"
+
+    @property
+    def config_file(self) -> Path:
+        return self.config_dir / "config.toml"
+
+    @property
+    def prompt_overrides(self) -> Path:
+        return self.config_dir / "prompts"
+
+    @property
+    def run_dir(self) -> Path:
+        real = str(self.repo.resolve())
+        digest = hashlib.sha256(real.encode()).hexdigest()[:8]
+        return autodev_home() / f"{self.repo.resolve().name}-{digest}"
+
+    @property
+    def thread(self) -> Path:
+        return self.run_dir / "thread.jsonl"
+
+    @property
+    def events(self) -> Path:
+        return self.run_dir / "events.jsonl"
+
+    @property
+    def harness_log(self) -> Path:
+        return self.run_dir / "harness.jsonl"
+
+    @property
+    def state(self) -> Path:
+        return self.run_dir / "state.json"
+
+    @property
+    def inbox(self) -> Path:
+        return self.run_dir / "inbox"
+
+    @property
+    def lock(self) -> Path:
+        return self.run_dir / "daemon.lock"
+
+    @property
+    def daemon_log(self) -> Path:
+        return self.run_dir / "daemon.log"
+
+    @property
+    def scripted_ledger(self) -> Path:
+        return self.run_dir / "scripted-ledger.json"
+
+    def ensure(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.inbox.mkdir(exist_ok=True)
+
+
+def git_head(repo: Path) -> str | None:
+    """HEAD's sha, or None in a repository with no commit yet. Cheap: no gitpython import."""
+    r = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo,
+                       capture_output=True, text=True)
+    return r.stdout.strip() or None

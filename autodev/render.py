@@ -1,0 +1,47 @@
+"""Plain terminal rendering of posts and status (rich), shared by `thread`, `status`, `start
+--foreground` and `demo`."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+STYLE = {
+    "say": ("💬", "cyan"), "work_done": ("🔨", "green"), "handoff": ("➡", "blue"),
+    "wait": ("⏳", "yellow"), "gate": ("🚧", "magenta"), "done": ("✅", "bold green"),
+}
+AUTHOR_STYLE = {"user": "bold yellow", "system": "dim", "audit": "bold red"}
+
+
+def credit_label(post: dict) -> str:
+    if post.get("kind") != "work_done":
+        return ""
+    c = post.get("credit")
+    if not c:
+        return "  [not credited]"
+    if c.get("commits"):
+        return "  [credited: " + ", ".join(s[:7] for s in c["commits"][:3]) + "]"
+    return "  [credited: " + ", ".join(c.get("files", [])[:3]) + "]"
+
+
+def post_text(post: dict, width: int | None = None) -> Text:
+    icon, style = STYLE.get(post.get("kind", ""), ("•", "white"))
+    if post.get("from") == "audit":
+        icon = "🔎"
+    t = Text()
+    t.append(f"#{post['seq']:<4} ", style="dim")
+    t.append(f"{icon} ")
+    t.append(post["from"], style=AUTHOR_STYLE.get(post["from"], "bold"))
+    t.append(f" {post['kind']}", style=style)
+    if post.get("handoff"):
+        t.append(f" → {post['handoff']}", style="blue")
+    t.append(credit_label(post), style="green" if post.get("credit") else "red")
+    body = str(post.get("text", ""))
+    if width and len(body) > width:
+        body = body[:width] + "…"
+    t.append("\n      " + body.replace("\n", "\n      "))
+    return t
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)

@@ -1,0 +1,94 @@
+"""state.json: the run's current state, written compare-and-swap under a lock.
+
+Readers never lock: every write is a whole new file renamed into place, so a reader sees the old
+state or the new one, never half of each. Writers take an exclusive flock on a side lock file,
+read, apply their change and bump `version`, so concurrent control commands never lose an update.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable, Iterator
+
+from autodev.errors import StateConflictError
+from autodev.journal import fsync_dir
+
+STATES = ("running", "waiting", "awaiting_user", "gated", "auditing", "paused", "stopped",
+          "complete", "faulted")
+SCHEMA = 1
+
+
+def blank_state() -> dict:
+    return {"schema": SCHEMA, "version": 0, "state": "stopped", "reason": None, "controls": [],
+            "control_seq": 0}
+
+
+class StateFile:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+
+    def read(self) -> dict:
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return blank_state()
+        except ValueError as e:
+            raise StateConflictError(f"{self.path} is not valid JSON ({e})",
+                                     f"move {self.path} aside; the daemon rebuilds it") from None
+        return {**blank_state(), **data}
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self._lock_path, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _write(self, data: dict) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        fsync_dir(self.path.parent)
+
+    def update(self, change: Callable[[dict], dict | None]) -> dict:
+        """Apply `change` to the current state atomically; returns the new state."""
+        with self._locked():
+            cur = self.read()
+            new = change(dict(cur))
+            new = cur if new is None else new
+            new["version"] = cur["version"] + 1
+            self._write(new)
+            return new
+
+    def compare_and_swap(self, expected_version: int, new: dict) -> dict:
+        """Write `new` only if nobody wrote since `expected_version` was read."""
+        with self._locked():
+            cur = self.read()
+            if cur["version"] != expected_version:
+                raise StateConflictError(
+                    f"state.json changed underneath (version {cur['version']}, expected {expected_version})",
+                    "read the state again and retry",
+                )
+            new = {**new, "version": expected_version + 1}
+            self._write(new)
+            return new
+
+    def request(self, action: str, **fields) -> dict:
+        """Queue a control request (pause, resume, stop) for the daemon; none is ever lost."""
+        def add(s: dict) -> dict:
+            s["control_seq"] = s.get("control_seq", 0) + 1
+            s["controls"] = [*s.get("controls", []),
+                             {"n": s["control_seq"], "action": action, **fields}]
+            return s
+        return self.update(add)

@@ -1,0 +1,99 @@
+"""`autodev status`: what the run is doing, why it stopped, who is next, what needs you.
+
+Reads state.json and the team file only: no model, no litellm, no thread scan.
+"""
+
+from __future__ import annotations
+
+from autodev.paths import RunPaths
+from autodev.state import StateFile
+
+
+def gather(paths: RunPaths) -> dict:
+    from autodev.config import load_team
+    from autodev.daemon import DaemonLock
+    from autodev.errors import ConfigError
+
+    st = StateFile(paths.state).read()
+    try:
+        team = load_team(paths.team_file)
+        models = {p.name: {"model": p.model, "effort": p.effort, "write": p.write}
+                  for p in team.participants}
+        team_error = st.get("team_error")
+    except ConfigError as e:
+        models, team_error = {}, str(e)
+    figures = st.get("participants", {})
+    parts = []
+    for name in sorted(set(models) | set(figures)):
+        f = figures.get(name, {})
+        parts.append({"name": name, **models.get(name, {"model": "(not on the team now)"}),
+                      "turns": f.get("turns", 0), "credited": f.get("credited", 0),
+                      "prompt_tokens": f.get("prompt_tokens", 0),
+                      "completion_tokens": f.get("completion_tokens", 0),
+                      "cost": f.get("cost", 0.0), "silent_streak": f.get("silent_streak", 0)})
+    needs = []
+    if st.get("question"):
+        q = st["question"]
+        needs.append({"type": "question", "from": q["from"], "text": q["text"],
+                      "do": "autodev send \"your answer\""})
+    if st.get("gate"):
+        g = st["gate"]
+        needs.append({"type": "gate", "id": g["id"], "from": g["declarer"], "text": g["text"],
+                      "do": f"autodev approve {g['id']}  |  autodev deny {g['id']} --reason \"...\""})
+    pid = DaemonLock.holder(paths.lock)
+    return {
+        "repo": str(paths.repo), "run_dir": str(paths.run_dir), "run_id": st.get("run_id"),
+        "state": st["state"], "reason": st.get("reason"), "daemon_pid": pid,
+        "objective": (st.get("objective") or "").split("\n")[0][:200],
+        "turn": st.get("turn", 0), "speaking": st.get("speaking"), "next": st.get("next"),
+        "wait": st.get("wait"), "needs_you": needs, "participants": parts,
+        "audits": st.get("audits", 0), "talk_turns": st.get("talk_turns", 0),
+        "team_error": team_error, "warnings": st.get("warnings", []),
+        "audit_usage": st.get("audit_usage"),
+        "totals": {"turns": sum(p["turns"] for p in parts),
+                   "credited": sum(p["credited"] for p in parts),
+                   "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+                   "cost": round(sum(p["cost"] for p in parts), 6)},
+    }
+
+
+def render(d: dict) -> None:
+    from rich.table import Table
+
+    from autodev.render import console
+
+    con = console()
+    daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
+    con.print(f"[bold]{d['state']}[/]  ({daemon})  turn {d['turn']}  objective: {d['objective'] or '-'}")
+    if d["reason"] and d["state"] not in ("running",):
+        con.print("\n[bold]The run stopped and why[/]" if d["state"] != "complete" else "\n[bold]Outcome[/]")
+        con.print(f"  {d['reason'].get('text', '')}")
+        if d["reason"].get("continue"):
+            con.print(f"  continue: {d['reason']['continue']}")
+    if d["speaking"]:
+        con.print(f"\nspeaking now: {d['speaking']}")
+    elif d["next"]:
+        con.print(f"\nnext: {d['next']['speaker']} ({d['next']['rule']}: {d['next']['why']})")
+    if d["wait"] and d["wait"].get("due"):
+        import time
+
+        con.print(f"next check in {max(0, d['wait']['due'] - time.time()):.0f}s")
+    if d["needs_you"]:
+        con.print("\n[bold yellow]Needs you[/]")
+        for n in d["needs_you"]:
+            ident = f" {n['id']}" if n.get("id") else ""
+            con.print(f"  {n['type']}{ident} from {n['from']}: {n['text'][:300]}")
+            con.print(f"    → {n['do']}")
+    if d["team_error"]:
+        con.print(f"\n[red]team file problem (the old team is kept):[/] {d['team_error']}")
+    for w in d["warnings"]:
+        con.print(f"[yellow]warning:[/] {w}")
+    t = Table(show_edge=False)
+    for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
+        t.add_column(col)
+    for p in d["participants"]:
+        t.add_row(p["name"], str(p.get("model")), "yes" if p.get("write") else "no",
+                  str(p["turns"]), str(p["credited"]),
+                  str(p["prompt_tokens"] + p["completion_tokens"]), f"${p['cost']:.4f}")
+    con.print()
+    con.print(t)

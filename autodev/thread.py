@@ -1,0 +1,132 @@
+"""The shared thread: posts on top of the journal, plus the derived index the scheduler needs.
+
+Seq numbers start at 1 and grow by exactly 1, so a post's seq is also its line number. The index
+(each participant's newest seq) lives in a small side file that is only a cache: it is rebuilt
+from thread.jsonl whenever it is missing or behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from autodev.errors import CorruptLogError
+from autodev.journal import Journal, iter_records, iter_records_reverse, read_tail
+
+RESERVED = ("user", "system", "audit")
+TAIL = 200  # records the scheduler and the prompt builder look at
+
+
+def now_ts() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class Thread:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.journal = Journal(self.path)
+        self._index_path = self.path.with_name("thread-index.json")
+        last = self.journal.last()
+        self.last_seq: int = last["seq"] if last else 0
+        self._check_tail_contiguous()
+        self.last_spoke: dict[str, int] = self._load_index()
+
+    def _check_tail_contiguous(self) -> None:
+        tail = self.journal.tail(TAIL)
+        for a, b in zip(tail, tail[1:]):
+            if b.get("seq") != a.get("seq", 0) + 1:
+                raise CorruptLogError(
+                    f"{self.path}: seq jumps from {a.get('seq')} to {b.get('seq')} (line {b.get('seq')})",
+                    "the thread was edited by hand; restore it or move the run folder aside",
+                )
+
+    # -- the derived index -------------------------------------------------------------------
+
+    def _load_index(self) -> dict[str, int]:
+        try:
+            idx = json.loads(self._index_path.read_text())
+            upto, spoke = int(idx["seq"]), dict(idx["last_spoke"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return self._rebuild_index()
+        if upto > self.last_seq:
+            return self._rebuild_index()
+        for rec in iter_records_reverse(self.path):
+            if rec["seq"] <= upto:
+                break
+            spoke.setdefault(rec["from"], rec["seq"])
+            spoke[rec["from"]] = max(spoke[rec["from"]], rec["seq"])
+        return spoke
+
+    def _rebuild_index(self) -> dict[str, int]:
+        spoke: dict[str, int] = {}
+        for rec in iter_records(self.path):
+            spoke[rec["from"]] = rec["seq"]
+        self._save_index(spoke)
+        return spoke
+
+    def _save_index(self, spoke: dict[str, int]) -> None:
+        # A cache, so no fsync: a lost or stale copy is caught up from the thread on open.
+        tmp = self._index_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"seq": self.last_seq, "last_spoke": spoke}))
+        os.replace(tmp, self._index_path)
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def append(self, frm: str, kind: str, text: str, handoff: str | None = None, *,
+               id: str | None = None, **extra) -> dict:
+        """Append one post durably and return it (the earlier one if `id` was already used)."""
+        if id is not None:
+            seen = self.journal.seen(id)
+            if seen is not None:
+                return seen
+        rec = {"seq": self.last_seq + 1, "from": frm, "kind": kind, "text": text,
+               "handoff": handoff, "ts": now_ts()}
+        if id is not None:
+            rec["id"] = id
+        rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
+        self.journal.append(rec)
+        self.last_seq = rec["seq"]
+        if frm not in ("system",):
+            self.last_spoke[frm] = rec["seq"]
+        self._save_index(self.last_spoke)
+        return rec
+
+    def seen(self, id: str) -> dict | None:
+        return self.journal.seen(id)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def tail(self, n: int = TAIL) -> list[dict]:
+        return self.journal.tail(n)
+
+    def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[dict]:
+        """Posts with from_seq <= seq <= to_seq, at most `limit`, oldest first."""
+        to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
+        if from_seq > to_seq:
+            return []
+        if self.last_seq - from_seq < from_seq:  # nearer the end: walk backwards
+            out = []
+            for rec in iter_records_reverse(self.path):
+                if rec["seq"] < from_seq:
+                    break
+                if rec["seq"] <= to_seq:
+                    out.append(rec)
+            out.reverse()
+            return out
+        out = []
+        for rec in iter_records(self.path):
+            if rec["seq"] > to_seq:
+                break
+            if rec["seq"] >= from_seq:
+                out.append(rec)
+        return out
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def read_thread_tail(path: Path, n: int = TAIL) -> list[dict]:
+    """For readers (status, thread, panel): the tail without opening the journal for writing."""
+    return read_tail(path, n)

@@ -1,0 +1,173 @@
+"""Crediting work from git, on real repositories."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autodev.credit import (Baseline, baseline_from_json, baseline_to_json, credit_since,
+                            take_baseline)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def commit_all(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def empty_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    git(root, "config", "user.name", "Test")
+    git(root, "config", "user.email", "test@example.com")
+    return root
+
+
+@pytest.fixture
+def repo(empty_repo: Path) -> Path:
+    (empty_repo / "a.txt").write_text("a\n")
+    (empty_repo / "b.txt").write_text("b\n")
+    (empty_repo / ".gitignore").write_text("*.log\n")
+    commit_all(empty_repo, "start")
+    return empty_repo
+
+
+def test_nothing_changed_is_not_credited(repo):
+    base = take_baseline(repo)
+    assert base.head == git(repo, "rev-parse", "HEAD")
+    assert dict(base.dirty) == {}
+    assert credit_since(repo, base) is None
+
+
+def test_commits_are_credited_newest_first(repo):
+    base = take_baseline(repo)
+    (repo / "a.txt").write_text("a2\n")
+    first = commit_all(repo, "one")
+    (repo / "new").mkdir()
+    (repo / "new" / "c.txt").write_text("c\n")
+    second = commit_all(repo, "two")
+    assert credit_since(repo, base) == {"commits": [second, first],
+                                        "files": ["a.txt", "new/c.txt"]}
+
+
+def test_commits_win_over_uncommitted_files(repo):
+    base = take_baseline(repo)
+    (repo / "a.txt").write_text("a2\n")
+    sha = commit_all(repo, "one")
+    (repo / "b.txt").write_text("b2\n")  # left uncommitted
+    assert credit_since(repo, base) == {"commits": [sha], "files": ["a.txt"]}
+
+
+def test_uncommitted_edit_is_credited_as_files(repo):
+    base = take_baseline(repo)
+    (repo / "a.txt").write_text("changed\n")
+    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt"]}
+
+
+def test_untracked_and_deleted_files_are_credited(repo):
+    base = take_baseline(repo)
+    (repo / "sub").mkdir()
+    (repo / "sub" / "fresh.py").write_text("x = 1\n")
+    (repo / "b.txt").unlink()
+    assert credit_since(repo, base) == {"commits": [], "files": ["b.txt", "sub/fresh.py"]}
+
+
+def test_ignored_files_are_not_credited(repo):
+    base = take_baseline(repo)
+    (repo / "debug.log").write_text("noise\n")
+    assert credit_since(repo, base) is None
+
+
+def test_pre_existing_dirty_file_left_alone_is_not_credited(repo):
+    (repo / "a.txt").write_text("dirty before the turn\n")
+    (repo / "scratch.txt").write_text("untracked before the turn\n")
+    base = take_baseline(repo)
+    assert set(base.dirty) == {"a.txt", "scratch.txt"}
+    assert credit_since(repo, base) is None
+
+
+def test_pre_existing_dirty_file_edited_further_is_credited(repo):
+    (repo / "a.txt").write_text("dirty before the turn\n")
+    (repo / "scratch.txt").write_text("untracked before the turn\n")
+    base = take_baseline(repo)
+    (repo / "a.txt").write_text("dirty before the turn\nand edited during it\n")
+    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt"]}
+
+
+def test_reverting_a_dirty_file_is_a_change(repo):
+    (repo / "a.txt").write_text("dirty before the turn\n")
+    (repo / "gone.txt").write_text("untracked before the turn\n")
+    base = take_baseline(repo)
+    git(repo, "checkout", "--", "a.txt")
+    (repo / "gone.txt").unlink()
+    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt", "gone.txt"]}
+
+
+def test_reset_to_an_older_commit_credits_the_files_it_moved(repo):
+    (repo / "a.txt").write_text("second version\n")
+    commit_all(repo, "second")
+    base = take_baseline(repo)
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt"]}
+
+
+def test_empty_repository(empty_repo):
+    base = take_baseline(empty_repo)
+    assert base.head is None and dict(base.dirty) == {}
+    assert credit_since(empty_repo, base) is None
+
+    (empty_repo / "first.txt").write_text("hello\n")
+    assert credit_since(empty_repo, base) == {"commits": [], "files": ["first.txt"]}
+
+    one = commit_all(empty_repo, "first")
+    (empty_repo / "second.txt").write_text("again\n")
+    two = commit_all(empty_repo, "second")
+    assert credit_since(empty_repo, base) == {"commits": [two, one],
+                                              "files": ["first.txt", "second.txt"]}
+
+
+def test_empty_repository_with_dirty_baseline(empty_repo):
+    (empty_repo / "pre.txt").write_text("there before\n")
+    base = take_baseline(empty_repo)
+    assert base.head is None and set(base.dirty) == {"pre.txt"}
+    assert credit_since(empty_repo, base) is None
+    (empty_repo / "pre.txt").write_text("changed\n")
+    assert credit_since(empty_repo, base) == {"commits": [], "files": ["pre.txt"]}
+
+
+def test_baseline_round_trips_through_json(repo):
+    (repo / "a.txt").write_text("dirty\n")
+    (repo / "b.txt").unlink()
+    base = take_baseline(repo)
+    assert base.dirty["b.txt"] == "<deleted>"
+    stored = json.loads(json.dumps(baseline_to_json(base)))
+    again = baseline_from_json(stored)
+    assert again == base
+    assert credit_since(repo, again) is None
+    (repo / "a.txt").write_text("dirtier\n")
+    assert credit_since(repo, again) == {"commits": [], "files": ["a.txt"]}
+
+
+@pytest.mark.parametrize("bad", [[], {"head": 5, "dirty": {}}, {"head": None, "dirty": {"a": 1}},
+                                 {"head": None, "dirty": ["a"]}])
+def test_damaged_baseline_record_is_refused(bad):
+    with pytest.raises(ValueError, match="credit baseline"):
+        baseline_from_json(bad)
+
+
+def test_baseline_is_immutable(repo):
+    base = take_baseline(repo)
+    assert isinstance(base, Baseline)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        base.head = "x"  # type: ignore[misc]
