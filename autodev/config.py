@@ -171,8 +171,8 @@ class Participant(BaseModel):
     failover: list[str] = Field(
         default_factory=list,
         description="Models tried in order when the current one hits a usage or rate limit. "
-                    "Each is a plain litellm model string: it does not inherit api_base or "
-                    "api_key_env.")
+                    "They are reached with this participant's api_base, api_key_env and "
+                    "effort, like its model.")
     api_base: str | None = Field(
         None,
         description="Endpoint URL for a local or proxy server (e.g. "
@@ -471,7 +471,7 @@ def _describe(root: type[BaseModel], err: Any, data: dict[str, Any]) -> tuple[st
             close = [k for k in known if k.replace("_", "").lower() == key.replace("_", "").lower()]
         fix = f'did you mean "{close[0]}"?' if close else \
             f"remove it; known keys{place}: {', '.join(known)}"
-        return f'unknown key "{key}"{place}', fix
+        return f'unknown key "{key}"{place}{_participant_hint(loc, data)}', fix
 
     if kind == "autodev_rule":
         return prefix + ctx["message"], ctx.get("fix", "")
@@ -655,8 +655,8 @@ def config_markdown() -> str:
         "  `OPENAI_API_KEY` for `openai/...`, `ANTHROPIC_API_KEY` for `anthropic/...`).",
         "  Ollama models need no key: litellm defaults them to the local server.",
         "",
-        "Failover models are plain model strings and do not inherit the participant's",
-        "`api_base` or `api_key_env`. The variables holding keys are removed from the",
+        "Failover models are reached with the participant's `api_base` and `api_key_env`, so",
+        "they are checked the same way. The variables holding keys are removed from the",
         "environment of every command a participant runs.",
         "",
     ]
@@ -708,9 +708,8 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
     for p in team.participants:
         where = "in .autodev/team.toml"
         check(f'participant "{p.name}"', p.model, p.api_base, p.api_key_env, where)
-        for m in p.failover:
-            check(f'participant "{p.name}" failover', m, None, None,
-                  "(failover models use the provider's usual variables)")
+        for m in p.failover:  # reached with the participant's endpoint and key, as the harness does
+            check(f'participant "{p.name}" failover', m, p.api_base, p.api_key_env, where)
     if team.audit is not None:  # without one, the audit runs on the first participant's model
         a = team.audit
         check("the audit", a.model, a.api_base, a.api_key_env,

@@ -16,7 +16,7 @@ from autodev.errors import CorruptLogError
 from autodev.journal import Journal, iter_records, iter_records_reverse, read_tail
 
 RESERVED = ("user", "system", "audit")
-TAIL = 200  # records the scheduler and the prompt builder look at
+TAIL = 100  # records the scheduler and the prompt builder look at
 
 
 def now_ts() -> str:

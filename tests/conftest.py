@@ -1,0 +1,155 @@
+"""Shared fixtures: an isolated AUTODEV_HOME, no network beyond loopback, git repositories
+with an identity, and a runner for the real `autodev` command as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "autodev tests", "GIT_AUTHOR_EMAIL": "tests@autodev.invalid",
+           "GIT_COMMITTER_NAME": "autodev tests", "GIT_COMMITTER_EMAIL": "tests@autodev.invalid"}
+
+
+@pytest.fixture(autouse=True)
+def autodev_home(tmp_path_factory, monkeypatch) -> Path:
+    home = tmp_path_factory.mktemp("autodev-home")
+    monkeypatch.setenv("AUTODEV_HOME", str(home))
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+    # Subprocesses load tests/guard/sitecustomize.py, which forbids non-loopback connections.
+    guard = str(Path(__file__).parent / "guard")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [guard, os.environ.get("PYTHONPATH")])))
+    return home
+
+
+_real_connect = socket.socket.connect
+
+
+def _guarded_connect(self, address):
+    host = address[0] if isinstance(address, tuple) else address
+    if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1")) \
+            and self.family in (socket.AF_INET, socket.AF_INET6):
+        raise RuntimeError(f"tests may not reach the network: connection to {address!r} refused")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Any connection outside loopback fails the test (no real provider is ever called)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A git repository with one commit and an identity of its own."""
+    r = tmp_path / "repo"
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    git(r, "config", "user.name", "autodev tests")
+    git(r, "config", "user.email", "tests@autodev.invalid")
+    (r / "README.md").write_text("# test repo\n")
+    (r / ".git" / "info" / "exclude").write_text(".autodev/\n__pycache__/\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-qm", "start")
+    return r
+
+
+def write_team(repo: Path, team: str, script: str = "", config: str = "") -> None:
+    d = repo / ".autodev"
+    d.mkdir(exist_ok=True)
+    (d / "team.toml").write_text(textwrap.dedent(team))
+    if script:
+        (d / "script.toml").write_text(textwrap.dedent(script))
+    (d / "config.toml").write_text(textwrap.dedent(config))
+
+
+class Runner:
+    """Runs the real `autodev` CLI in a subprocess, in its own process group, and kills the
+    whole group afterwards even when the test failed."""
+
+    def __init__(self):
+        self.groups: list[int] = []
+
+    def __call__(self, repo: Path, *args: str, timeout: float = 120, env: dict | None = None,
+                 check: bool = False) -> subprocess.CompletedProcess:
+        e = {**os.environ, **(env or {})}
+        p = subprocess.Popen([sys.executable, "-m", "autodev", *args], cwd=repo, env=e,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True, stdin=subprocess.DEVNULL)
+        self.groups.append(p.pid)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            raise AssertionError(f"autodev {' '.join(args)} timed out\n{out}\n{err}")
+        cp = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        if check and p.returncode != 0:
+            raise AssertionError(f"autodev {' '.join(args)} exited {p.returncode}\n{out}\n{err}")
+        return cp
+
+    def popen(self, repo: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
+        p = subprocess.Popen([sys.executable, "-m", "autodev", *args], cwd=repo,
+                             env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             stdin=subprocess.DEVNULL)
+        self.groups.append(p.pid)
+        return p
+
+    def adopt(self, pid: int) -> None:
+        """Also kill this process group (e.g. a detached daemon) on teardown."""
+        self.groups.append(pid)
+
+    def cleanup(self) -> None:
+        for g in self.groups:
+            try:
+                os.killpg(g, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+@pytest.fixture
+def autodev():
+    r = Runner()
+    try:
+        yield r
+    finally:
+        r.cleanup()
+
+
+def run_dir(repo: Path) -> Path:
+    from autodev.paths import RunPaths
+
+    return RunPaths(repo).run_dir
+
+
+def thread_of(repo: Path) -> list[dict]:
+    import json
+
+    p = run_dir(repo) / "thread.jsonl"
+    return [json.loads(line) for line in p.read_text().splitlines()] if p.exists() else []
+
+
+def shape(posts: list[dict]) -> list[tuple]:
+    """(from, kind, handoff, credited) per post: what end-to-end tests compare."""
+    out = []
+    for p in posts:
+        credited = None
+        if p["kind"] == "work_done" and p["from"] != "system":
+            credited = bool(p.get("credit"))
+        out.append((p["from"], p["kind"], p.get("handoff"), credited))
+    return out
