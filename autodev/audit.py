@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev import prompts
+from autodev.errors import AutodevError
 from autodev.harness import providers
 from autodev.harness.tools import scrubbed_env
 
@@ -39,6 +40,9 @@ class Verdict:
 
 def _git(repo: Path, *args: str, env: dict | None = None) -> str:
     r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise AutodevError(f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
+                           "check that the repository is intact (`git status`)")
     return r.stdout
 
 

@@ -102,6 +102,10 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
     paths = _paths()
     load_config(paths.config_file)
     team = load_team(paths.team_file)
+    if team.uses_scripted():
+        from autodev.scripted import load_script
+
+        load_script(team.script_path(paths.team_file))
     problems = provider_problems(team, os.environ)
     if problems:
         raise ProviderSetupError("a participant's provider is missing what it needs:\n  - "
@@ -186,6 +190,35 @@ def deny(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (defa
     paths.ensure()
     inbox.drop(paths.inbox, "deny", gate_id=gate_id, reason=reason)
     print("denial sent")
+
+
+@app.command()
+def answer(notice_id: str = typer.Argument(..., help="The notice's id (see `autodev status`)."),
+           text: str = typer.Argument(..., help="Your answer.")):
+    """Answer a participant's notice; the answer reaches it in its next turn."""
+    from autodev import inbox
+
+    paths = _paths()
+    paths.ensure()
+    inbox.drop(paths.inbox, "answer", notice_id=notice_id, text=text)
+    print(f"answer to notice {notice_id} sent")
+
+
+@app.command()
+def notice(release: Optional[str] = typer.Option(None, "--release", help="Release the hold of notice ID."),
+           hold: Optional[str] = typer.Option(None, "--hold", help="Pin the hold of notice ID (user "
+                                                                   "messages no longer release it).")):
+    """Pin or release the capability a notice holds."""
+    from autodev import inbox
+
+    if (release is None) == (hold is None):
+        raise UsageError("give exactly one of --release ID or --hold ID",
+                         "e.g. `autodev notice --release 3`")
+    paths = _paths()
+    paths.ensure()
+    nid, action = (release, "release") if release is not None else (hold, "hold")
+    inbox.drop(paths.inbox, "notice", notice_id=nid, action=action)
+    print(f"{action} of notice {nid} sent")
 
 
 def _control(action: str) -> None:

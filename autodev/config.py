@@ -26,6 +26,11 @@ from pydantic_core import PydanticCustomError
 from autodev.errors import ConfigError
 
 SCRIPTED = "scripted"
+
+
+def is_scripted(model: str) -> bool:
+    """"scripted", or "scripted:LABEL" (a second scripted model, e.g. as a failover)."""
+    return model == SCRIPTED or model.startswith(SCRIPTED + ":")
 RESERVED_NAMES = ("user", "system", "audit")
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 Effort = Literal["low", "medium", "high"]
@@ -155,7 +160,8 @@ class Participant(BaseModel):
     model: str = Field(
         min_length=1,
         description='A litellm model string (e.g. "anthropic/claude-sonnet-4-5"), or "scripted" '
-                    "for the offline scripted model.")
+                    '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
+                    "offline scripted model.")
     effort: Effort | None = Field(
         None,
         description="Reasoning effort, mapped to the provider's reasoning setting: low, medium "
@@ -300,7 +306,7 @@ class Team(BaseModel):
         models = [m for p in self.participants for m in p.models()]
         if self.audit is not None:
             models.append(self.audit.model)
-        return SCRIPTED in models
+        return any(is_scripted(m) for m in models)
 
     def script_path(self, team_file: Path) -> Path:
         if self.scripted is None:
@@ -684,7 +690,7 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
 
     def check(who: str, model: str, api_base: str | None, api_key_env: str | None,
               where: str) -> None:
-        if model == SCRIPTED:
+        if is_scripted(model):
             return
         if api_key_env:
             if not env.get(api_key_env):

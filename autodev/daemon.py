@@ -9,7 +9,6 @@ gate, audit). Everything it knows lives in the logs and state.json, so a restart
 from __future__ import annotations
 
 import fcntl
-import fnmatch
 import os
 import secrets
 import sys
@@ -44,6 +43,7 @@ REASONS = {
     "provider": "a model failed: {error}",
     "no_objective": "the run has no objective yet",
     "fault": "a log append failed: {error}",
+    "stagnation": "{who}'s last three posts were identical ({kind})",
 }
 CONTINUE = {
     "question": "autodev send \"your answer\"",
@@ -167,23 +167,46 @@ class Daemon:
             if hasattr(self, name):
                 getattr(self, name).close()
 
+    def _open_turn_records(self) -> list[dict] | None:
+        """The newest turn's harness records if it never finished (read backwards, bounded by
+        the size of that one turn)."""
+        from autodev.journal import iter_records_reverse
+
+        recs: list[dict] = []
+        for rec in iter_records_reverse(self.paths.harness_log):
+            if rec.get("type") == "turn_finished":
+                return None
+            recs.append(rec)
+            if rec.get("type") == "turn_started":
+                recs.reverse()
+                return recs
+        return None
+
     def _recover(self) -> None:
-        """Close a turn a crash interrupted. A committed post is never made twice: its id is
-        provisioned from the turn number, and the turn number only grows."""
-        recs = read_tail(self.paths.harness_log, 200)
-        started = [r for r in recs if r.get("type") == "turn_started"]
-        if not started:
+        """Find a turn a crash (or a usage limit) left open. If its post reached the thread the
+        turn is closed and the post's effects applied; otherwise it resumes at the next turn
+        boundary from its last safe point. A committed post is never made twice: its id is
+        provisioned from the turn number."""
+        from autodev.harness.recovery import rebuild
+
+        self.resume = None
+        recs = self._open_turn_records()
+        if not recs:
             return
-        last = started[-1]
-        if any(r.get("type") == "turn_finished" and r.get("turn") == last["turn"] for r in recs):
-            return
-        post = self.thread.seen(f"{self.run_id}:t{last['turn']}:post")
-        self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": last["turn"],
-                          "seq": post["seq"] if post else None, "reason": "recovered after a crash"})
-        self.events.emit("turn_recovered", turn=last["turn"], participant=last.get("participant"),
-                          posted=post["seq"] if post else None)
+        turn = recs[0]["turn"]
+        post = self.thread.seen(f"{self.run_id}:t{turn}:post")
         if post:
-            self._after_post(post, last["participant"])
+            self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": turn,
+                              "seq": post["seq"], "reason": "recovered: its post was committed"})
+            self.events.emit("turn_recovered", turn=turn, participant=recs[0]["participant"],
+                              posted=post["seq"])
+            self._after_post(post, recs[0]["participant"])
+            self._plan_next()
+            return
+        self.resume = rebuild(recs)
+        self.events.emit("turn_recovered", turn=turn, participant=self.resume.participant,
+                          step=self.resume.steps, posted=None)
+        self.state.update(lambda s: {**s, "recovered_turn": turn})
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -296,11 +319,21 @@ class Daemon:
             if c["action"] == "stop":
                 stop = True
             elif c["action"] == "pause":
-                if st["state"] not in ("complete",):
-                    self._set("paused", reason("user"))
+                cur = self.state.read()
+                if cur["state"] not in ("complete", "paused"):
+                    # Remember what the pause interrupted: a question or a gate is still open.
+                    self._set("paused", reason("user"),
+                              paused_from={"state": cur["state"], "reason": cur.get("reason")})
             elif c["action"] == "resume":
-                if self.state.read()["state"] in ("paused", "waiting"):
-                    self._set("running", None)
+                cur = self.state.read()
+                if cur["state"] == "paused":
+                    back = cur.get("paused_from") or {}
+                    if back.get("state") in ("awaiting_user", "gated"):
+                        self._set(back["state"], back.get("reason"), paused_from=None)
+                    else:
+                        self._set("running", None, paused_from=None)
+                elif cur["state"] == "waiting":
+                    self._set("running", None, wait=None)
             self.events.emit("control", action=c["action"])
         if todo:
             last = todo[-1]["n"]
@@ -317,6 +350,10 @@ class Daemon:
                 self._user_message(msg)
             elif msg.get("kind") in ("approve", "deny"):
                 self._gate_answer(msg)
+            elif msg.get("kind") == "answer":
+                self._notice_answer(msg)
+            elif msg.get("kind") == "notice":
+                self._notice_hold(msg)
             else:
                 self.events.emit("warning", message=f"inbox message of kind {msg.get('kind')!r} "
                                                      "is not handled by this version; kept aside")
@@ -335,9 +372,13 @@ class Daemon:
             s["user_messages"] = [*s.get("user_messages", []), text[:4000]][-USER_KEEP:]
             if not s.get("objective"):
                 s["objective"] = text
-            if s["state"] in ("awaiting_user", "paused", "complete", "waiting"):
+            if s["state"] in ("awaiting_user", "paused", "complete", "waiting", "gated"):
+                # A gate stays open (still approvable); its declarer gets the message (rule 1).
                 s["state"], s["reason"], s["wait"] = "running", None, None
-            s["question"] = None
+            s["question"], s["last_wait"] = None, None
+            for n in s.get("notices", {}).values():
+                if n.get("hold") and not n.get("pinned"):
+                    n["hold"], n["released"] = None, "a user message"
             return s
 
         self.state.update(fresh)
@@ -363,33 +404,127 @@ class Daemon:
                                      "approved_gates": [*s.get("approved_gates", []), gate]
                                      if approved else s.get("approved_gates", [])})
 
+
+    # -- notices -----------------------------------------------------------------------------
+
+    def _raise_notice(self, name: str):
+        from autodev.errors import ToolError
+        from autodev.harness.tools import CAPABILITIES
+
+        def tell(text: str, hold: str | None) -> str:
+            if hold is not None and hold not in CAPABILITIES:
+                raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(sorted(CAPABILITIES))}")
+            st = self.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
+            nid = str(st["notice_seq"])
+            notice = {"id": nid, "from": name, "text": text[:4000], "hold": hold, "pinned": False,
+                      "answer": None, "delivered": False, "ts": now_ts()}
+            held = f" (holding {hold})" if hold else ""
+            rec = self.thread.append("system", "say", f"{name} told the user{held}: {text[:300]}",
+                                     None, id=f"{self.run_id}:notice:{nid}",
+                                     notice={"id": nid, "from": name, "hold": hold})
+            self._echo(rec)
+            self.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
+            self.events.emit("notice", id=nid, participant=name, text=text[:500], hold=hold)
+            return nid
+        return tell
+
+    def _notice_answer(self, msg: dict) -> None:
+        nid = str(msg.get("notice_id"))
+        st = self.state.read()
+        if nid not in st.get("notices", {}):
+            self.events.emit("warning", message=f"answer to unknown notice {nid} ignored")
+            return
+        text = str(msg.get("text", ""))
+        n = st["notices"][nid]
+        rec = self.thread.append("system", "say", f"the user answered notice {nid} from {n['from']}: "
+                                 f"{text[:300]}", None, id=msg["id"],
+                                 notice={"id": nid, "from": n["from"], "answered": True})
+        self._echo(rec)
+
+        def answered(s: dict) -> dict:
+            m = s["notices"][nid]
+            m.update(answer=text[:4000], delivered=False)
+            if m.get("hold") and not m.get("pinned"):
+                m["hold"], m["released"] = None, "answered"
+            return s
+        self.state.update(answered)
+        self.events.emit("notice_answered", id=nid, participant=n["from"])
+
+    def _notice_hold(self, msg: dict) -> None:
+        nid, action = str(msg.get("notice_id")), msg.get("action")
+        if nid not in self.state.read().get("notices", {}):
+            self.events.emit("warning", message=f"notice {nid} does not exist; {action} ignored")
+            return
+
+        def change(s: dict) -> dict:
+            n = s["notices"][nid]
+            if action == "hold":
+                n["pinned"] = True
+            else:
+                n["pinned"], n["hold"], n["released"] = False, None, "the user"
+            return s
+        self.state.update(change)
+        self.events.emit("notice_" + ("pinned" if action == "hold" else "released"), id=nid)
+
+    def _notice_notes(self, name: str, st: dict) -> tuple[list[str], list[str]]:
+        """Answers to `name`'s notices not yet delivered: 300 + 300 characters each."""
+        notes, ids = [], []
+        for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
+            if n["from"] == name and n.get("answer") is not None and not n.get("delivered"):
+                notes.append(f"the user answered your notice {nid} (\"{n['text'][:300]}\"): "
+                             f"{n['answer'][:300]}")
+                ids.append(nid)
+        return notes, ids
+
+    def _withheld(self, name: str, st: dict) -> frozenset[str]:
+        from autodev.harness.tools import CAPABILITIES
+
+        out: set[str] = set()
+        for n in st.get("notices", {}).values():
+            if n["from"] == name and n.get("hold"):
+                out |= CAPABILITIES.get(n["hold"], frozenset())
+        return frozenset(out)
+
     # -- a turn ------------------------------------------------------------------------------
 
     def _one_turn(self, st: dict) -> None:
-        names = self.team.names()
-        decision = scheduler.next_speaker(names, self.thread.tail(TAIL), self.thread.last_spoke)
-        for w in decision.warnings:
-            self.events.emit("warning", message=w)
-        p = self.team.get(decision.speaker)
-        turn_no = st["turn"] + 1
-        self.state.update(lambda s: {**s, "turn": turn_no, "speaking": p.name,
-                                     "next": None, "warnings": list(decision.warnings)})
-        self.events.emit("scheduled", participant=p.name, rule=decision.rule, why=decision.why,
-                         turn=turn_no)
-        try:
-            result = self._run_turn(p, turn_no, st, decision)
-        except ProviderError as e:
-            self.events.emit("error", participant=p.name, message=str(e))
-            self._set("paused", reason("provider", error=e.message))
-            return
-        except Exception as e:  # noqa: BLE001 - AllModelsLimited is handled, the rest is a bug
-            from autodev.harness.turn import AllModelsLimited
+        from autodev.harness.turn import AllModelsLimited
 
-            if not isinstance(e, AllModelsLimited):
-                raise
+        resume, self.resume = self.resume, None
+        if resume and resume.participant not in self.team.names():
+            self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": resume.turn,
+                              "seq": None, "reason": "its participant left the team"})
+            resume = None
+        if resume:
+            p, turn_no, decision = self.team.get(resume.participant), resume.turn, None
+            self.state.update(lambda s: {**s, "speaking": p.name, "next": None})
+        else:
+            decision = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL),
+                                              self.thread.last_spoke)
+            for w in decision.warnings:
+                self.events.emit("warning", message=w)
+            p = self.team.get(decision.speaker)
+            turn_no = st["turn"] + 1
+            self.state.update(lambda s: {**s, "turn": turn_no, "speaking": p.name,
+                                         "next": None, "warnings": list(decision.warnings)})
+            self.events.emit("scheduled", participant=p.name, rule=decision.rule,
+                             why=decision.why, turn=turn_no)
+        try:
+            result = self._run_turn(p, turn_no, st, decision, resume)
+        except ProviderError as e:
+            # The turn stays open: `resume` continues it from the same step, with fresh retries.
+            self.hlog.append({"type": "generation_failed", "run": self.run_id, "turn": turn_no,
+                              "error": str(e)[:500]})
+            self.events.emit("error", participant=p.name, message=str(e))
+            self._recover()
+            self._set("paused", reason("provider", error=e.message), speaking=None)
+            return
+        except AllModelsLimited as e:
+            self._recover()
             self._set("waiting", {"code": "usage_limit", "text": e.detail,
                                   "continue": "the run continues by itself after the reset"},
-                      wait={"author": p.name, "due": e.reset_at, "usage_limit": True})
+                      wait={"author": p.name, "due": e.reset_at, "usage_limit": True},
+                      speaking=None)
             return
         self._account(p.name, result)
         if result.post:
@@ -398,16 +533,22 @@ class Daemon:
             self._silent(p.name, result.reason)
         self._plan_next()
 
-    def _run_turn(self, p, turn_no: int, st: dict, decision):
+    def _run_turn(self, p, turn_no: int, st: dict, decision, resume=None):
         from autodev.harness.tools import Workspace
         from autodev.harness.turn import TurnContext, run_turn
 
         cursor = st.get("cursors", {}).get(p.name, 0)
         restricted = st.get("talk_turns", 0) >= self.config.max_talk_turns
-        notes = [f"you were chosen by the scheduler: {decision.why}"]
+        notes = [f"you were chosen by the scheduler: {decision.why}"] if decision else []
         if restricted:
             notes.append("talk limit reached: only work_done, a say to the user, or (if you cannot "
                          "write) a handoff to a participant who can write are accepted now")
+        answers, delivered = self._notice_notes(p.name, st)
+        notes.extend(answers)
+        withheld = self._withheld(p.name, st)
+        if withheld:
+            notes.append("a notice holds some of your tools until the user releases them: "
+                         + ", ".join(sorted(withheld)))
         workspace = Workspace(self.paths.repo, write=p.write,
                               command_timeout=self.config.command_timeout_sec,
                               secret_env=self.secret_env, command_guard=self._command_guard(p.name))
@@ -416,20 +557,30 @@ class Daemon:
             team_writers={q.name: q.write for q in self.team.participants},
             repo=self.paths.repo, thread=self.thread, events=self.events, hlog=self.hlog,
             workspace=workspace, targets=self._targets(p),
-            system_prompt=self._system_prompt(p, workspace),
-            turn_prompt=build_turn_prompt(name=p.name, turn=turn_no, last_seq=self.thread.last_seq,
-                                          cursor=cursor, objective=st.get("objective", ""),
-                                          tail=self.thread.tail(TAIL), notes=notes,
-                                          overrides=self.paths.prompt_overrides),
+            system_prompt="" if resume else self._system_prompt(p, workspace, withheld),
+            turn_prompt="" if resume else build_turn_prompt(
+                name=p.name, turn=turn_no, last_seq=self.thread.last_seq, cursor=cursor,
+                objective=st.get("objective", ""), tail=self.thread.tail(TAIL), notes=notes,
+                overrides=self.paths.prompt_overrides),
             restricted=restricted, max_steps=self.config.max_steps_per_turn,
             timeout_sec=self.config.turn_timeout_min * 60, max_retries=self.config.max_retries,
             retry_backoff_sec=self.config.retry_backoff_sec,
-            limited_until=dict(st.get("limited_until", {})), overrides=self.paths.prompt_overrides)
+            limited_until=dict(st.get("limited_until", {})), overrides=self.paths.prompt_overrides,
+            withheld=withheld, tell_user=self._raise_notice(p.name))
         seen_upto = self.thread.last_seq
-        result = run_turn(ctx)
+        try:
+            result = run_turn(ctx, resume)
+        finally:
+            self.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
+        if delivered and not resume:
+            def mark(s: dict) -> dict:
+                for nid in delivered:
+                    s["notices"][nid]["delivered"] = True
+                return s
+            self.state.update(mark)
         upto = result.post["seq"] if result.post else seen_upto
         self.state.update(lambda s: {**s, "cursors": {**s.get("cursors", {}), p.name: upto},
-                                     "limited_until": ctx.limited_until, "speaking": None})
+                                     "speaking": None, "recovered_turn": None})
         if result.post:
             self._echo(result.post)
         return result
@@ -439,7 +590,7 @@ class Daemon:
                                      api_base=p.api_base, api_key_env=p.api_key_env,
                                      scripted_url=self.server.base_url if self.server else None)
 
-    def _system_prompt(self, p, workspace) -> str:
+    def _system_prompt(self, p, workspace, withheld=frozenset()) -> str:
         roster = "\n".join(f"- {q.name}{' (you)' if q.name == p.name else ''}: "
                            f"{'writes' if q.write else 'reads only'}; {q.lane}"
                            for q in self.team.participants)
@@ -449,15 +600,26 @@ class Daemon:
                            "You may NOT change the repository (you cannot post work_done); you can "
                            "read, search and run commands such as tests."),
             "roster": roster,
-            "tool_names": ", ".join(["post", "read_thread", *sorted(workspace.names())])},
+            "tool_names": ", ".join(["post", "read_thread", "tell_user",
+                                     *sorted(workspace.names() - withheld)])},
             self.paths.prompt_overrides)
 
     def _command_guard(self, name: str):
+        """Refuse gateRequired commands unless an approved gate of `name` covers them; each
+        approval covers one use."""
+        from autodev import gates
+
         def guard(command: str) -> str | None:
-            for pat in self.config.gate_required:
-                if fnmatch.fnmatchcase(command.strip(), pat):
-                    return (f"`{command}` needs an approved gate (it matches gateRequired pattern "
-                            f"{pat!r}); post kind=gate naming this exact command first")
+            approved = [g for g in self.state.read().get("approved_gates", [])
+                        if g["declarer"] == name]
+            refusal, used = gates.guard(command, self.config.gate_required, approved)
+            if refusal:
+                self.events.emit("command_refused", participant=name, command=command[:300])
+                return refusal
+            if used:
+                self.state.update(lambda s: {**s, "approved_gates": [
+                    g for g in s.get("approved_gates", []) if g["id"] not in used]})
+                self.events.emit("gate_used", participant=name, ids=used)
             return None
         return guard
 
@@ -492,9 +654,13 @@ class Daemon:
 
         def talk(s: dict) -> dict:
             s["talk_turns"] = 0 if credited else s.get("talk_turns", 0) + 1
+            if kind != "wait" and (s.get("last_wait") or {}).get("author") == author:
+                s["last_wait"] = None  # the author moved on: the next wait starts a new series
             return s
         st = self.state.update(talk)
-        if kind == "say" and post.get("handoff") == "user":
+        if self._stagnant(author):
+            self._set("paused", reason("stagnation", who=author, kind=kind))
+        elif kind == "say" and post.get("handoff") == "user":
             self._set("awaiting_user", reason("question", who=author),
                       question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
         elif kind == "done":
@@ -509,36 +675,37 @@ class Daemon:
             if not (handed_to_writer and st["talk_turns"] == self.config.max_talk_turns + 1):
                 self._set("paused", reason("talk_limit", n=st["talk_turns"]))
 
+    def _stagnant(self, author: str) -> bool:
+        """The author's last three posts are identical in kind and text."""
+        mine = [p for p in self.thread.tail(TAIL) if p["from"] == author][-3:]
+        return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
+
     def _start_wait(self, post: dict, author: str) -> None:
         st = self.state.read()
         prev = st.get("last_wait") or {}
-        streak = prev.get("streak", 0) + 1 if prev.get("author") == author and \
-            prev.get("seq") == st.get("last_author_post", {}).get(author) else 1
-        delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
+        streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
         since = prev.get("since", time.time()) if streak > 1 else time.time()
+        delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
         if time.time() + delay - since > self.config.max_wait_min * 60:
             self._set("paused", reason("wait_too_long", who=author), wait=None, last_wait=None)
             return
         wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
                 "streak": streak, "since": since}
-        self.events.emit("wait", participant=author, delay=delay, due=wait["due"])
+        self.events.emit("wait", participant=author, delay=delay, due=wait["due"], streak=streak)
         self._set("waiting", {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
                               "continue": "the run continues by itself; autodev send ends the wait"},
-                  wait=wait, last_wait=wait,
-                  last_author_post={**st.get("last_author_post", {}), author: post["seq"]})
+                  wait=wait, last_wait=wait)
 
     def _gate(self, post: dict, author: str) -> None:
+        from autodev import gates
+
         gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
-        text = post["text"]
-        for pat in self.config.gate_auto_deny:
-            if fnmatch.fnmatchcase(text, pat):
-                return self._decide_gate(gate, False, f"gateAutoDeny {pat!r}", "")
-        for pat in self.config.gate_auto_approve:
-            if fnmatch.fnmatchcase(text, pat):
-                return self._decide_gate(gate, True, f"gateAutoApprove {pat!r}", "")
-        if self.config.gate_mode == "auto":
-            return self._decide_gate(gate, True, "gateMode auto", "")
-        self.events.emit("gate_open", id=gate["id"], declarer=author, text=text[:500])
+        decision, rule = gates.decide(post["text"], auto_deny=self.config.gate_auto_deny,
+                                      auto_approve=self.config.gate_auto_approve,
+                                      mode=self.config.gate_mode)
+        if decision is not None:
+            return self._decide_gate(gate, decision == "approved", rule, "")
+        self.events.emit("gate_open", id=gate["id"], declarer=author, text=post["text"][:500])
         self._set("gated", reason("gated", who=author), gate=gate)
 
     def _audit(self, post: dict) -> None:

@@ -56,9 +56,10 @@ class Journal:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         if created:
             fsync_dir(self.path.parent)
-        self.dropped_torn_tail = self._repair_torn_tail()
+        # Validate before repairing: a damaged log must be left exactly as it was found.
         for rec in self._load_tail_records(check_tail_bytes):
             self._remember(rec)
+        self.dropped_torn_tail = self._repair_torn_tail()
 
     # -- opening -------------------------------------------------------------------------------
 
@@ -219,26 +220,36 @@ def iter_records(path: Path) -> Iterator[dict]:
                 ) from None
 
 
+def _last_newline_end(f) -> int:
+    """Offset just past the file's last newline: everything after it is a torn append."""
+    f.seek(0, os.SEEK_END)
+    pos = f.tell()
+    while pos > 0:
+        start = max(0, pos - _BLOCK)
+        f.seek(start)
+        i = f.read(pos - start).rfind(b"\n")
+        if i >= 0:
+            return start + i + 1
+        pos = start
+    return 0
+
+
 def iter_records_reverse(path: Path) -> Iterator[dict]:
     """Complete records from the newest backwards, reading block by block."""
     if not Path(path).exists():
         return
     with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        pos = f.tell()
+        pos = _last_newline_end(f)
         buf = b""
-        first = True
         while pos > 0:
             start = max(0, pos - _BLOCK)
             f.seek(start)
             buf = f.read(pos - start) + buf
             pos = start
             parts = buf.split(b"\n")
-            if first:
-                parts.pop()
-                first = False
+            # parts[-1] is empty (the text after the final newline); parts[0] may be cut short.
             buf = parts[0] if pos > 0 else b""
-            complete = parts[1:] if pos > 0 else parts
+            complete = parts[1:-1] if pos > 0 else parts[:-1]
             for raw in reversed(complete):
                 if raw:
                     try:
@@ -248,4 +259,4 @@ def iter_records_reverse(path: Path) -> Iterator[dict]:
                             f"{path}: a corrupt line after byte {pos}; nothing was changed",
                             f"inspect {path} after byte {pos}",
                         ) from None
-
+            buf = buf + b"\n" if pos > 0 else b""

@@ -39,6 +39,6 @@ class Redactor:
             return obj
         if isinstance(obj, dict):
             return {k: self(v) for k, v in obj.items()}
-        if isinstance(obj, list):
+        if isinstance(obj, (list, tuple)):
             return [self(v) for v in obj]
         return obj

@@ -40,6 +40,13 @@ def gather(paths: RunPaths) -> dict:
         g = st["gate"]
         needs.append({"type": "gate", "id": g["id"], "from": g["declarer"], "text": g["text"],
                       "do": f"autodev approve {g['id']}  |  autodev deny {g['id']} --reason \"...\""})
+    for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
+        if n.get("answer") is None or n.get("hold"):
+            needs.append({"type": "notice", "id": nid, "from": n["from"], "text": n["text"],
+                          "hold": n.get("hold"), "pinned": n.get("pinned", False),
+                          "answered": n.get("answer") is not None,
+                          "do": f"autodev answer {nid} \"...\""
+                                + (f"  |  autodev notice --release {nid}" if n.get("hold") else "")})
     pid = DaemonLock.holder(paths.lock)
     return {
         "repo": str(paths.repo), "run_dir": str(paths.run_dir), "run_id": st.get("run_id"),
@@ -82,7 +89,8 @@ def render(d: dict) -> None:
         con.print("\n[bold yellow]Needs you[/]")
         for n in d["needs_you"]:
             ident = f" {n['id']}" if n.get("id") else ""
-            con.print(f"  {n['type']}{ident} from {n['from']}: {n['text'][:300]}")
+            held = f" [holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
+            con.print(f"  {n['type']}{ident} from {n['from']}{held}: {n['text'][:300]}")
             con.print(f"    → {n['do']}")
     if d["team_error"]:
         con.print(f"\n[red]team file problem (the old team is kept):[/] {d['team_error']}")

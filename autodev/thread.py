@@ -37,10 +37,20 @@ class Thread:
         tail = self.journal.tail(TAIL)
         for a, b in zip(tail, tail[1:]):
             if b.get("seq") != a.get("seq", 0) + 1:
+                line = self._line_of(a, b)
                 raise CorruptLogError(
-                    f"{self.path}: seq jumps from {a.get('seq')} to {b.get('seq')} (line {b.get('seq')})",
+                    f"{self.path}: line {line}: seq jumps from {a.get('seq')} to {b.get('seq')}",
                     "the thread was edited by hand; restore it or move the run folder aside",
                 )
+
+    def _line_of(self, prev: dict, rec: dict) -> int:
+        """Line number of `rec` right after `prev` (error path only: reads from the start)."""
+        before = None
+        for n, r in enumerate(iter_records(self.path), 1):
+            if r == rec and before == prev:
+                return n
+            before = r
+        return -1
 
     # -- the derived index -------------------------------------------------------------------
 
@@ -55,14 +65,15 @@ class Thread:
         for rec in iter_records_reverse(self.path):
             if rec["seq"] <= upto:
                 break
-            spoke.setdefault(rec["from"], rec["seq"])
-            spoke[rec["from"]] = max(spoke[rec["from"]], rec["seq"])
+            if rec["from"] != "system":
+                spoke[rec["from"]] = max(spoke.get(rec["from"], 0), rec["seq"])
         return spoke
 
     def _rebuild_index(self) -> dict[str, int]:
         spoke: dict[str, int] = {}
         for rec in iter_records(self.path):
-            spoke[rec["from"]] = rec["seq"]
+            if rec["from"] != "system":
+                spoke[rec["from"]] = rec["seq"]
         self._save_index(spoke)
         return spoke
 

@@ -1,8 +1,14 @@
 """autodev benchmarks: ratios measured in one run, printed as a table and written to
-bench/results.json. Nothing here is a test: a slow machine fails nothing.
+bench/results.json with the machine they ran on. Nothing here is a test: a slow machine fails
+nothing. Generated logs are cached under /tmp (AUTODEV_BENCH_CACHE), never in the repository.
 
-    make bench            # everything
-    python bench/run.py scheduler
+    make bench                                  # everything (.venv/bin/python bench/run.py)
+    python bench/run.py scheduler prompt        # some of them
+    python bench/run.py --markdown              # also print the table as markdown (README)
+
+Each benchmark returns one row: name, compare, detail, unit, ratio, target, holds; optionally
+`method` (how it was measured) and `also` (further rows of the same shape). `ratio` is the
+row's headline figure; `holds` is null for figures reported without a target.
 """
 
 from __future__ import annotations
@@ -10,80 +16,125 @@ from __future__ import annotations
 import json
 import os
 import platform
-import random
-import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-TEAM = ["builder", "reviewer", "tester", "writer"]
-KINDS = ["say", "work_done", "handoff", "say", "say", "wait", "gate"]
+from bench.commands import bench_commands  # noqa: E402
+from bench.flat import bench_prompt, bench_scheduler  # noqa: E402
+from bench.runs import bench_daemon, bench_restore, bench_routing  # noqa: E402
+
+BENCHES = {
+    "scheduler": bench_scheduler,
+    "prompt": bench_prompt,
+    "routing": bench_routing,
+    "commands": bench_commands,
+    "daemon": bench_daemon,
+    "restore": bench_restore,
+}
 
 
-def make_thread(path: Path, n: int, seed: int = 7) -> None:
-    """A generated thread of `n` posts with varied authors, kinds and lengths."""
-    rnd = random.Random(seed)
-    with open(path, "w") as f:
-        for seq in range(1, n + 1):
-            frm = rnd.choice(TEAM + ["user", "system"])
-            kind = rnd.choice(KINDS) if frm not in ("user", "system") else "say"
-            rec = {"seq": seq, "from": frm, "kind": kind,
-                   "text": "x" * rnd.randint(20, 400), "handoff": rnd.choice(TEAM + [None, None]),
-                   "ts": "2026-11-30T00:00:00.000Z"}
-            if kind == "work_done":
-                rec["credit"] = rnd.choice([None, {"commits": ["abc"], "files": ["a.py"]}])
-            f.write(json.dumps(rec) + "\n")
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        kb = int(Path("/proc/meminfo").read_text().split("MemTotal:")[1].split()[0])
+        mem = round(kb / 1024 / 1024, 1)
+    except (OSError, IndexError, ValueError):
+        pass
+    return {"python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "cpu": cpu, "memory_gib": mem, "system": platform.system(),
+            "release": platform.release()}
 
 
-def _median_time(fn, reps: int) -> float:
-    samples = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t)
-    return statistics.median(samples)
+def rows(results: list[dict]) -> list[dict]:
+    """Every row, sub-rows (`also`) right after their benchmark's row."""
+    out = []
+    for r in results:
+        out.append(r)
+        out.extend(r.get("also", []))
+    return out
 
 
-def bench_scheduler(sizes=(100, 100_000)) -> dict:
-    """Scheduler decision time (tail read + pure decision) on an open thread, by thread length."""
-    from autodev.scheduler import next_speaker
-    from autodev.thread import TAIL, Thread
-
-    out = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
-            p = Path(tmp) / f"thread-{n}.jsonl"
-            make_thread(p, n)
-            th = Thread(p)  # opening builds the index once; per-turn decisions read only the tail
-            decide = lambda: next_speaker(TEAM, th.tail(TAIL), th.last_spoke)  # noqa: E731
-            decide()
-            out[n] = _median_time(decide, 200)
-            th.close()
-    small, big = min(sizes), max(sizes)
-    ratio = out[big] / out[small]
-    return {"name": "scheduler decision", "detail": {str(k): round(v * 1e6, 1) for k, v in out.items()},
-            "unit": "µs (median)", "ratio": round(ratio, 2), "target": "≤ 2.0",
-            "holds": ratio <= 2.0, "compare": f"{big:,} vs {small:,} posts"}
+def _figure(r: dict) -> str:
+    v = r["ratio"]
+    return f"{v:,}" if isinstance(v, (int, float)) else str(v)
 
 
-BENCHES = {"scheduler": bench_scheduler}
+def _verdict(r: dict) -> str:
+    return "—" if r["holds"] is None else ("holds" if r["holds"] else "MISSED")
+
+
+def _detail(r: dict) -> str:
+    return ", ".join(f"{k}: {v}" for k, v in r["detail"].items()) + f" ({r['unit']})"
+
+
+def table(results: list[dict]) -> str:
+    rs = rows(results)
+    cols = [("benchmark", lambda r: r["name"]), ("compared", lambda r: r["compare"]),
+            ("figure", _figure), ("target", lambda r: r["target"]), ("", _verdict)]
+    widths = [max(len(h), *(len(f(r)) for r in rs)) for h, f in cols]
+    lines = ["  ".join(h.ljust(w) for (h, _), w in zip(cols, widths)).rstrip(),
+             "  ".join("-" * w for w in widths)]
+    for r in rs:
+        lines.append("  ".join(f(r).ljust(w) for (_, f), w in zip(cols, widths)).rstrip())
+    lines.append("")
+    for r in rs:
+        lines.append(f"{r['name'].strip()}: {_detail(r)}")
+        if r.get("method"):
+            lines.append(f"    method: {r['method']}")
+    return "\n".join(lines)
+
+
+def markdown(results: list[dict], mach: dict) -> str:
+    head = (f"Measured on {mach['cpus']} CPUs ({mach['cpu'] or mach['machine']}), "
+            f"{mach['memory_gib']} GiB, {mach['system']} {mach['release']}, "
+            f"Python {mach['python']}.\n\n")
+    lines = ["| benchmark | compared | figure | target | holds | detail |",
+             "|---|---|---|---|---|---|"]
+    for r in rows(results):
+        verdict = {None: "—", True: "✔", False: "✘ missed"}[r["holds"]]
+        lines.append(f"| {r['name'].strip()} | {r['compare']} | {_figure(r)} | {r['target']} | "
+                     f"{verdict} | {_detail(r)} |")
+    return head + "\n".join(lines) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(BENCHES)
-    results = []
+    md = "--markdown" in argv
+    names = [a for a in argv if not a.startswith("--")] or list(BENCHES)
+    unknown = [n for n in names if n not in BENCHES]
+    if unknown:
+        print(f"bench/run.py: unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHES)}",
+              file=sys.stderr)
+        return 2
+    results, began = [], time.perf_counter()
     for name in names:
+        t = time.perf_counter()
+        print(f"running {name} ...", file=sys.stderr, flush=True)
         r = BENCHES[name]()
+        r["seconds"] = round(time.perf_counter() - t, 1)
         results.append(r)
-        print(f"{r['name']:<24} {r['compare']:<26} ratio {r['ratio']:<6} target {r['target']:<7} "
-              f"{'holds' if r['holds'] else 'MISSED'}   {r['detail']} {r['unit']}")
-    machine = {"python": platform.python_version(), "machine": platform.machine(),
-               "cpus": os.cpu_count(), "system": platform.system()}
-    (ROOT / "results.json").write_text(json.dumps({"machine": machine, "results": results}, indent=1))
+    mach = machine()
+    total = round(time.perf_counter() - began, 1)
+    print(table(results))
+    print(f"\n{len(names)} benchmarks in {total} s on {mach['cpus']} CPUs, Python {mach['python']}")
+    if md:
+        print("\n" + markdown(results, mach))
+    (ROOT / "results.json").write_text(json.dumps(
+        {"machine": mach, "seconds": total, "results": results}, indent=1, ensure_ascii=False) + "\n")
+    missed = [r["name"].strip() for r in rows(results) if r["holds"] is False]
+    if missed:
+        print(f"targets missed: {', '.join(missed)}", file=sys.stderr)
     return 0
 
 

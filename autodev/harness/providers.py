@@ -50,7 +50,7 @@ def targets_for(who: str, model: str, failover: list[str], *, effort: str | None
                 scripted_url: str | None) -> list[Target]:
     out = []
     for m in [model, *failover]:
-        if m == SCRIPTED:
+        if m == SCRIPTED or m.startswith(SCRIPTED + ":"):
             if not scripted_url:
                 raise ProviderError(f"{who} uses the scripted model but no scripted server is running",
                                     "add a [scripted] section with a script path to .autodev/team.toml")

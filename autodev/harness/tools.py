@@ -696,3 +696,13 @@ def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float,
     killed_bash = proc.returncode == -signal.SIGKILL and timed_out
     return _Run(exit_code=None if killed_bash else proc.returncode, timed_out=timed_out,
                 output=capture.text(), abandoned=abandoned)
+
+
+# Capabilities: named tool groups a participant holds or not. A notice can hold one (the
+# participant gives it up until the user releases it). "browser" has no tools yet; the
+# mechanism is general so browser tools can join it later.
+CAPABILITIES: dict[str, frozenset[str]] = {
+    "browser": frozenset(),
+    "commands": frozenset({"run_command"}),
+    "write": WRITE_TOOLS,
+}

@@ -17,6 +17,7 @@ from typing import Callable
 from autodev import credit, prompts
 from autodev.errors import PostRefused, ProviderError, ToolError
 from autodev.harness import providers
+from autodev.harness.recovery import INTERRUPTED, Resume
 from autodev.harness.tools import REPLAY_SAFE, Workspace
 from autodev.moves import MOVES, check_post
 
@@ -30,6 +31,14 @@ POST_TOOL = {"type": "function", "function": {
         "handoff": {"type": "string", "description": "Who speaks next: a participant's name, "
                                                      "or \"user\" (only with kind say)."}},
         "required": ["kind", "text"]}}}
+TELL_USER_TOOL = {"type": "function", "function": {
+    "name": "tell_user",
+    "description": "Raise a notice for the human (not a move; at most one per turn). Their answer "
+                   "reaches you in a later turn. `hold` names a capability (e.g. \"browser\") "
+                   "you give up until they release it.",
+    "parameters": {"type": "object", "properties": {
+        "text": {"type": "string"}, "hold": {"type": "string"}},
+        "required": ["text"]}}}
 READ_THREAD_TOOL = {"type": "function", "function": {
     "name": "read_thread",
     "description": f"Full text of thread posts from_seq..to_seq (at most {READ_PAGE} per call).",
@@ -68,7 +77,8 @@ class TurnContext:
     retry_backoff_sec: float = 2.0
     limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
     overrides: Path | None = None
-    on_post: Callable[[dict], None] | None = None
+    withheld: frozenset[str] = frozenset()   # tools of capabilities this participant does not hold
+    tell_user: Callable[[str, str | None], str] | None = None   # raises a notice; returns its id
 
 
 @dataclass
@@ -79,10 +89,17 @@ class TurnResult:
     completion_tokens: int = 0
     cost: float = 0.0
     reason: str = ""
+    told: bool = False
 
 
 def _tool_specs(ctx: TurnContext) -> list[dict]:
-    return [POST_TOOL, READ_THREAD_TOOL, *ctx.workspace.specs()]
+    thread_tools = [POST_TOOL, READ_THREAD_TOOL] + ([TELL_USER_TOOL] if ctx.tell_user else [])
+    return thread_tools + [t for t in ctx.workspace.specs()
+                           if t["function"]["name"] not in ctx.withheld]
+
+
+def tool_names(ctx: TurnContext) -> list[str]:
+    return [t["function"]["name"] for t in _tool_specs(ctx)]
 
 
 def _read_thread(ctx: TurnContext, args: dict) -> str:
@@ -105,9 +122,10 @@ def _read_thread(ctx: TurnContext, args: dict) -> str:
     return "\n\n".join(out)
 
 
-def _generate(ctx: TurnContext, messages: list[dict], step: int) -> providers.Generation:
-    """One model request, with failover on usage limits and backoff on transient errors."""
-    attempt = 0
+def _generate(ctx: TurnContext, messages: list[dict], step: int,
+              attempt: int = 0) -> providers.Generation:
+    """One model request, with failover on usage limits and backoff on transient errors.
+    `attempt` counts the attempts already made (it survives restarts via the harness log)."""
     while True:
         usable = [t for t in ctx.targets if ctx.limited_until.get(t.label, 0) <= time.time()]
         if not usable:
@@ -149,15 +167,28 @@ def _post(ctx: TurnContext, args: dict, baseline: credit.Baseline) -> dict:
     return rec
 
 
-def run_turn(ctx: TurnContext) -> TurnResult:
-    baseline = credit.take_baseline(ctx.repo)
-    messages = [{"role": "system", "content": ctx.system_prompt},
-                {"role": "user", "content": ctx.turn_prompt}]
-    ctx.hlog.append({"type": "turn_started", "run": ctx.run_id, "turn": ctx.turn,
-                     "participant": ctx.name, "head": baseline.head,
-                     "baseline": credit.baseline_to_json(baseline), "messages": messages})
-    ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
-    result, nudged, started = TurnResult(None), False, time.monotonic()
+def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
+    """Run one turn to its post (or to silence). With `resume`, continue an interrupted turn
+    from its last safe boundary instead of starting afresh."""
+    result, started = TurnResult(None), time.monotonic()
+    if resume is None:
+        baseline = credit.take_baseline(ctx.repo)
+        messages = [{"role": "system", "content": ctx.system_prompt},
+                    {"role": "user", "content": ctx.turn_prompt}]
+        ctx.hlog.append({"type": "turn_started", "run": ctx.run_id, "turn": ctx.turn,
+                         "participant": ctx.name, "head": baseline.head,
+                         "baseline": credit.baseline_to_json(baseline), "messages": messages})
+        ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
+        nudged, attempts = False, 0
+    else:
+        baseline = credit.baseline_from_json(resume.baseline)
+        messages, nudged, attempts = resume.messages, resume.nudged, resume.attempts
+        result.steps, result.told = resume.steps, resume.told
+        ctx.events.emit("turn_resumed", participant=ctx.name, turn=ctx.turn, step=resume.steps,
+                        pending_tools=len(resume.pending))
+        for call, began in resume.pending:
+            messages.append({"role": "tool", "tool_call_id": call["id"],
+                             "content": _resume_call(ctx, call, began, baseline, result)})
     while result.post is None:
         if result.steps >= ctx.max_steps:
             result.reason = f"reached maxStepsPerTurn ({ctx.max_steps}) without a post"
@@ -165,16 +196,18 @@ def run_turn(ctx: TurnContext) -> TurnResult:
         if time.monotonic() - started > ctx.timeout_sec:
             result.reason = "turn ran past turnTimeoutMin without a post"
             break
-        result.steps += 1
-        gen = _generate(ctx, messages, result.steps)
+        step = result.steps + 1
+        gen = _generate(ctx, messages, step, attempts)
+        attempts = 0
+        result.steps = step
         result.prompt_tokens += gen.prompt_tokens
         result.completion_tokens += gen.completion_tokens
         result.cost += gen.cost or 0.0
         ctx.hlog.append({"type": "generation_finished", "run": ctx.run_id, "turn": ctx.turn,
-                         "step": result.steps, "message": gen.message, "model": gen.model,
+                         "step": step, "message": gen.message, "model": gen.model,
                          "prompt_tokens": gen.prompt_tokens,
                          "completion_tokens": gen.completion_tokens, "cost": gen.cost})
-        ctx.events.emit("generation", participant=ctx.name, turn=ctx.turn, step=result.steps,
+        ctx.events.emit("generation", participant=ctx.name, turn=ctx.turn, step=step,
                         model=gen.model, prompt_tokens=gen.prompt_tokens,
                         completion_tokens=gen.completion_tokens, cost=gen.cost)
         messages.append(gen.message)
@@ -184,8 +217,10 @@ def run_turn(ctx: TurnContext) -> TurnResult:
                 result.reason = "the model stopped twice without posting"
                 break
             nudged = True
-            messages.append({"role": "user", "content": prompts.render(
-                "nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)})
+            nudge = {"role": "user", "content": prompts.render(
+                "nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)}
+            ctx.hlog.append({"type": "nudged", "run": ctx.run_id, "turn": ctx.turn, "message": nudge})
+            messages.append(nudge)
             continue
         for call in calls:
             messages.append({"role": "tool", "tool_call_id": call["id"],
@@ -195,6 +230,19 @@ def run_turn(ctx: TurnContext) -> TurnResult:
     ctx.events.emit("turn_ended", participant=ctx.name, turn=ctx.turn, steps=result.steps,
                     posted=result.post["seq"] if result.post else None, reason=result.reason or None)
     return result
+
+
+def _resume_call(ctx: TurnContext, call: dict, began: dict | None, baseline: credit.Baseline,
+                 result: TurnResult) -> str:
+    """A tool call of the last known model answer that has no logged result."""
+    if began is None or began.get("replay_safe") or call["function"]["name"] == "post":
+        # Never started, or safe to run again (reads; a post is idempotent by its id).
+        return _run_call(ctx, call, baseline, result)
+    ctx.hlog.append({"type": "tool_finished", "run": ctx.run_id, "turn": ctx.turn,
+                     "call_id": call["id"], "result": INTERRUPTED, "synthetic": True})
+    ctx.events.emit("tool_interrupted", participant=ctx.name, turn=ctx.turn,
+                    name=call["function"]["name"])
+    return INTERRUPTED
 
 
 def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: TurnResult) -> str:
@@ -213,6 +261,8 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
         except PostRefused as e:
             return f"refused: {e}"
         return f"posted as #{result.post['seq']}; your turn is over"
+    if name == "tell_user":
+        return _tell_user(ctx, call, args, result)
     safe = name in REPLAY_SAFE or name == "read_thread"
     ctx.hlog.append({"type": "tool_started", "run": ctx.run_id, "turn": ctx.turn,
                      "call_id": call["id"], "name": name, "args": args, "replay_safe": safe})
@@ -221,9 +271,35 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
         out = "skipped: your turn ended with your post"
     else:
         try:
+            if name in ctx.withheld:
+                raise ToolError(f"{name} is not available: its capability is held by a notice "
+                                "until the user releases it")
             out = _read_thread(ctx, args) if name == "read_thread" else ctx.workspace.call(name, args)
         except ToolError as e:
             out = f"error: {e}"
     ctx.hlog.append({"type": "tool_finished", "run": ctx.run_id, "turn": ctx.turn,
                      "call_id": call["id"], "result": out[:4000]})
+    return out
+
+
+def _tell_user(ctx: TurnContext, call: dict, args: dict, result: TurnResult) -> str:
+    if ctx.tell_user is None:
+        return "error: tell_user is not available"
+    if result.told:
+        return "refused: tell_user was already used this turn (at most one notice per turn)"
+    text, hold = args.get("text"), args.get("hold")
+    if not isinstance(text, str) or not text.strip():
+        return "error: tell_user needs text (a non-empty string)"
+    if hold is not None and not isinstance(hold, str):
+        return "error: hold must be a capability name such as \"browser\""
+    ctx.hlog.append({"type": "tool_started", "run": ctx.run_id, "turn": ctx.turn,
+                     "call_id": call["id"], "name": "tell_user", "args": args, "replay_safe": False})
+    try:
+        nid = ctx.tell_user(text.strip(), hold or None)
+        result.told = True
+        out = f"notice {nid} raised; the user's answer will reach you in a later turn"
+    except ToolError as e:
+        out = f"error: {e}"
+    ctx.hlog.append({"type": "tool_finished", "run": ctx.run_id, "turn": ctx.turn,
+                     "call_id": call["id"], "result": out})
     return out

@@ -1,0 +1,73 @@
+"""Rebuild an interrupted turn from its harness-log records (pure: records in, state out).
+
+The log holds, for each turn, the intent before every effect and the result after it. From any
+prefix of it we can tell which model answers are known (reuse them), which tools finished
+(reuse their results), which started without a result (re-run if safe to replay, otherwise
+answer "interrupted" — never run an unsafe tool twice), and how many attempts a request has
+already had (the count survives restarts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+INTERRUPTED = ("interrupted: autodev restarted while this tool was running, so it may or may not "
+               "have taken effect. Check the repository's state before you run it again.")
+
+
+@dataclass
+class Resume:
+    turn: int
+    participant: str
+    messages: list[dict]
+    baseline: dict
+    steps: int = 0                     # generations finished
+    attempts: int = 0                  # attempts already made for the next generation
+    nudged: bool = False
+    told: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    pending: list[tuple[dict, dict | None]] = field(default_factory=list)  # (call, tool_started)
+
+
+def rebuild(records: list[dict]) -> Resume:
+    """`records` are one turn's harness-log records, oldest first, starting with turn_started."""
+    start = records[0]
+    assert start["type"] == "turn_started", "a turn's records begin with turn_started"
+    r = Resume(start["turn"], start["participant"], [dict(m) for m in start["messages"]],
+               start["baseline"])
+    finished: dict[str, str] = {}
+    started: dict[str, dict] = {}
+    for rec in records[1:]:
+        t = rec["type"]
+        if t == "tool_finished":
+            finished[rec["call_id"]] = rec["result"]
+        elif t == "tool_started":
+            started[rec["call_id"]] = rec
+    r.told = any(started.get(cid, {}).get("name") == "tell_user" and res.startswith("notice ")
+                 for cid, res in finished.items())
+    last_calls: list[dict] = []
+    for rec in records[1:]:
+        t = rec["type"]
+        if t == "generation_started":
+            r.attempts = rec["attempt"] if rec["step"] == r.steps + 1 else r.attempts
+        elif t == "generation_finished":
+            r.steps, r.attempts = rec["step"], 0
+            r.prompt_tokens += rec.get("prompt_tokens", 0)
+            r.completion_tokens += rec.get("completion_tokens", 0)
+            r.cost += rec.get("cost") or 0.0
+            r.messages.append(rec["message"])
+            last_calls = list(rec["message"].get("tool_calls") or [])
+            for call in last_calls:
+                if call["id"] in finished:
+                    r.messages.append({"role": "tool", "tool_call_id": call["id"],
+                                       "content": finished[call["id"]]})
+            last_calls = [c for c in last_calls if c["id"] not in finished]
+        elif t == "generation_failed":
+            r.attempts = 0  # the user chose to try again after retries ran out
+        elif t == "nudged":
+            r.nudged = True
+            r.messages.append(rec["message"])
+    r.pending = [(c, started.get(c["id"])) for c in last_calls]
+    return r

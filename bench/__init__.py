@@ -1,0 +1,1 @@
+"""autodev's benchmarks (`make bench`): see bench/run.py."""

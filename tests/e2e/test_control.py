@@ -1,0 +1,341 @@
+"""The user's side of a run through the real CLI: questions and answers, the audit, and a
+detached daemon controlled by `send`, `pause`, `resume` and `stop`."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from tests.conftest import run_dir, shape, thread_of, write_team
+
+PAIR = """
+[[participants]]
+name = "alice"
+model = "scripted"
+write = true
+
+[[participants]]
+name = "bob"
+model = "scripted"
+write = false
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+# bob asks the user; after the answer bob (not alice, who would be silent longest) speaks.
+QUESTION_SCRIPT = """
+[[step]]
+participant = "alice"
+calls = [{ tool = "post", args = { kind = "say", text = "bob, what colour?", handoff = "bob" } }]
+[[step]]
+participant = "bob"
+calls = [{ tool = "post", args = { kind = "say", text = "User: red or blue?", handoff = "user" } }]
+[[step]]
+participant = "bob"
+calls = [{ tool = "post", args = { kind = "done", text = "the user chose blue" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+
+def events_of(repo) -> list[dict]:
+    """events.jsonl, read while a daemon may be appending: an unfinished last line is skipped."""
+    p = run_dir(repo) / "events.jsonl"
+    if not p.exists():
+        return []
+    text = p.read_text()
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def scheduled(repo) -> list[tuple[str, str]]:
+    return [(e["participant"], e["rule"]) for e in events_of(repo) if e["type"] == "scheduled"]
+
+
+def requests_of(repo) -> list[dict]:
+    p = run_dir(repo) / "scripted-requests.jsonl"
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+def status_json(autodev, repo) -> dict:
+    return json.loads(autodev(repo, "status", "--json", check=True).stdout)
+
+
+def state_of(repo) -> dict:
+    p = run_dir(repo) / "state.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def wait_for(what, check, timeout: float = 30.0, step: float = 0.05):
+    """Poll `check()` until it returns something truthy; fail naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+# -- questions --------------------------------------------------------------------------------
+
+
+def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autodev):
+    write_team(repo, PAIR, QUESTION_SCRIPT)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "pick a colour")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("alice", "say", "bob", None),
+        ("bob", "say", "user", None),
+    ]
+    st = status_json(autodev, repo)
+    assert st["state"] == "awaiting_user"
+    assert st["reason"]["code"] == "question"
+    assert [(n["type"], n["from"], n["text"]) for n in st["needs_you"]] == \
+        [("question", "bob", "User: red or blue?")]
+
+    s = autodev(repo, "send", "blue, please")
+    assert s.returncode == 0, s.stderr
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("alice", "say", "bob", None),
+        ("bob", "say", "user", None),
+        ("user", "say", None, None),
+        ("bob", "done", None, None),
+        ("audit", "say", None, None),
+    ]
+    assert thread_of(repo)[3]["text"] == "blue, please"
+    assert scheduled(repo)[-1] == ("bob", "user_message")
+    # bob's turn prompt carried the answer in full.
+    last_bob = [q for q in requests_of(repo) if q["participant"] == "bob"][-1]
+    assert any("blue, please" in (m.get("content") or "") for m in last_bob["body"]["messages"])
+    st = status_json(autodev, repo)
+    assert st["state"] == "complete" and st["needs_you"] == []
+
+
+# -- the audit --------------------------------------------------------------------------------
+
+COMMIT = """calls = [
+  {{ tool = "write_file", args = {{ path = "{f}", content = "{f}\\n" }} }},
+  {{ tool = "run_command", args = {{ command = "git add -A && git commit -qm {f}" }} }},
+]"""
+
+
+def work(f: str, handoff: str = "alice") -> str:
+    return (f'[[step]]\nparticipant = "alice"\n{COMMIT.format(f=f)}\n'
+            f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
+            f'{{ kind = "work_done", text = "{f} added", handoff = "{handoff}" }} }}]\n')
+
+
+def done(text: str) -> str:
+    return (f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
+            f'{{ kind = "done", text = "{text}" }} }}]\n')
+
+
+def verdict(accept: bool, gap: str = "") -> str:
+    return (f'[[step]]\nparticipant = "audit"\ncalls = [{{ tool = "verdict", args = '
+            f'{{ accept = {str(accept).lower()}, gap = "{gap}" }} }}]\n')
+
+
+def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
+    script = (work("a.txt") + done("a is in") + verdict(False, "b.txt is missing")
+              + work("b.txt") + done("a and b are in") + verdict(True))
+    write_team(repo, PAIR, script)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt and b.txt")
+    assert r.returncode == 0, r.stdout + r.stderr
+    thread = thread_of(repo)
+    assert shape(thread) == [
+        ("user", "say", None, None),
+        ("alice", "work_done", "alice", True),
+        ("alice", "done", None, None),
+        ("audit", "say", "alice", None),
+        ("alice", "work_done", "alice", True),
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
+    assert "b.txt is missing" in thread[3]["text"]
+    # The reopen hands the turn to the done author (bob would otherwise be silent longest).
+    assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "self_handoff"),
+                               ("alice", "handoff"), ("alice", "self_handoff")]
+    audits = [(e["accept"], e["by"]) for e in events_of(repo) if e["type"] == "audit"]
+    assert audits == [(False, "model"), (True, "model")]
+    st = status_json(autodev, repo)
+    assert st["state"] == "complete" and st["audits"] == 2
+
+
+def test_audit_limit_pauses_the_run(repo, autodev):
+    script = (work("a.txt") + done("a is in") + verdict(False, "not yet")
+              + done("really done") + verdict(False, "still not"))
+    write_team(repo, PAIR, script, "maxAcceptChecks = 2\n")
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("alice", "work_done", "alice", True),
+        ("alice", "done", None, None),
+        ("audit", "say", "alice", None),
+        ("alice", "done", None, None),
+        ("audit", "say", "alice", None),
+    ]
+    st = status_json(autodev, repo)
+    assert st["state"] == "paused"
+    assert st["reason"]["code"] == "audit_limit"
+    assert st["audits"] == 2
+
+
+def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
+    script = (done("nothing to do") + work("fixed.txt") + done("fixed.txt is in")
+              + verdict(True, "check passes"))
+    write_team(repo, PAIR, script, 'auditCheck = "test -f fixed.txt && echo FOUND || (echo NOPE; exit 1)"\n')
+    r = autodev(repo, "start", "--foreground", "--until-idle", "make fixed.txt")
+    assert r.returncode == 0, r.stdout + r.stderr
+    thread = thread_of(repo)
+    assert shape(thread) == [
+        ("user", "say", None, None),
+        ("alice", "done", None, None),
+        ("audit", "say", "alice", None),
+        ("alice", "work_done", "alice", True),
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
+    assert "auditCheck failed" in thread[2]["text"]
+    assert "NOPE" in thread[2]["text"] and "exited 1" in thread[2]["text"]
+    audits = [(e["accept"], e["by"]) for e in events_of(repo) if e["type"] == "audit"]
+    assert audits == [(False, "auditCheck"), (True, "model")]
+    # Exactly one audit request reached the model: the second audit, which read the passing check.
+    audit_reqs = [q for q in requests_of(repo) if q["participant"] == "audit"]
+    assert len(audit_reqs) == 1
+    prompt = json.dumps(audit_reqs[0]["body"]["messages"])
+    assert "exited 0" in prompt and "FOUND" in prompt and "exited 1" not in prompt
+
+
+# -- a detached daemon ------------------------------------------------------------------------
+
+
+def start_detached(autodev, repo, *args: str) -> int:
+    r = autodev(repo, "start", *args, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"daemon started \(pid (\d+)\)", r.stdout)
+    assert m, r.stdout + r.stderr
+    pid = int(m.group(1))
+    autodev.adopt(pid)  # its own session: teardown kills it even if the test fails
+    return pid
+
+
+def stop_daemon(autodev, repo) -> None:
+    r = autodev(repo, "stop")
+    assert r.returncode == 0, r.stderr
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+
+
+def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
+    write_team(repo, PAIR, QUESTION_SCRIPT)
+    pid = start_detached(autodev, repo, "pick a colour")
+    wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
+    st = status_json(autodev, repo)
+    assert st["daemon_pid"] == pid
+    assert st["needs_you"][0]["from"] == "bob"
+
+    second = autodev(repo, "start", "another objective")
+    assert second.returncode == 2
+    assert "already running" in second.stderr and str(pid) in second.stderr
+    # The refused start dropped nothing: its objective never reaches the thread.
+    assert not any("another objective" in p["text"] for p in thread_of(repo))
+
+    assert autodev(repo, "send", "blue").returncode == 0
+    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("alice", "say", "bob", None),
+        ("bob", "say", "user", None),
+        ("user", "say", None, None),
+        ("bob", "done", None, None),
+        ("audit", "say", None, None),
+    ]
+    # Still up after completion (it waits for more messages) until told to stop.
+    time.sleep(0.3)
+    assert status_json(autodev, repo)["daemon_pid"] == pid
+    stop_daemon(autodev, repo)
+    assert any(e["type"] == "control" and e["action"] == "stop" for e in events_of(repo))
+
+
+# alice's first turn runs a slow command so `pause` arrives while the turn is in flight.
+SLOW_SCRIPT = """
+[[step]]
+participant = "alice"
+calls = [{ tool = "run_command", args = { command = "sleep 3" } }]
+[[step]]
+participant = "alice"
+calls = [{ tool = "post", args = { kind = "say", text = "slept", handoff = "bob" } }]
+[[step]]
+participant = "bob"
+calls = [{ tool = "post", args = { kind = "say", text = "Ready?", handoff = "user" } }]
+[[step]]
+participant = "bob"
+calls = [{ tool = "post", args = { kind = "done", text = "all set" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+
+def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
+    write_team(repo, PAIR, SLOW_SCRIPT)
+    start_detached(autodev, repo, "be slow")
+    wait_for("alice's command to start",
+             lambda: any(e["type"] == "tool" and e["name"] == "run_command" for e in events_of(repo)))
+    assert autodev(repo, "pause").returncode == 0
+    # The turn in flight finishes; the pause holds the run at the boundary after it.
+    wait_for("paused", lambda: state_of(repo).get("state") == "paused")
+    st = status_json(autodev, repo)
+    assert st["reason"]["code"] == "user"
+    time.sleep(0.5)
+    assert shape(thread_of(repo)) == [("user", "say", None, None), ("alice", "say", "bob", None)]
+
+    assert autodev(repo, "resume").returncode == 0
+    wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
+    assert shape(thread_of(repo))[-1] == ("bob", "say", "user", None)
+
+    assert autodev(repo, "send", "yes").returncode == 0
+    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
+    assert shape(thread_of(repo))[-3:] == [("user", "say", None, None), ("bob", "done", None, None),
+                                           ("audit", "say", None, None)]
+
+    stop_daemon(autodev, repo)
+    assert status_json(autodev, repo)["state"] == "stopped"
+    assert [e["action"] for e in events_of(repo) if e["type"] == "control"] == \
+        ["pause", "resume", "stop"]
+
+
+def controls(repo) -> list[str]:
+    return [e["action"] for e in events_of(repo) if e["type"] == "control"]
+
+
+def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, autodev):
+    write_team(repo, PAIR, QUESTION_SCRIPT)
+    start_detached(autodev, repo, "pick a colour")
+    wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
+    assert autodev(repo, "pause").returncode == 0
+    wait_for("the pause", lambda: controls(repo) == ["pause"])
+    assert autodev(repo, "resume").returncode == 0
+    wait_for("the resume", lambda: controls(repo) == ["pause", "resume"])
+    time.sleep(1.0)  # room for a wrongly scheduled turn to start
+    assert len(thread_of(repo)) == 3
+    assert scheduled(repo) == [("alice", "silent_longest"), ("bob", "handoff")], \
+        "a turn was scheduled while bob's question was still open"
+    st = status_json(autodev, repo)
+    assert st["state"] == "awaiting_user"
+    assert st["needs_you"][0]["from"] == "bob"

@@ -1,0 +1,138 @@
+"""Fault injection: real daemons killed with SIGKILL at seeded random instants, restarted until
+the run completes. After every trial the logs must tell one consistent story: the thread parses,
+seq is contiguous, no post appears twice, every `send` is on the thread exactly once, no unsafe
+tool ran twice, and the thread has the same shape as an uninterrupted run.
+
+AUTODEV_FAULT_TRIALS sets the trial count (`make soak` raises it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import time
+from collections import Counter
+
+import pytest
+
+from tests.conftest import git, run_dir, thread_of, write_team
+
+TRIALS = int(os.environ.get("AUTODEV_FAULT_TRIALS", "3"))
+
+TEAM = """
+[[participants]]
+name = "builder"
+model = "scripted"
+write = true
+
+[[participants]]
+name = "reviewer"
+model = "scripted"
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+
+def _script(rounds: int) -> str:
+    """Each round: builder writes, appends a marker line (an unsafe effect), commits, posts;
+    the reviewer reads and answers. Then done and an accepting audit."""
+    steps = []
+    for i in range(rounds):
+        steps.append(f'''
+[[step]]
+participant = "builder"
+calls = [
+  {{ tool = "write_file", args = {{ path = "f{i}.txt", content = "{i}\\n" }} }},
+  {{ tool = "run_command", args = {{ command = "echo b{i} >> .marker && git add f{i}.txt && git commit -qm f{i}" }} }},
+]
+[[step]]
+participant = "builder"
+calls = [{{ tool = "post", args = {{ kind = "work_done", text = "f{i} added", handoff = "reviewer" }} }}]
+[[step]]
+participant = "reviewer"
+calls = [{{ tool = "read_file", args = {{ path = "f{i}.txt" }} }},
+         {{ tool = "run_command", args = {{ command = "echo r{i} >> .marker" }} }}]
+[[step]]
+participant = "reviewer"
+calls = [{{ tool = "post", args = {{ kind = "say", text = "f{i} reviewed", handoff = "builder" }} }}]
+''')
+    steps.append('''
+[[step]]
+participant = "builder"
+calls = [{ tool = "post", args = { kind = "done", text = "all files added" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+''')
+    return "".join(steps)
+
+
+def _setup(repo, rounds=4):
+    write_team(repo, TEAM, _script(rounds), "maxTalkTurns = 50\n")
+    with open(repo / ".git" / "info" / "exclude", "a") as f:
+        f.write(".marker\n")
+
+
+def _check(repo, reference_shape, sends: list[str]) -> dict:
+    posts = thread_of(repo)
+    assert [p["seq"] for p in posts] == list(range(1, len(posts) + 1)), "seq must be contiguous"
+    ids = [p["id"] for p in posts if "id" in p]
+    assert len(ids) == len(set(ids)), f"a post appears twice: {Counter(ids).most_common(2)}"
+    user_texts = [p["text"] for p in posts if p["from"] == "user"]
+    for s in sends:
+        assert user_texts.count(s) == 1, f"send {s!r} is on the thread {user_texts.count(s)} times"
+    marker = (repo / ".marker").read_text().split() if (repo / ".marker").exists() else []
+    dup = [m for m, n in Counter(marker).items() if n > 1]
+    assert not dup, f"an unsafe tool ran twice: {dup}"
+    shape = [(p["from"], p["kind"], p.get("handoff")) for p in posts]
+    assert shape == reference_shape
+    return {"posts": len(posts), "markers": len(marker)}
+
+
+def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
+    _setup(repo)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add the files")
+    assert r.returncode == 0, r.stdout + r.stderr
+    reference = [(p["from"], p["kind"], p.get("handoff")) for p in thread_of(repo)]
+    assert len(reference) == 1 + 4 * 2 + 2
+
+    rnd = random.Random(20261130)
+    totals = {"trials": 0, "kills": 0, "recoveries": 0}
+    for trial in range(TRIALS):
+        trepo = tmp_path / f"trial{trial}"
+        trepo.mkdir()
+        git(trepo, "init", "-q", "-b", "main")
+        (trepo / "README.md").write_text("x\n")
+        git(trepo, "add", "-A")
+        git(trepo, "commit", "-qm", "start")
+        (trepo / ".git" / "info" / "exclude").write_text(".autodev/\n")
+        _setup(trepo)
+        args = ["start", "--foreground", "--until-idle", "add the files"]
+        for attempt in range(40):
+            p = autodev.popen(trepo, *args)
+            args = ["start", "--foreground", "--until-idle"]
+            # litellm's import takes ~3 s; kill anywhere from start-up to well into the run.
+            delay = rnd.uniform(0.5, 6.0)
+            try:
+                code = p.wait(timeout=delay)
+            except Exception:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                totals["kills"] += 1
+                continue
+            assert code == 0, p.stdout.read() + p.stderr.read()
+            break
+        else:
+            pytest.fail("the run never completed")
+        events = [json.loads(x) for x in (run_dir(trepo) / "events.jsonl").read_text().splitlines()]
+        totals["recoveries"] += sum(e["type"] == "turn_recovered" for e in events)
+        totals["trials"] += 1
+        _check(trepo, reference, ["add the files"])
+    assert totals["trials"] == TRIALS
+    print(f"fault suite: {totals}")

@@ -1,0 +1,121 @@
+"""Provider faults through the real daemon and real HTTP: usage limits fail over to the next
+model, exhausted models make the run wait for the reset, 5xx errors retry with backoff, and
+exhausted retries pause the run with the error (the open turn then resumes, nothing lost)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import run_dir, shape, thread_of, write_team
+
+
+def _team(failover: str = "") -> str:
+    return f"""
+[[participants]]
+name = "builder"
+model = "scripted"
+write = true
+{failover}
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+
+DONE = """
+[[step]]
+participant = "builder"
+calls = [{ tool = "post", args = { kind = "done", text = "finished" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+FAST = "retryBackoffSec = 0.05\nmaxRetries = 2\n"
+
+
+def events(repo) -> list[dict]:
+    return [json.loads(x) for x in (run_dir(repo) / "events.jsonl").read_text().splitlines()]
+
+
+def test_usage_limit_fails_over_and_the_turn_completes(repo, autodev):
+    write_team(repo, _team('failover = ["scripted:backup"]'), """
+[[step]]
+participant = "builder"
+error = 429
+retry_after = 30
+""" + DONE, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo)) == [("user", "say", None, None), ("builder", "done", None, None),
+                                      ("audit", "say", None, None)]
+    ev = events(repo)
+    fo = [e for e in ev if e["type"] == "failover"]
+    assert fo and fo[0]["model"] == "scripted" and fo[0]["to"] == "scripted:backup"
+    assert fo[0]["retry_after"] == 30
+    gens = [e for e in ev if e["type"] == "generation" and e["participant"] == "builder"]
+    assert [g["model"] for g in gens] == ["scripted:backup"]
+
+
+def test_all_models_limited_waits_for_the_reset_then_continues(repo, autodev):
+    write_team(repo, _team(), """
+[[step]]
+participant = "builder"
+error = 429
+retry_after = 1
+""" + DONE, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 0, r.stdout + r.stderr
+    ev = events(repo)
+    waits = [e for e in ev if e["type"] == "state" and e["state"] == "waiting"]
+    assert waits and waits[0]["reason"]["code"] == "usage_limit"
+    # The same turn continued after the reset (no second turn_started for it).
+    turns = [e["turn"] for e in ev if e["type"] == "turn_started"]
+    assert turns == [1]
+    assert any(e["type"] == "turn_resumed" for e in ev)
+    assert shape(thread_of(repo))[1] == ("builder", "done", None, None)
+
+
+def test_server_errors_retry_with_backoff_then_succeed(repo, autodev):
+    write_team(repo, _team(), """
+[[step]]
+participant = "builder"
+error = 500
+[[step]]
+participant = "builder"
+error = 503
+""" + DONE, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 0, r.stdout + r.stderr
+    retries = [e for e in events(repo) if e["type"] == "retry"]
+    assert [e["attempt"] for e in retries] == [1, 2]
+    assert retries[1]["delay"] == 2 * retries[0]["delay"]
+
+
+def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev):
+    write_team(repo, _team(), """
+[[step]]
+participant = "builder"
+error = 500
+[[step]]
+participant = "builder"
+error = 500
+[[step]]
+participant = "builder"
+error = 500
+""" + DONE, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 3, r.stdout + r.stderr
+    st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+    assert st["state"] == "paused" and st["reason"]["code"] == "provider"
+    assert "failed 3 times" in st["reason"]["text"]
+    assert shape(thread_of(repo)) == [("user", "say", None, None)]
+    autodev(repo, "resume", check=True)
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    ev = events(repo)
+    assert [e["turn"] for e in ev if e["type"] == "turn_started"] == [1]
+    assert shape(thread_of(repo))[1:] == [("builder", "done", None, None), ("audit", "say", None, None)]

@@ -1,0 +1,91 @@
+"""Secrets named by the environment never reach records: nested values are redacted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from autodev.events import Events
+from autodev.redact import Redactor, secret_names
+
+KEY = "sk-test-0123456789abcdef"
+TOKEN = "ghp_abcdefghijklmnop"
+ENV = {
+    "FOO_API_KEY": KEY,
+    "GITHUB_TOKEN": TOKEN,
+    "MY_SECRET": "hunter2hunter2",
+    "SHORT_API_KEY": "abc",          # too short to redact safely
+    "PATH": "/usr/bin:/bin",         # not a secret name
+    "HOME": "/home/someone",
+    "CUSTOM_VAR": "custom-value-123456",
+}
+
+
+def test_secret_names_from_env_and_extras():
+    names = secret_names(ENV, extra=["CUSTOM_VAR", ""])
+    assert names == {"FOO_API_KEY", "GITHUB_TOKEN", "MY_SECRET", "SHORT_API_KEY", "CUSTOM_VAR"}
+    assert "PATH" not in names and "HOME" not in names
+    assert secret_names({"AWS_SECRET_ACCESS_KEY": "x", "AWS_SESSION_TOKEN": "y", "HF_TOKEN": "z",
+                         "API_KEY_FILE": "w"}) == {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                                   "HF_TOKEN"}
+
+
+def test_values_replaced_in_nested_dicts_and_lists():
+    r = Redactor.from_env(environ=ENV)
+    rec = {
+        "type": "tool", "args": {"cmd": f"curl -H 'Authorization: Bearer {KEY}'"},
+        "out": [f"token={TOKEN}", {"deep": [f"x{KEY}y{KEY}", 42, None, True]}],
+        "n": 3,
+    }
+    out = r(rec)
+    dumped = json.dumps(out)
+    assert KEY not in dumped and TOKEN not in dumped
+    assert out["args"]["cmd"] == "curl -H 'Authorization: Bearer [redacted]'"
+    assert out["out"][0] == "token=[redacted]"
+    assert out["out"][1]["deep"] == ["x[redacted]y[redacted]", 42, None, True]
+    assert out["n"] == 3 and out["type"] == "tool"
+    # The original record is not modified in place.
+    assert KEY in rec["args"]["cmd"]
+
+
+def test_short_values_are_not_redacted():
+    r = Redactor.from_env(environ=ENV)
+    assert r("abc is an ordinary word; abcdef too") == "abc is an ordinary word; abcdef too"
+    assert "abc" not in r.values
+
+
+def test_extra_names_are_redacted_too():
+    r = Redactor.from_env(["CUSTOM_VAR"], environ=ENV)
+    assert r("value custom-value-123456 here") == "value [redacted] here"
+    assert Redactor.from_env(environ=ENV)("custom-value-123456") == "custom-value-123456"
+
+
+def test_longer_secret_wins_over_its_prefix():
+    r = Redactor(["abcdefgh12", "abcdefgh1234567890"])
+    assert r("k=abcdefgh1234567890;") == "k=[redacted];"
+    assert "1234567890" not in r("k=abcdefgh1234567890;")
+
+
+def test_no_secrets_returns_input_unchanged():
+    r = Redactor.from_env(environ={"PATH": "/bin"})
+    rec = {"a": ["b"]}
+    assert r(rec) is rec
+
+
+def test_values_inside_tuples_are_redacted():
+    r = Redactor([KEY])
+    assert KEY not in json.dumps(r({"argv": ("curl", KEY)}))
+
+
+def test_events_log_never_holds_the_secret(tmp_path):
+    p = tmp_path / "events.jsonl"
+    ev = Events(p, "run-1", redact=Redactor.from_env(environ=ENV))
+    rec = ev.emit("tool_started", tool="run_command", args={"cmd": f"echo {KEY}"})
+    ev.close()
+    text = p.read_text()
+    assert KEY not in text
+    assert "[redacted]" in text
+    on_disk = json.loads(text)
+    assert on_disk == rec
+    assert on_disk["type"] == "tool_started" and on_disk["run"] == "run-1" and on_disk["ts"]

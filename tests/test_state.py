@@ -1,0 +1,137 @@
+"""state.json: atomic whole-file writes, compare-and-swap, and no lost control requests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from autodev.errors import StateConflictError
+from autodev.state import StateFile, blank_state
+
+
+def test_missing_file_reads_as_blank_state(tmp_path):
+    s = StateFile(tmp_path / "run" / "state.json")
+    assert s.read() == blank_state()
+    assert s.read()["version"] == 0
+    assert not s.path.exists()
+
+
+def test_update_bumps_version_and_writes_whole_file(tmp_path):
+    s = StateFile(tmp_path / "run" / "state.json")
+
+    def go(st):
+        st["state"] = "running"
+        return st
+
+    new = s.update(go)
+    assert new["version"] == 1 and new["state"] == "running"
+    on_disk = json.loads(s.path.read_text())
+    assert on_disk == new
+    # A change that returns None leaves the state as it was but still counts as a write.
+    again = s.update(lambda st: None)
+    assert again["state"] == "running" and again["version"] == 2
+    assert s.read()["version"] == 2
+    # No temp files are left behind.
+    assert sorted(p.name for p in s.path.parent.iterdir()) == ["state.json", "state.json.lock"]
+
+
+def test_update_that_raises_writes_nothing(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    s.update(lambda st: {**st, "state": "running"})
+    before = s.path.read_bytes()
+
+    def boom(st):
+        st["state"] = "faulted"
+        raise RuntimeError("change failed")
+
+    with pytest.raises(RuntimeError):
+        s.update(boom)
+    assert s.path.read_bytes() == before
+
+
+def test_compare_and_swap(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    cur = s.read()
+    ok = s.compare_and_swap(cur["version"], {**cur, "state": "paused", "reason": "user"})
+    assert ok["version"] == 1
+    assert s.read()["state"] == "paused"
+    # Someone else writes in between: the stale writer loses and changes nothing.
+    stale = s.read()
+    s.update(lambda st: {**st, "state": "running"})
+    with pytest.raises(StateConflictError, match="version 2, expected 1"):
+        s.compare_and_swap(stale["version"], {**stale, "state": "stopped"})
+    assert s.read()["state"] == "running"
+    assert s.read()["version"] == 2
+
+
+def test_corrupt_state_file_is_reported(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    s.path.write_text("{half")
+    with pytest.raises(StateConflictError, match="not valid JSON") as e:
+        s.read()
+    assert str(s.path) in e.value.message
+
+
+def test_old_state_files_gain_new_keys(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    s.path.write_text(json.dumps({"version": 7, "state": "running"}))
+    st = s.read()
+    assert st["version"] == 7 and st["controls"] == [] and st["control_seq"] == 0
+
+
+def test_request_queues_controls_in_order(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    s.request("pause", reason="user")
+    s.request("resume")
+    st = s.request("stop")
+    assert [(c["n"], c["action"]) for c in st["controls"]] == [(1, "pause"), (2, "resume"), (3, "stop")]
+    assert st["controls"][0]["reason"] == "user"
+    assert st["control_seq"] == 3
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORKER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from autodev.state import StateFile
+    s = StateFile(Path(sys.argv[1]))
+    who = sys.argv[2]
+    for i in range(int(sys.argv[3])):
+        s.request("pause", who=who, i=i)
+""")
+
+
+def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
+    path = tmp_path / "state.json"
+    procs, per = 8, 25
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    running = [subprocess.Popen([sys.executable, "-c", WORKER, str(path), f"w{k}", str(per)],
+                                env=env, stderr=subprocess.PIPE, text=True)
+               for k in range(procs)]
+    # Readers never lock; while the writers race, every read sees a whole state and the
+    # version never goes backwards.
+    seen = 0
+    while any(p.poll() is None for p in running):
+        v = StateFile(path).read()["version"]
+        assert v >= seen
+        seen = v
+    for p in running:
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+    st = StateFile(path).read()
+    controls = st["controls"]
+    assert len(controls) == procs * per
+    assert [c["n"] for c in controls] == list(range(1, procs * per + 1))
+    assert st["control_seq"] == procs * per
+    assert st["version"] == procs * per
+    for k in range(procs):
+        mine = [c["i"] for c in controls if c["who"] == f"w{k}"]
+        assert mine == list(range(per))  # each writer's own order is kept
