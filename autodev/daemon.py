@@ -167,6 +167,18 @@ class Daemon:
             if hasattr(self, name):
                 getattr(self, name).close()
 
+    def _apply_pending_effects(self) -> None:
+        """A crash between a turn's end and its post's effects: apply them now."""
+        applied = self.state.read().get("applied_seq", 0)
+        for post in reversed(self.thread.tail(TAIL)):
+            if post["seq"] <= applied:
+                return
+            if post.get("turn") is not None:  # a participant's post (user/system/audit have none)
+                self.events.emit("effects_recovered", seq=post["seq"])
+                self._after_post(post, post["from"])
+                self._plan_next()
+                return
+
     def _open_turn_records(self) -> list[dict] | None:
         """The newest turn's harness records if it never finished (read backwards, bounded by
         the size of that one turn)."""
@@ -192,6 +204,7 @@ class Daemon:
         self.resume = None
         recs = self._open_turn_records()
         if not recs:
+            self._apply_pending_effects()
             return
         turn = recs[0]["turn"]
         post = self.thread.seen(f"{self.run_id}:t{turn}:post")
@@ -392,7 +405,8 @@ class Daemon:
         approved = msg["kind"] == "approve"
         self._decide_gate(gate, approved, "the user", msg.get("reason") or "")
 
-    def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
+    def _gate_decision(self, gate: dict, approved: bool, by: str, why: str, st: dict) -> dict:
+        """The system note for a gate decision (idempotent by id) and the state it leads to."""
         verb = "approved" if approved else "denied"
         text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
         rec = self.thread.append("system", "say", text, None, id=f"{self.run_id}:gate:{gate['id']}",
@@ -400,10 +414,14 @@ class Daemon:
                                        "declarer": gate["declarer"], "by": by})
         self._echo(rec)
         self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
-        self.state.update(lambda s: {**s, "gate": None, "state": "running", "reason": None,
-                                     "approved_gates": [*s.get("approved_gates", []), gate]
-                                     if approved else s.get("approved_gates", [])})
+        kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
+        return {"gate": None, "state": "running", "reason": None,
+                "approved_gates": kept + [gate] if approved else kept}
 
+    def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
+        ch = self._gate_decision(gate, approved, by, why, self.state.read())
+        self.state.update(lambda s: {**s, **ch})
+        self.events.emit("state", state="running", reason=None)
 
     # -- notices -----------------------------------------------------------------------------
 
@@ -649,54 +667,60 @@ class Daemon:
             self._set("paused", reason("silent", who=name, n=n))
 
     def _after_post(self, post: dict, author: str) -> None:
+        """Apply a post's effects exactly once. Everything they change in state is written in
+        one update together with `applied_seq`, and the thread notes they add are idempotent
+        by id, so a crash anywhere in here is repaired by applying them again on restart."""
+        st = self.state.read()
+        if post["seq"] <= st.get("applied_seq", 0):
+            return
         kind = post["kind"]
         credited = kind == "work_done" and bool(post.get("credit"))
-
-        def talk(s: dict) -> dict:
-            s["talk_turns"] = 0 if credited else s.get("talk_turns", 0) + 1
-            if kind != "wait" and (s.get("last_wait") or {}).get("author") == author:
-                s["last_wait"] = None  # the author moved on: the next wait starts a new series
-            return s
-        st = self.state.update(talk)
+        talk = 0 if credited else st.get("talk_turns", 0) + 1
+        ch: dict = {"talk_turns": talk}
+        if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
+            ch["last_wait"] = None  # the author moved on: the next wait starts a new series
         if self._stagnant(author):
-            self._set("paused", reason("stagnation", who=author, kind=kind))
+            ch.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
         elif kind == "say" and post.get("handoff") == "user":
-            self._set("awaiting_user", reason("question", who=author),
+            ch.update(state="awaiting_user", reason=reason("question", who=author),
                       question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
         elif kind == "done":
-            self._audit(post)
+            ch.update(self._audit(post, st))
         elif kind == "wait":
-            self._start_wait(post, author)
+            ch.update(self._start_wait(post, author, st))
         elif kind == "gate":
-            self._gate(post, author)
-        elif st["talk_turns"] > self.config.max_talk_turns:
+            ch.update(self._gate(post, author, st))
+        elif talk > self.config.max_talk_turns:
             writers = {q.name for q in self.team.participants if q.write}
-            handed_to_writer = (author not in writers and post.get("handoff") in writers)
-            if not (handed_to_writer and st["talk_turns"] == self.config.max_talk_turns + 1):
-                self._set("paused", reason("talk_limit", n=st["talk_turns"]))
+            handed_to_writer = author not in writers and post.get("handoff") in writers
+            if not (handed_to_writer and talk == self.config.max_talk_turns + 1):
+                ch.update(state="paused", reason=reason("talk_limit", n=talk))
+        ch["applied_seq"] = post["seq"]
+        self.state.update(lambda s: {**s, **ch})
+        if "state" in ch:
+            self.events.emit("state", state=ch["state"], reason=ch.get("reason"))
 
     def _stagnant(self, author: str) -> bool:
         """The author's last three posts are identical in kind and text."""
         mine = [p for p in self.thread.tail(TAIL) if p["from"] == author][-3:]
         return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
 
-    def _start_wait(self, post: dict, author: str) -> None:
-        st = self.state.read()
+    def _start_wait(self, post: dict, author: str, st: dict) -> dict:
         prev = st.get("last_wait") or {}
         streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
         since = prev.get("since", time.time()) if streak > 1 else time.time()
         delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
         if time.time() + delay - since > self.config.max_wait_min * 60:
-            self._set("paused", reason("wait_too_long", who=author), wait=None, last_wait=None)
-            return
+            return {"state": "paused", "reason": reason("wait_too_long", who=author),
+                    "wait": None, "last_wait": None}
         wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
                 "streak": streak, "since": since}
         self.events.emit("wait", participant=author, delay=delay, due=wait["due"], streak=streak)
-        self._set("waiting", {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
-                              "continue": "the run continues by itself; autodev send ends the wait"},
-                  wait=wait, last_wait=wait)
+        return {"state": "waiting", "wait": wait, "last_wait": wait,
+                "reason": {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
+                           "continue": "the run continues by itself; autodev send ends the wait"}}
 
-    def _gate(self, post: dict, author: str) -> None:
+    def _gate(self, post: dict, author: str, st: dict) -> dict:
         from autodev import gates
 
         gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
@@ -704,15 +728,14 @@ class Daemon:
                                       auto_approve=self.config.gate_auto_approve,
                                       mode=self.config.gate_mode)
         if decision is not None:
-            return self._decide_gate(gate, decision == "approved", rule, "")
+            return self._gate_decision(gate, decision == "approved", rule, "", st)
         self.events.emit("gate_open", id=gate["id"], declarer=author, text=post["text"][:500])
-        self._set("gated", reason("gated", who=author), gate=gate)
+        return {"state": "gated", "reason": reason("gated", who=author), "gate": gate}
 
-    def _audit(self, post: dict) -> None:
+    def _audit(self, post: dict, st: dict) -> dict:
         from autodev.audit import audit
 
         self._set("auditing", None)
-        st = self.state.read()
         a = self.team.audit_model()
         targets = providers.targets_for("audit", a.model, [], effort=a.effort, api_base=a.api_base,
                                         api_key_env=a.api_key_env,
@@ -728,26 +751,22 @@ class Daemon:
                       overrides=self.paths.prompt_overrides, secret_env=self.secret_env)
         except ProviderError as e:
             self.events.emit("error", participant="audit", message=str(e))
-            self._set("paused", reason("provider", error=e.message))
-            return
+            return {"state": "paused", "reason": reason("provider", error=e.message)}
         self._account_audit(v)
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
         if v.accept:
             rec = self.thread.append("audit", "say", f"Accepted. {v.gap}".strip(), None,
                                      id=f"{audit_id}:verdict", verdict="accept")
             self._echo(rec)
-            self._set("complete", {"code": "complete", "text": "the audit accepted the work",
-                                   "continue": "autodev send \"...\" to continue with more work"},
-                      audits=n)
-            return
+            return {"state": "complete", "audits": n,
+                    "reason": {"code": "complete", "text": "the audit accepted the work",
+                               "continue": "autodev send \"...\" to continue with more work"}}
         rec = self.thread.append("audit", "say", f"Reopened: {v.gap}", post["from"],
                                  id=f"{audit_id}:verdict", verdict="reopen", by=v.by)
         self._echo(rec)
-        self.state.update(lambda s: {**s, "audits": n})
         if n >= self.config.max_accept_checks:
-            self._set("paused", reason("audit_limit", n=n))
-        else:
-            self._set("running", None)
+            return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
+        return {"state": "running", "reason": None, "audits": n}
 
     def _account_audit(self, v) -> None:
         def add(s: dict) -> dict:

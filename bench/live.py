@@ -5,12 +5,12 @@ left in its run folder. Nothing here reaches beyond 127.0.0.1 (the scripted mode
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -94,29 +94,29 @@ def chatter_steps(per_participant: int, ask_user: bool = True) -> list[dict]:
     return steps
 
 
-@contextlib.contextmanager
-def _home(home: Path):
-    old = os.environ.get("AUTODEV_HOME")
-    os.environ["AUTODEV_HOME"] = str(home)
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("AUTODEV_HOME", None)
-        else:
-            os.environ["AUTODEV_HOME"] = old
+_ENV_LOCK = threading.Lock()  # run_dir() briefly changes this process's environment
 
 
 def run_dir(repo: Path, home: Path) -> Path:
-    """The run folder autodev uses for `repo` under AUTODEV_HOME=`home` (asked of autodev itself)."""
+    """The run folder autodev uses for `repo` under AUTODEV_HOME=`home` (asked of autodev itself,
+    which reads the variable; the lock keeps benchmarks running in threads apart)."""
     from autodev.paths import RunPaths
 
-    with _home(home):
-        return RunPaths(repo).run_dir
+    with _ENV_LOCK:
+        old = os.environ.get("AUTODEV_HOME")
+        os.environ["AUTODEV_HOME"] = str(home)
+        try:
+            return RunPaths(repo).run_dir
+        finally:
+            if old is None:
+                os.environ.pop("AUTODEV_HOME", None)
+            else:
+                os.environ["AUTODEV_HOME"] = old
 
 
 def env_for(home: Path) -> dict:
-    env = {**os.environ, **GIT_ID, "AUTODEV_HOME": str(home)}
+    with _ENV_LOCK:
+        env = {**os.environ, **GIT_ID, "AUTODEV_HOME": str(home)}
     # How autodev itself imports litellm: without it, litellm fetches its price map first.
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     return env
@@ -126,7 +126,8 @@ def env_for(home: Path) -> dict:
 class Exited:
     code: int
     seconds: float
-    maxrss_kb: int   # the process's peak resident set (its own rusage, from wait4)
+    peak_kb: int     # the process's own peak resident set (VmHWM), 0 if never sampled
+    rss_kb: int      # its resident set at the last sample before it exited
     stdout: str
     stderr: str
 
@@ -148,10 +149,28 @@ class Child:
                 start_new_session=True)
         self.pid = self.proc.pid
 
+    def memory(self) -> tuple[int, int]:
+        """(VmHWM, VmRSS) in KiB from /proc: this process alone. (wait4's ru_maxrss would also
+        count forked children, which briefly share the parent's pages before exec.)"""
+        try:
+            text = Path(f"/proc/{self.pid}/status").read_text()
+        except OSError:
+            return 0, 0
+        vals = {}
+        for line in text.splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS"):
+                vals[key] = int(rest.split()[0])
+        return vals.get("VmHWM", 0), vals.get("VmRSS", 0)
+
     def wait(self, timeout: float) -> Exited:
         deadline = time.monotonic() + timeout
+        peak = rss = 0
         while True:
-            pid, status, usage = os.wait4(self.pid, os.WNOHANG)
+            hwm, now = self.memory()
+            if now:  # a zombie has no memory left to report
+                peak, rss = max(peak, hwm), now
+            pid, status, _ = os.wait4(self.pid, os.WNOHANG)
             if pid == self.pid:
                 break
             if time.monotonic() > deadline:
@@ -162,7 +181,7 @@ class Child:
         secs = time.perf_counter() - self.started
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         self._kill_group()  # leftovers of the group (none expected)
-        return Exited(self.proc.returncode, secs, usage.ru_maxrss, self.out_path.read_text(),
+        return Exited(self.proc.returncode, secs, peak, rss, self.out_path.read_text(),
                       self.err_path.read_text())
 
     def _kill_group(self) -> None:

@@ -39,7 +39,7 @@ def scripted_run(turns: int) -> dict:
            "generations": sum(1 for e in events if e["type"] == "generation"),
            "requests": len(requests),
            "audit_requests": sum(1 for r in requests if r.get("participant") == "audit"),
-           "wall_s": ex.seconds, "maxrss_kb": ex.maxrss_kb, "code": ex.code}
+           "wall_s": ex.seconds, "peak_kb": ex.peak_kb, "code": ex.code}
     run.update(_timing(events))
     _RUNS[turns] = run
     return run
@@ -83,8 +83,9 @@ def bench_routing(turns: int = 200) -> dict:
             "method": "scripted-requests.jsonl lines − events 'generation' − audit requests"}
 
 
-def _rss_run(n: int, chats: int) -> int:
-    """Peak RSS (KiB) of `start --foreground --until-idle` on a thread seeded with `n` posts."""
+def rss_run(n: int, chats: int) -> tuple[int, int]:
+    """(peak, final) RSS in KiB of `start --foreground --until-idle` on a thread seeded with
+    `n` posts, sampled from /proc while it runs."""
     with tempfile.TemporaryDirectory(prefix="autodev-bench-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -99,36 +100,47 @@ def _rss_run(n: int, chats: int) -> int:
         turns = sum(1 for e in read_jsonl(rd / "events.jsonl") if e["type"] == "turn_started")
         if turns < 2:
             raise RuntimeError(f"the run on {n} seeded posts made {turns} turns (expected several)")
-        return ex.maxrss_kb
+        return ex.peak_kb, ex.rss_kb
 
 
 def bench_daemon(turns: int = 200, rss_sizes=(100, 10_000), chats: int = 2) -> dict:
-    """Daemon overhead per turn with the scripted model, and its peak RSS by thread length."""
+    """Daemon overhead per turn with the scripted model, and its peak RSS by thread length.
+    `rss_sizes=()` skips the memory runs (the smoke test calls rss_run on its own)."""
     r = scripted_run(turns)
     w, k = r["window_s"], r["window_turns"]
     outside = 1 - r["model_s"] / w if w else 0.0
     tps = k / w if w else 0.0
-    rss = {n: _rss_run(n, chats) for n in rss_sizes}
-    small, big = min(rss_sizes), max(rss_sizes)
-    rss_ratio = rss[big] / rss[small]
+    own_ms = (w - r["model_s"]) / k * 1e3 if k else 0.0
     share = {"name": "daemon time outside model", "compare": f"turns 2–{r['turns']}",
-             "detail": {"outside ms/turn": round((w - r["model_s"]) / k * 1e3, 1) if k else 0,
-                        "in requests ms/turn": round(r["model_s"] / k * 1e3, 1) if k else 0},
+             "detail": {"outside ms/turn": round(own_ms, 1),
+                        "in requests ms/turn": round(r["model_s"] / k * 1e3, 1) if k else 0,
+                        # a hosted model answers in seconds, not the scripted server's ms
+                        "share if a request took 2 s": f"{own_ms / (own_ms + 2000):.1%}"},
              "unit": "share of wall time", "ratio": round(outside, 2), "target": "—",
              "holds": None,
              "method": "request time = generation event ts − the turn's previous event ts"}
-    memory = {"name": "daemon peak RSS", "compare": f"{big:,} vs {small:,} posts",
-              "detail": {f"{n:,}": round(v / 1024, 1) for n, v in rss.items()},
-              "unit": "MiB (wait4 ru_maxrss)", "ratio": round(rss_ratio, 2), "target": "≤ 1.2",
-              "holds": rss_ratio <= 1.2,
-              "method": f"thread seeded with N posts, then ~{3 * chats + 1} scripted turns"}
+    rows = [share]
+    if rss_sizes:
+        rows.append(_rss_row({n: rss_run(n, chats) for n in rss_sizes}, chats))
     return {"name": "daemon turns per second", "compare": f"{r['turns']}-turn scripted run",
             "detail": {"turns/s": round(tps, 1), "ms/turn": round(1e3 / tps, 1) if tps else None,
                        "process wall s": round(r["wall_s"], 1),
-                       "peak RSS MiB": round(r["maxrss_kb"] / 1024, 1)},
+                       "peak RSS MiB": round(r["peak_kb"] / 1024, 1)},
             "unit": "turns/s", "ratio": round(tps, 1), "target": "—", "holds": None,
-            "also": [share, memory],
+            "also": rows,
             "method": "events.jsonl: turns 2..N between turn 1's and turn N's turn_ended"}
+
+
+def _rss_row(rss: dict[int, tuple[int, int]], chats: int) -> dict:
+    small, big = min(rss), max(rss)
+    ratio = rss[big][0] / rss[small][0]
+    return {"name": "daemon peak RSS", "compare": f"{big:,} vs {small:,} posts",
+            "detail": {**{f"{n:,}": round(v[0] / 1024, 1) for n, v in rss.items()},
+                       **{f"{n:,} at exit": round(v[1] / 1024, 1) for n, v in rss.items()}},
+            "unit": "MiB (VmHWM; VmRSS at exit)", "ratio": round(ratio, 2), "target": "≤ 1.2",
+            "holds": ratio <= 1.2,
+            "method": f"thread seeded with N posts, then ~{3 * chats + 1} scripted turns; "
+                      "/proc/<pid>/status sampled every 10 ms"}
 
 
 OPEN_CODE = """

@@ -79,6 +79,14 @@ def _setup(repo, rounds=4):
         f.write(".marker\n")
 
 
+def _lines(path) -> int:
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
 def _check(repo, reference_shape, sends: list[str]) -> dict:
     posts = thread_of(repo)
     assert [p["seq"] for p in posts] == list(range(1, len(posts) + 1)), "seq must be contiguous"
@@ -114,19 +122,23 @@ def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
         (trepo / ".git" / "info" / "exclude").write_text(".autodev/\n")
         _setup(trepo)
         args = ["start", "--foreground", "--until-idle", "add the files"]
-        for attempt in range(40):
+        hlog = run_dir(trepo) / "harness.jsonl"
+        for attempt in range(60):
             p = autodev.popen(trepo, *args)
             args = ["start", "--foreground", "--until-idle"]
-            # litellm's import takes ~3 s; kill anywhere from start-up to well into the run.
-            delay = rnd.uniform(0.5, 6.0)
-            try:
-                code = p.wait(timeout=delay)
-            except Exception:
+            # Kill at a seeded point of the run's progress: once the harness log has grown by a
+            # random number of records, plus a random sub-second delay (anywhere in a step).
+            target = _lines(hlog) + rnd.randint(0, 12)
+            deadline = time.time() + 60
+            while p.poll() is None and _lines(hlog) < target and time.time() < deadline:
+                time.sleep(0.005)
+            time.sleep(rnd.uniform(0, 0.05))
+            if p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
                 totals["kills"] += 1
                 continue
-            assert code == 0, p.stdout.read() + p.stderr.read()
+            assert p.returncode == 0, p.stdout.read() + p.stderr.read()
             break
         else:
             pytest.fail("the run never completed")
