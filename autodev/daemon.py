@@ -19,43 +19,23 @@ from autodev import config as cfgmod
 from autodev import inbox, prompts, scheduler
 from autodev.errors import (AutodevError, ConfigError, DaemonRunningError, LogWriteError,
                             ProviderError)
+from autodev.effects import EffectsMixin
 from autodev.events import Events
 from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
-from autodev.journal import Journal, read_tail
+from autodev.journal import Journal
+from autodev.notices import NoticesMixin
 from autodev.paths import RunPaths, git_head
+from autodev.reasons import reason
 from autodev.redact import Redactor
 from autodev.state import StateFile
 from autodev.thread import TAIL, Thread, now_ts
 
 IDLE = ("awaiting_user", "gated", "paused")
 EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_USER = 0, 1, 2, 3
+USER_KEEP = 10  # user messages kept in state for the audit's view of the objectiveIDLE = ("awaiting_user", "gated", "paused")
+EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_USER = 0, 1, 2, 3
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
-
-REASONS = {
-    "question": "{who} asked you a question (see Needs you)",
-    "gated": "{who} declared a gate that needs your decision",
-    "silent": "{who} ended {n} turns in a row without posting",
-    "talk_limit": "{n} turns passed without credited work, even after the talk limit applied",
-    "audit_limit": "the audit reopened the work {n} times (maxAcceptChecks)",
-    "wait_too_long": "{who}'s wait ran past maxWaitMin",
-    "user": "you paused the run",
-    "provider": "a model failed: {error}",
-    "no_objective": "the run has no objective yet",
-    "fault": "a log append failed: {error}",
-    "stagnation": "{who}'s last three posts were identical ({kind})",
-}
-CONTINUE = {
-    "question": "autodev send \"your answer\"",
-    "gated": "autodev approve  (or: autodev deny --reason \"...\")",
-    "no_objective": "autodev send \"the objective\"",
-    "fault": "fix the cause, then autodev start",
-}
-
-
-def reason(code: str, **kw) -> dict:
-    return {"code": code, "text": REASONS[code].format(**kw),
-            "continue": CONTINUE.get(code, "autodev resume  (or autodev send \"...\")")}
 
 
 def load_settings(paths: RunPaths) -> tuple[cfgmod.RunConfig, cfgmod.Team]:
@@ -97,7 +77,7 @@ class DaemonLock:
         return None
 
 
-class Daemon:
+class Daemon(EffectsMixin, NoticesMixin):
     def __init__(self, repo: Path, *, until_idle: bool = False, out=None):
         self.paths = RunPaths(repo)
         self.until_idle = until_idle
@@ -108,11 +88,16 @@ class Daemon:
 
     # -- set-up ------------------------------------------------------------------------------
 
-    def _team_mtime(self) -> float:
-        try:
-            return self.paths.team_file.stat().st_mtime_ns
-        except FileNotFoundError:
-            return 0
+    def _team_mtime(self) -> tuple:
+        """Change stamp of the team and config files (edits apply at the next turn boundary)."""
+        out = []
+        for f in (self.paths.team_file, self.paths.config_file):
+            try:
+                st = f.stat()
+                out.append((st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                out.append(None)
+        return tuple(out)
 
     def open(self) -> None:
         self.paths.ensure()
@@ -315,8 +300,9 @@ class Daemon:
             team = cfgmod.load_team(self.paths.team_file)
             cfg = cfgmod.load_config(self.paths.config_file)
         except ConfigError as e:
-            self.events.emit("warning", message=f"team edit rejected, keeping the old team: {e}")
-            self.state.update(lambda s: {**s, "team_error": str(e)})
+            problem = str(e)
+            self.events.emit("warning", message=f"team edit rejected, keeping the old team: {problem}")
+            self.state.update(lambda s: {**s, "team_error": problem})
             return
         self.team, self.config = team, cfg
         self.state.update(lambda s: {**s, "team_error": None})
@@ -395,113 +381,6 @@ class Daemon:
             return s
 
         self.state.update(fresh)
-
-    def _gate_answer(self, msg: dict) -> None:
-        st = self.state.read()
-        gate = st.get("gate")
-        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
-            self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
-            return
-        approved = msg["kind"] == "approve"
-        self._decide_gate(gate, approved, "the user", msg.get("reason") or "")
-
-    def _gate_decision(self, gate: dict, approved: bool, by: str, why: str, st: dict) -> dict:
-        """The system note for a gate decision (idempotent by id) and the state it leads to."""
-        verb = "approved" if approved else "denied"
-        text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
-        rec = self.thread.append("system", "say", text, None, id=f"{self.run_id}:gate:{gate['id']}",
-                                 gate={"id": gate["id"], "decision": verb,
-                                       "declarer": gate["declarer"], "by": by})
-        self._echo(rec)
-        self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
-        kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
-        return {"gate": None, "state": "running", "reason": None,
-                "approved_gates": kept + [gate] if approved else kept}
-
-    def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
-        ch = self._gate_decision(gate, approved, by, why, self.state.read())
-        self.state.update(lambda s: {**s, **ch})
-        self.events.emit("state", state="running", reason=None)
-
-    # -- notices -----------------------------------------------------------------------------
-
-    def _raise_notice(self, name: str):
-        from autodev.errors import ToolError
-        from autodev.harness.tools import CAPABILITIES
-
-        def tell(text: str, hold: str | None) -> str:
-            if hold is not None and hold not in CAPABILITIES:
-                raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(sorted(CAPABILITIES))}")
-            st = self.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
-            nid = str(st["notice_seq"])
-            notice = {"id": nid, "from": name, "text": text[:4000], "hold": hold, "pinned": False,
-                      "answer": None, "delivered": False, "ts": now_ts()}
-            held = f" (holding {hold})" if hold else ""
-            rec = self.thread.append("system", "say", f"{name} told the user{held}: {text[:300]}",
-                                     None, id=f"{self.run_id}:notice:{nid}",
-                                     notice={"id": nid, "from": name, "hold": hold})
-            self._echo(rec)
-            self.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
-            self.events.emit("notice", id=nid, participant=name, text=text[:500], hold=hold)
-            return nid
-        return tell
-
-    def _notice_answer(self, msg: dict) -> None:
-        nid = str(msg.get("notice_id"))
-        st = self.state.read()
-        if nid not in st.get("notices", {}):
-            self.events.emit("warning", message=f"answer to unknown notice {nid} ignored")
-            return
-        text = str(msg.get("text", ""))
-        n = st["notices"][nid]
-        rec = self.thread.append("system", "say", f"the user answered notice {nid} from {n['from']}: "
-                                 f"{text[:300]}", None, id=msg["id"],
-                                 notice={"id": nid, "from": n["from"], "answered": True})
-        self._echo(rec)
-
-        def answered(s: dict) -> dict:
-            m = s["notices"][nid]
-            m.update(answer=text[:4000], delivered=False)
-            if m.get("hold") and not m.get("pinned"):
-                m["hold"], m["released"] = None, "answered"
-            return s
-        self.state.update(answered)
-        self.events.emit("notice_answered", id=nid, participant=n["from"])
-
-    def _notice_hold(self, msg: dict) -> None:
-        nid, action = str(msg.get("notice_id")), msg.get("action")
-        if nid not in self.state.read().get("notices", {}):
-            self.events.emit("warning", message=f"notice {nid} does not exist; {action} ignored")
-            return
-
-        def change(s: dict) -> dict:
-            n = s["notices"][nid]
-            if action == "hold":
-                n["pinned"] = True
-            else:
-                n["pinned"], n["hold"], n["released"] = False, None, "the user"
-            return s
-        self.state.update(change)
-        self.events.emit("notice_" + ("pinned" if action == "hold" else "released"), id=nid)
-
-    def _notice_notes(self, name: str, st: dict) -> tuple[list[str], list[str]]:
-        """Answers to `name`'s notices not yet delivered: 300 + 300 characters each."""
-        notes, ids = [], []
-        for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
-            if n["from"] == name and n.get("answer") is not None and not n.get("delivered"):
-                notes.append(f"the user answered your notice {nid} (\"{n['text'][:300]}\"): "
-                             f"{n['answer'][:300]}")
-                ids.append(nid)
-        return notes, ids
-
-    def _withheld(self, name: str, st: dict) -> frozenset[str]:
-        from autodev.harness.tools import CAPABILITIES
-
-        out: set[str] = set()
-        for n in st.get("notices", {}).values():
-            if n["from"] == name and n.get("hold"):
-                out |= CAPABILITIES.get(n["hold"], frozenset())
-        return frozenset(out)
 
     # -- a turn ------------------------------------------------------------------------------
 
@@ -640,150 +519,6 @@ class Daemon:
                 self.events.emit("gate_used", participant=name, ids=used)
             return None
         return guard
-
-    # -- after a turn ------------------------------------------------------------------------
-
-    def _account(self, name: str, r) -> None:
-        def add(s: dict) -> dict:
-            ps = s.setdefault("participants", {})
-            q = ps.setdefault(name, {"turns": 0, "credited": 0, "prompt_tokens": 0,
-                                     "completion_tokens": 0, "cost": 0.0, "silent_streak": 0})
-            q["turns"] += 1
-            q["prompt_tokens"] += r.prompt_tokens
-            q["completion_tokens"] += r.completion_tokens
-            q["cost"] = round(q["cost"] + r.cost, 6)
-            q["last_turn"] = s["turn"]
-            if r.post and r.post.get("kind") == "work_done" and r.post.get("credit"):
-                q["credited"] += 1
-            q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
-            return s
-        self.state.update(add)
-
-    def _silent(self, name: str, why: str) -> None:
-        st = self.state.read()
-        n = st["participants"][name]["silent_streak"]
-        self.events.emit("silent_turn", participant=name, reason=why, streak=n)
-        if n >= self.config.max_silent_turns:
-            self._set("paused", reason("silent", who=name, n=n))
-
-    def _after_post(self, post: dict, author: str) -> None:
-        """Apply a post's effects exactly once. Everything they change in state is written in
-        one update together with `applied_seq`, and the thread notes they add are idempotent
-        by id, so a crash anywhere in here is repaired by applying them again on restart."""
-        st = self.state.read()
-        if post["seq"] <= st.get("applied_seq", 0):
-            return
-        kind = post["kind"]
-        credited = kind == "work_done" and bool(post.get("credit"))
-        talk = 0 if credited else st.get("talk_turns", 0) + 1
-        ch: dict = {"talk_turns": talk}
-        if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
-            ch["last_wait"] = None  # the author moved on: the next wait starts a new series
-        if self._stagnant(author):
-            ch.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
-        elif kind == "say" and post.get("handoff") == "user":
-            ch.update(state="awaiting_user", reason=reason("question", who=author),
-                      question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
-        elif kind == "done":
-            ch.update(self._audit(post, st))
-        elif kind == "wait":
-            ch.update(self._start_wait(post, author, st))
-        elif kind == "gate":
-            ch.update(self._gate(post, author, st))
-        elif talk > self.config.max_talk_turns:
-            writers = {q.name for q in self.team.participants if q.write}
-            handed_to_writer = author not in writers and post.get("handoff") in writers
-            if not (handed_to_writer and talk == self.config.max_talk_turns + 1):
-                ch.update(state="paused", reason=reason("talk_limit", n=talk))
-        ch["applied_seq"] = post["seq"]
-        self.state.update(lambda s: {**s, **ch})
-        if "state" in ch:
-            self.events.emit("state", state=ch["state"], reason=ch.get("reason"))
-
-    def _stagnant(self, author: str) -> bool:
-        """The author's last three posts are identical in kind and text."""
-        mine = [p for p in self.thread.tail(TAIL) if p["from"] == author][-3:]
-        return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
-
-    def _start_wait(self, post: dict, author: str, st: dict) -> dict:
-        prev = st.get("last_wait") or {}
-        streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
-        since = prev.get("since", time.time()) if streak > 1 else time.time()
-        delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
-        if time.time() + delay - since > self.config.max_wait_min * 60:
-            return {"state": "paused", "reason": reason("wait_too_long", who=author),
-                    "wait": None, "last_wait": None}
-        wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
-                "streak": streak, "since": since}
-        self.events.emit("wait", participant=author, delay=delay, due=wait["due"], streak=streak)
-        return {"state": "waiting", "wait": wait, "last_wait": wait,
-                "reason": {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
-                           "continue": "the run continues by itself; autodev send ends the wait"}}
-
-    def _gate(self, post: dict, author: str, st: dict) -> dict:
-        from autodev import gates
-
-        gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
-        decision, rule = gates.decide(post["text"], auto_deny=self.config.gate_auto_deny,
-                                      auto_approve=self.config.gate_auto_approve,
-                                      mode=self.config.gate_mode)
-        if decision is not None:
-            return self._gate_decision(gate, decision == "approved", rule, "", st)
-        self.events.emit("gate_open", id=gate["id"], declarer=author, text=post["text"][:500])
-        return {"state": "gated", "reason": reason("gated", who=author), "gate": gate}
-
-    def _audit(self, post: dict, st: dict) -> dict:
-        from autodev.audit import audit
-
-        self._set("auditing", None)
-        a = self.team.audit_model()
-        targets = providers.targets_for("audit", a.model, [], effort=a.effort, api_base=a.api_base,
-                                        api_key_env=a.api_key_env,
-                                        scripted_url=self.server.base_url if self.server else None)
-        n = st.get("audits", 0) + 1
-        audit_id = f"{self.run_id}:audit{post['seq']}"
-        self.events.emit("audit_started", seq=post["seq"], n=n)
-        try:
-            v = audit(repo=self.paths.repo, objective="\n\n".join(st.get("user_messages") or []),
-                      done_post=post, base=st.get("base_head"), check=self.config.audit_check,
-                      check_timeout=self.config.command_timeout_sec, targets=targets,
-                      audit_id=audit_id, diff_chars=self.config.audit_diff_chars,
-                      overrides=self.paths.prompt_overrides, secret_env=self.secret_env)
-        except ProviderError as e:
-            self.events.emit("error", participant="audit", message=str(e))
-            return {"state": "paused", "reason": reason("provider", error=e.message)}
-        self._account_audit(v)
-        self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
-        if v.accept:
-            rec = self.thread.append("audit", "say", f"Accepted. {v.gap}".strip(), None,
-                                     id=f"{audit_id}:verdict", verdict="accept")
-            self._echo(rec)
-            return {"state": "complete", "audits": n,
-                    "reason": {"code": "complete", "text": "the audit accepted the work",
-                               "continue": "autodev send \"...\" to continue with more work"}}
-        rec = self.thread.append("audit", "say", f"Reopened: {v.gap}", post["from"],
-                                 id=f"{audit_id}:verdict", verdict="reopen", by=v.by)
-        self._echo(rec)
-        if n >= self.config.max_accept_checks:
-            return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
-        return {"state": "running", "reason": None, "audits": n}
-
-    def _account_audit(self, v) -> None:
-        def add(s: dict) -> dict:
-            a = s.setdefault("audit_usage", {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
-            a["prompt_tokens"] += v.prompt_tokens
-            a["completion_tokens"] += v.completion_tokens
-            a["cost"] = round(a["cost"] + v.cost, 6)
-            return s
-        self.state.update(add)
-
-    def _plan_next(self) -> None:
-        d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
-        self.state.update(lambda s: {**s, "next": {"speaker": d.speaker, "rule": d.rule, "why": d.why}})
-
-    def _echo(self, post: dict) -> None:
-        if self.out:
-            self.out(post)
 
 
 def main(argv: list[str] | None = None) -> int:

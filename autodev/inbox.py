@@ -15,17 +15,10 @@ import secrets
 import time
 from pathlib import Path
 
+from autodev.journal import fsync_dir
 from autodev.thread import now_ts
 
 KINDS = ("send", "answer", "approve", "deny", "notice")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def drop(inbox: Path, kind: str, **payload) -> dict:
@@ -41,7 +34,7 @@ def drop(inbox: Path, kind: str, **payload) -> dict:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, inbox / f"{mid}.json")
-    _fsync_dir(inbox)
+    fsync_dir(inbox)
     return msg
 
 

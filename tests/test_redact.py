@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from autodev.events import Events
 from autodev.redact import Redactor, secret_names

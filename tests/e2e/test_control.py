@@ -7,7 +7,6 @@ import json
 import re
 import time
 
-import pytest
 
 from tests.conftest import run_dir, shape, thread_of, write_team
 

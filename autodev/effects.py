@@ -1,0 +1,188 @@
+"""What a post does after it reaches the thread (the daemon's part): questions, waits, gates,
+the audit of `done`, the talk limit and the other pause rules, and per-participant accounting.
+
+Effects are applied exactly once: everything a post changes in state is written in one update
+together with `applied_seq`, and the thread notes effects add are idempotent by id.
+"""
+
+from __future__ import annotations
+
+import time
+
+from autodev import scheduler
+from autodev.errors import ProviderError
+from autodev.harness import providers
+from autodev.reasons import reason
+from autodev.thread import TAIL
+
+
+class EffectsMixin:
+    def _gate_answer(self, msg: dict) -> None:
+        st = self.state.read()
+        gate = st.get("gate")
+        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
+            self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
+            return
+        approved = msg["kind"] == "approve"
+        self._decide_gate(gate, approved, "the user", msg.get("reason") or "")
+
+    def _gate_decision(self, gate: dict, approved: bool, by: str, why: str, st: dict) -> dict:
+        """The system note for a gate decision (idempotent by id) and the state it leads to."""
+        verb = "approved" if approved else "denied"
+        text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
+        rec = self.thread.append("system", "say", text, None, id=f"{self.run_id}:gate:{gate['id']}",
+                                 gate={"id": gate["id"], "decision": verb,
+                                       "declarer": gate["declarer"], "by": by})
+        self._echo(rec)
+        self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
+        kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
+        return {"gate": None, "state": "running", "reason": None,
+                "approved_gates": kept + [gate] if approved else kept}
+
+    def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
+        ch = self._gate_decision(gate, approved, by, why, self.state.read())
+        self.state.update(lambda s: {**s, **ch})
+        self.events.emit("state", state="running", reason=None)
+
+    def _account(self, name: str, r) -> None:
+        def add(s: dict) -> dict:
+            ps = s.setdefault("participants", {})
+            q = ps.setdefault(name, {"turns": 0, "credited": 0, "prompt_tokens": 0,
+                                     "completion_tokens": 0, "cost": 0.0, "silent_streak": 0})
+            q["turns"] += 1
+            q["prompt_tokens"] += r.prompt_tokens
+            q["completion_tokens"] += r.completion_tokens
+            q["cost"] = round(q["cost"] + r.cost, 6)
+            q["last_turn"] = s["turn"]
+            if r.post and r.post.get("kind") == "work_done" and r.post.get("credit"):
+                q["credited"] += 1
+            q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
+            return s
+        self.state.update(add)
+
+    def _silent(self, name: str, why: str) -> None:
+        st = self.state.read()
+        n = st["participants"][name]["silent_streak"]
+        self.events.emit("silent_turn", participant=name, reason=why, streak=n)
+        if n >= self.config.max_silent_turns:
+            self._set("paused", reason("silent", who=name, n=n))
+
+    def _after_post(self, post: dict, author: str) -> None:
+        """Apply a post's effects exactly once. Everything they change in state is written in
+        one update together with `applied_seq`, and the thread notes they add are idempotent
+        by id, so a crash anywhere in here is repaired by applying them again on restart."""
+        st = self.state.read()
+        if post["seq"] <= st.get("applied_seq", 0):
+            return
+        kind = post["kind"]
+        credited = kind == "work_done" and bool(post.get("credit"))
+        talk = 0 if credited else st.get("talk_turns", 0) + 1
+        ch: dict = {"talk_turns": talk}
+        if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
+            ch["last_wait"] = None  # the author moved on: the next wait starts a new series
+        if self._stagnant(author):
+            ch.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
+        elif kind == "say" and post.get("handoff") == "user":
+            ch.update(state="awaiting_user", reason=reason("question", who=author),
+                      question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
+        elif kind == "done":
+            ch.update(self._audit(post, st))
+        elif kind == "wait":
+            ch.update(self._start_wait(post, author, st))
+        elif kind == "gate":
+            ch.update(self._gate(post, author, st))
+        elif talk > self.config.max_talk_turns:
+            writers = {q.name for q in self.team.participants if q.write}
+            handed_to_writer = author not in writers and post.get("handoff") in writers
+            if not (handed_to_writer and talk == self.config.max_talk_turns + 1):
+                ch.update(state="paused", reason=reason("talk_limit", n=talk))
+        ch["applied_seq"] = post["seq"]
+        self.state.update(lambda s: {**s, **ch})
+        if "state" in ch:
+            self.events.emit("state", state=ch["state"], reason=ch.get("reason"))
+
+    def _stagnant(self, author: str) -> bool:
+        """The author's last three posts are identical in kind and text."""
+        mine = [p for p in self.thread.tail(TAIL) if p["from"] == author][-3:]
+        return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
+
+    def _start_wait(self, post: dict, author: str, st: dict) -> dict:
+        prev = st.get("last_wait") or {}
+        streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
+        since = prev.get("since", time.time()) if streak > 1 else time.time()
+        delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
+        if time.time() + delay - since > self.config.max_wait_min * 60:
+            return {"state": "paused", "reason": reason("wait_too_long", who=author),
+                    "wait": None, "last_wait": None}
+        wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
+                "streak": streak, "since": since}
+        self.events.emit("wait", participant=author, delay=delay, due=wait["due"], streak=streak)
+        return {"state": "waiting", "wait": wait, "last_wait": wait,
+                "reason": {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
+                           "continue": "the run continues by itself; autodev send ends the wait"}}
+
+    def _gate(self, post: dict, author: str, st: dict) -> dict:
+        from autodev import gates
+
+        gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
+        decision, rule = gates.decide(post["text"], auto_deny=self.config.gate_auto_deny,
+                                      auto_approve=self.config.gate_auto_approve,
+                                      mode=self.config.gate_mode)
+        if decision is not None:
+            return self._gate_decision(gate, decision == "approved", rule, "", st)
+        self.events.emit("gate_open", id=gate["id"], declarer=author, text=post["text"][:500])
+        return {"state": "gated", "reason": reason("gated", who=author), "gate": gate}
+
+    def _audit(self, post: dict, st: dict) -> dict:
+        from autodev.audit import audit
+
+        self._set("auditing", None)
+        a = self.team.audit_model()
+        targets = providers.targets_for("audit", a.model, [], effort=a.effort, api_base=a.api_base,
+                                        api_key_env=a.api_key_env,
+                                        scripted_url=self.server.base_url if self.server else None)
+        n = st.get("audits", 0) + 1
+        audit_id = f"{self.run_id}:audit{post['seq']}"
+        self.events.emit("audit_started", seq=post["seq"], n=n)
+        try:
+            v = audit(repo=self.paths.repo, objective="\n\n".join(st.get("user_messages") or []),
+                      done_post=post, base=st.get("base_head"), check=self.config.audit_check,
+                      check_timeout=self.config.command_timeout_sec, targets=targets,
+                      audit_id=audit_id, diff_chars=self.config.audit_diff_chars,
+                      overrides=self.paths.prompt_overrides, secret_env=self.secret_env)
+        except ProviderError as e:
+            self.events.emit("error", participant="audit", message=str(e))
+            return {"state": "paused", "reason": reason("provider", error=e.message)}
+        self._account_audit(v)
+        self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
+        if v.accept:
+            rec = self.thread.append("audit", "say", f"Accepted. {v.gap}".strip(), None,
+                                     id=f"{audit_id}:verdict", verdict="accept")
+            self._echo(rec)
+            return {"state": "complete", "audits": n,
+                    "reason": {"code": "complete", "text": "the audit accepted the work",
+                               "continue": "autodev send \"...\" to continue with more work"}}
+        rec = self.thread.append("audit", "say", f"Reopened: {v.gap}", post["from"],
+                                 id=f"{audit_id}:verdict", verdict="reopen", by=v.by)
+        self._echo(rec)
+        if n >= self.config.max_accept_checks:
+            return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
+        return {"state": "running", "reason": None, "audits": n}
+
+    def _account_audit(self, v) -> None:
+        def add(s: dict) -> dict:
+            a = s.setdefault("audit_usage", {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+            a["prompt_tokens"] += v.prompt_tokens
+            a["completion_tokens"] += v.completion_tokens
+            a["cost"] = round(a["cost"] + v.cost, 6)
+            return s
+        self.state.update(add)
+
+    def _plan_next(self) -> None:
+        d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
+        self.state.update(lambda s: {**s, "next": {"speaker": d.speaker, "rule": d.rule, "why": d.why}})
+
+    def _echo(self, post: dict) -> None:
+        if self.out:
+            self.out(post)
+

@@ -1,0 +1,32 @@
+"""Why a run stopped: a stable code per reason, a human sentence, and the command that
+continues the run. `status` shows them under "The run stopped and why"."""
+
+from __future__ import annotations
+
+
+REASONS = {
+    "question": "{who} asked you a question (see Needs you)",
+    "gated": "{who} declared a gate that needs your decision",
+    "silent": "{who} ended {n} turns in a row without posting",
+    "talk_limit": "{n} turns passed without credited work, even after the talk limit applied",
+    "audit_limit": "the audit reopened the work {n} times (maxAcceptChecks)",
+    "wait_too_long": "{who}'s wait ran past maxWaitMin",
+    "user": "you paused the run",
+    "provider": "a model failed: {error}",
+    "no_objective": "the run has no objective yet",
+    "fault": "a log append failed: {error}",
+    "stagnation": "{who}'s last three posts were identical ({kind})",
+}
+CONTINUE = {
+    "question": "autodev send \"your answer\"",
+    "gated": "autodev approve  (or: autodev deny --reason \"...\")",
+    "no_objective": "autodev send \"the objective\"",
+    "fault": "fix the cause, then autodev start",
+}
+
+
+def reason(code: str, **kw) -> dict:
+    return {"code": code, "text": REASONS[code].format(**kw),
+            "continue": CONTINUE.get(code, "autodev resume  (or autodev send \"...\")")}
+
+
