@@ -1,0 +1,28 @@
+"""Commands that never call a model must not pay for importing litellm (about 3 s)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import write_team
+
+TEAM = """
+[[participants]]
+name = "builder"
+model = "openai/gpt-5"
+write = true
+"""
+
+
+@pytest.mark.parametrize("args", [["send", "hello"], ["status"], ["status", "--json"], ["thread"],
+                                  ["pause"], ["resume"], ["stop"], ["approve"], ["config"],
+                                  ["answer", "1", "yes"], ["notice", "--release", "1"]])
+def test_command_does_not_import_litellm(repo, args):
+    write_team(repo, TEAM)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "autodev", *args], cwd=repo,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "litellm" not in imported
+    assert not any(m.startswith("litellm.") for m in imported)
