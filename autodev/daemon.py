@@ -130,7 +130,13 @@ class Daemon(EffectsMixin, NoticesMixin):
             s["pid"] = os.getpid()
             s["daemon"] = "running"
             if s.get("state") in ("stopped", "faulted", None):
-                s["state"], s["reason"] = "running", None
+                # Pick up where the run was: a question or a gate it left open is still open.
+                back = s.get("paused_from") or {}
+                if back.get("state") in ("awaiting_user", "gated"):
+                    s["state"], s["reason"] = back["state"], back.get("reason")
+                else:
+                    s["state"], s["reason"] = "running", None
+                s["paused_from"] = None
             return s
 
         self.state.update(init)
@@ -249,10 +255,8 @@ class Daemon(EffectsMixin, NoticesMixin):
                 self._set("awaiting_user", reason("no_objective"))
                 continue
             if state == "complete":
-                if self.until_idle:
-                    return EXIT_COMPLETE
-                self._idle(None)
-                continue
+                # The daemon's work is done; a later `send` waits in the inbox for `start`.
+                return EXIT_COMPLETE
             if state in IDLE:
                 if self.until_idle:
                     return EXIT_NEEDS_USER
@@ -339,8 +343,11 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.state.update(lambda s: {**s, "controls_applied": last,
                                          "controls": [c for c in s["controls"] if c["n"] > last]})
         if stop:
+            cur = self.state.read()
+            back = cur.get("paused_from") if cur["state"] == "paused" else \
+                {"state": cur["state"], "reason": cur.get("reason")}
             self._set("stopped", {"code": "stopped", "text": "you stopped the run",
-                                  "continue": "autodev start"})
+                                  "continue": "autodev start"}, paused_from=back)
         return stop
 
     def _apply_inbox(self) -> None:

@@ -264,11 +264,9 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
         ("bob", "done", None, None),
         ("audit", "say", None, None),
     ]
-    # Still up after completion (it waits for more messages) until told to stop.
-    time.sleep(0.3)
-    assert status_json(autodev, repo)["daemon_pid"] == pid
-    stop_daemon(autodev, repo)
-    assert any(e["type"] == "control" and e["action"] == "stop" for e in events_of(repo))
+    # Up while the run waited for the user; gone once the run is complete (SPEC §12).
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+    assert status_json(autodev, repo)["state"] == "complete"
 
 
 # alice's first turn runs a slow command so `pause` arrives while the turn is in flight.
@@ -308,15 +306,17 @@ def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
     assert shape(thread_of(repo))[-1] == ("bob", "say", "user", None)
 
-    assert autodev(repo, "send", "yes").returncode == 0
-    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
-    assert shape(thread_of(repo))[-3:] == [("user", "say", None, None), ("bob", "done", None, None),
-                                           ("audit", "say", None, None)]
-
     stop_daemon(autodev, repo)
     assert status_json(autodev, repo)["state"] == "stopped"
     assert [e["action"] for e in events_of(repo) if e["type"] == "control"] == \
         ["pause", "resume", "stop"]
+
+    # A stopped run starts again where it was: the question is still open for the answer.
+    assert autodev(repo, "send", "yes").returncode == 0
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo))[-3:] == [("user", "say", None, None), ("bob", "done", None, None),
+                                           ("audit", "say", None, None)]
 
 
 def controls(repo) -> list[str]:
