@@ -103,15 +103,16 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.paths.ensure()
         self.lock = DaemonLock(self.paths.lock)
         self.lock.acquire()
-        self.state = StateFile(self.paths.state)
-        st = self.state.read()
-        self.run_id = st.get("run_id") or secrets.token_hex(4)
-        keys = [p.api_key_env for p in self.team.participants if p.api_key_env]
+        keys = [k for k in [p.api_key_env for p in self.team.participants]
+                + [self.team.audit_model().api_key_env] if k]
         self.redact = Redactor.from_env(keys)
         self.secret_env = keys
-        self.thread = Thread(self.paths.thread)
+        self.state = StateFile(self.paths.state, redact=self.redact)
+        st = self.state.read()
+        self.run_id = st.get("run_id") or secrets.token_hex(4)
+        self.thread = Thread(self.paths.thread, redact=self.redact)
         self.events = Events(self.paths.events, self.run_id, self.redact)
-        self.hlog = Journal(self.paths.harness_log)
+        self.hlog = Journal(self.paths.harness_log, redact=self.redact)
         if self.team.uses_scripted():
             self._start_scripted()
         head = git_head(self.paths.repo)
@@ -369,7 +370,7 @@ class Daemon(EffectsMixin, NoticesMixin):
 
     def _user_message(self, msg: dict) -> None:
         text = str(msg.get("text", ""))
-        rec = self.thread.append("user", "say", self.redact(text), None, id=msg["id"])
+        rec = self.thread.append("user", "say", text, None, id=msg["id"])
         self._echo(rec)
         self.events.emit("post", **{k: v for k, v in rec.items() if k != "ts"})
 

@@ -12,14 +12,13 @@ SCHEMA = 1
 
 class Events:
     def __init__(self, path: Path, run_id: str, redact=lambda s: s):
-        self.journal = Journal(path)
+        self.journal = Journal(path, redact=redact)
         self.run_id = run_id
-        self._redact = redact
 
     def emit(self, type: str, **fields) -> dict:
         rec = {"type": type, "ts": now_ts(), "run": self.run_id, "schema": SCHEMA}
         rec.update(fields)
-        return self.journal.append(self._redact(rec))
+        return self.journal.append(rec)
 
     def close(self) -> None:
         self.journal.close()

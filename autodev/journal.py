@@ -15,7 +15,7 @@ import json
 import os
 from collections import OrderedDict
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from autodev.errors import CorruptLogError, LogWriteError
 
@@ -47,8 +47,10 @@ def _line_number(path: Path, offset: int) -> int:
 class Journal:
     """An append-only JSONL file with idempotent appends by the record's `id` field."""
 
-    def __init__(self, path: Path, *, id_window: int = 4096, check_tail_bytes: int = 256 * 1024):
+    def __init__(self, path: Path, *, id_window: int = 4096, check_tail_bytes: int = 256 * 1024,
+                 redact: Callable[[dict], dict] | None = None):
         self.path = Path(path)
+        self._redact = redact
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._id_window = id_window
         self._ids: OrderedDict[str, dict] = OrderedDict()
@@ -143,6 +145,8 @@ class Journal:
         rid = record.get("id")
         if isinstance(rid, str) and rid in self._ids:
             return self._ids[rid]
+        if self._redact is not None:
+            record = self._redact(record)  # secrets never reach a log
         data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         size = os.fstat(self._fd).st_size
         try:

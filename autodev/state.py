@@ -28,8 +28,9 @@ def blank_state() -> dict:
 
 
 class StateFile:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, redact=None):
         self.path = Path(path)
+        self._redact = redact
         self._lock_path = self.path.with_name(self.path.name + ".lock")
 
     def read(self) -> dict:
@@ -53,6 +54,8 @@ class StateFile:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _write(self, data: dict) -> None:
+        if self._redact is not None:
+            data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open(tmp, "w") as f:
             json.dump(data, f, indent=1, sort_keys=True)

@@ -24,9 +24,9 @@ def now_ts() -> str:
 
 
 class Thread:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, redact=None):
         self.path = Path(path)
-        self.journal = Journal(self.path)
+        self.journal = Journal(self.path, redact=redact)
         self._index_path = self.path.with_name("thread-index.json")
         last = self.journal.last()
         self.last_seq: int = last["seq"] if last else 0
@@ -97,7 +97,7 @@ class Thread:
         if id is not None:
             rec["id"] = id
         rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
-        self.journal.append(rec)
+        rec = self.journal.append(rec)
         self.last_seq = rec["seq"]
         if frm not in ("system",):
             self.last_spoke[frm] = rec["seq"]
