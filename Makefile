@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean soak
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,6 +20,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+
+# The kill -9 fault suite with many trials (README reports the figures of the last soak).
+soak: $(STAMP)
+	AUTODEV_FAULT_TRIALS=40 $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_faults.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

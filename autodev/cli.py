@@ -16,6 +16,7 @@ from typing import Optional
 
 import typer
 
+from autodev import actions
 from autodev.errors import AutodevError, NotInitializedError, UsageError
 from autodev.paths import RunPaths, find_repo
 
@@ -29,13 +30,6 @@ def _paths(initialized: bool = True) -> RunPaths:
         raise NotInitializedError(f"{paths.config_dir} has no team.toml",
                                   "run `autodev init` (or `autodev init --team pair`) first")
     return paths
-
-
-def _fail(e: AutodevError) -> None:
-    print(f"autodev: {e.message}", file=sys.stderr)
-    if e.fix:
-        print(f"  fix: {e.fix}", file=sys.stderr)
-    raise typer.Exit(e.exit_code)
 
 
 def main() -> None:
@@ -129,9 +123,14 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
     proc = subprocess.Popen([sys.executable, "-m", "autodev.daemon", str(paths.repo)],
                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
                             cwd=paths.repo)
+    from autodev.state import StateFile
+
+    # Started means: it holds the lock AND opened (validated) the logs, which it records in state.
+    state = StateFile(paths.state)
     deadline = time.time() + 15
     while time.time() < deadline:
-        if DaemonLock.holder(paths.lock) == proc.pid:
+        st = state.read()
+        if st.get("pid") == proc.pid and st.get("daemon") == "running":
             print(f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
                   "or `autodev status`")
             return
@@ -160,22 +159,14 @@ def _print_outcome(paths: RunPaths) -> None:
 @app.command()
 def send(text: str = typer.Argument(..., help="Your message to the team.")):
     """Send a message to the run (works with or without a running daemon)."""
-    from autodev import inbox
-
-    paths = _paths()
-    paths.ensure()
-    msg = inbox.drop(paths.inbox, "send", text=text)
+    msg = actions.send(_paths(), text)
     print(f"sent ({msg['id']})")
 
 
 @app.command()
 def approve(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate).")):
     """Approve the open gate."""
-    from autodev import inbox
-
-    paths = _paths()
-    paths.ensure()
-    inbox.drop(paths.inbox, "approve", gate_id=gate_id)
+    actions.approve(_paths(), gate_id)
     print("approval sent")
 
 
@@ -183,11 +174,7 @@ def approve(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (d
 def deny(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate)."),
          reason: str = typer.Option("", "--reason", help="Why, for the declarer.")):
     """Deny the open gate."""
-    from autodev import inbox
-
-    paths = _paths()
-    paths.ensure()
-    inbox.drop(paths.inbox, "deny", gate_id=gate_id, reason=reason)
+    actions.deny(_paths(), gate_id, reason)
     print("denial sent")
 
 
@@ -195,11 +182,7 @@ def deny(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (defa
 def answer(notice_id: str = typer.Argument(..., help="The notice's id (see `autodev status`)."),
            text: str = typer.Argument(..., help="Your answer.")):
     """Answer a participant's notice; the answer reaches it in its next turn."""
-    from autodev import inbox
-
-    paths = _paths()
-    paths.ensure()
-    inbox.drop(paths.inbox, "answer", notice_id=notice_id, text=text)
+    actions.answer(_paths(), notice_id, text)
     print(f"answer to notice {notice_id} sent")
 
 
@@ -208,24 +191,16 @@ def notice(release: Optional[str] = typer.Option(None, "--release", help="Releas
            hold: Optional[str] = typer.Option(None, "--hold", help="Pin the hold of notice ID (user "
                                                                    "messages no longer release it).")):
     """Pin or release the capability a notice holds."""
-    from autodev import inbox
-
     if (release is None) == (hold is None):
         raise UsageError("give exactly one of --release ID or --hold ID",
                          "e.g. `autodev notice --release 3`")
-    paths = _paths()
-    paths.ensure()
     nid, action = (release, "release") if release is not None else (hold, "hold")
-    inbox.drop(paths.inbox, "notice", notice_id=nid, action=action)
+    actions.notice(_paths(), nid, action)
     print(f"{action} of notice {nid} sent")
 
 
 def _control(action: str) -> None:
-    from autodev.state import StateFile
-
-    paths = _paths()
-    paths.ensure()
-    StateFile(paths.state).request(action)
+    actions.control(_paths(), action)
     print(f"{action} requested; the daemon applies it at the next turn boundary")
 
 
@@ -293,6 +268,14 @@ def thread(follow: bool = typer.Option(False, "--follow", "-f", help="Keep print
         if new:
             show(new)
             seen = new[-1]["seq"]
+
+
+@app.command()
+def panel():
+    """Watch the run live and answer it from the keyboard (works with or without a daemon)."""
+    from autodev.panel import run_panel  # Textual loads only here; never litellm
+
+    run_panel(_paths().repo)
 
 
 @app.command()

@@ -130,6 +130,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             s.setdefault("objective", "")
             s["pid"] = os.getpid()
             s["daemon"] = "running"
+            s["team_error"] = None  # the team just loaded cleanly
             if s.get("state") in ("stopped", "faulted", None):
                 # Pick up where the run was: a question or a gate it left open is still open.
                 back = s.get("paused_from") or {}
@@ -218,6 +219,13 @@ class Daemon(EffectsMixin, NoticesMixin):
     def run(self) -> int:
         try:
             self.open()
+        except LogWriteError as e:
+            if hasattr(self, "state"):
+                self._fault(e)
+                self._mark_stopped()
+            self.close()
+            print(f"autodev daemon: {e}", file=sys.stderr)
+            return EXIT_FAILED
         except AutodevError:
             self.close()
             raise
@@ -225,13 +233,17 @@ class Daemon(EffectsMixin, NoticesMixin):
             return self._loop()
         except LogWriteError as e:
             self._fault(e)
+            print(f"autodev daemon: {e}", file=sys.stderr)
             return EXIT_FAILED
         finally:
-            try:
-                self.state.update(lambda s: {**s, "daemon": "stopped", "pid": None})
-            except OSError:
-                pass
+            self._mark_stopped()
             self.close()
+
+    def _mark_stopped(self) -> None:
+        try:
+            self.state.update(lambda s: {**s, "daemon": "stopped", "pid": None})
+        except OSError as e:
+            print(f"autodev daemon: could not record that it stopped: {e}", file=sys.stderr)
 
     def _fault(self, e: Exception) -> None:
         # Nothing else is appended: the logs are the thing that failed.
@@ -370,9 +382,7 @@ class Daemon(EffectsMixin, NoticesMixin):
 
     def _user_message(self, msg: dict) -> None:
         text = str(msg.get("text", ""))
-        rec = self.thread.append("user", "say", text, None, id=msg["id"])
-        self._echo(rec)
-        self.events.emit("post", **{k: v for k, v in rec.items() if k != "ts"})
+        self._note("user", text, id=msg["id"])
 
         def fresh(s: dict) -> dict:
             s["talk_turns"], s["audits"] = 0, 0

@@ -30,10 +30,8 @@ class EffectsMixin:
         """The system note for a gate decision (idempotent by id) and the state it leads to."""
         verb = "approved" if approved else "denied"
         text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
-        rec = self.thread.append("system", "say", text, None, id=f"{self.run_id}:gate:{gate['id']}",
-                                 gate={"id": gate["id"], "decision": verb,
-                                       "declarer": gate["declarer"], "by": by})
-        self._echo(rec)
+        self._note("system", text, id=f"{self.run_id}:gate:{gate['id']}",
+                   gate={"id": gate["id"], "decision": verb, "declarer": gate["declarer"], "by": by})
         self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
         kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
         return {"gate": None, "state": "running", "reason": None,
@@ -80,6 +78,8 @@ class EffectsMixin:
         ch: dict = {"talk_turns": talk}
         if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
             ch["last_wait"] = None  # the author moved on: the next wait starts a new series
+        if (st.get("question") or {}).get("from") == author:
+            ch["question"] = None  # the asker moved on without an answer: no longer open
         if self._stagnant(author):
             ch.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
         elif kind == "say" and post.get("handoff") == "user":
@@ -156,15 +156,13 @@ class EffectsMixin:
         self._account_audit(v)
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
         if v.accept:
-            rec = self.thread.append("audit", "say", f"Accepted. {v.gap}".strip(), None,
-                                     id=f"{audit_id}:verdict", verdict="accept")
-            self._echo(rec)
+            self._note("audit", f"Accepted. {v.gap}".strip(), id=f"{audit_id}:verdict",
+                       verdict="accept")
             return {"state": "complete", "audits": n,
                     "reason": {"code": "complete", "text": "the audit accepted the work",
                                "continue": "autodev send \"...\" to continue with more work"}}
-        rec = self.thread.append("audit", "say", f"Reopened: {v.gap}", post["from"],
-                                 id=f"{audit_id}:verdict", verdict="reopen", by=v.by)
-        self._echo(rec)
+        self._note("audit", f"Reopened: {v.gap}", post["from"], id=f"{audit_id}:verdict",
+                   verdict="reopen", by=v.by)
         if n >= self.config.max_accept_checks:
             return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
         return {"state": "running", "reason": None, "audits": n}
@@ -181,6 +179,15 @@ class EffectsMixin:
     def _plan_next(self) -> None:
         d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
         self.state.update(lambda s: {**s, "next": {"speaker": d.speaker, "rule": d.rule, "why": d.why}})
+
+    def _note(self, frm: str, text: str, handoff: str | None = None, **extra) -> dict:
+        """A post by user, system or audit: on the thread (idempotent by id), copied into
+        events, and echoed to the terminal."""
+        rec = self.thread.append(frm, "say", text, handoff, **extra)
+        self.events.emit("post", **{("post_id" if k == "id" else k): v
+                                    for k, v in rec.items() if k != "ts"})
+        self._echo(rec)
+        return rec
 
     def _echo(self, post: dict) -> None:
         if self.out:

@@ -12,7 +12,8 @@ SCHEMA = 1
 
 class Events:
     def __init__(self, path: Path, run_id: str, redact=lambda s: s):
-        self.journal = Journal(path, redact=redact)
+        # A log of what happened, not of intents: the same id (a gate's, a notice's) may recur.
+        self.journal = Journal(path, redact=redact, idempotent=False)
         self.run_id = run_id
 
     def emit(self, type: str, **fields) -> dict:

@@ -48,9 +48,10 @@ class Journal:
     """An append-only JSONL file with idempotent appends by the record's `id` field."""
 
     def __init__(self, path: Path, *, id_window: int = 4096, check_tail_bytes: int = 256 * 1024,
-                 redact: Callable[[dict], dict] | None = None):
+                 redact: Callable[[dict], dict] | None = None, idempotent: bool = True):
         self.path = Path(path)
         self._redact = redact
+        self._idempotent = idempotent
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._id_window = id_window
         self._ids: OrderedDict[str, dict] = OrderedDict()
@@ -126,6 +127,8 @@ class Journal:
             ) from None
 
     def _remember(self, rec: dict) -> None:
+        if not self._idempotent:
+            return
         rid = rec.get("id")
         if isinstance(rid, str):
             self._ids[rid] = rec
@@ -142,7 +145,7 @@ class Journal:
     def append(self, record: dict) -> dict:
         """Append `record` durably. A record whose `id` was already appended is not written again;
         the earlier record is returned instead."""
-        rid = record.get("id")
+        rid = record.get("id") if self._idempotent else None
         if isinstance(rid, str) and rid in self._ids:
             return self._ids[rid]
         if self._redact is not None:

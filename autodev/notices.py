@@ -24,10 +24,9 @@ class NoticesMixin:
             notice = {"id": nid, "from": name, "text": text[:4000], "hold": hold, "pinned": False,
                       "answer": None, "delivered": False, "ts": now_ts()}
             held = f" (holding {hold})" if hold else ""
-            rec = self.thread.append("system", "say", f"{name} told the user{held}: {text[:300]}",
-                                     None, id=f"{self.run_id}:notice:{nid}",
-                                     notice={"id": nid, "from": name, "hold": hold})
-            self._echo(rec)
+            self._note("system", f"{name} told the user{held}: {text[:300]}",
+                       id=f"{self.run_id}:notice:{nid}",
+                       notice={"id": nid, "from": name, "hold": hold})
             self.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
             self.events.emit("notice", id=nid, participant=name, text=text[:500], hold=hold)
             return nid
@@ -41,10 +40,8 @@ class NoticesMixin:
             return
         text = str(msg.get("text", ""))
         n = st["notices"][nid]
-        rec = self.thread.append("system", "say", f"the user answered notice {nid} from {n['from']}: "
-                                 f"{text[:300]}", None, id=msg["id"],
-                                 notice={"id": nid, "from": n["from"], "answered": True})
-        self._echo(rec)
+        self._note("system", f"the user answered notice {nid} from {n['from']}: {text[:300]}",
+                   id=msg["id"], notice={"id": nid, "from": n["from"], "answered": True})
 
         def answered(s: dict) -> dict:
             m = s["notices"][nid]

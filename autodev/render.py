@@ -45,3 +45,100 @@ def post_text(post: dict, width: int | None = None) -> Text:
 
 def console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+# -- per-kind rendering of events.jsonl (the panel's Feed; `thread --follow` shares post_text) --
+
+FOLD_CHARS = 280  # a post longer than this is folded in the Feed until the user expands it
+
+
+def _clock(ts: float | None) -> str:
+    if not ts:
+        return "?"
+    import time
+
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def _line(icon: str, text: str, style: str = "") -> Text:
+    t = Text()
+    t.append(f"{icon} ")
+    t.append(text, style=style)
+    return t
+
+
+def event_text(ev: dict, expanded: bool = False) -> Text | None:
+    """One Feed line (or block) for an events.jsonl record; None for records the Feed skips
+    (generations: their tokens and cost are summed in the header and the participants table)."""
+    kind = ev.get("type")
+    who = ev.get("participant") or ""
+    if kind == "post":
+        if not {"seq", "from", "kind"} <= ev.keys():
+            return None
+        t = post_text(ev, width=None if expanded else FOLD_CHARS)
+        if not expanded and len(str(ev.get("text", ""))) > FOLD_CHARS:
+            t.append("  [folded: e expands]", style="dim italic")
+        return t
+    if kind == "generation":
+        return None
+    if kind == "scheduled":
+        return _line("·", f"turn {ev.get('turn')}: {who} speaks ({ev.get('rule')}: {ev.get('why')})", "dim")
+    if kind == "turn_started":
+        return _line("▶", f"turn {ev.get('turn')} started: {who}", "dim")
+    if kind == "turn_resumed":
+        return _line("▶", f"turn {ev.get('turn')} resumed: {who} at step {ev.get('step')}", "dim")
+    if kind == "turn_ended":
+        end = f"posted #{ev['posted']}" if ev.get("posted") else f"no post ({ev.get('reason') or 'silent'})"
+        return _line("■", f"turn {ev.get('turn')} ended: {who}, {ev.get('steps')} steps, {end}", "dim")
+    if kind == "tool":
+        return _line("  ⚙", f"{who}: {ev.get('name')}", "dim")
+    if kind == "tool_interrupted":
+        return _line("  ⚙", f"{who}: {ev.get('name')} was interrupted by a restart", "yellow")
+    if kind == "failover":
+        to = ev.get("to") or "no model left: waiting for the reset"
+        return _line("⇄", f"{who}: {ev.get('model')} hit a usage limit → {to}", "yellow")
+    if kind == "retry":
+        return _line("↻", f"{who}: retry {ev.get('attempt')} in {ev.get('delay')}s ({ev.get('error', '')[:120]})",
+                     "yellow")
+    if kind == "wait":
+        return _line("⏳", f"{who} waits {ev.get('delay')}s; next check at {_clock(ev.get('due'))}", "yellow")
+    if kind == "gate_open":
+        return _line("🚧", f"gate {ev.get('id')} by {ev.get('declarer')} needs your decision: "
+                          f"{ev.get('text', '')}", "bold magenta")
+    if kind == "gate_decided":
+        return _line("🚧", f"gate {ev.get('id')} {ev.get('decision')} by {ev.get('by')}",
+                     "green" if ev.get("decision") == "approved" else "red")
+    if kind == "gate_used":
+        return _line("🚧", f"{who} used approved gate(s) {', '.join(map(str, ev.get('ids') or []))}", "dim")
+    if kind == "command_refused":
+        return _line("⛔", f"{who}: command refused without an approved gate: {ev.get('command', '')}", "red")
+    if kind == "audit_started":
+        return _line("🔎", f"audit {ev.get('n')} of done #{ev.get('seq')} started", "dim")
+    if kind == "audit":
+        if ev.get("accept"):
+            return _line("🔎", f"audit accepted #{ev.get('seq')}", "bold green")
+        return _line("🔎", f"audit reopened #{ev.get('seq')} (by {ev.get('by')}): {ev.get('gap', '')}", "bold red")
+    if kind == "notice":
+        held = f" (holds {ev['hold']})" if ev.get("hold") else ""
+        return _line("📣", f"notice {ev.get('id')} from {who}{held}: {ev.get('text', '')}", "bold yellow")
+    if kind in ("notice_answered", "notice_pinned", "notice_released"):
+        verb = kind.split("_", 1)[1]
+        return _line("📣", f"notice {ev.get('id')} {verb}", "dim")
+    if kind == "state":
+        r = ev.get("reason") or {}
+        return _line("●", f"run {ev.get('state')}" + (f": {r.get('text')}" if r.get("text") else ""),
+                     "bold" if ev.get("state") != "running" else "dim")
+    if kind == "control":
+        return _line("⏯", f"{ev.get('action')} applied", "bold")
+    if kind == "silent_turn":
+        return _line("…", f"{who} ended a turn without posting ({ev.get('reason')}; {ev.get('streak')} in a row)",
+                     "yellow")
+    if kind == "warning":
+        return _line("⚠", str(ev.get("message", "")), "yellow")
+    if kind == "error":
+        return _line("✖", f"{who + ': ' if who else ''}{ev.get('message', '')}", "bold red")
+    if kind == "daemon_started":
+        return _line("⚑", f"daemon started (pid {ev.get('pid', '?')})", "dim")
+    if kind == "team_reloaded":
+        return _line("⚑", "team reloaded: " + ", ".join(ev.get("participants") or []), "dim")
+    return _line("·", str(kind), "dim")

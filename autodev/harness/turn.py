@@ -163,7 +163,8 @@ def _post(ctx: TurnContext, args: dict, baseline: credit.Baseline) -> dict:
     ctx.hlog.append({"type": "post_started", "run": ctx.run_id, "turn": ctx.turn, "id": pid + ":intent"})
     rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
     ctx.hlog.append({"type": "post_committed", "run": ctx.run_id, "turn": ctx.turn, "seq": rec["seq"]})
-    ctx.events.emit("post", **{k: v for k, v in rec.items() if k != "ts"})
+    ctx.events.emit("post", **{("post_id" if k == "id" else k): v
+                               for k, v in rec.items() if k != "ts"})
     return rec
 
 

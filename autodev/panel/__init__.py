@@ -1,0 +1,13 @@
+"""`autodev panel`: a Textual app to watch a run live and answer it from the keyboard.
+
+Importing this package is cheap; the app (and Textual) load only in `run_panel`.
+"""
+
+from __future__ import annotations
+
+
+def run_panel(repo) -> None:
+    from autodev.panel.app import PanelApp
+    from autodev.paths import RunPaths
+
+    PanelApp(RunPaths(repo)).run()

@@ -1,0 +1,390 @@
+"""Waits and gates through the real CLI and daemon (subprocesses, scripted team, real HTTP).
+
+A wait is rechecked on a doubling schedule and its author speaks again after each; a user
+message ends it early. Gates are decided by gateAutoDeny / gateAutoApprove / the user, each
+decision a system note naming who decided, and the declarer speaks next. The command runner
+refuses gateRequired commands (also inside `x && git push`) until a gate naming them is
+approved, and each approval covers one use.
+
+The small helpers at the top are shared by the other issue-3 end-to-end files
+(test_notices, test_pauses, test_team_edits).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from datetime import datetime
+
+
+from tests.conftest import git, run_dir, shape, thread_of, write_team
+
+# -- shared helpers ----------------------------------------------------------------------------
+
+PAIR = """
+[[participants]]
+name = "alice"
+model = "scripted"
+write = true
+
+[[participants]]
+name = "bob"
+model = "scripted"
+write = false
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+WIDE = {"COLUMNS": "240"}  # keep rich from wrapping the status text
+
+
+def _toml(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
+    return json.dumps(v)  # a JSON string is a valid TOML basic string
+
+
+def call(tool: str, **args) -> dict:
+    return {"tool": tool, "args": args}
+
+
+def step(who: str, *calls: dict, text: str | None = None, error: int | None = None) -> str:
+    """One [[step]] of a script: tool calls, plain text, or an HTTP error."""
+    lines = ["[[step]]", f"participant = {_toml(who)}"]
+    if calls:
+        lines.append("calls = [" + ", ".join(_toml(c) for c in calls) + "]")
+    if text is not None:
+        lines.append(f"text = {_toml(text)}")
+    if error is not None:
+        lines.append(f"error = {error}")
+    return "\n".join(lines) + "\n"
+
+
+def post(who: str, kind: str, text: str, handoff: str | None = None) -> str:
+    args = {"kind": kind, "text": text}
+    if handoff:
+        args["handoff"] = handoff
+    return step(who, call("post", **args))
+
+
+ACCEPT = step("audit", call("verdict", accept=True, gap=""))
+
+
+def events_of(repo) -> list[dict]:
+    """events.jsonl, read while a daemon may be appending: an unfinished last line is skipped."""
+    p = run_dir(repo) / "events.jsonl"
+    if not p.exists():
+        return []
+    text = p.read_text()
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def events(repo, type_: str) -> list[dict]:
+    return [e for e in events_of(repo) if e["type"] == type_]
+
+
+def scheduled(repo) -> list[tuple[str, str]]:
+    return [(e["participant"], e["rule"]) for e in events(repo, "scheduled")]
+
+
+def requests_of(repo, participant: str | None = None) -> list[dict]:
+    p = run_dir(repo) / "scripted-requests.jsonl"
+    if not p.exists():
+        return []
+    text = p.read_text()
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines.pop()
+    reqs = [json.loads(line) for line in lines if line.strip()]
+    return [q for q in reqs if participant is None or q["participant"] == participant]
+
+
+def turns_of(repo, participant: str) -> list[list[dict]]:
+    """The participant's requests grouped by turn, in order."""
+    out: dict[str, list[dict]] = {}
+    for q in requests_of(repo, participant):
+        out.setdefault(q["turn"], []).append(q)
+    return list(out.values())
+
+
+def prompt_of(request: dict) -> str:
+    """The turn prompt: the first user message of the request."""
+    return next(m["content"] for m in request["body"]["messages"] if m.get("role") == "user")
+
+
+def tool_names(request: dict) -> set[str]:
+    return {t["function"]["name"] for t in request["body"].get("tools") or []}
+
+
+def tool_results(request: dict) -> list[str]:
+    return [m["content"] for m in request["body"]["messages"] if m.get("role") == "tool"]
+
+
+def state_of(repo) -> dict:
+    p = run_dir(repo) / "state.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def status_json(autodev, repo) -> dict:
+    return json.loads(autodev(repo, "status", "--json", check=True).stdout)
+
+
+def status_text(autodev, repo) -> str:
+    """`autodev status` as plain text, whitespace collapsed so line wrapping does not matter."""
+    return " ".join(autodev(repo, "status", check=True, env=WIDE).stdout.split())
+
+
+def wait_for(what: str, check, timeout: float = 30.0, step_sec: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(step_sec)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def run_until_idle(autodev, repo, *args: str, expect: int) -> None:
+    r = autodev(repo, "start", "--foreground", "--until-idle", *args, timeout=60)
+    assert r.returncode == expect, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+
+
+def start_detached(autodev, repo, *args: str) -> int:
+    r = autodev(repo, "start", *args, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"daemon started \(pid (\d+)\)", r.stdout)
+    assert m, r.stdout + r.stderr
+    pid = int(m.group(1))
+    autodev.adopt(pid)  # teardown kills it even when the test fails
+    return pid
+
+
+def ts(e: dict) -> float:
+    return datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
+
+
+def cli(autodev, repo, *args: str) -> str:
+    r = autodev(repo, *args)
+    assert r.returncode == 0, f"autodev {' '.join(args)} exited {r.returncode}\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+# -- waits -------------------------------------------------------------------------------------
+
+
+def test_wait_is_rechecked_with_doubling_delays_up_to_the_cap(repo, autodev):
+    script = "".join(post("alice", "wait", f"CI still running ({i})") for i in range(1, 5))
+    script += post("alice", "done", "CI is green") + ACCEPT
+    write_team(repo, PAIR, script, "waitFirstSec = 0.2\nwaitCapSec = 0.8\n")
+    run_until_idle(autodev, repo, "ship it once CI passes", expect=0)
+
+    assert shape(thread_of(repo)) == [("user", "say", None, None)] + \
+        [("alice", "wait", None, None)] * 4 + [("alice", "done", None, None), ("audit", "say", None, None)]
+    waits = events(repo, "wait")
+    assert [(e["delay"], e["streak"]) for e in waits] == [(0.2, 1), (0.4, 2), (0.8, 3), (0.8, 4)]
+    # The author speaks again after each wait (bob, silent longest, never gets the turn)...
+    assert scheduled(repo) == [("alice", "silent_longest")] + [("alice", "after_wait")] * 4
+    # ...and not before its delay has passed.
+    started = [e for e in events(repo, "turn_started")][1:]
+    for w, t in zip(waits, started):
+        assert ts(t) - ts(w) >= w["delay"] - 0.02, (w, t)
+    # The daemon slept through the waits: one request per turn, no busy polling of the model.
+    assert len(requests_of(repo, "alice")) == 5
+
+
+def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo, autodev):
+    script = (post("alice", "wait", "waiting for the staging deploy")
+              + post("alice", "done", "staging is up") + ACCEPT)
+    write_team(repo, PAIR, script, "waitFirstSec = 60\nwaitCapSec = 60\n")
+    start_detached(autodev, repo, "deploy to staging")
+    wait_for("waiting", lambda: state_of(repo).get("state") == "waiting")
+
+    st = status_json(autodev, repo)
+    assert st["reason"]["code"] == "wait"
+    assert st["wait"]["author"] == "alice" and st["wait"]["delay"] == 60
+    assert st["next"]["speaker"] == "alice" and st["next"]["rule"] == "after_wait"
+    text = status_text(autodev, repo)
+    assert "The run stopped and why" in text and "alice is waiting" in text
+    assert re.search(r"next check in (5\d|60)s", text), text
+
+    began = time.monotonic()
+    cli(autodev, repo, "send", "STAGING-IS-READY: the deploy finished")
+    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
+    assert time.monotonic() - began < 30, "the wait was not ended early by the message"
+
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None), ("alice", "wait", None, None), ("user", "say", None, None),
+        ("alice", "done", None, None), ("audit", "say", None, None)]
+    assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "user_message")]
+    last = turns_of(repo, "alice")[-1][0]
+    assert "STAGING-IS-READY: the deploy finished" in prompt_of(last)
+
+
+# -- gates -------------------------------------------------------------------------------------
+
+
+def gate_notes(repo) -> list[dict]:
+    return [p for p in thread_of(repo) if p["from"] == "system" and p.get("gate")]
+
+
+def test_gates_auto_denied_then_auto_approved_each_named_and_back_to_the_declarer(repo, autodev):
+    script = (post("alice", "gate", "force-push the rewritten history to main")
+              + post("alice", "gate", "publish the v1.0 release tag")
+              + post("alice", "done", "tagged") + ACCEPT)
+    config = 'gateAutoDeny = ["*force*"]\ngateAutoApprove = ["*release tag*", "*force*"]\n'
+    write_team(repo, PAIR, script, config)
+    run_until_idle(autodev, repo, "release v1.0", expect=0)
+
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("alice", "gate", None, None), ("system", "say", None, None),
+        ("alice", "gate", None, None), ("system", "say", None, None),
+        ("alice", "done", None, None), ("audit", "say", None, None)]
+    notes = gate_notes(repo)
+    # Deny patterns are checked first, even though an approve pattern matches too.
+    assert [n["gate"]["decision"] for n in notes] == ["denied", "approved"]
+    assert "denied by gateAutoDeny '*force*'" in notes[0]["text"]
+    assert "approved by gateAutoApprove '*release tag*'" in notes[1]["text"]
+    assert all(n["gate"]["declarer"] == "alice" for n in notes)
+    # The declarer speaks after each decision (bob would otherwise be silent longest).
+    assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "gate_decision"),
+                               ("alice", "gate_decision")]
+    assert [(e["decision"], e["by"]) for e in events(repo, "gate_decided")] == \
+        [("denied", "gateAutoDeny '*force*'"), ("approved", "gateAutoApprove '*release tag*'")]
+
+
+GATED_SCRIPT = (post("alice", "gate", "drop the legacy_users table in production")
+                + post("alice", "done", "handled the gate decision") + ACCEPT)
+
+
+def _gated_run(autodev, repo) -> str:
+    write_team(repo, PAIR, GATED_SCRIPT)
+    run_until_idle(autodev, repo, "clean up the database", expect=3)
+    st = status_json(autodev, repo)
+    assert st["state"] == "gated" and st["reason"]["code"] == "gated"
+    gates = [n for n in st["needs_you"] if n["type"] == "gate"]
+    assert [(g["from"], g["text"]) for g in gates] == \
+        [("alice", "drop the legacy_users table in production")]
+    text = status_text(autodev, repo)
+    assert "The run stopped and why" in text and "alice declared a gate" in text
+    assert f"autodev approve {gates[0]['id']}" in text
+    return gates[0]["id"]
+
+
+def test_gated_then_approved_by_the_user(repo, autodev):
+    gid = _gated_run(autodev, repo)
+    cli(autodev, repo, "approve", gid)
+    run_until_idle(autodev, repo, expect=0)
+    note = gate_notes(repo)[-1]
+    assert note["gate"] == {"id": gid, "decision": "approved", "declarer": "alice", "by": "the user"}
+    assert f"Gate {gid} by alice approved by the user" in note["text"]
+    assert scheduled(repo)[-1] == ("alice", "gate_decision")
+    assert shape(thread_of(repo))[-3:] == [("system", "say", None, None),
+                                           ("alice", "done", None, None), ("audit", "say", None, None)]
+    assert status_json(autodev, repo)["needs_you"] == []
+
+
+def test_gated_then_denied_with_a_reason(repo, autodev):
+    gid = _gated_run(autodev, repo)
+    cli(autodev, repo, "deny", gid, "--reason", "take a backup first")
+    run_until_idle(autodev, repo, expect=0)
+    note = gate_notes(repo)[-1]
+    assert note["gate"]["decision"] == "denied" and note["gate"]["by"] == "the user"
+    assert note["text"] == f"Gate {gid} by alice denied by the user: take a backup first"
+    assert scheduled(repo)[-1] == ("alice", "gate_decision")
+    # The declarer's next turn shows the decision and the reason.
+    assert "denied by the user: take a backup first" in prompt_of(turns_of(repo, "alice")[-1][0])
+
+
+GATE_THEN_QUESTION = (post("alice", "gate", "rotate the production signing key")
+                      + post("alice", "say", "Understood, I will wait for your decision.", "user")
+                      + post("alice", "done", "key rotated") + ACCEPT)
+
+
+def _message_while_gated_then_approve(autodev, repo) -> dict:
+    """A detached daemon: gated; the user writes; alice answers with a question; the user
+    approves; alice finishes. Returns the final status."""
+    write_team(repo, PAIR, GATE_THEN_QUESTION)
+    start_detached(autodev, repo, "rotate keys")
+    wait_for("gated", lambda: state_of(repo).get("state") == "gated")
+    gid = state_of(repo)["gate"]["id"]
+
+    cli(autodev, repo, "send", "ROTATE-NOTE: do it after 18:00 UTC")
+    wait_for("alice's reply", lambda: state_of(repo).get("state") == "awaiting_user")
+    assert scheduled(repo)[-1] == ("alice", "user_message")
+    assert "ROTATE-NOTE: do it after 18:00 UTC" in prompt_of(turns_of(repo, "alice")[-1][0])
+    st = status_json(autodev, repo)
+    # The gate is still open, and approvable, after the message went to its declarer.
+    assert [(n["type"], n.get("id")) for n in st["needs_you"] if n["type"] == "gate"] == [("gate", gid)]
+
+    cli(autodev, repo, "approve", gid)
+    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
+    assert gate_notes(repo)[-1]["gate"] == {"id": gid, "decision": "approved", "declarer": "alice",
+                                            "by": "the user"}
+    assert scheduled(repo)[-1] == ("alice", "gate_decision")
+    return status_json(autodev, repo)
+
+
+def test_user_message_while_gated_goes_to_the_declarer_and_the_gate_stays_open(repo, autodev):
+    st = _message_while_gated_then_approve(autodev, repo)
+    assert st["state"] == "complete"
+    assert not [n for n in st["needs_you"] if n["type"] == "gate"]
+
+
+def test_a_question_the_asker_moved_past_leaves_needs_you(repo, autodev):
+    st = _message_while_gated_then_approve(autodev, repo)
+    assert st["needs_you"] == [], st["needs_you"]
+
+
+# -- gateRequired commands ----------------------------------------------------------------------
+
+PUSH = "git push -q origin main"
+
+
+def test_gate_required_command_refused_then_allowed_once_after_approval(repo, autodev, tmp_path):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    script = (
+        # turn 1: the push, hidden after `touch`, is refused as a whole; then alice asks for it
+        step("alice", call("run_command", command=f"touch before-marker && {PUSH}"))
+        + post("alice", "gate", f"I need to run `{PUSH}` to publish the branch")
+        # turn 2 (after the approval): the push runs once; the same command again is refused
+        + step("alice", call("run_command", command=f"touch after-marker && {PUSH}"))
+        + step("alice", call("run_command", command=PUSH))
+        + post("alice", "done", "pushed") + ACCEPT)
+    write_team(repo, PAIR, script, 'gateRequired = ["git push*"]\ngateAutoApprove = ["*git push*"]\n')
+    run_until_idle(autodev, repo, "publish main", expect=0)
+
+    t1, t2 = turns_of(repo, "alice")[:2]
+    refused = tool_results(t1[1])[0]
+    assert refused.startswith("error:"), refused
+    assert "gate" in refused and PUSH in refused
+    assert not (repo / "before-marker").exists(), "a refused command must not run at all"
+
+    allowed = tool_results(t2[1])[0]
+    assert allowed.startswith("exit code: 0"), allowed
+    assert (repo / "after-marker").exists()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    assert subprocess.run(["git", "--git-dir", str(remote), "rev-parse", "main"], check=True,
+                          capture_output=True, text=True).stdout.strip() == head
+
+    again = tool_results(t2[2])[-1]
+    assert again.startswith("error:") and "gate" in again, again
+    assert [e["command"] for e in events(repo, "command_refused")] == \
+        [f"touch before-marker && {PUSH}", PUSH]
+    assert len(events(repo, "gate_used")) == 1
+    assert scheduled(repo)[1] == ("alice", "gate_decision")
