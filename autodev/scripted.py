@@ -31,7 +31,7 @@ from typing import Any
 from autodev.errors import ConfigError
 
 STEP_KEYS = ("participant", "calls", "text", "error", "retry_after")
-CALL_KEYS = ("tool", "args")
+CALL_KEYS = ("tool", "args", "raw_args")
 TURN_HEADER = "X-Autodev-Turn"
 NO_TURN = "-"
 
@@ -52,6 +52,10 @@ class ScriptError(ConfigError):
 class ToolCallSpec:
     tool: str
     args: dict
+    raw_args: str | None = None   # sent verbatim instead of args: a model's malformed JSON
+
+    def arguments(self) -> str:
+        return self.raw_args if self.raw_args is not None else json.dumps(self.args)
 
 
 @dataclass
@@ -167,7 +171,8 @@ def _check_call(bad, j: int, c: Any) -> ToolCallSpec:
         raise bad(f"call {j} is not a table", 'write { tool = "name", args = { ... } }', "calls")
     for key in c:
         if key not in CALL_KEYS:
-            raise bad(f"call {j} has unknown key {key!r}", "a call holds only tool and args", key)
+            raise bad(f"call {j} has unknown key {key!r}",
+                      "a call holds only tool, args and raw_args", key)
     tool = c.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise bad(f"call {j} is missing tool", 'add tool = "<tool name>"', "tool")
@@ -180,7 +185,11 @@ def _check_call(bad, j: int, c: Any) -> ToolCallSpec:
     except (TypeError, ValueError) as e:
         raise bad(f"call {j} ({tool}): args cannot be sent as JSON ({e})",
                   "quote TOML dates and times as strings", "args") from e
-    return ToolCallSpec(tool=tool.strip(), args=args)
+    raw = c.get("raw_args")
+    if raw is not None and (not isinstance(raw, str) or "args" in c):
+        raise bad(f"call {j} ({tool}): raw_args must be a string, used instead of args",
+                  'write raw_args = "{not json" (to test malformed arguments)', "raw_args")
+    return ToolCallSpec(tool=tool.strip(), args=args, raw_args=raw)
 
 
 # ---------------------------------------------------------------- the ledger
@@ -401,7 +410,7 @@ class _Handler(BaseHTTPRequestHandler):
         tool_calls = [{
             "id": f"call_{_safe_id(turn)}_{index}_{j}",
             "type": "function",
-            "function": {"name": c.tool, "arguments": json.dumps(c.args)},
+            "function": {"name": c.tool, "arguments": c.arguments()},
         } for j, c in enumerate(calls)]
         out_chars = len(text or "") + sum(len(t["function"]["arguments"]) for t in tool_calls)
         usage = {"prompt_tokens": _tokens(body_chars), "completion_tokens": _tokens(out_chars)}

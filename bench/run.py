@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT.parent))
 
 from bench.commands import bench_commands  # noqa: E402
 from bench.flat import bench_prompt, bench_scheduler  # noqa: E402
+from bench.panel import bench_panel  # noqa: E402
 from bench.runs import bench_daemon, bench_restore, bench_routing  # noqa: E402
 
 BENCHES = {
@@ -34,6 +35,7 @@ BENCHES = {
     "commands": bench_commands,
     "daemon": bench_daemon,
     "restore": bench_restore,
+    "panel": bench_panel,
 }
 
 

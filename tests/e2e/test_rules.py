@@ -269,3 +269,40 @@ def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
     assert st["reason"]["code"] == "silent"
     assert "solo" in st["reason"]["text"]
     assert [(p["name"], p["silent_streak"], p["turns"]) for p in st["participants"]] == [("solo", 3, 5)]
+
+
+MALFORMED_TEAM = """
+[[participants]]
+name = "solo"
+model = "scripted"
+write = true
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+MALFORMED_SCRIPT = """
+[[step]]
+participant = "solo"
+calls = [{ tool = "post", raw_args = '{"kind": "done", "text": "unterminated' }]
+[[step]]
+participant = "solo"
+calls = [{ tool = "post", args = { kind = "done", text = "fixed my JSON" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+
+def test_malformed_tool_call_json_gets_an_error_the_model_can_correct(repo, autodev):
+    write_team(repo, MALFORMED_TEAM, MALFORMED_SCRIPT)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "finish")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo)) == [("user", "say", None, None), ("solo", "done", None, None),
+                                      ("audit", "say", None, None)]
+    second = [q for q in requests_of(repo) if q["participant"] == "solo"][1]
+    results = [m["content"] for m in second["body"]["messages"] if m["role"] == "tool"]
+    assert len(results) == 1 and "not valid JSON" in results[0]

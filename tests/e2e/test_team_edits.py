@@ -87,3 +87,43 @@ def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert r.returncode == 3, r.stdout + r.stderr
     assert status_json(autodev, repo)["team_error"] is None
+
+
+TRIO = PAIR.replace("[audit]", '''[[participants]]
+name = "carol"
+model = "scripted"
+write = false
+
+[audit]''')
+
+
+def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev):
+    from tests.e2e.test_waits_gates import requests_of, prompt_of
+
+    script = (post("alice", "say", "bob, your view?", "bob")
+              + post("bob", "say", "Which licence should we use?", "user")
+              + post("robert", "done", "licence chosen and added") + ACCEPT)
+    write_team(repo, TRIO, script)
+    start_detached(autodev, repo, "add a licence")
+    wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
+
+    # carol leaves; bob is renamed robert (a new participant as far as the run can tell).
+    team = repo / ".autodev" / "team.toml"
+    team.write_text(PAIR.replace('name = "bob"', 'name = "robert"'))
+    cli(autodev, repo, "send", "MIT")
+    wait_for("complete", lambda: state_of(repo).get("state") == "complete")
+
+    assert events(repo, "team_reloaded")[-1]["participants"] == ["alice", "robert"]
+    # bob's open question has no one on the team to answer it: routing falls through.
+    assert scheduled(repo)[-1] == ("robert", "silent_longest")
+    assert any("bob" in e["message"] for e in events(repo, "warning"))
+    # History is untouched: bob's posts stay bob's.
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None), ("alice", "say", "bob", None), ("bob", "say", "user", None),
+        ("user", "say", None, None), ("robert", "done", None, None), ("audit", "say", None, None)]
+    # robert starts with a fresh cursor: every post so far is new to it, in its bounded index.
+    [first] = [q for q in requests_of(repo, "robert")][:1]
+    assert "#3 bob say→user" in prompt_of(first) and "#4 user say" in prompt_of(first)
+    parts = {p["name"]: p for p in status_json(autodev, repo)["participants"]}
+    assert parts["bob"]["model"] == "(not on the team now)" and parts["bob"]["turns"] == 1
+    assert parts["robert"]["turns"] == 1 and "carol" not in parts
