@@ -177,8 +177,21 @@ class EffectsMixin:
         self.state.update(add)
 
     def _plan_next(self) -> None:
-        d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
-        self.state.update(lambda s: {**s, "next": {"speaker": d.speaker, "rule": d.rule, "why": d.why}})
+        """Who speaks next, for status and the panel. While the run waits on the user, that is
+        who the user's answer goes to (rule 1), not who would speak without one."""
+        st = self.state.read()
+        if st["state"] == "gated" and st.get("gate"):
+            who = st["gate"]["declarer"]
+            nxt = {"speaker": who, "rule": "gate_decision",
+                   "why": f"{who} speaks once you approve or deny gate {st['gate']['id']}"}
+        elif st["state"] == "awaiting_user" and st.get("question"):
+            who = st["question"]["from"]
+            nxt = {"speaker": who, "rule": "user_message", "why": f"{who} gets your answer"}
+        else:
+            d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL),
+                                       self.thread.last_spoke)
+            nxt = {"speaker": d.speaker, "rule": d.rule, "why": d.why}
+        self.state.update(lambda s: {**s, "next": nxt})
 
     def _note(self, frm: str, text: str, handoff: str | None = None, **extra) -> dict:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
