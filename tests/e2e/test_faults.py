@@ -103,6 +103,7 @@ def _check(repo, reference_shape, sends: list[str]) -> dict:
     return {"posts": len(posts), "markers": len(marker)}
 
 
+@pytest.mark.timeout(180 + 90 * TRIALS)
 def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
     _setup(repo)
     r = autodev(repo, "start", "--foreground", "--until-idle", "add the files")
