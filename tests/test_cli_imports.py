@@ -26,3 +26,11 @@ def test_command_does_not_import_litellm(repo, args):
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "litellm" not in imported
     assert not any(m.startswith("litellm.") for m in imported)
+
+
+def test_panel_does_not_import_litellm():
+    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import autodev.panel.app"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "textual" in imported and "litellm" not in imported
