@@ -135,6 +135,9 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
                   "or `autodev status`")
             return
         if proc.poll() is not None:
+            if proc.returncode == 0:  # nothing to do: e.g. the run was already complete
+                _print_outcome(paths)
+                return
             tail = paths.daemon_log.read_text(errors="replace")[-2000:]
             print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}",
                   file=sys.stderr)
