@@ -4,87 +4,12 @@ detached daemon controlled by `send`, `pause`, `resume` and `stop`."""
 from __future__ import annotations
 
 import json
-import re
 import time
 
-
-from tests.conftest import run_dir, shape, thread_of, write_team
-
-PAIR = """
-[[participants]]
-name = "alice"
-model = "scripted"
-write = true
-
-[[participants]]
-name = "bob"
-model = "scripted"
-write = false
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
-
-# bob asks the user; after the answer bob (not alice, who would be silent longest) speaks.
-QUESTION_SCRIPT = """
-[[step]]
-participant = "alice"
-calls = [{ tool = "post", args = { kind = "say", text = "bob, what colour?", handoff = "bob" } }]
-[[step]]
-participant = "bob"
-calls = [{ tool = "post", args = { kind = "say", text = "User: red or blue?", handoff = "user" } }]
-[[step]]
-participant = "bob"
-calls = [{ tool = "post", args = { kind = "done", text = "the user chose blue" } }]
-[[step]]
-participant = "audit"
-calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-"""
-
-
-def events_of(repo) -> list[dict]:
-    """events.jsonl, read while a daemon may be appending: an unfinished last line is skipped."""
-    p = run_dir(repo) / "events.jsonl"
-    if not p.exists():
-        return []
-    text = p.read_text()
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def scheduled(repo) -> list[tuple[str, str]]:
-    return [(e["participant"], e["rule"]) for e in events_of(repo) if e["type"] == "scheduled"]
-
-
-def requests_of(repo) -> list[dict]:
-    p = run_dir(repo) / "scripted-requests.jsonl"
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-
-
-def status_json(autodev, repo) -> dict:
-    return json.loads(autodev(repo, "status", "--json", check=True).stdout)
-
-
-def state_of(repo) -> dict:
-    p = run_dir(repo) / "state.json"
-    return json.loads(p.read_text()) if p.exists() else {}
-
-
-def wait_for(what, check, timeout: float = 30.0, step: float = 0.05):
-    """Poll `check()` until it returns something truthy; fail naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
+from tests.conftest import shape, thread_of, write_team
+from tests.e2e.helpers import (PAIR, QUESTION_SCRIPT, SLOW_SCRIPT, events_of, requests_of,
+                               scheduled, start_detached, state_of, status_json, stop_daemon,
+                               wait_for)
 
 # -- questions --------------------------------------------------------------------------------
 
@@ -224,22 +149,6 @@ def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
 # -- a detached daemon ------------------------------------------------------------------------
 
 
-def start_detached(autodev, repo, *args: str) -> int:
-    r = autodev(repo, "start", *args, timeout=30)
-    assert r.returncode == 0, r.stdout + r.stderr
-    m = re.search(r"daemon started \(pid (\d+)\)", r.stdout)
-    assert m, r.stdout + r.stderr
-    pid = int(m.group(1))
-    autodev.adopt(pid)  # its own session: teardown kills it even if the test fails
-    return pid
-
-
-def stop_daemon(autodev, repo) -> None:
-    r = autodev(repo, "stop")
-    assert r.returncode == 0, r.stderr
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
-
-
 def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     pid = start_detached(autodev, repo, "pick a colour")
@@ -267,26 +176,6 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
     # Up while the run waited for the user; gone once the run is complete (SPEC §12).
     wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
     assert status_json(autodev, repo)["state"] == "complete"
-
-
-# alice's first turn runs a slow command so `pause` arrives while the turn is in flight.
-SLOW_SCRIPT = """
-[[step]]
-participant = "alice"
-calls = [{ tool = "run_command", args = { command = "sleep 3" } }]
-[[step]]
-participant = "alice"
-calls = [{ tool = "post", args = { kind = "say", text = "slept", handoff = "bob" } }]
-[[step]]
-participant = "bob"
-calls = [{ tool = "post", args = { kind = "say", text = "Ready?", handoff = "user" } }]
-[[step]]
-participant = "bob"
-calls = [{ tool = "post", args = { kind = "done", text = "all set" } }]
-[[step]]
-participant = "audit"
-calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-"""
 
 
 def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):

@@ -5,9 +5,7 @@ a second daemon and a stale lock, and restore cost that does not grow with the t
 from __future__ import annotations
 
 import json
-import os
 import resource
-import signal
 import subprocess
 import sys
 import time
@@ -15,23 +13,10 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-
 from autodev.paths import RunPaths
 from tests.conftest import run_dir, shape, thread_of, write_team
-from tests.e2e.test_control import start_detached, state_of, status_json, wait_for
-
-SOLO = """
-[[participants]]
-name = "solo"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
+from tests.e2e.helpers import (SOLO, done_accepted, kill_group, start_detached, state_of,
+                               status_json, wait_for)
 
 
 def say_to_user(n: int, start: int = 1) -> str:
@@ -41,14 +26,7 @@ def say_to_user(n: int, start: int = 1) -> str:
                    for i in range(start, start + n))
 
 
-DONE = """
-[[step]]
-participant = "solo"
-calls = [{ tool = "post", args = { kind = "done", text = "finished" } }]
-[[step]]
-participant = "audit"
-calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-"""
+DONE = done_accepted("solo")
 
 
 def records(path: Path) -> list[dict]:
@@ -67,13 +45,6 @@ def wait_daemon_gone(autodev, repo, timeout: float = 30.0) -> None:
 
     wait_for("the daemon to release its lock",
              lambda: DaemonLock.holder(RunPaths(repo).lock) is None, timeout)
-
-
-def kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 # -- concurrent send ----------------------------------------------------------------------------
@@ -285,13 +256,18 @@ def test_corruption_refused_by_a_detached_start(repo, autodev):
 # -- a full disk --------------------------------------------------------------------------------
 
 
-def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
+def asked_and_answered(autodev, repo) -> list[Path]:
+    """solo asked the user and the answer waits in the inbox; returns the run's three logs."""
     write_team(repo, SOLO, say_to_user(1) + DONE)
     r = autodev(repo, "start", "--foreground", "--until-idle", "ask me first")
     assert r.returncode == 3, r.stdout + r.stderr
     assert autodev(repo, "send", "go ahead").returncode == 0
     rd = run_dir(repo)
-    logs = [rd / n for n in ("thread.jsonl", "events.jsonl", "harness.jsonl")]
+    return [rd / n for n in ("thread.jsonl", "events.jsonl", "harness.jsonl")]
+
+
+def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
+    logs = asked_and_answered(autodev, repo)
     sizes = {p.name: p.stat().st_size for p in logs}
     # The harness log is the largest (turn_started carries the prompts), so with files capped
     # just above it the user's post and its events still fit and the next turn's intent record
@@ -341,12 +317,8 @@ def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
 
 
 def test_disk_full_at_start_faults_the_run(repo, autodev):
-    write_team(repo, SOLO, say_to_user(1) + DONE)
-    r = autodev(repo, "start", "--foreground", "--until-idle", "ask me first")
-    assert r.returncode == 3, r.stdout + r.stderr
-    assert autodev(repo, "send", "go ahead").returncode == 0
+    logs = asked_and_answered(autodev, repo)
     rd = run_dir(repo)
-    logs = [rd / n for n in ("thread.jsonl", "events.jsonl", "harness.jsonl")]
     before = {p.name: p.read_bytes() for p in logs}
     # events.jsonl cannot grow at all: the very first append, at start-up, fails.
     r = capped_start(autodev, repo, (rd / "events.jsonl").stat().st_size)

@@ -6,19 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import run_dir, write_team
-
-TEAM = """
-[[participants]]
-name = "builder"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
+from tests.e2e.helpers import BUILDER as TEAM
 
 SCRIPT = """
 [[step]]

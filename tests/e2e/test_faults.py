@@ -18,25 +18,9 @@ from collections import Counter
 import pytest
 
 from tests.conftest import git, run_dir, thread_of, write_team
+from tests.e2e.helpers import BUILDER_REVIEWER
 
 TRIALS = int(os.environ.get("AUTODEV_FAULT_TRIALS", "3"))
-
-TEAM = """
-[[participants]]
-name = "builder"
-model = "scripted"
-write = true
-
-[[participants]]
-name = "reviewer"
-model = "scripted"
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
 
 
 def _script(rounds: int) -> str:
@@ -74,7 +58,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 
 def _setup(repo, rounds=4):
-    write_team(repo, TEAM, _script(rounds), "maxTalkTurns = 50\n")
+    write_team(repo, BUILDER_REVIEWER, _script(rounds), "maxTalkTurns = 50\n")
     with open(repo / ".git" / "info" / "exclude", "a") as f:
         f.write(".marker\n")
 

@@ -6,9 +6,9 @@ pinned hold, gives them back. Assertions read what the scripted model server act
 from __future__ import annotations
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.test_waits_gates import (ACCEPT, PAIR, call, cli, events, events_of, post, prompt_of, run_until_idle, scheduled,
-                                        start_detached, state_of, status_json, status_text, step,
-                                        tool_names, tool_results, turns_of, wait_for)
+from tests.e2e.helpers import (ACCEPT, PAIR, call, cli, events, events_of, post, prompt_of,
+                               run_until_idle, scheduled, start_detached, state_of, status_json,
+                               status_text, step, tool_names, tool_results, turns_of, wait_for)
 
 NOTICE = "NOTICE-START please create a staging API token " + "n" * 300 + " NOTICE-TAIL"
 ANSWER = "ANSWER-START the token is in the vault under staging " + "a" * 300 + " ANSWER-TAIL"

@@ -7,21 +7,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.test_waits_gates import (PAIR, call, cli, events, post, run_until_idle, scheduled,
-                                        status_json, status_text, step)
-
-SOLO = """
-[[participants]]
-name = "solo"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
+from tests.e2e.helpers import (PAIR, SOLO, call, cli, events, post, run_until_idle, scheduled,
+                               status_json, status_text, step)
 
 # name -> (team, script, config, CLI commands run before the start, code, sentence in status)
 CASES = {

@@ -4,45 +4,17 @@ exhausted retries pause the run with the error (the open turn then resumes, noth
 
 from __future__ import annotations
 
-import json
-
-from tests.conftest import run_dir, shape, thread_of, write_team
-
-
-def _team(failover: str = "") -> str:
-    return f"""
-[[participants]]
-name = "builder"
-model = "scripted"
-write = true
-{failover}
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
+from tests.conftest import shape, thread_of, write_team
+from tests.e2e.helpers import BUILDER, done_accepted, events_of, status_json, team_of_one
 
 
-DONE = """
-[[step]]
-participant = "builder"
-calls = [{ tool = "post", args = { kind = "done", text = "finished" } }]
-[[step]]
-participant = "audit"
-calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-"""
+DONE = done_accepted("builder")
 
 FAST = "retryBackoffSec = 0.05\nmaxRetries = 2\n"
 
 
-def events(repo) -> list[dict]:
-    return [json.loads(x) for x in (run_dir(repo) / "events.jsonl").read_text().splitlines()]
-
-
 def test_usage_limit_fails_over_and_the_turn_completes(repo, autodev):
-    write_team(repo, _team('failover = ["scripted:backup"]'), """
+    write_team(repo, team_of_one("builder", 'failover = ["scripted:backup"]'), """
 [[step]]
 participant = "builder"
 error = 429
@@ -52,7 +24,7 @@ retry_after = 30
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo)) == [("user", "say", None, None), ("builder", "done", None, None),
                                       ("audit", "say", None, None)]
-    ev = events(repo)
+    ev = events_of(repo)
     fo = [e for e in ev if e["type"] == "failover"]
     assert fo and fo[0]["model"] == "scripted" and fo[0]["to"] == "scripted:backup"
     assert fo[0]["retry_after"] == 30
@@ -61,7 +33,7 @@ retry_after = 30
 
 
 def test_all_models_limited_waits_for_the_reset_then_continues(repo, autodev):
-    write_team(repo, _team(), """
+    write_team(repo, BUILDER, """
 [[step]]
 participant = "builder"
 error = 429
@@ -69,7 +41,7 @@ retry_after = 1
 """ + DONE, FAST)
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
-    ev = events(repo)
+    ev = events_of(repo)
     waits = [e for e in ev if e["type"] == "state" and e["state"] == "waiting"]
     assert waits and waits[0]["reason"]["code"] == "usage_limit"
     # The same turn continued after the reset (no second turn_started for it).
@@ -80,7 +52,7 @@ retry_after = 1
 
 
 def test_server_errors_retry_with_backoff_then_succeed(repo, autodev):
-    write_team(repo, _team(), """
+    write_team(repo, BUILDER, """
 [[step]]
 participant = "builder"
 error = 500
@@ -90,13 +62,13 @@ error = 503
 """ + DONE, FAST)
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
-    retries = [e for e in events(repo) if e["type"] == "retry"]
+    retries = [e for e in events_of(repo) if e["type"] == "retry"]
     assert [e["attempt"] for e in retries] == [1, 2]
     assert retries[1]["delay"] == 2 * retries[0]["delay"]
 
 
 def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev):
-    write_team(repo, _team(), """
+    write_team(repo, BUILDER, """
 [[step]]
 participant = "builder"
 error = 500
@@ -109,13 +81,13 @@ error = 500
 """ + DONE, FAST)
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 3, r.stdout + r.stderr
-    st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+    st = status_json(autodev, repo)
     assert st["state"] == "paused" and st["reason"]["code"] == "provider"
     assert "failed 3 times" in st["reason"]["text"]
     assert shape(thread_of(repo)) == [("user", "say", None, None)]
     autodev(repo, "resume", check=True)
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
-    ev = events(repo)
+    ev = events_of(repo)
     assert [e["turn"] for e in ev if e["type"] == "turn_started"] == [1]
     assert shape(thread_of(repo))[1:] == [("builder", "done", None, None), ("audit", "say", None, None)]

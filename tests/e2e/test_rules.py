@@ -7,9 +7,8 @@ matters what the scripted model server was sent (scripted-requests.jsonl).
 
 from __future__ import annotations
 
-import json
-
-from tests.conftest import run_dir, shape, thread_of, write_team
+from tests.conftest import shape, thread_of, write_team
+from tests.e2e.helpers import SOLO, events_of, requests_of, scheduled, status_json
 
 # Listed out of name order on purpose: ties among never-spoken participants break by *name*,
 # not by their place in the team file.
@@ -110,32 +109,6 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 ROOMY = "maxTalkTurns = 50\n"
 
 
-def events_of(repo) -> list[dict]:
-    """events.jsonl, read while a daemon may be appending: an unfinished last line is skipped."""
-    p = run_dir(repo) / "events.jsonl"
-    if not p.exists():
-        return []
-    text = p.read_text()
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def scheduled(repo) -> list[tuple[str, str]]:
-    return [(e["participant"], e["rule"]) for e in events_of(repo) if e["type"] == "scheduled"]
-
-
-def requests_of(repo) -> list[dict]:
-    p = run_dir(repo) / "scripted-requests.jsonl"
-    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
-
-
-def status_json(autodev, repo) -> dict:
-    r = autodev(repo, "status", "--json", check=True)
-    return json.loads(r.stdout)
-
-
 def test_trio_run_reaches_each_rule(repo, autodev):
     """One scripted run (about 5 s) checked three ways: the rules, the second post in a turn,
     and the non-writer's refused work_done."""
@@ -210,19 +183,6 @@ def check_non_writer_work_done_is_refused_and_the_model_reads_why(repo):
     assert not [m for m in same_turn[0]["body"]["messages"] if m.get("role") == "tool"]
 
 
-SOLO = """
-[[participants]]
-name = "solo"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
-
 # A team of one always speaks, even after a refused self-handoff. Then it answers with plain
 # text (no tool call) twice per turn: each turn ends silent, and the third pauses the run.
 SOLO_SCRIPT = """
@@ -271,19 +231,6 @@ def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
     assert [(p["name"], p["silent_streak"], p["turns"]) for p in st["participants"]] == [("solo", 3, 5)]
 
 
-MALFORMED_TEAM = """
-[[participants]]
-name = "solo"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
-
 MALFORMED_SCRIPT = """
 [[step]]
 participant = "solo"
@@ -298,7 +245,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 
 def test_malformed_tool_call_json_gets_an_error_the_model_can_correct(repo, autodev):
-    write_team(repo, MALFORMED_TEAM, MALFORMED_SCRIPT)
+    write_team(repo, SOLO, MALFORMED_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "finish")
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo)) == [("user", "say", None, None), ("solo", "done", None, None),

@@ -1,21 +1,9 @@
 """Secrets never reach a log, the thread or an event, and never reach a participant's command."""
 
 from tests.conftest import run_dir, thread_of, write_team
+from tests.e2e.helpers import BUILDER
 
 SECRET = "sk-test-0123456789abcdef"
-
-TEAM = """
-[[participants]]
-name = "builder"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
 
 SCRIPT = f"""
 [[step]]
@@ -35,7 +23,7 @@ calls = [{{ tool = "verdict", args = {{ accept = true, gap = "" }} }}]
 
 
 def test_secrets_are_redacted_everywhere_we_write(repo, autodev):
-    write_team(repo, TEAM, SCRIPT)
+    write_team(repo, BUILDER, SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", f"objective mentioning {SECRET}",
                 env={"DEMO_API_KEY": SECRET})
     assert r.returncode == 0, r.stdout + r.stderr

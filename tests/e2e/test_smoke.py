@@ -1,23 +1,7 @@
 """The whole core path through the real CLI: a scripted pair, credited work, done accepted."""
 
 from tests.conftest import shape, thread_of, write_team
-
-TEAM = """
-[[participants]]
-name = "builder"
-model = "scripted"
-write = true
-
-[[participants]]
-name = "reviewer"
-model = "scripted"
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
+from tests.e2e.helpers import BUILDER_REVIEWER
 
 SCRIPT = """
 [[step]]
@@ -39,7 +23,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 
 def test_pair_runs_to_accepted_done(repo, autodev):
-    write_team(repo, TEAM, SCRIPT)
+    write_team(repo, BUILDER_REVIEWER, SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt")
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo)) == [

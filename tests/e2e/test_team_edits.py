@@ -4,10 +4,9 @@ old team keeps working."""
 
 from __future__ import annotations
 
-
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.test_waits_gates import (ACCEPT, PAIR, cli, events, post, scheduled, start_detached,
-                                        state_of, status_json, status_text, wait_for)
+from tests.e2e.helpers import (ACCEPT, PAIR, cli, events, post, prompt_of, requests_of, scheduled,
+                               start_detached, state_of, status_json, status_text, wait_for)
 
 CAROL = """
 [[participants]]
@@ -98,8 +97,6 @@ write = false
 
 
 def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev):
-    from tests.e2e.test_waits_gates import requests_of, prompt_of
-
     script = (post("alice", "say", "bob, your view?", "bob")
               + post("bob", "say", "Which licence should we use?", "user")
               + post("robert", "done", "licence chosen and added") + ACCEPT)

@@ -5,182 +5,18 @@ message ends it early. Gates are decided by gateAutoDeny / gateAutoApprove / the
 decision a system note naming who decided, and the declarer speaks next. The command runner
 refuses gateRequired commands (also inside `x && git push`) until a gate naming them is
 approved, and each approval covers one use.
-
-The small helpers at the top are shared by the other issue-3 end-to-end files
-(test_notices, test_pauses, test_team_edits).
 """
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import time
-from datetime import datetime
 
-
-from tests.conftest import git, run_dir, shape, thread_of, write_team
-
-# -- shared helpers ----------------------------------------------------------------------------
-
-PAIR = """
-[[participants]]
-name = "alice"
-model = "scripted"
-write = true
-
-[[participants]]
-name = "bob"
-model = "scripted"
-write = false
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
-
-WIDE = {"COLUMNS": "240"}  # keep rich from wrapping the status text
-
-
-def _toml(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
-    return json.dumps(v)  # a JSON string is a valid TOML basic string
-
-
-def call(tool: str, **args) -> dict:
-    return {"tool": tool, "args": args}
-
-
-def step(who: str, *calls: dict, text: str | None = None, error: int | None = None) -> str:
-    """One [[step]] of a script: tool calls, plain text, or an HTTP error."""
-    lines = ["[[step]]", f"participant = {_toml(who)}"]
-    if calls:
-        lines.append("calls = [" + ", ".join(_toml(c) for c in calls) + "]")
-    if text is not None:
-        lines.append(f"text = {_toml(text)}")
-    if error is not None:
-        lines.append(f"error = {error}")
-    return "\n".join(lines) + "\n"
-
-
-def post(who: str, kind: str, text: str, handoff: str | None = None) -> str:
-    args = {"kind": kind, "text": text}
-    if handoff:
-        args["handoff"] = handoff
-    return step(who, call("post", **args))
-
-
-ACCEPT = step("audit", call("verdict", accept=True, gap=""))
-
-
-def events_of(repo) -> list[dict]:
-    """events.jsonl, read while a daemon may be appending: an unfinished last line is skipped."""
-    p = run_dir(repo) / "events.jsonl"
-    if not p.exists():
-        return []
-    text = p.read_text()
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def events(repo, type_: str) -> list[dict]:
-    return [e for e in events_of(repo) if e["type"] == type_]
-
-
-def scheduled(repo) -> list[tuple[str, str]]:
-    return [(e["participant"], e["rule"]) for e in events(repo, "scheduled")]
-
-
-def requests_of(repo, participant: str | None = None) -> list[dict]:
-    p = run_dir(repo) / "scripted-requests.jsonl"
-    if not p.exists():
-        return []
-    text = p.read_text()
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()
-    reqs = [json.loads(line) for line in lines if line.strip()]
-    return [q for q in reqs if participant is None or q["participant"] == participant]
-
-
-def turns_of(repo, participant: str) -> list[list[dict]]:
-    """The participant's requests grouped by turn, in order."""
-    out: dict[str, list[dict]] = {}
-    for q in requests_of(repo, participant):
-        out.setdefault(q["turn"], []).append(q)
-    return list(out.values())
-
-
-def prompt_of(request: dict) -> str:
-    """The turn prompt: the first user message of the request."""
-    return next(m["content"] for m in request["body"]["messages"] if m.get("role") == "user")
-
-
-def tool_names(request: dict) -> set[str]:
-    return {t["function"]["name"] for t in request["body"].get("tools") or []}
-
-
-def tool_results(request: dict) -> list[str]:
-    return [m["content"] for m in request["body"]["messages"] if m.get("role") == "tool"]
-
-
-def state_of(repo) -> dict:
-    p = run_dir(repo) / "state.json"
-    return json.loads(p.read_text()) if p.exists() else {}
-
-
-def status_json(autodev, repo) -> dict:
-    return json.loads(autodev(repo, "status", "--json", check=True).stdout)
-
-
-def status_text(autodev, repo) -> str:
-    """`autodev status` as plain text, whitespace collapsed so line wrapping does not matter."""
-    return " ".join(autodev(repo, "status", check=True, env=WIDE).stdout.split())
-
-
-def wait_for(what: str, check, timeout: float = 30.0, step_sec: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(step_sec)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def run_until_idle(autodev, repo, *args: str, expect: int) -> None:
-    r = autodev(repo, "start", "--foreground", "--until-idle", *args, timeout=60)
-    assert r.returncode == expect, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
-
-
-def start_detached(autodev, repo, *args: str) -> int:
-    r = autodev(repo, "start", *args, timeout=30)
-    assert r.returncode == 0, r.stdout + r.stderr
-    m = re.search(r"daemon started \(pid (\d+)\)", r.stdout)
-    assert m, r.stdout + r.stderr
-    pid = int(m.group(1))
-    autodev.adopt(pid)  # teardown kills it even when the test fails
-    return pid
-
-
-def ts(e: dict) -> float:
-    return datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
-
-
-def cli(autodev, repo, *args: str) -> str:
-    r = autodev(repo, *args)
-    assert r.returncode == 0, f"autodev {' '.join(args)} exited {r.returncode}\n{r.stdout}\n{r.stderr}"
-    return r.stdout
-
+from tests.conftest import git, shape, thread_of, write_team
+from tests.e2e.helpers import (ACCEPT, PAIR, call, cli, events, post, prompt_of, requests_of,
+                               run_until_idle, scheduled, start_detached, state_of, status_json,
+                               status_text, step, tool_results, ts, turns_of, wait_for)
 
 # -- waits -------------------------------------------------------------------------------------
 

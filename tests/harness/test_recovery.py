@@ -15,6 +15,7 @@ import time
 
 from autodev.harness.recovery import INTERRUPTED, rebuild
 from tests.conftest import run_dir, thread_of, write_team
+from tests.e2e.helpers import SOLO, events_of, kill_group, records_of, requests_of, wait_for
 
 RUN = "r1"
 SYSTEM = {"role": "system", "content": "you are solo"}
@@ -182,19 +183,6 @@ def test_told_only_when_the_notice_was_raised():
 
 # -- a real daemon killed while a tool runs ----------------------------------------------------
 
-SOLO = """
-[[participants]]
-name = "solo"
-model = "scripted"
-write = true
-
-[audit]
-model = "scripted"
-
-[scripted]
-path = "script.toml"
-"""
-
 # The command records each run of itself in .marker, then sleeps: a re-run would add a line.
 SLOW_COMMAND = "echo $$ > .cmdpid; echo ran >> .marker; sleep 5; echo done >> .marker"
 
@@ -223,40 +211,9 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
-def _records(path) -> list[dict]:
-    if not path.exists():
-        return []
-    text = path.read_text()
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines.pop()  # an append in progress
-    return [json.loads(x) for x in lines if x.strip()]
-
-
-def _wait_for(what, check, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _tool_started(repo, name):
     return lambda: any(r.get("type") == "tool_started" and r.get("name") == name
-                       for r in _records(run_dir(repo) / "harness.jsonl"))
-
-
-def _solo_requests(repo) -> list[dict]:
-    return [q for q in _records(run_dir(repo) / "scripted-requests.jsonl")
-            if q["participant"] == "solo"]
+                       for r in records_of(run_dir(repo) / "harness.jsonl"))
 
 
 def _exclude(repo, *names: str) -> None:
@@ -268,15 +225,15 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
     write_team(repo, SOLO, COMMAND_SCRIPT)
     _exclude(repo, ".marker", ".cmdpid")
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "run the slow command")
-    _wait_for("the command to start", lambda: _tool_started(repo, "run_command")()
-              and (repo / ".marker").exists() and (repo / ".cmdpid").exists()
-              and (repo / ".cmdpid").read_text().strip())
+    wait_for("the command to start", lambda: _tool_started(repo, "run_command")()
+             and (repo / ".marker").exists() and (repo / ".cmdpid").exists()
+             and (repo / ".cmdpid").read_text().strip())
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     # The command runs in a session of its own; a crash of the whole machine takes it too.
     cmd_pgid = int((repo / ".cmdpid").read_text())
     autodev.adopt(cmd_pgid)
-    _kill_group(cmd_pgid)
+    kill_group(cmd_pgid)
     assert (repo / ".marker").read_text() == "ran\n"
 
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
@@ -284,17 +241,17 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
     # Never run a second time (a re-run would have written "ran" again).
     assert (repo / ".marker").read_text() == "ran\n"
     # The model's next request carries the synthetic result for the interrupted call.
-    reqs = _solo_requests(repo)
+    reqs = requests_of(repo, "solo")
     tool_msgs = [m for m in reqs[-1]["body"]["messages"] if m.get("role") == "tool"]
     assert [m["content"] for m in tool_msgs] == [INTERRUPTED]
     assert INTERRUPTED.startswith("interrupted: ")
     assert [(x["from"], x["kind"]) for x in thread_of(repo)] == [
         ("user", "say"), ("solo", "done"), ("audit", "say")]
-    hl = _records(run_dir(repo) / "harness.jsonl")
+    hl = records_of(run_dir(repo) / "harness.jsonl")
     assert [x["type"] for x in hl].count("turn_started") == 1  # the same turn, resumed
     fin = [x for x in hl if x["type"] == "tool_finished"]
     assert len(fin) == 1 and fin[0]["result"] == INTERRUPTED and fin[0].get("synthetic")
-    ev = _records(run_dir(repo) / "events.jsonl")
+    ev = events_of(repo)
     assert any(e["type"] == "turn_recovered" and e["participant"] == "solo" for e in ev)
     assert [e["name"] for e in ev if e["type"] == "tool_interrupted"] == ["run_command"]
 
@@ -305,27 +262,27 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
     # A FIFO with no writer: read_file blocks in open() until the daemon is killed.
     os.mkfifo(repo / "slow.txt")
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "read the slow file")
-    _wait_for("the read to start", _tool_started(repo, "read_file"))
+    wait_for("the read to start", _tool_started(repo, "read_file"))
     time.sleep(0.2)
     assert p.poll() is None, "read_file should still be blocked on the FIFO"
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
-    hl = _records(run_dir(repo) / "harness.jsonl")
+    hl = records_of(run_dir(repo) / "harness.jsonl")
     assert not any(x["type"] == "tool_finished" for x in hl)
 
     (repo / "slow.txt").unlink()
     (repo / "slow.txt").write_text("the contents after the restart\n")
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    tool_msgs = [m for m in _solo_requests(repo)[-1]["body"]["messages"] if m.get("role") == "tool"]
+    tool_msgs = [m for m in requests_of(repo, "solo")[-1]["body"]["messages"] if m.get("role") == "tool"]
     assert len(tool_msgs) == 1
     assert "the contents after the restart" in tool_msgs[0]["content"]
     assert "interrupted" not in tool_msgs[0]["content"]
-    hl = _records(run_dir(repo) / "harness.jsonl")
+    hl = records_of(run_dir(repo) / "harness.jsonl")
     assert [x["name"] for x in hl if x["type"] == "tool_started"] == ["read_file", "read_file"]
     fin = [x for x in hl if x["type"] == "tool_finished"]
     assert len(fin) == 1 and not fin[0].get("synthetic")
-    ev = _records(run_dir(repo) / "events.jsonl")
+    ev = events_of(repo)
     assert not any(e["type"] == "tool_interrupted" for e in ev)
     assert [(x["from"], x["kind"]) for x in thread_of(repo)] == [
         ("user", "say"), ("solo", "done"), ("audit", "say")]

@@ -13,22 +13,10 @@ from textual.widgets import Input
 from autodev.panel.app import Confirm, PanelApp, Prompt
 from autodev.paths import RunPaths
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.test_control import (PAIR, QUESTION_SCRIPT, SLOW_SCRIPT, events_of, requests_of,
-                                    start_detached, state_of, wait_for)
+from tests.e2e.helpers import (GATE_SCRIPT, PAIR, QUESTION_SCRIPT, SLOW_SCRIPT, events_of,
+                               requests_of, start_detached, state_of, wait_for)
 
 SIZE = (160, 48)
-
-GATE_SCRIPT = """
-[[step]]
-participant = "alice"
-calls = [{ tool = "post", args = { kind = "gate", text = "git push origin main" } }]
-[[step]]
-participant = "alice"
-calls = [{ tool = "post", args = { kind = "done", text = "pushed after the gate" } }]
-[[step]]
-participant = "audit"
-calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-"""
 
 NOTICE_SCRIPT = """
 [[step]]

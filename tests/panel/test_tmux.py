@@ -12,8 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import thread_of, write_team
-from tests.e2e.test_control import PAIR, start_detached, state_of, wait_for
-from tests.panel.test_panel import GATE_SCRIPT
+from tests.e2e.helpers import GATE_SCRIPT, PAIR, start_detached, state_of, wait_for
 
 TMUX = shutil.which("tmux")
 
