@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 
 from tests.conftest import git, run_dir, thread_of, write_team
-from tests.e2e.helpers import BUILDER_REVIEWER
+from tests.e2e.helpers import BUILDER_REVIEWER, records_of
 
 TRIALS = int(os.environ.get("AUTODEV_FAULT_TRIALS", "3"))
 
@@ -61,6 +61,13 @@ def _setup(repo, rounds=4):
     write_team(repo, BUILDER_REVIEWER, _script(rounds), "maxTalkTurns = 50\n")
     with open(repo / ".git" / "info" / "exclude", "a") as f:
         f.write(".marker\n")
+
+
+def _objective_given(repo) -> bool:
+    """Queued in the inbox or already on the thread (appended before its inbox file goes)."""
+    d = run_dir(repo)
+    queued = (d / "inbox").exists() and any((d / "inbox").glob("*.json"))
+    return queued or any(p["from"] == "user" for p in records_of(d / "thread.jsonl"))
 
 
 def _lines(path) -> int:
@@ -106,11 +113,14 @@ def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
         git(trepo, "commit", "-qm", "start")
         (trepo / ".git" / "info" / "exclude").write_text(".autodev/\n")
         _setup(trepo)
-        args = ["start", "--foreground", "--until-idle", "add the files"]
         hlog = run_dir(trepo) / "harness.jsonl"
         for attempt in range(60):
-            p = autodev.popen(trepo, *args)
+            # A `start` killed before it queued its objective never gave one: give it again,
+            # as a user would. Once queued (inbox) or posted (thread), it is never given twice.
             args = ["start", "--foreground", "--until-idle"]
+            if not _objective_given(trepo):
+                args.append("add the files")
+            p = autodev.popen(trepo, *args)
             # Kill at a seeded point of the run's progress: once the harness log has grown by a
             # random number of records, plus a random sub-second delay (anywhere in a step).
             target = _lines(hlog) + rnd.randint(0, 12)
