@@ -103,10 +103,8 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.paths.ensure()
         self.lock = DaemonLock(self.paths.lock)
         self.lock.acquire()
-        keys = [k for k in [p.api_key_env for p in self.team.participants]
-                + [self.team.audit_model().api_key_env] if k]
-        self.redact = Redactor.from_env(keys)
-        self.secret_env = keys
+        self.secret_env = self._key_names()
+        self.redact = Redactor.from_env(self.secret_env)
         self.state = StateFile(self.paths.state, redact=self.redact)
         st = self.state.read()
         self.run_id = st.get("run_id") or secrets.token_hex(4)
@@ -144,6 +142,11 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.state.update(init)
         self.events.emit("daemon_started", pid=os.getpid())
         self._recover()
+
+    def _key_names(self) -> list[str]:
+        """Variables named by api_key_env: kept out of commands and redacted from every log."""
+        return [k for k in [p.api_key_env for p in self.team.participants]
+                + [self.team.audit_model().api_key_env] if k]
 
     def _start_scripted(self) -> None:
         from autodev.scripted import ScriptedServer, load_script
@@ -322,6 +325,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.state.update(lambda s: {**s, "team_error": problem})
             return
         self.team, self.config = team, cfg
+        self.secret_env = self._key_names()
+        self.redact.learn(os.environ[k] for k in self.secret_env if k in os.environ)
         self.state.update(lambda s: {**s, "team_error": None})
         self.events.emit("team_reloaded", participants=team.names())
 

@@ -24,6 +24,11 @@ class Redactor:
         # Short values would redact ordinary words; real keys are long.
         self.values = sorted({v for v in values if v and len(v) >= 8}, key=len, reverse=True)
 
+    def learn(self, values: Iterable[str]) -> None:
+        """Add secret values (e.g. after a team edit names a new api_key_env)."""
+        self.values = sorted(set(self.values) | {v for v in values if v and len(v) >= 8},
+                             key=len, reverse=True)
+
     @classmethod
     def from_env(cls, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> "Redactor":
         env = os.environ if environ is None else environ

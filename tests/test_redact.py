@@ -88,3 +88,12 @@ def test_events_log_never_holds_the_secret(tmp_path):
     on_disk = json.loads(text)
     assert on_disk == rec
     assert on_disk["type"] == "tool_started" and on_disk["run"] == "run-1" and on_disk["ts"]
+
+
+def test_learn_adds_values_and_keeps_the_longest_first():
+    from autodev.redact import Redactor
+
+    r = Redactor(["first-secret-1"])
+    r.learn(["another-longer-secret-2", "short"])
+    assert r({"a": "first-secret-1 and another-longer-secret-2 and short"}) == \
+        {"a": "[redacted] and [redacted] and short"}
