@@ -239,3 +239,43 @@ def test_expand_key_unfolds_long_posts(repo):
         assert "[folded" not in app.feed_text()
 
     drive(repo, scenario)
+
+
+FAULTS_TEAM = PAIR.replace('name = "alice"\nmodel = "scripted"',
+                           'name = "alice"\nmodel = "scripted"\nfailover = ["scripted:backup"]')
+
+FAULTS_SCRIPT = """
+[[step]]
+participant = "alice"
+error = 429
+retry_after = 30
+[[step]]
+participant = "alice"
+error = 503
+[[step]]
+participant = "alice"
+calls = [{ tool = "post", args = { kind = "wait", text = "waiting for CI" } }]
+[[step]]
+participant = "alice"
+calls = [{ tool = "post", args = { kind = "done", text = "CI is green" } }]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+
+def test_feed_shows_failover_retry_and_wait_lines(repo, autodev):
+    """A usage limit, a server error and a wait, from a real run, as the Feed shows them."""
+    write_team(repo, FAULTS_TEAM, FAULTS_SCRIPT,
+               "retryBackoffSec = 0.05\nwaitFirstSec = 0.2\nwaitCapSec = 0.4\n")
+    r = autodev(repo, "start", "--foreground", "--until-idle", "wait for CI")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    async def scenario(app, pilot):
+        await until(pilot, "the audit's acceptance", lambda: "audit accepted" in app.feed_text())
+        feed = app.feed_text()
+        assert "alice: scripted hit a usage limit → scripted:backup" in feed
+        # The attempt count is per request: the usage-limited attempt was the first.
+        assert "alice: retry 2 in 0.1s" in feed
+        assert "alice waits 0.2s; next check at" in feed
+    drive(repo, scenario)
