@@ -47,17 +47,17 @@ def test_approve_a_gate_in_tmux_and_see_the_run_continue(repo, autodev, tmp_path
         after = screen()
         assert "nothing needs you" in after
         tmux("send-keys", "-t", "panel", "q")
-        wait_for("the panel to quit", lambda: "panel" not in tmux("list-sessions", "-F", "#S")
-                 if _alive(tmux) else True, timeout=10)
+        # The session ends with the panel, and the private server with its last session.
+        wait_for("the panel to quit", lambda: "panel" not in _sessions(tmux), timeout=10)
     finally:
         subprocess.run([TMUX, "-S", sock, "kill-server"], capture_output=True, timeout=10)
     assert [p["from"] for p in thread_of(repo)][-3:] == ["system", "alice", "audit"]
     assert state_of(repo)["state"] == "complete"
 
 
-def _alive(tmux) -> bool:
+def _sessions(tmux) -> str:
+    """The session names, or "" once the server has exited (no sessions left)."""
     try:
-        tmux("list-sessions")
-        return True
+        return tmux("list-sessions", "-F", "#S")
     except subprocess.CalledProcessError:
-        return False
+        return ""
