@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean soak
+.PHONY: install demo test lint bench clean soak
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -18,8 +18,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/autodev demo
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
 
 # The kill -9 fault suite with many trials (README reports the figures of the last soak).
 soak: $(STAMP)

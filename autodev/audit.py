@@ -19,12 +19,18 @@ from autodev.errors import AutodevError
 from autodev.harness import providers
 from autodev.harness.tools import scrubbed_env
 
-VERDICT_TOOL = {"type": "function", "function": {
-    "name": "verdict",
-    "description": "Your decision: accept the work, or reopen it naming the gap.",
-    "parameters": {"type": "object", "properties": {
-        "accept": {"type": "boolean"}, "gap": {"type": "string"}},
-        "required": ["accept"]}}}
+VERDICT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "verdict",
+        "description": "Your decision: accept the work, or reopen it naming the gap.",
+        "parameters": {
+            "type": "object",
+            "properties": {"accept": {"type": "boolean"}, "gap": {"type": "string"}},
+            "required": ["accept"],
+        },
+    },
+}
 MAX_STEPS = 3
 
 
@@ -32,7 +38,7 @@ MAX_STEPS = 3
 class Verdict:
     accept: bool
     gap: str
-    by: str            # "model" or "auditCheck"
+    by: str  # "model" or "auditCheck"
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
@@ -41,8 +47,10 @@ class Verdict:
 def _git(repo: Path, *args: str, env: dict | None = None) -> str:
     r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
     if r.returncode != 0:
-        raise AutodevError(f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
-                           "check that the repository is intact (`git status`)")
+        raise AutodevError(
+            f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
+            "check that the repository is intact (`git status`)",
+        )
     return r.stdout
 
 
@@ -64,28 +72,54 @@ def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
 
 def run_check(repo: Path, command: str, timeout: float, secret_env=()) -> tuple[bool, str]:
     try:
-        r = subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True,
-                           timeout=timeout, env=scrubbed_env(secret_env), stdin=subprocess.DEVNULL,
-                           start_new_session=True)
+        r = subprocess.run(
+            ["bash", "-c", command],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=scrubbed_env(secret_env),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     except subprocess.TimeoutExpired as e:
         return False, f"`{command}` timed out after {timeout:g}s\n{e.stdout or ''}"
     out = (r.stdout + r.stderr)[-8000:]
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
 
 
-def audit(*, repo: Path, objective: str, done_post: dict, base: str | None, check: str,
-          check_timeout: float, targets: list[providers.Target], audit_id: str,
-          diff_chars: int, overrides: Path | None, secret_env=()) -> Verdict:
+def audit(
+    *,
+    repo: Path,
+    objective: str,
+    done_post: dict,
+    base: str | None,
+    check: str,
+    check_timeout: float,
+    targets: list[providers.Target],
+    audit_id: str,
+    diff_chars: int,
+    overrides: Path | None,
+    secret_env=(),
+) -> Verdict:
     check_out = "(no auditCheck configured)"
     if check:
         ok, check_out = run_check(repo, check, check_timeout, secret_env)
         if not ok:
             return Verdict(False, f"auditCheck failed:\n{check_out[-3000:]}", "auditCheck")
     stat, diff = change_since(repo, base, diff_chars)
-    prompt = prompts.render("audit.md", {
-        "objective": objective or "(no objective given)", "author": done_post["from"],
-        "done_text": done_post["text"], "diff_stat": stat, "diff": diff or "(empty diff)",
-        "check": check_out}, overrides)
+    prompt = prompts.render(
+        "audit.md",
+        {
+            "objective": objective or "(no objective given)",
+            "author": done_post["from"],
+            "done_text": done_post["text"],
+            "diff_stat": stat,
+            "diff": diff or "(empty diff)",
+            "check": check_out,
+        },
+        overrides,
+    )
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
@@ -96,8 +130,13 @@ def audit(*, repo: Path, objective: str, done_post: dict, base: str | None, chec
         messages.append(gen.message)
         for call in gen.message.get("tool_calls") or []:
             if call["function"]["name"] != "verdict":
-                messages.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": "error: only the verdict tool is available"})
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": "error: only the verdict tool is available",
+                    }
+                )
                 continue
             try:
                 args = json.loads(call["function"]["arguments"] or "{}")
@@ -105,8 +144,13 @@ def audit(*, repo: Path, objective: str, done_post: dict, base: str | None, chec
                 if not isinstance(accept, bool):
                     raise TypeError
             except (ValueError, KeyError, TypeError):
-                messages.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": "error: verdict needs accept (true/false) and gap (text)"})
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "content": "error: verdict needs accept (true/false) and gap (text)",
+                    }
+                )
                 continue
             v.accept, v.gap = accept, str(args.get("gap") or "")
             if not v.accept and not v.gap:

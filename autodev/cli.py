@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import time
-from typing import Optional
 
 import typer
 
@@ -20,15 +19,20 @@ from autodev import actions
 from autodev.errors import AutodevError, NotInitializedError, UsageError
 from autodev.paths import RunPaths, find_repo
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Run a team of LLM participants on this git repository.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Run a team of LLM participants on this git repository.",
+)
 
 
 def _paths(initialized: bool = True) -> RunPaths:
     paths = RunPaths(find_repo())
     if initialized and not paths.team_file.exists():
-        raise NotInitializedError(f"{paths.config_dir} has no team.toml",
-                                  "run `autodev init` (or `autodev init --team pair`) first")
+        raise NotInitializedError(
+            f"{paths.config_dir} has no team.toml", "run `autodev init` (or `autodev init --team pair`) first"
+        )
     return paths
 
 
@@ -44,14 +48,17 @@ def main() -> None:
 
 # -- set-up ------------------------------------------------------------------------------------
 
+
 @app.command()
-def init(team: Optional[str] = typer.Option(None, help="Copy teams/NAME.toml as the team."),
-         force: bool = typer.Option(False, "--force", help="Overwrite an existing .autodev/.")):
+def init(
+    team: str | None = typer.Option(None, help="Copy teams/NAME.toml as the team."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing .autodev/."),
+):
     """Create .autodev/ (team.toml, config.toml) from the shipped example."""
     from autodev.project import init_project
 
     folder = init_project(find_repo(), team, force)
-    print(f"wrote {folder}/ — edit team.toml, then: autodev start \"your objective\"")
+    print(f'wrote {folder}/ — edit team.toml, then: autodev start "your objective"')
 
 
 @app.command("config")
@@ -78,12 +85,15 @@ def config_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
 
 # -- the run -------------------------------------------------------------------------------------
 
+
 @app.command()
-def start(objective: Optional[str] = typer.Argument(None, help="The objective (the first user message)."),
-          foreground: bool = typer.Option(False, "--foreground", help="Run attached to this terminal."),
-          until_idle: bool = typer.Option(False, "--until-idle",
-                                          help="With --foreground: return when the run is complete (0) "
-                                               "or needs you (3).")):
+def start(
+    objective: str | None = typer.Argument(None, help="The objective (the first user message)."),
+    foreground: bool = typer.Option(False, "--foreground", help="Run attached to this terminal."),
+    until_idle: bool = typer.Option(
+        False, "--until-idle", help="With --foreground: return when the run is complete (0) or needs you (3)."
+    ),
+):
     """Start (or resume) the run's daemon: detached unless --foreground."""
     from autodev import inbox
     from autodev.config import load_config, load_team, provider_problems
@@ -101,12 +111,16 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
         load_script(team.script_path(paths.team_file))
     problems = provider_problems(team, os.environ)
     if problems:
-        raise ProviderSetupError("a participant's provider is missing what it needs:\n  - "
-                                 + "\n  - ".join(problems), "set the variables named above, then start again")
+        raise ProviderSetupError(
+            "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
+            "set the variables named above, then start again",
+        )
     pid = DaemonLock.holder(paths.lock)
     if pid:
-        raise DaemonRunningError(f"a daemon (pid {pid}) is already running this repository",
-                                 "use `autodev status`, `autodev send`, or `autodev stop` first")
+        raise DaemonRunningError(
+            f"a daemon (pid {pid}) is already running this repository",
+            "use `autodev status`, `autodev send`, or `autodev stop` first",
+        )
     if objective:
         paths.ensure()
         inbox.drop(paths.inbox, "send", text=objective, objective=True)
@@ -120,9 +134,14 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
         raise typer.Exit(code)
     paths.ensure()
     log = open(paths.daemon_log, "ab")
-    proc = subprocess.Popen([sys.executable, "-m", "autodev.daemon", str(paths.repo)],
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-                            cwd=paths.repo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autodev.daemon", str(paths.repo)],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        cwd=paths.repo,
+    )
     from autodev.state import StateFile
 
     # Started means: it holds the lock AND opened (validated) the logs, which it records in state.
@@ -131,16 +150,17 @@ def start(objective: Optional[str] = typer.Argument(None, help="The objective (t
     while time.time() < deadline:
         st = state.read()
         if st.get("pid") == proc.pid and st.get("daemon") == "running":
-            print(f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
-                  "or `autodev status`")
+            print(
+                f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
+                "or `autodev status`"
+            )
             return
         if proc.poll() is not None:
             if proc.returncode == 0:  # nothing to do: e.g. the run was already complete
                 _print_outcome(paths)
                 return
             tail = paths.daemon_log.read_text(errors="replace")[-2000:]
-            print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}",
-                  file=sys.stderr)
+            print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}", file=sys.stderr)
             raise typer.Exit(proc.returncode or 1)
         time.sleep(0.05)
     print(f"daemon (pid {proc.pid}) is slow to start; check {paths.daemon_log}", file=sys.stderr)
@@ -167,36 +187,42 @@ def send(text: str = typer.Argument(..., help="Your message to the team.")):
 
 
 @app.command()
-def approve(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate).")):
+def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (default: the open gate).")):
     """Approve the open gate."""
     actions.approve(_paths(), gate_id)
     print("approval sent")
 
 
 @app.command()
-def deny(gate_id: Optional[str] = typer.Argument(None, help="The gate's id (default: the open gate)."),
-         reason: str = typer.Option("", "--reason", help="Why, for the declarer.")):
+def deny(
+    gate_id: str | None = typer.Argument(None, help="The gate's id (default: the open gate)."),
+    reason: str = typer.Option("", "--reason", help="Why, for the declarer."),
+):
     """Deny the open gate."""
     actions.deny(_paths(), gate_id, reason)
     print("denial sent")
 
 
 @app.command()
-def answer(notice_id: str = typer.Argument(..., help="The notice's id (see `autodev status`)."),
-           text: str = typer.Argument(..., help="Your answer.")):
+def answer(
+    notice_id: str = typer.Argument(..., help="The notice's id (see `autodev status`)."),
+    text: str = typer.Argument(..., help="Your answer."),
+):
     """Answer a participant's notice; the answer reaches it in its next turn."""
     actions.answer(_paths(), notice_id, text)
     print(f"answer to notice {notice_id} sent")
 
 
 @app.command()
-def notice(release: Optional[str] = typer.Option(None, "--release", help="Release the hold of notice ID."),
-           hold: Optional[str] = typer.Option(None, "--hold", help="Pin the hold of notice ID (user "
-                                                                   "messages no longer release it).")):
+def notice(
+    release: str | None = typer.Option(None, "--release", help="Release the hold of notice ID."),
+    hold: str | None = typer.Option(
+        None, "--hold", help="Pin the hold of notice ID (user messages no longer release it)."
+    ),
+):
     """Pin or release the capability a notice holds."""
     if (release is None) == (hold is None):
-        raise UsageError("give exactly one of --release ID or --hold ID",
-                         "e.g. `autodev notice --release 3`")
+        raise UsageError("give exactly one of --release ID or --hold ID", "e.g. `autodev notice --release 3`")
     nid, action = (release, "release") if release is not None else (hold, "hold")
     actions.notice(_paths(), nid, action)
     print(f"{action} of notice {nid} sent")
@@ -227,6 +253,7 @@ def stop():
 
 # -- looking -------------------------------------------------------------------------------------
 
+
 @app.command()
 def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
@@ -240,9 +267,11 @@ def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable 
 
 
 @app.command()
-def thread(follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new posts."),
-           as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
-           last: int = typer.Option(50, "--last", "-n", help="How many of the newest posts to show.")):
+def thread(
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new posts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+    last: int = typer.Option(50, "--last", "-n", help="How many of the newest posts to show."),
+):
     """Print the thread."""
     from autodev.journal import read_tail
     from autodev.render import console, post_text
@@ -265,8 +294,12 @@ def thread(follow: bool = typer.Option(False, "--follow", "-f", help="Keep print
 
     seen = posts[-1]["seq"] if posts else 0
     paths.ensure()
-    for _ in watch(paths.run_dir, watch_filter=lambda c, p: p.endswith("thread.jsonl"),
-                   yield_on_timeout=True, rust_timeout=1000):
+    for _ in watch(
+        paths.run_dir,
+        watch_filter=lambda c, p: p.endswith("thread.jsonl"),
+        yield_on_timeout=True,
+        rust_timeout=1000,
+    ):
         new = [p for p in read_tail(paths.thread, 200) if p["seq"] > seen]
         if new:
             show(new)

@@ -29,8 +29,10 @@ SCRIPTED = "scripted"
 
 
 def is_scripted(model: str) -> bool:
-    """"scripted", or "scripted:LABEL" (a second scripted model, e.g. as a failover)."""
+    """ "scripted", or "scripted:LABEL" (a second scripted model, e.g. as a failover)."""
     return model == SCRIPTED or model.startswith(SCRIPTED + ":")
+
+
 RESERVED_NAMES = ("user", "system", "audit")
 NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 Effort = Literal["low", "medium", "high"]
@@ -47,8 +49,10 @@ def _rule(message: str, fix: str) -> PydanticCustomError:
 
 def _check_env_name(v: str | None) -> str | None:
     if v is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
-        raise _rule(f"{_toml(v)} is not an environment variable name",
-                    'give the variable\'s name (e.g. "MY_OPENAI_KEY"), not its value')
+        raise _rule(
+            f"{_toml(v)} is not an environment variable name",
+            'give the variable\'s name (e.g. "MY_OPENAI_KEY"), not its value',
+        )
     return v
 
 
@@ -62,77 +66,120 @@ class RunConfig(BaseModel):
     model_config = _MODEL_CONFIG
 
     gate_mode: Literal["gated", "auto"] = Field(
-        "gated", alias="gateMode",
+        "gated",
+        alias="gateMode",
         description='What happens to a gate no pattern matches: "gated" stops the run until '
-                    '`autodev approve` / `autodev deny`; "auto" approves it.')
+        '`autodev approve` / `autodev deny`; "auto" approves it.',
+    )
     gate_auto_approve: list[str] = Field(
-        default_factory=list, alias="gateAutoApprove",
-        description="Glob patterns matched against a gate's text; a match approves the gate.")
+        default_factory=list,
+        alias="gateAutoApprove",
+        description="Glob patterns matched against a gate's text; a match approves the gate.",
+    )
     gate_auto_deny: list[str] = Field(
-        default_factory=list, alias="gateAutoDeny",
+        default_factory=list,
+        alias="gateAutoDeny",
         description="Glob patterns matched against a gate's text; a match denies the gate. "
-                    "Checked before gateAutoApprove.")
+        "Checked before gateAutoApprove.",
+    )
     gate_required: list[str] = Field(
-        default_factory=lambda: ["git push*", "rm -rf *"], alias="gateRequired",
+        default_factory=lambda: ["git push*", "rm -rf *"],
+        alias="gateRequired",
         description="Glob patterns on commands: the command runner refuses a matching command "
-                    "unless a gate for it was approved.")
+        "unless a gate for it was approved.",
+    )
     wait_first_sec: float = Field(
-        30, alias="waitFirstSec", gt=0,
-        description="Seconds before the first recheck of a wait; each later recheck doubles the "
-                    "delay.")
+        30,
+        alias="waitFirstSec",
+        gt=0,
+        description="Seconds before the first recheck of a wait; each later recheck doubles the delay.",
+    )
     wait_cap_sec: float = Field(
-        480, alias="waitCapSec", gt=0,
-        description="Longest delay between rechecks of a wait, in seconds (at least "
-                    "waitFirstSec).")
+        480,
+        alias="waitCapSec",
+        gt=0,
+        description="Longest delay between rechecks of a wait, in seconds (at least waitFirstSec).",
+    )
     max_wait_min: float = Field(
-        60, alias="maxWaitMin", gt=0,
-        description="A wait that lasts longer than this many minutes pauses the run.")
+        60,
+        alias="maxWaitMin",
+        gt=0,
+        description="A wait that lasts longer than this many minutes pauses the run.",
+    )
     max_accept_checks: int = Field(
-        3, alias="maxAcceptChecks", ge=1,
+        3,
+        alias="maxAcceptChecks",
+        ge=1,
         description="Audits (after `done`) before the run pauses for review; a user message "
-                    "resets the count.")
+        "resets the count.",
+    )
     max_talk_turns: int = Field(
-        6, alias="maxTalkTurns", ge=1,
+        6,
+        alias="maxTalkTurns",
+        ge=1,
         description="Turns in a row without credited work before the talk limit applies; a "
-                    "user message resets the count.")
+        "user message resets the count.",
+    )
     max_steps_per_turn: int = Field(
-        40, alias="maxStepsPerTurn", ge=1,
-        description="Model requests in one turn before the turn ends without a post (silent).")
+        40,
+        alias="maxStepsPerTurn",
+        ge=1,
+        description="Model requests in one turn before the turn ends without a post (silent).",
+    )
     turn_timeout_min: float = Field(
-        20, alias="turnTimeoutMin", gt=0,
-        description="A turn running longer than this many minutes is cut (silent).")
+        20,
+        alias="turnTimeoutMin",
+        gt=0,
+        description="A turn running longer than this many minutes is cut (silent).",
+    )
     command_timeout_sec: float = Field(
-        600, alias="commandTimeoutSec", gt=0,
-        description="Seconds a command run by a participant may take before it is killed.")
+        600,
+        alias="commandTimeoutSec",
+        gt=0,
+        description="Seconds a command run by a participant may take before it is killed.",
+    )
     audit_check: str = Field(
-        "", alias="auditCheck",
+        "",
+        alias="auditCheck",
         description='A shell command (e.g. "pytest -q") run before each audit; the audit reads '
-                    "its output. Empty: no command.")
+        "its output. Empty: no command.",
+    )
     # The keys below are autodev's own additions to the contract's list.
     max_retries: int = Field(
-        4, alias="maxRetries", ge=0,
+        4,
+        alias="maxRetries",
+        ge=0,
         description="(autodev addition) Retries of a model request after a transient provider "
-                    "error (timeout, connection error, HTTP 5xx) before the turn fails.")
+        "error (timeout, connection error, HTTP 5xx) before the turn fails.",
+    )
     retry_backoff_sec: float = Field(
-        2.0, alias="retryBackoffSec", gt=0,
+        2.0,
+        alias="retryBackoffSec",
+        gt=0,
         description="(autodev addition) Seconds before the first retry of a transient provider "
-                    "error; doubles with each retry.")
+        "error; doubles with each retry.",
+    )
     max_silent_turns: int = Field(
-        3, alias="maxSilentTurns", ge=1,
+        3,
+        alias="maxSilentTurns",
+        ge=1,
         description="(autodev addition) Turns in a row that a participant ends without a post "
-                    "before the run pauses, naming it.")
+        "before the run pauses, naming it.",
+    )
     audit_diff_chars: int = Field(
-        20000, alias="auditDiffChars", ge=1,
+        20000,
+        alias="auditDiffChars",
+        ge=1,
         description="(autodev addition) How many characters of the run's diff the audit reads; "
-                    "a longer diff is cut and the cut is stated.")
+        "a longer diff is cut and the cut is stated.",
+    )
 
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required")
     @classmethod
     def _patterns_not_blank(cls, v: list[str]) -> list[str]:
         for i, p in enumerate(v):
             if not p.strip():
-                raise _rule(f"pattern [{i}] is empty",
-                            "remove the empty string from the list")
+                raise _rule(f"pattern [{i}] is empty", "remove the empty string from the list")
         return v
 
     @model_validator(mode="after")
@@ -141,7 +188,8 @@ class RunConfig(BaseModel):
             raise _rule(
                 f"waitCapSec ({_toml(self.wait_cap_sec)}) is below waitFirstSec "
                 f"({_toml(self.wait_first_sec)})",
-                "make waitCapSec at least as large as waitFirstSec")
+                "make waitCapSec at least as large as waitFirstSec",
+            )
         return self
 
 
@@ -156,39 +204,45 @@ class Participant(BaseModel):
 
     name: str = Field(
         description="Name on the thread and in handoffs: a lowercase letter, then up to 31 of "
-                    'a-z, 0-9, "_" or "-". Unique in the team; not user, system or audit.')
+        'a-z, 0-9, "_" or "-". Unique in the team; not user, system or audit.'
+    )
     model: str = Field(
         min_length=1,
         description='A litellm model string (e.g. "anthropic/claude-sonnet-4-5"), or "scripted" '
-                    '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
-                    "offline scripted model.")
+        '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
+        "offline scripted model.",
+    )
     effort: Effort | None = Field(
         None,
         description="Reasoning effort, mapped to the provider's reasoning setting: low, medium "
-                    "or high. Unset: the provider's default.")
+        "or high. Unset: the provider's default.",
+    )
     write: bool = Field(
         False,
         description="Whether the participant may change the repository (write/edit tools and "
-                    "`work_done` posts).")
+        "`work_done` posts).",
+    )
     lane: str = Field(
-        "",
-        description="The participant's role in a sentence or two; it goes into its system "
-                    "prompt.")
+        "", description="The participant's role in a sentence or two; it goes into its system prompt."
+    )
     failover: list[str] = Field(
         default_factory=list,
         description="Models tried in order when the current one hits a usage or rate limit. "
-                    "They are reached with this participant's api_base, api_key_env and "
-                    "effort, like its model.")
+        "They are reached with this participant's api_base, api_key_env and "
+        "effort, like its model.",
+    )
     api_base: str | None = Field(
         None,
         description="Endpoint URL for a local or proxy server (e.g. "
-                    '"http://127.0.0.1:11434" for Ollama). With api_base and no api_key_env, '
-                    "no key is required.")
+        '"http://127.0.0.1:11434" for Ollama). With api_base and no api_key_env, '
+        "no key is required.",
+    )
     api_key_env: str | None = Field(
         None,
         description="Name of the environment variable holding this participant's API key, "
-                    "used instead of the provider's usual variable. Commands the participant "
-                    "runs never see it.")
+        "used instead of the provider's usual variable. Commands the participant "
+        "runs never see it.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -196,12 +250,13 @@ class Participant(BaseModel):
         if not re.match(NAME_PATTERN, v):
             raise _rule(
                 f"{_toml(v)} is not a valid participant name",
-                'start with a lowercase letter, then use only a-z, 0-9, "_" or "-" '
-                "(at most 32 characters)")
+                'start with a lowercase letter, then use only a-z, 0-9, "_" or "-" (at most 32 characters)',
+            )
         if v in RESERVED_NAMES:
             raise _rule(
                 f"{_toml(v)} is reserved for the thread's own posts",
-                "pick another name (user, system and audit are reserved)")
+                "pick another name (user, system and audit are reserved)",
+            )
         return v
 
     @field_validator("failover")
@@ -230,13 +285,13 @@ class AuditConfig(BaseModel):
     model: str = Field(
         min_length=1,
         description='A litellm model string, or "scripted". Without an [audit] table the audit '
-                    "uses the first participant's model, effort, api_base and api_key_env.")
-    effort: Effort | None = Field(
-        None, description="Reasoning effort for the audit: low, medium or high.")
-    api_base: str | None = Field(
-        None, description="Endpoint URL for a local or proxy server.")
+        "uses the first participant's model, effort, api_base and api_key_env.",
+    )
+    effort: Effort | None = Field(None, description="Reasoning effort for the audit: low, medium or high.")
+    api_base: str | None = Field(None, description="Endpoint URL for a local or proxy server.")
     api_key_env: str | None = Field(
-        None, description="Name of the environment variable holding the audit's API key.")
+        None, description="Name of the environment variable holding the audit's API key."
+    )
 
     @field_validator("api_key_env")
     @classmethod
@@ -250,8 +305,10 @@ class ScriptedConfig(BaseModel):
     model_config = _MODEL_CONFIG
 
     path: str = Field(
-        "script.toml", min_length=1,
-        description="The script file for the scripted model, relative to team.toml.")
+        "script.toml",
+        min_length=1,
+        description="The script file for the scripted model, relative to team.toml.",
+    )
 
 
 class Team(BaseModel):
@@ -260,7 +317,8 @@ class Team(BaseModel):
     model_config = _MODEL_CONFIG
 
     participants: list[Participant] = Field(
-        min_length=1, description="The team, one [[participants]] table each.")
+        min_length=1, description="The team, one [[participants]] table each."
+    )
     audit: AuditConfig | None = Field(None, description="The audit's model.")
     scripted: ScriptedConfig | None = Field(None, description="The scripted model's script.")
 
@@ -271,9 +329,9 @@ class Team(BaseModel):
         for i, p in enumerate(v):
             if p.name in first:
                 raise _rule(
-                    f'name "{p.name}" is used by participants[{first[p.name]}] and '
-                    f"participants[{i}]",
-                    "give every participant its own name")
+                    f'name "{p.name}" is used by participants[{first[p.name]}] and participants[{i}]',
+                    "give every participant its own name",
+                )
             first[p.name] = i
         return v
 
@@ -282,7 +340,8 @@ class Team(BaseModel):
         if self.uses_scripted() and self.scripted is None:
             raise _rule(
                 'a model is "scripted" but there is no [scripted] table',
-                'add\n    [scripted]\n    path = "script.toml"\n  to the team file')
+                'add\n    [scripted]\n    path = "script.toml"\n  to the team file',
+            )
         return self
 
     def names(self) -> list[str]:
@@ -299,8 +358,9 @@ class Team(BaseModel):
         if self.audit is not None:
             return self.audit
         first = self.participants[0]
-        return AuditConfig(model=first.model, effort=first.effort, api_base=first.api_base,
-                           api_key_env=first.api_key_env)
+        return AuditConfig(
+            model=first.model, effort=first.effort, api_base=first.api_base, api_key_env=first.api_key_env
+        )
 
     def uses_scripted(self) -> bool:
         models = [m for p in self.participants for m in p.models()]
@@ -310,8 +370,10 @@ class Team(BaseModel):
 
     def script_path(self, team_file: Path) -> Path:
         if self.scripted is None:
-            raise ConfigError(f"{_display(team_file)}: there is no [scripted] table",
-                              'add [scripted] with path = "script.toml"')
+            raise ConfigError(
+                f"{_display(team_file)}: there is no [scripted] table",
+                'add [scripted] with path = "script.toml"',
+            )
         return (Path(team_file).parent / self.scripted.path).resolve()
 
 
@@ -331,8 +393,9 @@ def load_team(path: Path) -> Team:
     """The team in `path`, checked, including that a scripted team's script exists."""
     path = Path(path)
     if not path.exists():
-        raise ConfigError(f"{_display(path)} not found",
-                          "run `autodev init` (or `autodev init --team pair`) to create it")
+        raise ConfigError(
+            f"{_display(path)} not found", "run `autodev init` (or `autodev init --team pair`) to create it"
+        )
     team = _validate(Team, _read_toml(path), path)
     if team.uses_scripted():
         script = team.script_path(path)
@@ -340,7 +403,8 @@ def load_team(path: Path) -> Team:
             raise ConfigError(
                 f"{_display(path)}: scripted.path: the script {team.scripted.path!r} "  # type: ignore[union-attr]
                 f"does not exist (looked for {script})",
-                "create the script, or point scripted.path at it (relative to the team file)")
+                "create the script, or point scripted.path at it (relative to the team file)",
+            )
     return team
 
 
@@ -356,16 +420,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as e:
-        raise ConfigError(f"{_display(path)}: cannot be read ({e.strerror or e})",
-                          "check that it is a readable file") from e
+        raise ConfigError(
+            f"{_display(path)}: cannot be read ({e.strerror or e})", "check that it is a readable file"
+        ) from e
     except UnicodeDecodeError as e:
         raise ConfigError(f"{_display(path)}: is not UTF-8 text", "save it as UTF-8") from e
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         # tomllib's message already ends with "(at line N, column M)"
-        raise ConfigError(f"{_display(path)}: TOML syntax error: {e}",
-                          "fix the syntax at that line") from e
+        raise ConfigError(f"{_display(path)}: TOML syntax error: {e}", "fix the syntax at that line") from e
 
 
 def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
@@ -375,9 +439,14 @@ def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
         found = [_describe(model, err, data) for err in e.errors()]
         # `modle = ...` also makes `model` missing; the suggestion already covers it
         suggested = {fix for _p, fix in found if fix.startswith("did you mean")}
-        found = [(p, f) for p, f in found
-                 if not (p.startswith("missing required key") and
-                         any(p.split('"')[1] == s.split('"')[1] for s in suggested))]
+        found = [
+            (p, f)
+            for p, f in found
+            if not (
+                p.startswith("missing required key")
+                and any(p.split('"')[1] == s.split('"')[1] for s in suggested)
+            )
+        ]
         name = _display(path)
         if len(found) == 1:
             problem, fix = found[0]
@@ -449,10 +518,17 @@ def _participant_hint(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
 
 
 _TYPE_WORDS = {
-    "float_type": "a number", "float_parsing": "a number", "int_type": "a whole number",
-    "int_parsing": "a whole number", "int_from_float": "a whole number",
-    "string_type": "a string", "bool_type": "true or false", "list_type": "a list",
-    "model_type": "a table", "model_attributes_type": "a table", "dict_type": "a table",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "model_type": "a table",
+    "model_attributes_type": "a table",
+    "dict_type": "a table",
 }
 
 
@@ -475,8 +551,7 @@ def _describe(root: type[BaseModel], err: Any, data: dict[str, Any]) -> tuple[st
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         if not close:  # snake_case for camelCase and the like
             close = [k for k in known if k.replace("_", "").lower() == key.replace("_", "").lower()]
-        fix = f'did you mean "{close[0]}"?' if close else \
-            f"remove it; known keys{place}: {', '.join(known)}"
+        fix = f'did you mean "{close[0]}"?' if close else f"remove it; known keys{place}: {', '.join(known)}"
         return f'unknown key "{key}"{place}{_participant_hint(loc, data)}', fix
 
     if kind == "autodev_rule":
@@ -487,22 +562,29 @@ def _describe(root: type[BaseModel], err: Any, data: dict[str, Any]) -> tuple[st
         table = _key_path(loc[:-1])
         place = f" in {table}" if table else ""
         if loc == ("participants",):
-            return ('missing [[participants]]: a team needs at least one participant',
-                    'add a [[participants]] table with name and model')
-        return f'missing required key "{key}"{place}', f'add {key} = ... to that table'
+            return (
+                "missing [[participants]]: a team needs at least one participant",
+                "add a [[participants]] table with name and model",
+            )
+        return f'missing required key "{key}"{place}', f"add {key} = ... to that table"
 
     if kind == "literal_error":
         choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         listed = ", ".join(choices)
-        return (f"{prefix}must be one of {listed} (got {_toml(got)})",
-                f"set {loc[-1]} to one of {listed}")
+        return (f"{prefix}must be one of {listed} (got {_toml(got)})", f"set {loc[-1]} to one of {listed}")
 
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        words = {"greater_than": "greater than", "greater_than_equal": "at least",
-                 "less_than": "less than", "less_than_equal": "at most"}[kind]
+        words = {
+            "greater_than": "greater than",
+            "greater_than_equal": "at least",
+            "less_than": "less than",
+            "less_than_equal": "at most",
+        }[kind]
         bound = next(iter(ctx.values()), "")
-        return f"{prefix}must be {words} {_toml(bound)} (got {_toml(got)})", \
-            f"set {loc[-1]} to a number {words} {_toml(bound)}"
+        return (
+            f"{prefix}must be {words} {_toml(bound)} (got {_toml(got)})",
+            f"set {loc[-1]} to a number {words} {_toml(bound)}",
+        )
 
     if kind in ("too_short", "string_too_short"):
         if kind == "string_too_short":
@@ -569,8 +651,7 @@ def config_rows(cfg: RunConfig) -> list[tuple[str, str, str, str]]:
     rows = []
     for name, info in RunConfig.model_fields.items():
         default = info.get_default(call_default_factory=True)
-        rows.append((info.alias or name, _toml(getattr(cfg, name)), _toml(default),
-                     info.description or ""))
+        rows.append((info.alias or name, _toml(getattr(cfg, name)), _toml(default), info.description or ""))
     return rows
 
 
@@ -585,7 +666,8 @@ def _type_words(annotation: Any) -> str:
     if origin is list:
         return f"list of {_type_words(args[0])}s"
     return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(
-        annotation, getattr(annotation, "__name__", str(annotation)))
+        annotation, getattr(annotation, "__name__", str(annotation))
+    )
 
 
 def _cell(text: str) -> str:
@@ -596,10 +678,11 @@ def _table_rows(model: type[BaseModel]) -> list[str]:
     out = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         value = None if info.is_required() else info.get_default(call_default_factory=True)
-        default = "required" if info.is_required() else \
-            "not set" if value is None else f"`{_toml(value)}`"
-        out.append(f"| `{info.alias or name}` | {_type_words(info.annotation)} | "
-                   f"{_cell(default)} | {_cell(info.description or '')} |")
+        default = "required" if info.is_required() else "not set" if value is None else f"`{_toml(value)}`"
+        out.append(
+            f"| `{info.alias or name}` | {_type_words(info.annotation)} | "
+            f"{_cell(default)} | {_cell(info.description or '')} |"
+        )
     return out
 
 
@@ -645,7 +728,7 @@ def config_markdown() -> str:
         "",
         *_table_rows(AuditConfig),
         "",
-        "### `[scripted]` (required when any model is `\"scripted\"`)",
+        '### `[scripted]` (required when any model is `"scripted"`)',
         "",
         *_table_rows(ScriptedConfig),
         "",
@@ -688,15 +771,15 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
     env: Mapping[str, str] = os.environ if environ is None else environ
     problems: list[str] = []
 
-    def check(who: str, model: str, api_base: str | None, api_key_env: str | None,
-              where: str) -> None:
+    def check(who: str, model: str, api_base: str | None, api_key_env: str | None, where: str) -> None:
         if is_scripted(model):
             return
         if api_key_env:
             if not env.get(api_key_env):
                 problems.append(
                     f"{who} (model {model}) needs {api_key_env}, named by api_key_env, but it "
-                    f"is not set; set it in the environment or change api_key_env {where}")
+                    f"is not set; set it in the environment or change api_key_env {where}"
+                )
             return
         if api_base:
             return
@@ -708,8 +791,10 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
             missing = []
         missing = [k for k in missing if not env.get(k)]
         if missing:
-            problems.append(f"{who} (model {model}) needs {missing[0] if len(missing) == 1 else _join(missing, model)}; "
-                            f"set it in the environment or set api_key_env {where}")
+            problems.append(
+                f"{who} (model {model}) needs {missing[0] if len(missing) == 1 else _join(missing, model)}; "
+                f"set it in the environment or set api_key_env {where}"
+            )
 
     for p in team.participants:
         where = "in .autodev/team.toml"
@@ -718,8 +803,7 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
             check(f'participant "{p.name}" failover', m, p.api_base, p.api_key_env, where)
     if team.audit is not None:  # without one, the audit runs on the first participant's model
         a = team.audit
-        check("the audit", a.model, a.api_base, a.api_key_env,
-              "in the [audit] table of .autodev/team.toml")
+        check("the audit", a.model, a.api_base, a.api_key_env, "in the [audit] table of .autodev/team.toml")
     # two failover lists can repeat the same sentence word for word
     return list(dict.fromkeys(problems))
 
@@ -738,9 +822,11 @@ def _litellm_missing(model: str) -> tuple[list[str], str]:
     try:
         provider = litellm.get_llm_provider(model=model)[1]
     except Exception:
-        return [], ('litellm does not recognise the provider of this model; write it as '
-                    '"provider/model" (e.g. "openai/gpt-5"), or set api_base for a custom '
-                    "endpoint")
+        return [], (
+            "litellm does not recognise the provider of this model; write it as "
+            '"provider/model" (e.g. "openai/gpt-5"), or set api_base for a custom '
+            "endpoint"
+        )
     if provider in _LOCAL_DEFAULT_PROVIDERS:
         return [], ""
     result = litellm.validate_environment(model=model)

@@ -72,7 +72,8 @@ def baseline_from_json(d: dict) -> Baseline:
     if head is not None and not isinstance(head, str):
         raise ValueError(f"credit baseline 'head' must be a commit sha or null, got {head!r}")
     if not isinstance(dirty, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in dirty.items()):
+        isinstance(k, str) and isinstance(v, str) for k, v in dirty.items()
+    ):
         raise ValueError("credit baseline 'dirty' must map file paths to content hashes")
     return Baseline(head=head, dirty=MappingProxyType(dict(dirty)))
 
@@ -135,7 +136,6 @@ def _files_of(r: git.Repo, commits: list[str]) -> list[str]:
             # Against the first parent, so a merge credits what it brought in.
             out = r.git.diff_tree("-r", "--name-only", "--no-renames", "-z", parents[0], sha)
         else:
-            out = r.git.diff_tree("-r", "--name-only", "--no-renames", "-z", "--root",
-                                  "--no-commit-id", sha)
+            out = r.git.diff_tree("-r", "--name-only", "--no-renames", "-z", "--root", "--no-commit-id", sha)
         files.update(_z(out))
     return sorted(files)

@@ -17,9 +17,8 @@ from pathlib import Path
 
 from autodev import config as cfgmod
 from autodev import inbox, prompts, scheduler
-from autodev.errors import (AutodevError, ConfigError, DaemonRunningError, LogWriteError,
-                            ProviderError)
 from autodev.effects import EffectsMixin
+from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWriteError, ProviderError
 from autodev.events import Events
 from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
@@ -56,8 +55,10 @@ class DaemonLock:
         except BlockingIOError:
             pid = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
             os.close(self.fd)
-            raise DaemonRunningError(f"a daemon (pid {pid or '?'}) is already running this repository",
-                                     "use `autodev status`, or `autodev stop` first") from None
+            raise DaemonRunningError(
+                f"a daemon (pid {pid or '?'}) is already running this repository",
+                "use `autodev status`, or `autodev stop` first",
+            ) from None
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
 
@@ -145,15 +146,19 @@ class Daemon(EffectsMixin, NoticesMixin):
 
     def _key_names(self) -> list[str]:
         """Variables named by api_key_env: kept out of commands and redacted from every log."""
-        return [k for k in [p.api_key_env for p in self.team.participants]
-                + [self.team.audit_model().api_key_env] if k]
+        return [
+            k
+            for k in [p.api_key_env for p in self.team.participants] + [self.team.audit_model().api_key_env]
+            if k
+        ]
 
     def _start_scripted(self) -> None:
         from autodev.scripted import ScriptedServer, load_script
 
         script = load_script(self.team.script_path(self.paths.team_file))
-        self.server = ScriptedServer(script, self.paths.scripted_ledger,
-                                     self.paths.run_dir / "scripted-requests.jsonl")
+        self.server = ScriptedServer(
+            script, self.paths.scripted_ledger, self.paths.run_dir / "scripted-requests.jsonl"
+        )
         self.server.start()
 
     def close(self) -> None:
@@ -205,16 +210,29 @@ class Daemon(EffectsMixin, NoticesMixin):
         turn = recs[0]["turn"]
         post = self.thread.seen(f"{self.run_id}:t{turn}:post")
         if post:
-            self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": turn,
-                              "seq": post["seq"], "reason": "recovered: its post was committed"})
-            self.events.emit("turn_recovered", turn=turn, participant=recs[0]["participant"],
-                              posted=post["seq"])
+            self.hlog.append(
+                {
+                    "type": "turn_finished",
+                    "run": self.run_id,
+                    "turn": turn,
+                    "seq": post["seq"],
+                    "reason": "recovered: its post was committed",
+                }
+            )
+            self.events.emit(
+                "turn_recovered", turn=turn, participant=recs[0]["participant"], posted=post["seq"]
+            )
             self._after_post(post, recs[0]["participant"])
             self._plan_next()
             return
         self.resume = rebuild(recs)
-        self.events.emit("turn_recovered", turn=turn, participant=self.resume.participant,
-                          step=self.resume.steps, posted=None)
+        self.events.emit(
+            "turn_recovered",
+            turn=turn,
+            participant=self.resume.participant,
+            step=self.resume.steps,
+            posted=None,
+        )
         self.state.update(lambda s: {**s, "recovered_turn": turn})
 
     # -- the loop ----------------------------------------------------------------------------
@@ -300,14 +318,22 @@ class Daemon(EffectsMixin, NoticesMixin):
         def relevant(_change, path: str) -> bool:
             return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
 
-        for _ in watch(self.paths.run_dir, watch_filter=relevant, rust_timeout=ms,
-                       yield_on_timeout=True, debounce=50, step=20, recursive=True):
+        for _ in watch(
+            self.paths.run_dir,
+            watch_filter=relevant,
+            rust_timeout=ms,
+            yield_on_timeout=True,
+            debounce=50,
+            step=20,
+            recursive=True,
+        ):
             break
 
     def _inbox_or_controls_pending(self) -> bool:
         st = self.state.read()
         return bool(inbox.pending(self.paths.inbox)) or any(
-            c["n"] > st.get("controls_applied", 0) for c in st.get("controls", []))
+            c["n"] > st.get("controls_applied", 0) for c in st.get("controls", [])
+        )
 
     # -- input -------------------------------------------------------------------------------
 
@@ -343,8 +369,11 @@ class Daemon(EffectsMixin, NoticesMixin):
                 cur = self.state.read()
                 if cur["state"] not in ("complete", "paused"):
                     # Remember what the pause interrupted: a question or a gate is still open.
-                    self._set("paused", reason("user"),
-                              paused_from={"state": cur["state"], "reason": cur.get("reason")})
+                    self._set(
+                        "paused",
+                        reason("user"),
+                        paused_from={"state": cur["state"], "reason": cur.get("reason")},
+                    )
             elif c["action"] == "resume":
                 cur = self.state.read()
                 if cur["state"] == "paused":
@@ -358,14 +387,25 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.events.emit("control", action=c["action"])
         if todo:
             last = todo[-1]["n"]
-            self.state.update(lambda s: {**s, "controls_applied": last,
-                                         "controls": [c for c in s["controls"] if c["n"] > last]})
+            self.state.update(
+                lambda s: {
+                    **s,
+                    "controls_applied": last,
+                    "controls": [c for c in s["controls"] if c["n"] > last],
+                }
+            )
         if stop:
             cur = self.state.read()
-            back = cur.get("paused_from") if cur["state"] == "paused" else \
-                {"state": cur["state"], "reason": cur.get("reason")}
-            self._set("stopped", {"code": "stopped", "text": "you stopped the run",
-                                  "continue": "autodev start"}, paused_from=back)
+            back = (
+                cur.get("paused_from")
+                if cur["state"] == "paused"
+                else {"state": cur["state"], "reason": cur.get("reason")}
+            )
+            self._set(
+                "stopped",
+                {"code": "stopped", "text": "you stopped the run", "continue": "autodev start"},
+                paused_from=back,
+            )
         return stop
 
     def _apply_inbox(self) -> None:
@@ -379,8 +419,11 @@ class Daemon(EffectsMixin, NoticesMixin):
             elif msg.get("kind") == "notice":
                 self._notice_hold(msg)
             else:
-                self.events.emit("warning", message=f"inbox message of kind {msg.get('kind')!r} "
-                                                     "is not handled by this version; kept aside")
+                self.events.emit(
+                    "warning",
+                    message=f"inbox message of kind {msg.get('kind')!r} "
+                    "is not handled by this version; kept aside",
+                )
                 path.rename(path.with_suffix(".unhandled"))
                 continue
             inbox.done(path)
@@ -412,39 +455,62 @@ class Daemon(EffectsMixin, NoticesMixin):
 
         resume, self.resume = self.resume, None
         if resume and resume.participant not in self.team.names():
-            self.hlog.append({"type": "turn_finished", "run": self.run_id, "turn": resume.turn,
-                              "seq": None, "reason": "its participant left the team"})
+            self.hlog.append(
+                {
+                    "type": "turn_finished",
+                    "run": self.run_id,
+                    "turn": resume.turn,
+                    "seq": None,
+                    "reason": "its participant left the team",
+                }
+            )
             resume = None
         if resume:
             p, turn_no, decision = self.team.get(resume.participant), resume.turn, None
             self.state.update(lambda s: {**s, "speaking": p.name, "next": None})
         else:
-            decision = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL),
-                                              self.thread.last_spoke)
+            decision = scheduler.next_speaker(
+                self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke
+            )
             for w in decision.warnings:
                 self.events.emit("warning", message=w)
             p = self.team.get(decision.speaker)
             turn_no = st["turn"] + 1
-            self.state.update(lambda s: {**s, "turn": turn_no, "speaking": p.name,
-                                         "next": None, "warnings": list(decision.warnings)})
-            self.events.emit("scheduled", participant=p.name, rule=decision.rule,
-                             why=decision.why, turn=turn_no)
+            self.state.update(
+                lambda s: {
+                    **s,
+                    "turn": turn_no,
+                    "speaking": p.name,
+                    "next": None,
+                    "warnings": list(decision.warnings),
+                }
+            )
+            self.events.emit(
+                "scheduled", participant=p.name, rule=decision.rule, why=decision.why, turn=turn_no
+            )
         try:
             result = self._run_turn(p, turn_no, st, decision, resume)
         except ProviderError as e:
             # The turn stays open: `resume` continues it from the same step, with fresh retries.
-            self.hlog.append({"type": "generation_failed", "run": self.run_id, "turn": turn_no,
-                              "error": str(e)[:500]})
+            self.hlog.append(
+                {"type": "generation_failed", "run": self.run_id, "turn": turn_no, "error": str(e)[:500]}
+            )
             self.events.emit("error", participant=p.name, message=str(e))
             self._recover()
             self._set("paused", reason("provider", error=e.message), speaking=None)
             return
         except AllModelsLimited as e:
             self._recover()
-            self._set("waiting", {"code": "usage_limit", "text": e.detail,
-                                  "continue": "the run continues by itself after the reset"},
-                      wait={"author": p.name, "due": e.reset_at, "usage_limit": True},
-                      speaking=None)
+            self._set(
+                "waiting",
+                {
+                    "code": "usage_limit",
+                    "text": e.detail,
+                    "continue": "the run continues by itself after the reset",
+                },
+                wait={"author": p.name, "due": e.reset_at, "usage_limit": True},
+                speaking=None,
+            )
             return
         self._account(p.name, result)
         if result.post:
@@ -461,68 +527,121 @@ class Daemon(EffectsMixin, NoticesMixin):
         restricted = st.get("talk_turns", 0) >= self.config.max_talk_turns
         notes = [f"you were chosen by the scheduler: {decision.why}"] if decision else []
         if restricted:
-            notes.append("talk limit reached: only work_done, a say to the user, or (if you cannot "
-                         "write) a handoff to a participant who can write are accepted now")
+            notes.append(
+                "talk limit reached: only work_done, a say to the user, or (if you cannot "
+                "write) a handoff to a participant who can write are accepted now"
+            )
         answers, delivered = self._notice_notes(p.name, st)
         notes.extend(answers)
         withheld = self._withheld(p.name, st)
         if withheld:
-            notes.append("a notice holds some of your tools until the user releases them: "
-                         + ", ".join(sorted(withheld)))
-        workspace = Workspace(self.paths.repo, write=p.write,
-                              command_timeout=self.config.command_timeout_sec,
-                              secret_env=self.secret_env, command_guard=self._command_guard(p.name))
+            notes.append(
+                "a notice holds some of your tools until the user releases them: "
+                + ", ".join(sorted(withheld))
+            )
+        workspace = Workspace(
+            self.paths.repo,
+            write=p.write,
+            command_timeout=self.config.command_timeout_sec,
+            secret_env=self.secret_env,
+            command_guard=self._command_guard(p.name),
+        )
         ctx = TurnContext(
-            run_id=self.run_id, turn=turn_no, name=p.name, can_write=p.write,
+            run_id=self.run_id,
+            turn=turn_no,
+            name=p.name,
+            can_write=p.write,
             team_writers={q.name: q.write for q in self.team.participants},
-            repo=self.paths.repo, thread=self.thread, events=self.events, hlog=self.hlog,
-            workspace=workspace, targets=self._targets(p),
+            repo=self.paths.repo,
+            thread=self.thread,
+            events=self.events,
+            hlog=self.hlog,
+            workspace=workspace,
+            targets=self._targets(p),
             system_prompt="" if resume else self._system_prompt(p, workspace, withheld),
-            turn_prompt="" if resume else build_turn_prompt(
-                name=p.name, turn=turn_no, last_seq=self.thread.last_seq, cursor=cursor,
-                objective=st.get("objective", ""), tail=self.thread.tail(TAIL), notes=notes,
-                overrides=self.paths.prompt_overrides),
-            restricted=restricted, max_steps=self.config.max_steps_per_turn,
-            timeout_sec=self.config.turn_timeout_min * 60, max_retries=self.config.max_retries,
+            turn_prompt=""
+            if resume
+            else build_turn_prompt(
+                name=p.name,
+                turn=turn_no,
+                last_seq=self.thread.last_seq,
+                cursor=cursor,
+                objective=st.get("objective", ""),
+                tail=self.thread.tail(TAIL),
+                notes=notes,
+                overrides=self.paths.prompt_overrides,
+            ),
+            restricted=restricted,
+            max_steps=self.config.max_steps_per_turn,
+            timeout_sec=self.config.turn_timeout_min * 60,
+            max_retries=self.config.max_retries,
             retry_backoff_sec=self.config.retry_backoff_sec,
-            limited_until=dict(st.get("limited_until", {})), overrides=self.paths.prompt_overrides,
-            withheld=withheld, tell_user=self._raise_notice(p.name))
+            limited_until=dict(st.get("limited_until", {})),
+            overrides=self.paths.prompt_overrides,
+            withheld=withheld,
+            tell_user=self._raise_notice(p.name),
+        )
         seen_upto = self.thread.last_seq
         try:
             result = run_turn(ctx, resume)
         finally:
             self.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
         if delivered and not resume:
+
             def mark(s: dict) -> dict:
                 for nid in delivered:
                     s["notices"][nid]["delivered"] = True
                 return s
+
             self.state.update(mark)
         upto = result.post["seq"] if result.post else seen_upto
-        self.state.update(lambda s: {**s, "cursors": {**s.get("cursors", {}), p.name: upto},
-                                     "speaking": None, "recovered_turn": None})
+        self.state.update(
+            lambda s: {
+                **s,
+                "cursors": {**s.get("cursors", {}), p.name: upto},
+                "speaking": None,
+                "recovered_turn": None,
+            }
+        )
         if result.post:
             self._echo(result.post)
         return result
 
     def _targets(self, p) -> list[providers.Target]:
-        return providers.targets_for(p.name, p.model, list(p.failover), effort=p.effort,
-                                     api_base=p.api_base, api_key_env=p.api_key_env,
-                                     scripted_url=self.server.base_url if self.server else None)
+        return providers.targets_for(
+            p.name,
+            p.model,
+            list(p.failover),
+            effort=p.effort,
+            api_base=p.api_base,
+            api_key_env=p.api_key_env,
+            scripted_url=self.server.base_url if self.server else None,
+        )
 
     def _system_prompt(self, p, workspace, withheld=frozenset()) -> str:
-        roster = "\n".join(f"- {q.name}{' (you)' if q.name == p.name else ''}: "
-                           f"{'writes' if q.write else 'reads only'}; {q.lane}"
-                           for q in self.team.participants)
-        return prompts.render("system.md", {
-            "name": p.name, "lane": p.lane or "(no lane given)",
-            "write_rule": ("You may change the repository." if p.write else
-                           "You may NOT change the repository (you cannot post work_done); you can "
-                           "read, search and run commands such as tests."),
-            "roster": roster,
-            "tool_names": ", ".join(["post", "read_thread", "tell_user",
-                                     *sorted(workspace.names() - withheld)])},
-            self.paths.prompt_overrides)
+        roster = "\n".join(
+            f"- {q.name}{' (you)' if q.name == p.name else ''}: "
+            f"{'writes' if q.write else 'reads only'}; {q.lane}"
+            for q in self.team.participants
+        )
+        return prompts.render(
+            "system.md",
+            {
+                "name": p.name,
+                "lane": p.lane or "(no lane given)",
+                "write_rule": (
+                    "You may change the repository."
+                    if p.write
+                    else "You may NOT change the repository (you cannot post work_done); you can "
+                    "read, search and run commands such as tests."
+                ),
+                "roster": roster,
+                "tool_names": ", ".join(
+                    ["post", "read_thread", "tell_user", *sorted(workspace.names() - withheld)]
+                ),
+            },
+            self.paths.prompt_overrides,
+        )
 
     def _command_guard(self, name: str):
         """Refuse gateRequired commands unless an approved gate of `name` covers them; each
@@ -530,17 +649,21 @@ class Daemon(EffectsMixin, NoticesMixin):
         from autodev import gates
 
         def guard(command: str) -> str | None:
-            approved = [g for g in self.state.read().get("approved_gates", [])
-                        if g["declarer"] == name]
+            approved = [g for g in self.state.read().get("approved_gates", []) if g["declarer"] == name]
             refusal, used = gates.guard(command, self.config.gate_required, approved)
             if refusal:
                 self.events.emit("command_refused", participant=name, command=command[:300])
                 return refusal
             if used:
-                self.state.update(lambda s: {**s, "approved_gates": [
-                    g for g in s.get("approved_gates", []) if g["id"] not in used]})
+                self.state.update(
+                    lambda s: {
+                        **s,
+                        "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used],
+                    }
+                )
                 self.events.emit("gate_used", participant=name, ids=used)
             return None
+
         return guard
 
 

@@ -42,7 +42,7 @@ model = "scripted"
 path = "script.toml"
 """
 
-SCRIPT = '''\
+SCRIPT = """\
 # builder, turn 1: write and commit, then a credited work_done
 [[step]]
 participant = "builder"
@@ -127,7 +127,7 @@ calls = [{ tool = "post", args = { kind = "done", text = "greet(), its test and 
 [[step]]
 participant = "audit"
 calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-'''
+"""
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -147,8 +147,9 @@ def make_repo(root: Path) -> Path:
     cfg.mkdir()
     (cfg / "team.toml").write_text(TEAM)
     (cfg / "script.toml").write_text(SCRIPT)
-    (cfg / "config.toml").write_text('waitFirstSec = 0.1\nwaitCapSec = 0.4\n'
-                                     'auditCheck = "python3 -m unittest -q 2>&1 | tail -3"\n')
+    (cfg / "config.toml").write_text(
+        'waitFirstSec = 0.1\nwaitCapSec = 0.4\nauditCheck = "python3 -m unittest -q 2>&1 | tail -3"\n'
+    )
     # The run's own config is not part of the work under review.
     (repo / ".git" / "info" / "exclude").write_text(".autodev/\n")
     return repo
@@ -176,8 +177,10 @@ def run_demo(keep: bool = False) -> int:
         con.print()
         con.print(f"[bold]run {st['state']}[/] — exit {code}")
         for name, f in sorted(st.get("participants", {}).items()):
-            con.print(f"  {name:<9} turns {f['turns']:>2}  credited {f['credited']}  "
-                      f"tokens {f['prompt_tokens'] + f['completion_tokens']}")
+            con.print(
+                f"  {name:<9} turns {f['turns']:>2}  credited {f['credited']}  "
+                f"tokens {f['prompt_tokens'] + f['completion_tokens']}"
+            )
         log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True)
         con.print("\n[bold]git log[/]\n" + log.stdout)
         if keep:

@@ -30,12 +30,20 @@ class EffectsMixin:
         """The system note for a gate decision (idempotent by id) and the state it leads to."""
         verb = "approved" if approved else "denied"
         text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
-        self._note("system", text, id=f"{self.run_id}:gate:{gate['id']}",
-                   gate={"id": gate["id"], "decision": verb, "declarer": gate["declarer"], "by": by})
+        self._note(
+            "system",
+            text,
+            id=f"{self.run_id}:gate:{gate['id']}",
+            gate={"id": gate["id"], "decision": verb, "declarer": gate["declarer"], "by": by},
+        )
         self.events.emit("gate_decided", id=gate["id"], decision=verb, by=by)
         kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
-        return {"gate": None, "state": "running", "reason": None,
-                "approved_gates": kept + [gate] if approved else kept}
+        return {
+            "gate": None,
+            "state": "running",
+            "reason": None,
+            "approved_gates": kept + [gate] if approved else kept,
+        }
 
     def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
         ch = self._gate_decision(gate, approved, by, why, self.state.read())
@@ -45,8 +53,17 @@ class EffectsMixin:
     def _account(self, name: str, r) -> None:
         def add(s: dict) -> dict:
             ps = s.setdefault("participants", {})
-            q = ps.setdefault(name, {"turns": 0, "credited": 0, "prompt_tokens": 0,
-                                     "completion_tokens": 0, "cost": 0.0, "silent_streak": 0})
+            q = ps.setdefault(
+                name,
+                {
+                    "turns": 0,
+                    "credited": 0,
+                    "prompt_tokens": 0,
+                    "completion_tokens": 0,
+                    "cost": 0.0,
+                    "silent_streak": 0,
+                },
+            )
             q["turns"] += 1
             q["prompt_tokens"] += r.prompt_tokens
             q["completion_tokens"] += r.completion_tokens
@@ -56,6 +73,7 @@ class EffectsMixin:
                 q["credited"] += 1
             q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
             return s
+
         self.state.update(add)
 
     def _silent(self, name: str, why: str) -> None:
@@ -83,8 +101,11 @@ class EffectsMixin:
         if self._stagnant(author):
             ch.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
         elif kind == "say" and post.get("handoff") == "user":
-            ch.update(state="awaiting_user", reason=reason("question", who=author),
-                      question={"from": author, "seq": post["seq"], "text": post["text"][:2000]})
+            ch.update(
+                state="awaiting_user",
+                reason=reason("question", who=author),
+                question={"from": author, "seq": post["seq"], "text": post["text"][:2000]},
+            )
         elif kind == "done":
             ch.update(self._audit(post, st))
         elif kind == "wait":
@@ -112,22 +133,42 @@ class EffectsMixin:
         since = prev.get("since", time.time()) if streak > 1 else time.time()
         delay = min(self.config.wait_cap_sec, self.config.wait_first_sec * 2 ** (streak - 1))
         if time.time() + delay - since > self.config.max_wait_min * 60:
-            return {"state": "paused", "reason": reason("wait_too_long", who=author),
-                    "wait": None, "last_wait": None}
-        wait = {"author": author, "seq": post["seq"], "due": time.time() + delay, "delay": delay,
-                "streak": streak, "since": since}
+            return {
+                "state": "paused",
+                "reason": reason("wait_too_long", who=author),
+                "wait": None,
+                "last_wait": None,
+            }
+        wait = {
+            "author": author,
+            "seq": post["seq"],
+            "due": time.time() + delay,
+            "delay": delay,
+            "streak": streak,
+            "since": since,
+        }
         self.events.emit("wait", participant=author, delay=delay, due=wait["due"], streak=streak)
-        return {"state": "waiting", "wait": wait, "last_wait": wait,
-                "reason": {"code": "wait", "text": f"{author} is waiting: {post['text'][:200]}",
-                           "continue": "the run continues by itself; autodev send ends the wait"}}
+        return {
+            "state": "waiting",
+            "wait": wait,
+            "last_wait": wait,
+            "reason": {
+                "code": "wait",
+                "text": f"{author} is waiting: {post['text'][:200]}",
+                "continue": "the run continues by itself; autodev send ends the wait",
+            },
+        }
 
     def _gate(self, post: dict, author: str, st: dict) -> dict:
         from autodev import gates
 
         gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
-        decision, rule = gates.decide(post["text"], auto_deny=self.config.gate_auto_deny,
-                                      auto_approve=self.config.gate_auto_approve,
-                                      mode=self.config.gate_mode)
+        decision, rule = gates.decide(
+            post["text"],
+            auto_deny=self.config.gate_auto_deny,
+            auto_approve=self.config.gate_auto_approve,
+            mode=self.config.gate_mode,
+        )
         if decision is not None:
             return self._gate_decision(gate, decision == "approved", rule, "", st)
         self.events.emit("gate_open", id=gate["id"], declarer=author, text=post["text"][:500])
@@ -138,31 +179,51 @@ class EffectsMixin:
 
         self._set("auditing", None)
         a = self.team.audit_model()
-        targets = providers.targets_for("audit", a.model, [], effort=a.effort, api_base=a.api_base,
-                                        api_key_env=a.api_key_env,
-                                        scripted_url=self.server.base_url if self.server else None)
+        targets = providers.targets_for(
+            "audit",
+            a.model,
+            [],
+            effort=a.effort,
+            api_base=a.api_base,
+            api_key_env=a.api_key_env,
+            scripted_url=self.server.base_url if self.server else None,
+        )
         n = st.get("audits", 0) + 1
         audit_id = f"{self.run_id}:audit{post['seq']}"
         self.events.emit("audit_started", seq=post["seq"], n=n)
         try:
-            v = audit(repo=self.paths.repo, objective="\n\n".join(st.get("user_messages") or []),
-                      done_post=post, base=st.get("base_head"), check=self.config.audit_check,
-                      check_timeout=self.config.command_timeout_sec, targets=targets,
-                      audit_id=audit_id, diff_chars=self.config.audit_diff_chars,
-                      overrides=self.paths.prompt_overrides, secret_env=self.secret_env)
+            v = audit(
+                repo=self.paths.repo,
+                objective="\n\n".join(st.get("user_messages") or []),
+                done_post=post,
+                base=st.get("base_head"),
+                check=self.config.audit_check,
+                check_timeout=self.config.command_timeout_sec,
+                targets=targets,
+                audit_id=audit_id,
+                diff_chars=self.config.audit_diff_chars,
+                overrides=self.paths.prompt_overrides,
+                secret_env=self.secret_env,
+            )
         except ProviderError as e:
             self.events.emit("error", participant="audit", message=str(e))
             return {"state": "paused", "reason": reason("provider", error=e.message)}
         self._account_audit(v)
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
         if v.accept:
-            self._note("audit", f"Accepted. {v.gap}".strip(), id=f"{audit_id}:verdict",
-                       verdict="accept")
-            return {"state": "complete", "audits": n,
-                    "reason": {"code": "complete", "text": "the audit accepted the work",
-                               "continue": "autodev send \"...\" to continue with more work"}}
-        self._note("audit", f"Reopened: {v.gap}", post["from"], id=f"{audit_id}:verdict",
-                   verdict="reopen", by=v.by)
+            self._note("audit", f"Accepted. {v.gap}".strip(), id=f"{audit_id}:verdict", verdict="accept")
+            return {
+                "state": "complete",
+                "audits": n,
+                "reason": {
+                    "code": "complete",
+                    "text": "the audit accepted the work",
+                    "continue": 'autodev send "..." to continue with more work',
+                },
+            }
+        self._note(
+            "audit", f"Reopened: {v.gap}", post["from"], id=f"{audit_id}:verdict", verdict="reopen", by=v.by
+        )
         if n >= self.config.max_accept_checks:
             return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
         return {"state": "running", "reason": None, "audits": n}
@@ -174,6 +235,7 @@ class EffectsMixin:
             a["completion_tokens"] += v.completion_tokens
             a["cost"] = round(a["cost"] + v.cost, 6)
             return s
+
         self.state.update(add)
 
     def _plan_next(self) -> None:
@@ -182,14 +244,16 @@ class EffectsMixin:
         st = self.state.read()
         if st["state"] == "gated" and st.get("gate"):
             who = st["gate"]["declarer"]
-            nxt = {"speaker": who, "rule": "gate_decision",
-                   "why": f"{who} speaks once you approve or deny gate {st['gate']['id']}"}
+            nxt = {
+                "speaker": who,
+                "rule": "gate_decision",
+                "why": f"{who} speaks once you approve or deny gate {st['gate']['id']}",
+            }
         elif st["state"] == "awaiting_user" and st.get("question"):
             who = st["question"]["from"]
             nxt = {"speaker": who, "rule": "user_message", "why": f"{who} gets your answer"}
         else:
-            d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL),
-                                       self.thread.last_spoke)
+            d = scheduler.next_speaker(self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke)
             nxt = {"speaker": d.speaker, "rule": d.rule, "why": d.why}
         self.state.update(lambda s: {**s, "next": nxt})
 
@@ -197,12 +261,10 @@ class EffectsMixin:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
         events, and echoed to the terminal."""
         rec = self.thread.append(frm, "say", text, handoff, **extra)
-        self.events.emit("post", **{("post_id" if k == "id" else k): v
-                                    for k, v in rec.items() if k != "ts"})
+        self.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
         self._echo(rec)
         return rec
 
     def _echo(self, post: dict) -> None:
         if self.out:
             self.out(post)
-

@@ -26,8 +26,8 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 MAX_DEPTH = 8  # nested sh -c / `...` levels before we give up (and refuse when relevant)
 MAX_OPEN = 64  # nested ( / $( inside one script
@@ -35,13 +35,38 @@ MAX_OPEN = 64  # nested ( / $( inside one script
 _BLANK = " \t"
 _OPERATOR_CHARS = ";&|()<>\n"
 # Longest first so `&&` wins over `&` and `<<-` over `<<`.
-_OPERATORS = sorted([";;", ";", "&&", "&", "||", "|&", "|", "\n", "(", ")", "<<<", "<<-", "<<",
-                     "<>", "<&", "<", ">>", ">|", ">&", ">", "&>>", "&>"], key=len, reverse=True)
+_OPERATORS = sorted(
+    [
+        ";;",
+        ";",
+        "&&",
+        "&",
+        "||",
+        "|&",
+        "|",
+        "\n",
+        "(",
+        ")",
+        "<<<",
+        "<<-",
+        "<<",
+        "<>",
+        "<&",
+        "<",
+        ">>",
+        ">|",
+        ">&",
+        ">",
+        "&>>",
+        "&>",
+    ],
+    key=len,
+    reverse=True,
+)
 _SEPARATORS = {";;", ";", "&&", "&", "||", "|&", "|", "\n"}
 _HEREDOC = {"<<", "<<-"}
 # Keywords that may precede a command without being one; dropped from the part.
-_SKIP_KEYWORDS = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while",
-                  "until"}
+_SKIP_KEYWORDS = {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
 _SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -51,9 +76,25 @@ _NEEDS_QUOTES = re.compile(r"[\s'\"\\;&|()<>$`]")
 # name -> (short options taking an argument, long options taking a separate argument,
 #          positional arguments before the command, whether VAR=value words may precede it)
 _WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
-    "sudo": ("CDghpRrTtUu", frozenset({"--chdir", "--close-from", "--group", "--host",
-                                      "--other-user", "--prompt", "--role", "--type", "--user",
-                                      "--command-timeout"}), 0, True),
+    "sudo": (
+        "CDghpRrTtUu",
+        frozenset(
+            {
+                "--chdir",
+                "--close-from",
+                "--group",
+                "--host",
+                "--other-user",
+                "--prompt",
+                "--role",
+                "--type",
+                "--user",
+                "--command-timeout",
+            }
+        ),
+        0,
+        True,
+    ),
     "env": ("uC", frozenset({"--unset", "--chdir"}), 0, True),
     "command": ("", frozenset(), 0, False),
     "exec": ("a", frozenset(), 0, False),
@@ -63,11 +104,26 @@ _WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
     "timeout": ("ks", frozenset({"--kill-after", "--signal"}), 1, False),
     "stdbuf": ("eio", frozenset({"--error", "--input", "--output"}), 0, False),
 }
-_GIT_OPTS_WITH_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
-                      "--super-prefix", "--config-env"}
+_GIT_OPTS_WITH_ARG = {
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+    "--super-prefix",
+    "--config-env",
+}
 _XARGS_SHORT_WITH_ARG = "adEILnPs"
-_XARGS_LONG_WITH_ARG = {"--arg-file", "--delimiter", "--max-args", "--max-chars", "--max-lines",
-                        "--max-procs", "--process-slot-var"}
+_XARGS_LONG_WITH_ARG = {
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-chars",
+    "--max-lines",
+    "--max-procs",
+    "--process-slot-var",
+}
 _FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 
 
@@ -86,25 +142,31 @@ class UnparseableCommand(Exception):
             f"cannot check this command against gateRequired: {why}. Split it into plain "
             "commands joined by &&, ; or | with their words written out (no $VAR or $(...) as a "
             "command name or in a gated command, no eval or sh -c of computed text), or post "
-            "kind=gate naming the whole command exactly as written")
+            "kind=gate naming the whole command exactly as written"
+        )
 
 
 # -- the lexer / parser --------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Word:
-    text: str            # the word after quote removal; expansions keep their source text
-    raw: str             # the word as written
-    dynamic: bool = False   # contains $VAR, $(...), `...`: its value is only known at run time
-    glob: bool = False      # unquoted * ? [...]: the shell may replace it with file names
-    brace: bool = False     # unquoted {a,b} / {1..3}: the shell may turn it into several words
+    text: str  # the word after quote removal; expansions keep their source text
+    raw: str  # the word as written
+    dynamic: bool = False  # contains $VAR, $(...), `...`: its value is only known at run time
+    glob: bool = False  # unquoted * ? [...]: the shell may replace it with file names
+    brace: bool = False  # unquoted {a,b} / {1..3}: the shell may turn it into several words
 
     def show(self) -> str:
         if self.dynamic or self.raw == self.text:
             return self.raw
         # quoted in the source: quote it again if the shell would otherwise read it differently
-        if (self.text == "" or _NEEDS_QUOTES.search(self.text) or self.text.startswith("#")
-                or re.search(r"[*?\[{]", self.text)):
+        if (
+            self.text == ""
+            or _NEEDS_QUOTES.search(self.text)
+            or self.text.startswith("#")
+            or re.search(r"[*?\[{]", self.text)
+        ):
             return f"'{self.text}'" if "'" not in self.text else shlex.quote(self.text)
         return self.text
 
@@ -126,10 +188,11 @@ def _join(words: Sequence[_Word]) -> str:
 @dataclass
 class _Cmd:
     """A simple command being read."""
+
     words: list[_Word] = field(default_factory=list)
     nested: list[_Part] = field(default_factory=list)  # parts from $(...) etc. inside it
-    redirect: bool = False     # the next word is a redirection target, not an argument
-    header: bool = False       # a `for x in ...` / function header: not a command
+    redirect: bool = False  # the next word is a redirection target, not an argument
+    header: bool = False  # a `for x in ...` / function header: not a command
 
 
 class _Parser:
@@ -180,12 +243,16 @@ class _Parser:
                 start = self.i
                 self.i += 2
                 self._sequence(")", cmd.nested)
-                self._add_word(cmd, _Word(src[start:self.i], src[start:self.i], dynamic=True))
+                self._add_word(cmd, _Word(src[start : self.i], src[start : self.i], dynamic=True))
                 continue
             if c not in _OPERATOR_CHARS:
                 word = self._word(cmd.nested)
-                if (word.text.isdigit() and word.raw == word.text and self.i < len(src)
-                        and src[self.i] in "<>"):
+                if (
+                    word.text.isdigit()
+                    and word.raw == word.text
+                    and self.i < len(src)
+                    and src[self.i] in "<>"
+                ):
                     continue  # the `2` of `2>&1` names a file descriptor
                 if self._keyword(word, cmd, out):
                     continue
@@ -235,7 +302,7 @@ class _Parser:
         if cmd.words and cmd.words[-1].raw.endswith("=") and not words:
             self._array(cmd)  # a=(x y z)
             return cmd
-        if len(cmd.words) == 1 and re.match(r"[ \t]*\)", src[self.i:]):  # name() { ...; }
+        if len(cmd.words) == 1 and re.match(r"[ \t]*\)", src[self.i :]):  # name() { ...; }
             self.i = src.index(")", self.i) + 1
             self._finish(_Cmd(nested=cmd.nested, header=True), out)
             return _Cmd()
@@ -260,7 +327,7 @@ class _Parser:
         if t == "function":
             self._blanks()
             self._word(cmd.nested)
-            m = re.match(r"[ \t]*\([ \t]*\)", self.src[self.i:])
+            m = re.match(r"[ \t]*\([ \t]*\)", self.src[self.i :])
             if m:
                 self.i += m.end()
             self._finish(_Cmd(nested=cmd.nested, header=True), out)
@@ -278,8 +345,9 @@ class _Parser:
             self._blanks()
             if self.i >= len(src):
                 raise UnparseableCommand("a `[[` has no matching `]]`")
-            if src.startswith("]]", self.i) and (self.i + 2 >= len(src)
-                                                 or src[self.i + 2] in _BLANK + _OPERATOR_CHARS):
+            if src.startswith("]]", self.i) and (
+                self.i + 2 >= len(src) or src[self.i + 2] in _BLANK + _OPERATOR_CHARS
+            ):
                 self.i += 2
                 cmd.header = True
                 return
@@ -314,7 +382,7 @@ class _Parser:
             elif ch == ")":
                 depth -= 1
                 if depth == 0:
-                    body = src[start:self.i]
+                    body = src[start : self.i]
                     if "$(" in body[1:] or "`" in body:
                         raise UnparseableCommand("a command substitution inside arithmetic")
                     return body
@@ -335,8 +403,7 @@ class _Parser:
         inner = chain[-1]
         head = inner[0]
         if head.dynamic or head.glob or head.brace:
-            raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time",
-                                     opaque=True)
+            raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time", opaque=True)
         out.append(_Part(words, _variants(chain)))
         name = _basename(head.text)
         if name in _SHELLS:
@@ -344,8 +411,9 @@ class _Parser:
         elif name == "eval":
             args = inner[1:]
             if any(w.dynamic for w in args):
-                raise UnparseableCommand(f"`eval` runs text computed at run time ({_join(args)})",
-                                         opaque=True)
+                raise UnparseableCommand(
+                    f"`eval` runs text computed at run time ({_join(args)})", opaque=True
+                )
             self._nested(" ".join(w.text for w in args), out)
         elif name == "xargs":
             rest = _skip_options(inner[1:], _XARGS_SHORT_WITH_ARG, _XARGS_LONG_WITH_ARG)
@@ -359,7 +427,7 @@ class _Parser:
                     while j < len(inner) and inner[j].text not in (";", "+"):
                         j += 1
                     if j > i + 1:
-                        self._command(inner[i + 1:j], out)
+                        self._command(inner[i + 1 : j], out)
                     i = j
                 i += 1
 
@@ -371,8 +439,7 @@ class _Parser:
             w = words[i]
             t = w.text
             if w.dynamic:
-                raise UnparseableCommand(f"a shell option `{w.raw}` is only known at run time",
-                                         opaque=True)
+                raise UnparseableCommand(f"a shell option `{w.raw}` is only known at run time", opaque=True)
             if t in ("-", "--"):
                 i += 1
                 break
@@ -391,11 +458,13 @@ class _Parser:
             if rest:
                 if rest[0].dynamic:
                     raise UnparseableCommand(
-                        f"the shell script `{rest[0].raw}` is only known at run time", opaque=True)
+                        f"the shell script `{rest[0].raw}` is only known at run time", opaque=True
+                    )
                 self._nested(rest[0].text, out)
         elif reads_stdin or not rest:
-            raise UnparseableCommand(f"`{_join(words)}` reads the commands it runs from its "
-                                     "input", opaque=True)
+            raise UnparseableCommand(
+                f"`{_join(words)}` reads the commands it runs from its input", opaque=True
+            )
 
     def _nested(self, script: str, out: list[_Part]) -> None:
         out.extend(_Parser(script, self.depth + 1).parse())
@@ -409,10 +478,10 @@ class _Parser:
             while self.i < len(src):
                 end = src.find("\n", self.i)
                 end = len(src) if end < 0 else end
-                line = src[self.i:end]
+                line = src[self.i : end]
                 self.i = min(end + 1, len(src))
                 if (line.lstrip("\t") if strip_tabs else line) == delim:
-                    body = src[start:self.i - len(line) - 1]
+                    body = src[start : self.i - len(line) - 1]
                     break
             else:
                 body = src[start:]
@@ -456,13 +525,13 @@ class _Parser:
                 if src.startswith("\\\n", self.i):
                     self.i += 2
                     continue
-                text.append(src[self.i + 1:self.i + 2] or "\\")
+                text.append(src[self.i + 1 : self.i + 2] or "\\")
                 self.i += 2
             elif c == "'":
                 end = src.find("'", self.i + 1)
                 if end < 0:
                     raise UnparseableCommand("a single quote (') is not closed")
-                text.append(src[self.i + 1:end])
+                text.append(src[self.i + 1 : end])
                 self.i = end + 1
             elif c == '"':
                 t, d = self._double_quoted(nested)
@@ -478,13 +547,13 @@ class _Parser:
             else:
                 if c in "*?":
                     glob = True
-                elif c == "[" and re.match(r"\[[^\s;&|()<>\[]*\]", src[self.i:]):
+                elif c == "[" and re.match(r"\[[^\s;&|()<>\[]*\]", src[self.i :]):
                     glob = True
-                elif c == "{" and re.match(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}", src[self.i:]):
+                elif c == "{" and re.match(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}", src[self.i :]):
                     brace = True
                 text.append(c)
                 self.i += 1
-        return _Word("".join(text), src[start:self.i], dynamic, glob, brace)
+        return _Word("".join(text), src[start : self.i], dynamic, glob, brace)
 
     def _double_quoted(self, nested: list[_Part]) -> tuple[str, bool]:
         src = self.src
@@ -497,10 +566,10 @@ class _Parser:
                 self.i += 1
                 return "".join(text), dynamic
             if c == "\\":
-                nxt = src[self.i + 1:self.i + 2]
+                nxt = src[self.i + 1 : self.i + 2]
                 if nxt == "\n":
                     pass
-                elif nxt in ('$', '`', '"', "\\"):
+                elif nxt in ("$", "`", '"', "\\"):
                     text.append(nxt)
                 else:
                     text.append("\\" + nxt)
@@ -521,14 +590,14 @@ class _Parser:
         """Read an expansion at `$`; returns (its text, whether its value is dynamic)."""
         src = self.src
         start = self.i
-        nxt = src[self.i + 1:self.i + 2]
+        nxt = src[self.i + 1 : self.i + 2]
         if src.startswith("$((", self.i):
             self.i += 1
             return "$" + self._arithmetic(), True
         if nxt == "(":
             self.i += 2
             self._sequence(")", nested)
-            return src[start:self.i], True
+            return src[start : self.i], True
         if nxt == "{":
             self.i += 2
             self.open += 1
@@ -554,7 +623,7 @@ class _Parser:
             if depth:
                 raise UnparseableCommand("a `${` is not closed")
             self.open -= 1
-            return src[start:self.i], True
+            return src[start : self.i], True
         if nxt == "'":  # $'...': a literal with C escapes
             end = start + 2
             while end < len(src) and src[end] != "'":
@@ -562,17 +631,17 @@ class _Parser:
             if end >= len(src):
                 raise UnparseableCommand("a $'...' string is not closed")
             self.i = end + 1
-            return _c_unescape(src[start + 2:end]), False
+            return _c_unescape(src[start + 2 : end]), False
         if nxt == '"':  # $"...": a translatable string, otherwise double-quoted
             self.i += 1
             return self._double_quoted(nested)
         m = _NAME.match(src, self.i + 1)
         if m:
             self.i = m.end()
-            return src[start:self.i], True
+            return src[start : self.i], True
         if nxt and nxt in "0123456789@*#?$!-":
             self.i += 2
-            return src[start:self.i], True
+            return src[start : self.i], True
         self.i += 1
         return "$", False
 
@@ -586,8 +655,8 @@ class _Parser:
             if c == "`":
                 self.i += 1
                 self._nested("".join(inner), nested)
-                return src[start:self.i]
-            if c == "\\" and src[self.i + 1:self.i + 2] in ("$", "`", "\\"):
+                return src[start : self.i]
+            if c == "\\" and src[self.i + 1 : self.i + 2] in ("$", "`", "\\"):
                 inner.append(src[self.i + 1])
                 self.i += 2
             else:
@@ -597,8 +666,21 @@ class _Parser:
 
 
 def _c_unescape(body: str) -> str:
-    simple = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-              "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+    simple = {
+        "n": "\n",
+        "t": "\t",
+        "r": "\r",
+        "a": "\a",
+        "b": "\b",
+        "e": "\x1b",
+        "E": "\x1b",
+        "f": "\f",
+        "v": "\v",
+        "\\": "\\",
+        "'": "'",
+        '"': '"',
+        "?": "?",
+    }
 
     def one(m: re.Match) -> str:
         s = m.group(0)[1:]
@@ -608,18 +690,21 @@ def _c_unescape(body: str) -> str:
             return chr(int(s[1:], 16)) if len(s) > 1 else m.group(0)
         return chr(int(s, 8)) if s.isdigit() else m.group(0)
 
-    return re.sub(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)",
-                  one, body, flags=re.S)
+    return re.sub(
+        r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", one, body, flags=re.S
+    )
 
 
 # -- wrappers and variants -----------------------------------------------------------------------
+
 
 def _basename(name: str) -> str:
     return name.rsplit("/", 1)[-1]
 
 
-def _skip_options(words: Sequence[_Word], short_arg: str, long_arg: set[str] | frozenset[str],
-                  assignments: bool = False) -> tuple[_Word, ...]:
+def _skip_options(
+    words: Sequence[_Word], short_arg: str, long_arg: set[str] | frozenset[str], assignments: bool = False
+) -> tuple[_Word, ...]:
     """Drop leading options (and the arguments of those that take one); returns the rest."""
     i = 0
     while i < len(words):
@@ -695,6 +780,7 @@ def _parts(command: str) -> list[_Part]:
 
 # -- public API ----------------------------------------------------------------------------------
 
+
 def command_parts(command: str) -> list[str]:
     """The simple commands a shell command line would run, each normalised (words joined by one
     space, quotes removed unless a word needs them, leading VAR=value assignments and
@@ -709,7 +795,7 @@ def _norm_pattern(pattern: str) -> str:
 
 def _literal_prefix(pattern: str) -> str:
     m = re.search(r"[*?\[]", pattern)
-    return pattern[:m.start()] if m else pattern
+    return pattern[: m.start()] if m else pattern
 
 
 def required_parts(command: str, patterns: Sequence[str]) -> list[tuple[str, str]]:
@@ -735,12 +821,14 @@ def required_parts(command: str, patterns: Sequence[str]) -> list[tuple[str, str
                 if fixed.startswith(lit) or lit.startswith(fixed):
                     raise UnparseableCommand(
                         f"`{part.text}` has a word only known at run time ({v[k].raw}), so it "
-                        f"may or may not match gateRequired pattern {original!r}")
+                        f"may or may not match gateRequired pattern {original!r}"
+                    )
     return found
 
 
-def decide(text: str, *, auto_deny: Sequence[str], auto_approve: Sequence[str],
-           mode: str) -> tuple[str | None, str]:
+def decide(
+    text: str, *, auto_deny: Sequence[str], auto_approve: Sequence[str], mode: str
+) -> tuple[str | None, str]:
     """Decide a declared gate from its text: ("denied"|"approved"|None, the rule that decided).
 
     Deny globs are tried on the whole text and on each line, so one bad line in a long gate is
@@ -748,8 +836,11 @@ def decide(text: str, *, auto_deny: Sequence[str], auto_approve: Sequence[str],
     satisfied by one harmless line. None means: ask the user (gateMode "gated")."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for pat in auto_deny:
-        if fnmatch.fnmatchcase(text, pat) or fnmatch.fnmatchcase(text.strip(), pat) or any(
-                fnmatch.fnmatchcase(ln, pat) for ln in lines):
+        if (
+            fnmatch.fnmatchcase(text, pat)
+            or fnmatch.fnmatchcase(text.strip(), pat)
+            or any(fnmatch.fnmatchcase(ln, pat) for ln in lines)
+        ):
             return "denied", f"gateAutoDeny {pat!r}"
     for pat in auto_approve:
         if fnmatch.fnmatchcase(text, pat) or fnmatch.fnmatchcase(text.strip(), pat):
@@ -802,8 +893,7 @@ def _could_match(command: str, patterns: Sequence[str]) -> bool:
         first = words[0]
         pieces = [p for p in re.split(r"\*|\?|\[[^\]]*\]", first) if p]
         if pieces == [first]:
-            if re.search(r"(?<![A-Za-z0-9_])" + re.escape(first) + r"(?![A-Za-z0-9_])",
-                         command, flags=re.I):
+            if re.search(r"(?<![A-Za-z0-9_])" + re.escape(first) + r"(?![A-Za-z0-9_])", command, flags=re.I):
                 return True
         elif all(p.lower() in command.lower() for p in pieces):
             return True
@@ -813,8 +903,7 @@ def _could_match(command: str, patterns: Sequence[str]) -> bool:
 def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
     """Assign each part a distinct covering gate, oldest first, as many parts as possible
     (augmenting paths, so an early choice never blocks a later part needlessly)."""
-    covering = [[g for g, gate in enumerate(gates) if covers(str(gate.get("text", "")), p)]
-                for p in parts]
+    covering = [[g for g, gate in enumerate(gates) if covers(str(gate.get("text", "")), p)] for p in parts]
     owner: dict[int, int] = {}  # gate index -> part index
 
     def assign(p: int, seen: set[int]) -> bool:
@@ -832,8 +921,7 @@ def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
     return {p: g for g, p in owner.items()}
 
 
-def guard(command: str, patterns: Sequence[str],
-          approved: Sequence[Mapping]) -> tuple[str | None, list[str]]:
+def guard(command: str, patterns: Sequence[str], approved: Sequence[Mapping]) -> tuple[str | None, list[str]]:
     """Decide whether `command` may run: (refusal message or None, ids of the gates it uses).
 
     Each part that matches a gateRequired pattern needs its own approved gate naming it; a gate
@@ -864,8 +952,11 @@ def guard(command: str, patterns: Sequence[str],
     if missing:
         lines = [f"- `{p}` matches gateRequired pattern {first_pattern[p]!r}" for p in missing]
         example = missing[0]
-        return ("Refused: this command needs an approved gate first.\n" + "\n".join(lines) +
-                "\nPost kind=gate whose text names this exact command (for example: \"I need to "
-                f"run `{example}` because ...\"). Once the gate is approved, run the command "
-                "again; each approved gate covers the command it names once."), []
+        return (
+            "Refused: this command needs an approved gate first.\n"
+            + "\n".join(lines)
+            + '\nPost kind=gate whose text names this exact command (for example: "I need to '
+            f'run `{example}` because ..."). Once the gate is approved, run the command '
+            "again; each approved gate covers the command it names once."
+        ), []
     return None, [str(gates[matched[i]].get("id")) for i in range(len(parts))]

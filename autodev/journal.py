@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 from autodev.errors import CorruptLogError, LogWriteError
 
@@ -47,8 +47,15 @@ def _line_number(path: Path, offset: int) -> int:
 class Journal:
     """An append-only JSONL file with idempotent appends by the record's `id` field."""
 
-    def __init__(self, path: Path, *, id_window: int = 4096, check_tail_bytes: int = 256 * 1024,
-                 redact: Callable[[dict], dict] | None = None, idempotent: bool = True):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        id_window: int = 4096,
+        check_tail_bytes: int = 256 * 1024,
+        redact: Callable[[dict], dict] | None = None,
+        idempotent: bool = True,
+    ):
         self.path = Path(path)
         self._redact = redact
         self._idempotent = idempotent
@@ -104,7 +111,7 @@ class Journal:
         if start > 0:
             nl = data.find(b"\n")
             offset += nl + 1
-            data = data[nl + 1:]
+            data = data[nl + 1 :]
         out = []
         for raw in data.split(b"\n")[:-1]:
             out.append(self._parse(raw, offset))
@@ -175,7 +182,7 @@ class Journal:
             os.close(self._fd)
             self._fd = -1
 
-    def __enter__(self) -> "Journal":
+    def __enter__(self) -> Journal:
         return self
 
     def __exit__(self, *exc) -> None:

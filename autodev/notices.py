@@ -21,15 +21,27 @@ class NoticesMixin:
                 raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(sorted(CAPABILITIES))}")
             st = self.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
             nid = str(st["notice_seq"])
-            notice = {"id": nid, "from": name, "text": text[:4000], "hold": hold, "pinned": False,
-                      "answer": None, "delivered": False, "ts": now_ts()}
+            notice = {
+                "id": nid,
+                "from": name,
+                "text": text[:4000],
+                "hold": hold,
+                "pinned": False,
+                "answer": None,
+                "delivered": False,
+                "ts": now_ts(),
+            }
             held = f" (holding {hold})" if hold else ""
-            self._note("system", f"{name} told the user{held}: {text[:300]}",
-                       id=f"{self.run_id}:notice:{nid}",
-                       notice={"id": nid, "from": name, "hold": hold})
+            self._note(
+                "system",
+                f"{name} told the user{held}: {text[:300]}",
+                id=f"{self.run_id}:notice:{nid}",
+                notice={"id": nid, "from": name, "hold": hold},
+            )
             self.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
             self.events.emit("notice", id=nid, participant=name, text=text[:500], hold=hold)
             return nid
+
         return tell
 
     def _notice_answer(self, msg: dict) -> None:
@@ -40,8 +52,12 @@ class NoticesMixin:
             return
         text = str(msg.get("text", ""))
         n = st["notices"][nid]
-        self._note("system", f"the user answered notice {nid} from {n['from']}: {text[:300]}",
-                   id=msg["id"], notice={"id": nid, "from": n["from"], "answered": True})
+        self._note(
+            "system",
+            f"the user answered notice {nid} from {n['from']}: {text[:300]}",
+            id=msg["id"],
+            notice={"id": nid, "from": n["from"], "answered": True},
+        )
 
         def answered(s: dict) -> dict:
             m = s["notices"][nid]
@@ -49,6 +65,7 @@ class NoticesMixin:
             if m.get("hold") and not m.get("pinned"):
                 m["hold"], m["released"] = None, "answered"
             return s
+
         self.state.update(answered)
         self.events.emit("notice_answered", id=nid, participant=n["from"])
 
@@ -65,6 +82,7 @@ class NoticesMixin:
             else:
                 n["pinned"], n["hold"], n["released"] = False, None, "the user"
             return s
+
         self.state.update(change)
         self.events.emit("notice_" + ("pinned" if action == "hold" else "released"), id=nid)
 
@@ -73,8 +91,9 @@ class NoticesMixin:
         notes, ids = [], []
         for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
             if n["from"] == name and n.get("answer") is not None and not n.get("delivered"):
-                notes.append(f"the user answered your notice {nid} (\"{n['text'][:300]}\"): "
-                             f"{n['answer'][:300]}")
+                notes.append(
+                    f'the user answered your notice {nid} ("{n["text"][:300]}"): {n["answer"][:300]}'
+                )
                 ids.append(nid)
         return notes, ids
 
@@ -86,4 +105,3 @@ class NoticesMixin:
             if n["from"] == name and n.get("hold"):
                 out |= CAPABILITIES.get(n["hold"], frozenset())
         return frozenset(out)
-

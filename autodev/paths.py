@@ -108,6 +108,7 @@ class RunPaths:
 
 def git_head(repo: Path) -> str | None:
     """HEAD's sha, or None in a repository with no commit yet. Cheap: no gitpython import."""
-    r = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo, capture_output=True, text=True
+    )
     return r.stdout.strip() or None

@@ -34,22 +34,25 @@ def init_project(repo: Path, team: str | None = None, force: bool = False) -> Pa
     if team is not None:
         names = shipped_teams()
         if team not in names:
-            raise UsageError(f'there is no shipped team "{team}"',
-                             f"use --team with one of: {', '.join(names) or '(none shipped)'}")
+            raise UsageError(
+                f'there is no shipped team "{team}"',
+                f"use --team with one of: {', '.join(names) or '(none shipped)'}",
+            )
         team_file = shipped("teams") / f"{team}.toml"
 
     if target.exists() and not target.is_dir():
-        raise UsageError(f"{target} exists and is not a folder",
-                         "move that file away, then run autodev init again")
+        raise UsageError(
+            f"{target} exists and is not a folder", "move that file away, then run autodev init again"
+        )
     if target.exists() and not force:
-        raise UsageError(f"{target} already exists; autodev init will not overwrite it",
-                         "use --force to replace the shipped files in it "
-                         "(your other files there are kept)")
+        raise UsageError(
+            f"{target} already exists; autodev init will not overwrite it",
+            "use --force to replace the shipped files in it (your other files there are kept)",
+        )
 
     example = shipped("autodev.example")
     if not example.is_dir():
-        raise UsageError(f"the shipped example folder is missing ({example})",
-                         "reinstall autodev")
+        raise UsageError(f"the shipped example folder is missing ({example})", "reinstall autodev")
     shutil.copytree(example, target, dirs_exist_ok=True)
     if team_file is not None:
         shutil.copyfile(team_file, target / "team.toml")

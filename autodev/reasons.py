@@ -3,7 +3,6 @@ continues the run. `status` shows them under "The run stopped and why"."""
 
 from __future__ import annotations
 
-
 REASONS = {
     "question": "{who} asked you a question (see Needs you)",
     "gated": "{who} declared a gate that needs your decision",
@@ -18,15 +17,16 @@ REASONS = {
     "stagnation": "{who}'s last three posts were identical ({kind})",
 }
 CONTINUE = {
-    "question": "autodev send \"your answer\"",
-    "gated": "autodev approve  (or: autodev deny --reason \"...\")",
-    "no_objective": "autodev send \"the objective\"",
+    "question": 'autodev send "your answer"',
+    "gated": 'autodev approve  (or: autodev deny --reason "...")',
+    "no_objective": 'autodev send "the objective"',
     "fault": "fix the cause, then autodev start",
 }
 
 
 def reason(code: str, **kw) -> dict:
-    return {"code": code, "text": REASONS[code].format(**kw),
-            "continue": CONTINUE.get(code, "autodev resume  (or autodev send \"...\")")}
-
-
+    return {
+        "code": code,
+        "text": REASONS[code].format(**kw),
+        "continue": CONTINUE.get(code, 'autodev resume  (or autodev send "...")'),
+    }

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-_SECRET_NAME = re.compile(r"(_API_KEY|_API_TOKEN|_ACCESS_KEY|_SECRET_ACCESS_KEY|_SESSION_TOKEN|_SECRET|_TOKEN)$|^(HF_TOKEN|GITHUB_TOKEN)$")
+_SECRET_NAME = re.compile(
+    r"(_API_KEY|_API_TOKEN|_ACCESS_KEY|_SECRET_ACCESS_KEY|_SESSION_TOKEN|_SECRET|_TOKEN)$|^(HF_TOKEN|GITHUB_TOKEN)$"
+)
 
 
 def secret_names(environ: Mapping[str, str], extra: Iterable[str] = ()) -> set[str]:
@@ -26,11 +29,12 @@ class Redactor:
 
     def learn(self, values: Iterable[str]) -> None:
         """Add secret values (e.g. after a team edit names a new api_key_env)."""
-        self.values = sorted(set(self.values) | {v for v in values if v and len(v) >= 8},
-                             key=len, reverse=True)
+        self.values = sorted(
+            set(self.values) | {v for v in values if v and len(v) >= 8}, key=len, reverse=True
+        )
 
     @classmethod
-    def from_env(cls, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> "Redactor":
+    def from_env(cls, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Redactor:
         env = os.environ if environ is None else environ
         return cls(env[n] for n in secret_names(env, extra_names) if n in env)
 

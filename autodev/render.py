@@ -7,8 +7,12 @@ from rich.console import Console
 from rich.text import Text
 
 STYLE = {
-    "say": ("💬", "cyan"), "work_done": ("🔨", "green"), "handoff": ("➡", "blue"),
-    "wait": ("⏳", "yellow"), "gate": ("🚧", "magenta"), "done": ("✅", "bold green"),
+    "say": ("💬", "cyan"),
+    "work_done": ("🔨", "green"),
+    "handoff": ("➡", "blue"),
+    "wait": ("⏳", "yellow"),
+    "gate": ("🚧", "magenta"),
+    "done": ("✅", "bold green"),
 }
 AUTHOR_STYLE = {"user": "bold yellow", "system": "dim", "audit": "bold red"}
 
@@ -98,16 +102,25 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
         to = ev.get("to") or "no model left: waiting for the reset"
         return _line("⇄", f"{who}: {ev.get('model')} hit a usage limit → {to}", "yellow")
     if kind == "retry":
-        return _line("↻", f"{who}: retry {ev.get('attempt')} in {ev.get('delay')}s ({ev.get('error', '')[:120]})",
-                     "yellow")
+        return _line(
+            "↻",
+            f"{who}: retry {ev.get('attempt')} in {ev.get('delay')}s ({ev.get('error', '')[:120]})",
+            "yellow",
+        )
     if kind == "wait":
         return _line("⏳", f"{who} waits {ev.get('delay')}s; next check at {_clock(ev.get('due'))}", "yellow")
     if kind == "gate_open":
-        return _line("🚧", f"gate {ev.get('id')} by {ev.get('declarer')} needs your decision: "
-                          f"{ev.get('text', '')}", "bold magenta")
+        return _line(
+            "🚧",
+            f"gate {ev.get('id')} by {ev.get('declarer')} needs your decision: {ev.get('text', '')}",
+            "bold magenta",
+        )
     if kind == "gate_decided":
-        return _line("🚧", f"gate {ev.get('id')} {ev.get('decision')} by {ev.get('by')}",
-                     "green" if ev.get("decision") == "approved" else "red")
+        return _line(
+            "🚧",
+            f"gate {ev.get('id')} {ev.get('decision')} by {ev.get('by')}",
+            "green" if ev.get("decision") == "approved" else "red",
+        )
     if kind == "gate_used":
         return _line("🚧", f"{who} used approved gate(s) {', '.join(map(str, ev.get('ids') or []))}", "dim")
     if kind == "command_refused":
@@ -117,7 +130,9 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
     if kind == "audit":
         if ev.get("accept"):
             return _line("🔎", f"audit accepted #{ev.get('seq')}", "bold green")
-        return _line("🔎", f"audit reopened #{ev.get('seq')} (by {ev.get('by')}): {ev.get('gap', '')}", "bold red")
+        return _line(
+            "🔎", f"audit reopened #{ev.get('seq')} (by {ev.get('by')}): {ev.get('gap', '')}", "bold red"
+        )
     if kind == "notice":
         held = f" (holds {ev['hold']})" if ev.get("hold") else ""
         return _line("📣", f"notice {ev.get('id')} from {who}{held}: {ev.get('text', '')}", "bold yellow")
@@ -126,13 +141,19 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
         return _line("📣", f"notice {ev.get('id')} {verb}", "dim")
     if kind == "state":
         r = ev.get("reason") or {}
-        return _line("●", f"run {ev.get('state')}" + (f": {r.get('text')}" if r.get("text") else ""),
-                     "bold" if ev.get("state") != "running" else "dim")
+        return _line(
+            "●",
+            f"run {ev.get('state')}" + (f": {r.get('text')}" if r.get("text") else ""),
+            "bold" if ev.get("state") != "running" else "dim",
+        )
     if kind == "control":
         return _line("⏯", f"{ev.get('action')} applied", "bold")
     if kind == "silent_turn":
-        return _line("…", f"{who} ended a turn without posting ({ev.get('reason')}; {ev.get('streak')} in a row)",
-                     "yellow")
+        return _line(
+            "…",
+            f"{who} ended a turn without posting ({ev.get('reason')}; {ev.get('streak')} in a row)",
+            "yellow",
+        )
     if kind == "warning":
         return _line("⚠", str(ev.get("message", "")), "yellow")
     if kind == "error":

@@ -40,9 +40,7 @@ class Decision:
     warnings: tuple[str, ...] = ()  # e.g. a handoff to a name not on the team
 
 
-def next_speaker(
-    team: Sequence[str], tail: Sequence[Mapping], last_spoke: Mapping[str, int]
-) -> Decision:
+def next_speaker(team: Sequence[str], tail: Sequence[Mapping], last_spoke: Mapping[str, int]) -> Decision:
     """Pick the next speaker from `team` given the newest thread records `tail` (in seq order).
 
     `last_spoke` maps a participant to the seq of its newest post on the whole thread; it is

@@ -39,8 +39,16 @@ NO_TURN = "-"
 class ScriptError(ConfigError):
     """A script file is wrong; names the file, the step number, the key and the fix."""
 
-    def __init__(self, message: str, fix: str = "", *, path: Path | None = None,
-                 step: int | None = None, key: str | None = None, line: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        fix: str = "",
+        *,
+        path: Path | None = None,
+        step: int | None = None,
+        key: str | None = None,
+        line: int | None = None,
+    ):
         super().__init__(message, fix)
         self.path = path
         self.step = step
@@ -52,7 +60,7 @@ class ScriptError(ConfigError):
 class ToolCallSpec:
     tool: str
     args: dict
-    raw_args: str | None = None   # sent verbatim instead of args: a model's malformed JSON
+    raw_args: str | None = None  # sent verbatim instead of args: a model's malformed JSON
 
     def arguments(self) -> str:
         return self.raw_args if self.raw_args is not None else json.dumps(self.args)
@@ -85,8 +93,11 @@ def load_script(path: Path) -> Script:
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as e:
-        raise ScriptError(f"cannot read script {path}: {e.strerror or e}",
-                          "check the [scripted] path in the team file", path=path) from e
+        raise ScriptError(
+            f"cannot read script {path}: {e.strerror or e}",
+            "check the [scripted] path in the team file",
+            path=path,
+        ) from e
     try:
         doc = tomllib.loads(raw)
     except tomllib.TOMLDecodeError as e:
@@ -96,17 +107,29 @@ def load_script(path: Path) -> Script:
         shown = ""
         if line and 0 < line <= len(raw.splitlines()):
             shown = f": {raw.splitlines()[line - 1].strip()!r}"
-        raise ScriptError(f"script {path} is not valid TOML at {where}{shown} ({e})",
-                          "fix the TOML syntax on that line", path=path, line=line) from e
+        raise ScriptError(
+            f"script {path} is not valid TOML at {where}{shown} ({e})",
+            "fix the TOML syntax on that line",
+            path=path,
+            line=line,
+        ) from e
 
     extra = sorted(set(doc) - {"step"})
     if extra:
-        raise ScriptError(f"script {path}: unknown top-level key {extra[0]!r}",
-                          "a script holds only [[step]] tables", path=path, key=extra[0])
+        raise ScriptError(
+            f"script {path}: unknown top-level key {extra[0]!r}",
+            "a script holds only [[step]] tables",
+            path=path,
+            key=extra[0],
+        )
     tables = doc.get("step")
     if not isinstance(tables, list) or not tables:
-        raise ScriptError(f"script {path} has no [[step]] tables",
-                          "add at least one [[step]] with a participant", path=path, key="step")
+        raise ScriptError(
+            f"script {path} has no [[step]] tables",
+            "add at least one [[step]] with a participant",
+            path=path,
+            key="step",
+        )
     return Script(path=path, steps=[_check_step(path, n, t) for n, t in enumerate(tables, 1)])
 
 
@@ -122,47 +145,53 @@ def _check_step(path: Path, n: int, t: Any) -> Step:
 
     who = t.get("participant")
     if not isinstance(who, str) or not who.strip():
-        raise bad("missing participant", 'add participant = "<name>" (a team member or "audit")',
-                  "participant")
+        raise bad(
+            "missing participant", 'add participant = "<name>" (a team member or "audit")', "participant"
+        )
 
     text = t.get("text")
     if text is not None and not isinstance(text, str):
         raise bad("text must be a string", 'write text = "..."', "text")
 
     error = t.get("error")
-    if error is not None and (isinstance(error, bool) or not isinstance(error, int)
-                              or not 400 <= error <= 599):
-        raise bad(f"error must be an HTTP status 400-599, not {error!r}",
-                  "write e.g. error = 429", "error")
+    if error is not None and (
+        isinstance(error, bool) or not isinstance(error, int) or not 400 <= error <= 599
+    ):
+        raise bad(f"error must be an HTTP status 400-599, not {error!r}", "write e.g. error = 429", "error")
 
     retry_after = t.get("retry_after")
     if retry_after is not None:
         if error is None:
-            raise bad("retry_after without error", "add error = 429 or drop retry_after",
-                      "retry_after")
-        if isinstance(retry_after, bool) or not isinstance(retry_after, (int, float)) \
-                or retry_after < 0:
-            raise bad("retry_after must be a number of seconds >= 0", "write e.g. retry_after = 2",
-                      "retry_after")
+            raise bad("retry_after without error", "add error = 429 or drop retry_after", "retry_after")
+        if isinstance(retry_after, bool) or not isinstance(retry_after, (int, float)) or retry_after < 0:
+            raise bad(
+                "retry_after must be a number of seconds >= 0", "write e.g. retry_after = 2", "retry_after"
+            )
 
     calls = [_check_call(bad, j, c) for j, c in enumerate(_as_list(bad, t.get("calls")), 1)]
 
     if error is not None and (calls or text is not None):
-        raise bad("error cannot be combined with calls or text",
-                  "split it into two steps", "error")
+        raise bad("error cannot be combined with calls or text", "split it into two steps", "error")
     if error is None and not calls and text is None:
-        raise bad("has no response", "give it calls = [...], text = \"...\" or error = 429",
-                  "calls")
-    return Step(participant=who.strip(), calls=calls, text=text, error=error,
-                retry_after=float(retry_after) if retry_after is not None else None)
+        raise bad("has no response", 'give it calls = [...], text = "..." or error = 429', "calls")
+    return Step(
+        participant=who.strip(),
+        calls=calls,
+        text=text,
+        error=error,
+        retry_after=float(retry_after) if retry_after is not None else None,
+    )
 
 
 def _as_list(bad, calls: Any) -> list:
     if calls is None:
         return []
     if not isinstance(calls, list):
-        raise bad("calls must be a list of { tool = ..., args = {...} }",
-                  'write calls = [{ tool = "post", args = { ... } }]', "calls")
+        raise bad(
+            "calls must be a list of { tool = ..., args = {...} }",
+            'write calls = [{ tool = "post", args = { ... } }]',
+            "calls",
+        )
     return calls
 
 
@@ -171,24 +200,28 @@ def _check_call(bad, j: int, c: Any) -> ToolCallSpec:
         raise bad(f"call {j} is not a table", 'write { tool = "name", args = { ... } }', "calls")
     for key in c:
         if key not in CALL_KEYS:
-            raise bad(f"call {j} has unknown key {key!r}",
-                      "a call holds only tool, args and raw_args", key)
+            raise bad(f"call {j} has unknown key {key!r}", "a call holds only tool, args and raw_args", key)
     tool = c.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise bad(f"call {j} is missing tool", 'add tool = "<tool name>"', "tool")
     args = c.get("args", {})
     if not isinstance(args, dict):
-        raise bad(f"call {j} ({tool}): args must be a table", "write args = { key = value }",
-                  "args")
+        raise bad(f"call {j} ({tool}): args must be a table", "write args = { key = value }", "args")
     try:
         json.dumps(args)
     except (TypeError, ValueError) as e:
-        raise bad(f"call {j} ({tool}): args cannot be sent as JSON ({e})",
-                  "quote TOML dates and times as strings", "args") from e
+        raise bad(
+            f"call {j} ({tool}): args cannot be sent as JSON ({e})",
+            "quote TOML dates and times as strings",
+            "args",
+        ) from e
     raw = c.get("raw_args")
     if raw is not None and (not isinstance(raw, str) or "args" in c):
-        raise bad(f"call {j} ({tool}): raw_args must be a string, used instead of args",
-                  'write raw_args = "{not json" (to test malformed arguments)', "raw_args")
+        raise bad(
+            f"call {j} ({tool}): raw_args must be a string, used instead of args",
+            'write raw_args = "{not json" (to test malformed arguments)',
+            "raw_args",
+        )
     return ToolCallSpec(tool=tool.strip(), args=args, raw_args=raw)
 
 
@@ -201,11 +234,15 @@ def _read_ledger(path: Path) -> dict:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:
-        raise ConfigError(f"scripted ledger {path} is unreadable: {e}",
-                          "delete the file to start the script from its first step") from e
+        raise ConfigError(
+            f"scripted ledger {path} is unreadable: {e}",
+            "delete the file to start the script from its first step",
+        ) from e
     if not isinstance(data, dict):
-        raise ConfigError(f"scripted ledger {path} is not a JSON object",
-                          "delete the file to start the script from its first step")
+        raise ConfigError(
+            f"scripted ledger {path} is not a JSON object",
+            "delete the file to start the script from its first step",
+        )
     return data
 
 
@@ -241,8 +278,7 @@ def _safe_id(s: str) -> str:
 class ScriptedServer:
     """Serves a Script over HTTP on 127.0.0.1; `with ScriptedServer(...) as s: s.base_url`."""
 
-    def __init__(self, script: Script, ledger_path: Path, request_log: Path | None = None,
-                 *, port: int = 0):
+    def __init__(self, script: Script, ledger_path: Path, request_log: Path | None = None, *, port: int = 0):
         self.script = script
         self.ledger_path = Path(ledger_path)
         self.request_log = Path(request_log) if request_log else None
@@ -267,8 +303,9 @@ class ScriptedServer:
         httpd.daemon_threads = True
         self._httpd = httpd
         # A short poll keeps stop() quick: shutdown() waits for the loop's next poll.
-        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,),
-                                        name="scripted-server", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, args=(0.05,), name="scripted-server", daemon=True
+        )
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
         return self.base_url
@@ -342,10 +379,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def _error(self, status: int, message: str, type_: str, code: Any = None,
-               headers: dict[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": type_,
-                                           "code": code if code is not None else status}}, headers)
+    def _error(
+        self, status: int, message: str, type_: str, code: Any = None, headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_json(
+            status,
+            {"error": {"message": message, "type": type_, "code": code if code is not None else status}},
+            headers,
+        )
 
     # -- routes
 
@@ -353,8 +394,15 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         if path in ("/v1/models", "/models"):
             names = sorted({s.participant for s in self.scripted.script.steps})
-            self._send_json(200, {"object": "list", "data": [
-                {"id": n, "object": "model", "created": 0, "owned_by": "scripted"} for n in names]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": n, "object": "model", "created": 0, "owned_by": "scripted"} for n in names
+                    ],
+                },
+            )
         elif path in ("/health", "/v1/health"):
             self._send_json(200, {"ok": True})
         else:
@@ -363,8 +411,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = self.path.split("?", 1)[0].rstrip("/")
         if path not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route POST {self.path}; use /v1/chat/completions",
-                        "not_found_error")
+            self._error(404, f"no route POST {self.path}; use /v1/chat/completions", "not_found_error")
             return
         try:
             length = int(self.headers.get("Content-Length") or 0)
@@ -381,8 +428,7 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client went away; nothing to answer
         except Exception as e:  # a bug here must reach the client, not vanish into a thread
             try:
-                self._error(500, f"scripted server failed: {type(e).__name__}: {e}",
-                            "server_error")
+                self._error(500, f"scripted server failed: {type(e).__name__}: {e}", "server_error")
             except OSError:
                 pass
 
@@ -407,11 +453,14 @@ class _Handler(BaseHTTPRequestHandler):
             calls: list[ToolCallSpec] = []
         else:
             text, calls = step.text, step.calls
-        tool_calls = [{
-            "id": f"call_{_safe_id(turn)}_{index}_{j}",
-            "type": "function",
-            "function": {"name": c.tool, "arguments": c.arguments()},
-        } for j, c in enumerate(calls)]
+        tool_calls = [
+            {
+                "id": f"call_{_safe_id(turn)}_{index}_{j}",
+                "type": "function",
+                "function": {"name": c.tool, "arguments": c.arguments()},
+            }
+            for j, c in enumerate(calls)
+        ]
         out_chars = len(text or "") + sum(len(t["function"]["arguments"]) for t in tool_calls)
         usage = {"prompt_tokens": _tokens(body_chars), "completion_tokens": _tokens(out_chars)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -421,19 +470,25 @@ class _Handler(BaseHTTPRequestHandler):
 
         if body.get("stream"):
             opts = body.get("stream_options") or {}
-            self._stream(ident, created, model, text, tool_calls, finish,
-                         usage if opts.get("include_usage") else None)
+            self._stream(
+                ident, created, model, text, tool_calls, finish, usage if opts.get("include_usage") else None
+            )
             return
 
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if tool_calls:
             message["tool_calls"] = tool_calls
-        self._send_json(200, {
-            "id": ident, "object": "chat.completion", "created": created, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish,
-                         "logprobs": None}],
-            "usage": usage,
-        })
+        self._send_json(
+            200,
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+                "usage": usage,
+            },
+        )
 
     def _scripted_error(self, step: Step, participant: str, index: int) -> None:
         status = step.error or 500
@@ -441,25 +496,54 @@ class _Handler(BaseHTTPRequestHandler):
         if status == 429 or step.retry_after is not None:
             secs = step.retry_after or 0.0
             headers["Retry-After"] = str(int(secs)) if secs == int(secs) else str(secs)
-        kinds = {429: "rate_limit_error", 400: "invalid_request_error",
-                 401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
-        self._error(status, f"scripted error {status} for {participant} (step index {index})",
-                    kinds.get(status, "server_error"), headers=headers)
+        kinds = {
+            429: "rate_limit_error",
+            400: "invalid_request_error",
+            401: "authentication_error",
+            403: "permission_error",
+            404: "not_found_error",
+        }
+        self._error(
+            status,
+            f"scripted error {status} for {participant} (step index {index})",
+            kinds.get(status, "server_error"),
+            headers=headers,
+        )
 
-    def _stream(self, ident: str, created: int, model: str, text: str | None,
-                tool_calls: list[dict], finish: str, usage: dict | None) -> None:
+    def _stream(
+        self,
+        ident: str,
+        created: int,
+        model: str,
+        text: str | None,
+        tool_calls: list[dict],
+        finish: str,
+        usage: dict | None,
+    ) -> None:
         def chunk(delta: dict, finish_reason: str | None) -> dict:
-            return {"id": ident, "object": "chat.completion.chunk", "created": created,
-                    "model": model, "choices": [{"index": 0, "delta": delta,
-                                                 "finish_reason": finish_reason}]}
+            return {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
 
         events = [chunk({"role": "assistant", "content": text or ""}, None)]
         for j, t in enumerate(tool_calls):
             events.append(chunk({"tool_calls": [{"index": j, **t}]}, None))
         events.append(chunk({}, finish))
         if usage is not None:
-            events.append({"id": ident, "object": "chat.completion.chunk", "created": created,
-                           "model": model, "choices": [], "usage": usage})
+            events.append(
+                {
+                    "id": ident,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": model,
+                    "choices": [],
+                    "usage": usage,
+                }
+            )
 
         # No Content-Length: the stream ends when the connection closes (HTTP/1.0 handler).
         self.send_response(200)
@@ -476,12 +560,12 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autodev.scripted",
-                                description="Serve a scripted model on 127.0.0.1 until killed.")
+    p = argparse.ArgumentParser(
+        prog="python -m autodev.scripted", description="Serve a scripted model on 127.0.0.1 until killed."
+    )
     p.add_argument("script", type=Path)
     p.add_argument("--port", type=int, default=0, help="port to listen on (default: any free)")
-    p.add_argument("--ledger", type=Path, default=None,
-                   help="ledger file (default: a fresh temporary file)")
+    p.add_argument("--ledger", type=Path, default=None, help="ledger file (default: a fresh temporary file)")
     a = p.parse_args(argv)
     try:
         script = load_script(a.script)

@@ -10,21 +10,36 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from autodev.errors import StateConflictError
 from autodev.journal import fsync_dir
 
-STATES = ("running", "waiting", "awaiting_user", "gated", "auditing", "paused", "stopped",
-          "complete", "faulted")
+STATES = (
+    "running",
+    "waiting",
+    "awaiting_user",
+    "gated",
+    "auditing",
+    "paused",
+    "stopped",
+    "complete",
+    "faulted",
+)
 SCHEMA = 1
 
 
 def blank_state() -> dict:
-    return {"schema": SCHEMA, "version": 0, "state": "stopped", "reason": None, "controls": [],
-            "control_seq": 0}
+    return {
+        "schema": SCHEMA,
+        "version": 0,
+        "state": "stopped",
+        "reason": None,
+        "controls": [],
+        "control_seq": 0,
+    }
 
 
 class StateFile:
@@ -39,8 +54,9 @@ class StateFile:
         except FileNotFoundError:
             return blank_state()
         except ValueError as e:
-            raise StateConflictError(f"{self.path} is not valid JSON ({e})",
-                                     f"move {self.path} aside; the daemon rebuilds it") from None
+            raise StateConflictError(
+                f"{self.path} is not valid JSON ({e})", f"move {self.path} aside; the daemon rebuilds it"
+            ) from None
         return {**blank_state(), **data}
 
     @contextmanager
@@ -89,9 +105,10 @@ class StateFile:
 
     def request(self, action: str, **fields) -> dict:
         """Queue a control request (pause, resume, stop) for the daemon; none is ever lost."""
+
         def add(s: dict) -> dict:
             s["control_seq"] = s.get("control_seq", 0) + 1
-            s["controls"] = [*s.get("controls", []),
-                             {"n": s["control_seq"], "action": action, **fields}]
+            s["controls"] = [*s.get("controls", []), {"n": s["control_seq"], "action": action, **fields}]
             return s
+
         return self.update(add)

@@ -17,8 +17,7 @@ def gather(paths: RunPaths) -> dict:
     st = StateFile(paths.state).read()
     try:
         team = load_team(paths.team_file)
-        models = {p.name: {"model": p.model, "effort": p.effort, "write": p.write}
-                  for p in team.participants}
+        models = {p.name: {"model": p.model, "effort": p.effort, "write": p.write} for p in team.participants}
         team_error = st.get("team_error")
     except ConfigError as e:
         models, team_error = {}, str(e)
@@ -26,41 +25,76 @@ def gather(paths: RunPaths) -> dict:
     parts = []
     for name in sorted(set(models) | set(figures)):
         f = figures.get(name, {})
-        parts.append({"name": name, **models.get(name, {"model": "(not on the team now)"}),
-                      "turns": f.get("turns", 0), "credited": f.get("credited", 0),
-                      "prompt_tokens": f.get("prompt_tokens", 0),
-                      "completion_tokens": f.get("completion_tokens", 0),
-                      "cost": f.get("cost", 0.0), "silent_streak": f.get("silent_streak", 0)})
+        parts.append(
+            {
+                "name": name,
+                **models.get(name, {"model": "(not on the team now)"}),
+                "turns": f.get("turns", 0),
+                "credited": f.get("credited", 0),
+                "prompt_tokens": f.get("prompt_tokens", 0),
+                "completion_tokens": f.get("completion_tokens", 0),
+                "cost": f.get("cost", 0.0),
+                "silent_streak": f.get("silent_streak", 0),
+            }
+        )
     needs = []
     if st.get("question"):
         q = st["question"]
-        needs.append({"type": "question", "from": q["from"], "text": q["text"],
-                      "do": "autodev send \"your answer\""})
+        needs.append(
+            {"type": "question", "from": q["from"], "text": q["text"], "do": 'autodev send "your answer"'}
+        )
     if st.get("gate"):
         g = st["gate"]
-        needs.append({"type": "gate", "id": g["id"], "from": g["declarer"], "text": g["text"],
-                      "do": f"autodev approve {g['id']}  |  autodev deny {g['id']} --reason \"...\""})
+        needs.append(
+            {
+                "type": "gate",
+                "id": g["id"],
+                "from": g["declarer"],
+                "text": g["text"],
+                "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
+            }
+        )
     for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
         if n.get("answer") is None or n.get("hold"):
-            needs.append({"type": "notice", "id": nid, "from": n["from"], "text": n["text"],
-                          "hold": n.get("hold"), "pinned": n.get("pinned", False),
-                          "answered": n.get("answer") is not None,
-                          "do": f"autodev answer {nid} \"...\""
-                                + (f"  |  autodev notice --release {nid}" if n.get("hold") else "")})
+            needs.append(
+                {
+                    "type": "notice",
+                    "id": nid,
+                    "from": n["from"],
+                    "text": n["text"],
+                    "hold": n.get("hold"),
+                    "pinned": n.get("pinned", False),
+                    "answered": n.get("answer") is not None,
+                    "do": f'autodev answer {nid} "..."'
+                    + (f"  |  autodev notice --release {nid}" if n.get("hold") else ""),
+                }
+            )
     pid = DaemonLock.holder(paths.lock)
     return {
-        "repo": str(paths.repo), "run_dir": str(paths.run_dir), "run_id": st.get("run_id"),
-        "state": st["state"], "reason": st.get("reason"), "daemon_pid": pid,
+        "repo": str(paths.repo),
+        "run_dir": str(paths.run_dir),
+        "run_id": st.get("run_id"),
+        "state": st["state"],
+        "reason": st.get("reason"),
+        "daemon_pid": pid,
         "objective": (st.get("objective") or "").split("\n")[0][:200],
-        "turn": st.get("turn", 0), "speaking": st.get("speaking"), "next": st.get("next"),
-        "wait": st.get("wait"), "needs_you": needs, "participants": parts,
-        "audits": st.get("audits", 0), "talk_turns": st.get("talk_turns", 0),
-        "team_error": team_error, "warnings": st.get("warnings", []),
+        "turn": st.get("turn", 0),
+        "speaking": st.get("speaking"),
+        "next": st.get("next"),
+        "wait": st.get("wait"),
+        "needs_you": needs,
+        "participants": parts,
+        "audits": st.get("audits", 0),
+        "talk_turns": st.get("talk_turns", 0),
+        "team_error": team_error,
+        "warnings": st.get("warnings", []),
         "audit_usage": st.get("audit_usage"),
-        "totals": {"turns": sum(p["turns"] for p in parts),
-                   "credited": sum(p["credited"] for p in parts),
-                   "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
-                   "cost": round(sum(p["cost"] for p in parts), 6)},
+        "totals": {
+            "turns": sum(p["turns"] for p in parts),
+            "credited": sum(p["credited"] for p in parts),
+            "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+            "cost": round(sum(p["cost"] for p in parts), 6),
+        },
     }
 
 
@@ -100,8 +134,14 @@ def render(d: dict) -> None:
     for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
         t.add_column(col)
     for p in d["participants"]:
-        t.add_row(p["name"], str(p.get("model")), "yes" if p.get("write") else "no",
-                  str(p["turns"]), str(p["credited"]),
-                  str(p["prompt_tokens"] + p["completion_tokens"]), f"${p['cost']:.4f}")
+        t.add_row(
+            p["name"],
+            str(p.get("model")),
+            "yes" if p.get("write") else "no",
+            str(p["turns"]),
+            str(p["credited"]),
+            str(p["prompt_tokens"] + p["completion_tokens"]),
+            f"${p['cost']:.4f}",
+        )
     con.print()
     con.print(t)

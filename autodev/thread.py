@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from autodev.errors import CorruptLogError
@@ -20,7 +20,7 @@ TAIL = 100  # records the scheduler and the prompt builder look at
 
 
 def now_ts() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class Thread:
@@ -85,15 +85,22 @@ class Thread:
 
     # -- appending ---------------------------------------------------------------------------
 
-    def append(self, frm: str, kind: str, text: str, handoff: str | None = None, *,
-               id: str | None = None, **extra) -> dict:
+    def append(
+        self, frm: str, kind: str, text: str, handoff: str | None = None, *, id: str | None = None, **extra
+    ) -> dict:
         """Append one post durably and return it (the earlier one if `id` was already used)."""
         if id is not None:
             seen = self.journal.seen(id)
             if seen is not None:
                 return seen
-        rec = {"seq": self.last_seq + 1, "from": frm, "kind": kind, "text": text,
-               "handoff": handoff, "ts": now_ts()}
+        rec = {
+            "seq": self.last_seq + 1,
+            "from": frm,
+            "kind": kind,
+            "text": text,
+            "handoff": handoff,
+            "ts": now_ts(),
+        }
         if id is not None:
             rec["id"] = id
         rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})

@@ -11,9 +11,9 @@ import json
 import os
 import random
 import tempfile
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Iterator
 
 # The team every generated thread is written for; the live runs use the same three names.
 TEAM = ["builder", "reviewer", "tester"]
@@ -30,12 +30,11 @@ reviewer tester branch merge diff hunk README docs example flag option command o
 status should could would must please next then first after before because since still again
 looks good small edge case missing null empty list string number value key name field type
 """.split()
-BASE_TS = datetime(2026, 11, 30, tzinfo=timezone.utc)
+BASE_TS = datetime(2026, 11, 30, tzinfo=UTC)
 
 
 def cache_dir() -> Path:
-    root = Path(os.environ.get("AUTODEV_BENCH_CACHE") or Path(tempfile.gettempdir())
-                / "autodev-bench-cache")
+    root = Path(os.environ.get("AUTODEV_BENCH_CACHE") or Path(tempfile.gettempdir()) / "autodev-bench-cache")
     d = root / CACHE_VERSION
     d.mkdir(parents=True, exist_ok=True)
     return d
@@ -64,8 +63,14 @@ def gen_posts(n: int, seed: int = 7, team: list[str] = TEAM) -> Iterator[dict]:
     for seq in range(1, n + 1):
         frm = rnd.choice(team + ["user", "system"])
         kind = rnd.choice(KINDS) if frm not in ("user", "system") else "say"
-        rec = {"seq": seq, "from": frm, "kind": kind, "text": rnd.choice(pool),
-               "handoff": rnd.choice(team + [None, None]), "ts": _ts(seq)}
+        rec = {
+            "seq": seq,
+            "from": frm,
+            "kind": kind,
+            "text": rnd.choice(pool),
+            "handoff": rnd.choice(team + [None, None]),
+            "ts": _ts(seq),
+        }
         if kind == "work_done":
             rec["credit"] = rnd.choice([None, {"commits": ["0a1b2c3"], "files": ["a.py"]}])
         yield rec
@@ -85,33 +90,74 @@ def gen_harness(n: int, seed: int = 11, team: list[str] = TEAM) -> Iterator[dict
     while out < n:
         turn += 1
         who = team[turn % len(team)]
-        calls = [{"id": f"call_{turn}_{j}", "type": "function",
-                  "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{j}.py"})}}
-                 for j in range(TOOLS_PER_TURN)]
+        calls = [
+            {
+                "id": f"call_{turn}_{j}",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": f"m{j}.py"})},
+            }
+            for j in range(TOOLS_PER_TURN)
+        ]
         recs = [
-            {"type": "turn_started", "run": "seed", "turn": turn, "participant": who,
-             "head": "0" * 40, "baseline": {"head": "0" * 40, "dirty": {}},
-             "messages": [{"role": "system", "content": "(system prompt)"},
-                          {"role": "user", "content": rnd.choice(pool)}]},
-            {"type": "generation_started", "run": "seed", "turn": turn, "step": 1, "attempt": 1,
-             "model": "scripted"},
-            {"type": "generation_finished", "run": "seed", "turn": turn, "step": 1,
-             "message": {"role": "assistant", "content": None, "tool_calls": calls},
-             "model": "scripted", "prompt_tokens": 900, "completion_tokens": 40, "cost": None},
+            {
+                "type": "turn_started",
+                "run": "seed",
+                "turn": turn,
+                "participant": who,
+                "head": "0" * 40,
+                "baseline": {"head": "0" * 40, "dirty": {}},
+                "messages": [
+                    {"role": "system", "content": "(system prompt)"},
+                    {"role": "user", "content": rnd.choice(pool)},
+                ],
+            },
+            {
+                "type": "generation_started",
+                "run": "seed",
+                "turn": turn,
+                "step": 1,
+                "attempt": 1,
+                "model": "scripted",
+            },
+            {
+                "type": "generation_finished",
+                "run": "seed",
+                "turn": turn,
+                "step": 1,
+                "message": {"role": "assistant", "content": None, "tool_calls": calls},
+                "model": "scripted",
+                "prompt_tokens": 900,
+                "completion_tokens": 40,
+                "cost": None,
+            },
         ]
         for c in calls:
-            recs.append({"type": "tool_started", "run": "seed", "turn": turn, "call_id": c["id"],
-                         "name": "read_file", "args": json.loads(c["function"]["arguments"]),
-                         "replay_safe": True})
-            recs.append({"type": "tool_finished", "run": "seed", "turn": turn,
-                         "call_id": c["id"], "result": rnd.choice(pool)})
+            recs.append(
+                {
+                    "type": "tool_started",
+                    "run": "seed",
+                    "turn": turn,
+                    "call_id": c["id"],
+                    "name": "read_file",
+                    "args": json.loads(c["function"]["arguments"]),
+                    "replay_safe": True,
+                }
+            )
+            recs.append(
+                {
+                    "type": "tool_finished",
+                    "run": "seed",
+                    "turn": turn,
+                    "call_id": c["id"],
+                    "result": rnd.choice(pool),
+                }
+            )
         recs += [
             {"type": "post_started", "run": "seed", "turn": turn, "id": f"seed:t{turn}:post:intent"},
             {"type": "post_committed", "run": "seed", "turn": turn, "seq": turn},
             {"type": "turn_finished", "run": "seed", "turn": turn, "seq": turn, "reason": ""},
         ]
-        for r in recs[: n - out]:
-            yield r
+        yield from recs[: n - out]
         out += len(recs)
 
 

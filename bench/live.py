@@ -13,15 +13,19 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import tomli_w
 
 from bench.data import TEAM
 
-GIT_ID = {"GIT_AUTHOR_NAME": "autodev bench", "GIT_AUTHOR_EMAIL": "bench@autodev.invalid",
-          "GIT_COMMITTER_NAME": "autodev bench", "GIT_COMMITTER_EMAIL": "bench@autodev.invalid"}
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "autodev bench",
+    "GIT_AUTHOR_EMAIL": "bench@autodev.invalid",
+    "GIT_COMMITTER_NAME": "autodev bench",
+    "GIT_COMMITTER_EMAIL": "bench@autodev.invalid",
+}
 WRITERS = {"builder"}
 
 
@@ -42,9 +46,14 @@ def make_repo(root: Path, steps: list[dict], config: dict | None = None) -> Path
     _git(repo, "commit", "-qm", "start")
     cfg = repo / ".autodev"
     cfg.mkdir()
-    team = {"participants": [{"name": n, "model": "scripted", "write": n in WRITERS,
-                              "lane": f"{n} of the benchmark trio"} for n in TEAM],
-            "audit": {"model": "scripted"}, "scripted": {"path": "script.toml"}}
+    team = {
+        "participants": [
+            {"name": n, "model": "scripted", "write": n in WRITERS, "lane": f"{n} of the benchmark trio"}
+            for n in TEAM
+        ],
+        "audit": {"model": "scripted"},
+        "scripted": {"path": "script.toml"},
+    }
     (cfg / "team.toml").write_text(tomli_w.dumps(team))
     (cfg / "script.toml").write_text(tomli_w.dumps({"step": steps}))
     (cfg / "config.toml").write_text(tomli_w.dumps(config or {}))
@@ -66,8 +75,7 @@ def rotation_steps(turns: int) -> list[dict]:
     """A script whose run makes exactly `turns` turns, one model request each, that never
     pauses: the trio hands the turn round builder → reviewer → tester (so the A-B-A-B breaker
     never fires), the last turn posts `done` and the audit accepts it."""
-    kinds = {"builder": ["work_done", "say"], "reviewer": ["say", "handoff"],
-             "tester": ["handoff", "say"]}
+    kinds = {"builder": ["work_done", "say"], "reviewer": ["say", "handoff"], "tester": ["handoff", "say"]}
     steps = []
     for t in range(1, turns + 1):
         who = TEAM[(t - 1) % len(TEAM)]  # first by name speaks first, then each hands on
@@ -75,10 +83,10 @@ def rotation_steps(turns: int) -> list[dict]:
             steps.append(post_step(who, "done", f"Turn {t}: the objective is complete."))
             break
         kind = kinds[who][(t // len(TEAM)) % 2]
-        steps.append(post_step(who, kind, f"Turn {t}: {kind} from {who}, over to the next.",
-                               successor(who)))
-    steps.append({"participant": "audit",
-                  "calls": [{"tool": "verdict", "args": {"accept": True, "gap": ""}}]})
+        steps.append(post_step(who, kind, f"Turn {t}: {kind} from {who}, over to the next.", successor(who)))
+    steps.append(
+        {"participant": "audit", "calls": [{"tool": "verdict", "args": {"accept": True, "gap": ""}}]}
+    )
     return steps
 
 
@@ -126,8 +134,8 @@ def env_for(home: Path) -> dict:
 class Exited:
     code: int
     seconds: float
-    peak_kb: int     # the process's own peak resident set (VmHWM), 0 if never sampled
-    rss_kb: int      # its resident set at the last sample before it exited
+    peak_kb: int  # the process's own peak resident set (VmHWM), 0 if never sampled
+    rss_kb: int  # its resident set at the last sample before it exited
     stdout: str
     stderr: str
 
@@ -145,8 +153,13 @@ class Child:
         with open(self.out_path, "w") as out, open(self.err_path, "w") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, *python_args, *(["-m", "autodev", *args] if args else [])],
-                cwd=repo, env=env_for(home), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                start_new_session=True)
+                cwd=repo,
+                env=env_for(home),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
         self.pid = self.proc.pid
 
     def memory(self) -> tuple[int, int]:
@@ -175,14 +188,17 @@ class Child:
                 break
             if time.monotonic() > deadline:
                 self.kill()
-                raise TimeoutError(f"`{' '.join(self.proc.args[1:])}` ran past {timeout:.0f} s; "
-                                   f"stderr:\n{self.err_path.read_text()[-2000:]}")
+                raise TimeoutError(
+                    f"`{' '.join(self.proc.args[1:])}` ran past {timeout:.0f} s; "
+                    f"stderr:\n{self.err_path.read_text()[-2000:]}"
+                )
             time.sleep(0.01)
         secs = time.perf_counter() - self.started
         self.proc.returncode = os.waitstatus_to_exitcode(status)
         self._kill_group()  # leftovers of the group (none expected)
-        return Exited(self.proc.returncode, secs, peak, rss, self.out_path.read_text(),
-                      self.err_path.read_text())
+        return Exited(
+            self.proc.returncode, secs, peak, rss, self.out_path.read_text(), self.err_path.read_text()
+        )
 
     def _kill_group(self) -> None:
         try:
@@ -220,7 +236,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def epoch(ts: str) -> float:
     """An autodev timestamp (millisecond precision, UTC) as seconds since the epoch."""
-    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+    return datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
 
 
 class EventWatch:
@@ -250,8 +266,10 @@ class EventWatch:
                 if e.get("type") in types:
                     return e
             if child.proc.poll() is not None:
-                raise RuntimeError(f"the daemon exited ({child.proc.returncode}) before a "
-                                   f"{etype!r} event:\n{child.err_path.read_text()[-2000:]}")
+                raise RuntimeError(
+                    f"the daemon exited ({child.proc.returncode}) before a "
+                    f"{etype!r} event:\n{child.err_path.read_text()[-2000:]}"
+                )
             time.sleep(0.002)
         child.kill()
         raise TimeoutError(f"no {etype!r} event in {self.path} within {timeout:.0f} s")

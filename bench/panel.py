@@ -9,8 +9,8 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from bench.data import TEAM, cache_dir, cached_thread, gen_posts, write_jsonl
 
@@ -20,12 +20,17 @@ def gen_events(n_posts: int) -> Iterator[dict]:
     for turn, p in enumerate(gen_posts(n_posts), 1):
         base = {"ts": p["ts"], "run": "bench", "schema": 1}
         who = p["from"] if p["from"] in TEAM else TEAM[0]
-        yield {**base, "type": "scheduled", "participant": who, "rule": "silent_longest",
-               "why": "bench", "turn": turn}
+        yield {
+            **base,
+            "type": "scheduled",
+            "participant": who,
+            "rule": "silent_longest",
+            "why": "bench",
+            "turn": turn,
+        }
         yield {**base, "type": "turn_started", "participant": who, "turn": turn}
         yield {**base, "type": "post", **p}
-        yield {**base, "type": "turn_ended", "participant": who, "turn": turn, "steps": 1,
-               "posted": p["seq"]}
+        yield {**base, "type": "turn_ended", "participant": who, "turn": turn, "steps": 1, "posted": p["seq"]}
 
 
 def cached_events(n_posts: int) -> Path:
@@ -41,17 +46,32 @@ def _run_folder(root: Path, n_posts: int):
 
     repo = root / f"repo{n_posts}"
     (repo / ".autodev").mkdir(parents=True)
-    (repo / ".autodev" / "team.toml").write_text("".join(
-        f'[[participants]]\nname = "{n}"\nmodel = "openai/gpt-5"\nwrite = {str(n == TEAM[0]).lower()}\n\n'
-        for n in TEAM))
+    (repo / ".autodev" / "team.toml").write_text(
+        "".join(
+            f'[[participants]]\nname = "{n}"\nmodel = "openai/gpt-5"\nwrite = {str(n == TEAM[0]).lower()}\n\n'
+            for n in TEAM
+        )
+    )
     os.environ["AUTODEV_HOME"] = str(root / "home")
     paths = RunPaths(repo)
     paths.ensure()
     shutil.copyfile(cached_thread(n_posts), paths.thread)
     shutil.copyfile(cached_events(n_posts), paths.events)
-    paths.state.write_text(json.dumps({"schema": 1, "version": 1, "state": "stopped", "reason": None,
-                                       "controls": [], "control_seq": 0, "turn": n_posts,
-                                       "started_at": "2026-11-30T00:00:00.000Z", "participants": {}}))
+    paths.state.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "version": 1,
+                "state": "stopped",
+                "reason": None,
+                "controls": [],
+                "control_seq": 0,
+                "turn": n_posts,
+                "started_at": "2026-11-30T00:00:00.000Z",
+                "participants": {},
+            }
+        )
+    )
     return paths
 
 
@@ -88,10 +108,16 @@ def bench_panel(sizes=(100, 100_000), reps: int = 5) -> dict:
             os.environ["AUTODEV_HOME"] = old_home
     small, big = sizes
     ratio = med[big] / med[small]
-    return {"name": "panel start-up", "compare": f"{big:,} vs {small:,} posts",
-            "detail": {str(n): round(v, 4) for n, v in med.items()}, "unit": f"s (median of {reps})",
-            "ratio": round(ratio, 2), "target": "≤ 2×", "holds": ratio <= 2,
-            "method": "headless Textual run_test, from PanelApp() until its first load is done (tails read, widgets filled)"}
+    return {
+        "name": "panel start-up",
+        "compare": f"{big:,} vs {small:,} posts",
+        "detail": {str(n): round(v, 4) for n, v in med.items()},
+        "unit": f"s (median of {reps})",
+        "ratio": round(ratio, 2),
+        "target": "≤ 2×",
+        "holds": ratio <= 2,
+        "method": "headless Textual run_test, from PanelApp() until its first load is done (tails read, widgets filled)",
+    }
 
 
 if __name__ == "__main__":

@@ -54,9 +54,15 @@ def machine() -> dict:
         mem = round(kb / 1024 / 1024, 1)
     except (OSError, IndexError, ValueError):
         pass
-    return {"python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "cpu": cpu, "memory_gib": mem, "system": platform.system(),
-            "release": platform.release()}
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": mem,
+        "system": platform.system(),
+        "release": platform.release(),
+    }
 
 
 def rows(results: list[dict]) -> list[dict]:
@@ -83,11 +89,18 @@ def _detail(r: dict) -> str:
 
 def table(results: list[dict]) -> str:
     rs = rows(results)
-    cols = [("benchmark", lambda r: r["name"]), ("compared", lambda r: r["compare"]),
-            ("figure", _figure), ("target", lambda r: r["target"]), ("", _verdict)]
+    cols = [
+        ("benchmark", lambda r: r["name"]),
+        ("compared", lambda r: r["compare"]),
+        ("figure", _figure),
+        ("target", lambda r: r["target"]),
+        ("", _verdict),
+    ]
     widths = [max(len(h), *(len(f(r)) for r in rs)) for h, f in cols]
-    lines = ["  ".join(h.ljust(w) for (h, _), w in zip(cols, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
+    lines = [
+        "  ".join(h.ljust(w) for (h, _), w in zip(cols, widths)).rstrip(),
+        "  ".join("-" * w for w in widths),
+    ]
     for r in rs:
         lines.append("  ".join(f(r).ljust(w) for (_, f), w in zip(cols, widths)).rstrip())
     lines.append("")
@@ -99,15 +112,18 @@ def table(results: list[dict]) -> str:
 
 
 def markdown(results: list[dict], mach: dict) -> str:
-    head = (f"Measured on {mach['cpus']} CPUs ({mach['cpu'] or mach['machine']}), "
-            f"{mach['memory_gib']} GiB, {mach['system']} {mach['release']}, "
-            f"Python {mach['python']}.\n\n")
-    lines = ["| benchmark | compared | figure | target | holds | detail |",
-             "|---|---|---|---|---|---|"]
+    head = (
+        f"Measured on {mach['cpus']} CPUs ({mach['cpu'] or mach['machine']}), "
+        f"{mach['memory_gib']} GiB, {mach['system']} {mach['release']}, "
+        f"Python {mach['python']}.\n\n"
+    )
+    lines = ["| benchmark | compared | figure | target | holds | detail |", "|---|---|---|---|---|---|"]
     for r in rows(results):
         verdict = {None: "—", True: "✔", False: "✘ missed"}[r["holds"]]
-        lines.append(f"| {r['name'].strip()} | {r['compare']} | {_figure(r)} | {r['target']} | "
-                     f"{verdict} | {_detail(r)} |")
+        lines.append(
+            f"| {r['name'].strip()} | {r['compare']} | {_figure(r)} | {r['target']} | "
+            f"{verdict} | {_detail(r)} |"
+        )
     return head + "\n".join(lines) + "\n"
 
 
@@ -116,8 +132,10 @@ def main(argv: list[str]) -> int:
     names = [a for a in argv if not a.startswith("--")] or list(BENCHES)
     unknown = [n for n in names if n not in BENCHES]
     if unknown:
-        print(f"bench/run.py: unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHES)}",
-              file=sys.stderr)
+        print(
+            f"bench/run.py: unknown benchmark {unknown[0]!r}; choose from {', '.join(BENCHES)}",
+            file=sys.stderr,
+        )
         return 2
     results, began = [], time.perf_counter()
     for name in names:
@@ -132,8 +150,10 @@ def main(argv: list[str]) -> int:
     print(f"\n{len(names)} benchmarks in {total} s on {mach['cpus']} CPUs, Python {mach['python']}")
     if md:
         print("\n" + markdown(results, mach))
-    (ROOT / "results.json").write_text(json.dumps(
-        {"machine": mach, "seconds": total, "results": results}, indent=1, ensure_ascii=False) + "\n")
+    (ROOT / "results.json").write_text(
+        json.dumps({"machine": mach, "seconds": total, "results": results}, indent=1, ensure_ascii=False)
+        + "\n"
+    )
     missed = [r["name"].strip() for r in rows(results) if r["holds"] is False]
     if missed:
         print(f"targets missed: {', '.join(missed)}", file=sys.stderr)

@@ -11,8 +11,17 @@ import time
 from pathlib import Path
 
 from bench.data import cached_harness, cached_thread
-from bench.live import (Child, EventWatch, chatter_steps, epoch, make_repo, python_snippet,
-                        read_jsonl, rotation_steps, run_dir)
+from bench.live import (
+    Child,
+    EventWatch,
+    chatter_steps,
+    epoch,
+    make_repo,
+    python_snippet,
+    read_jsonl,
+    rotation_steps,
+    run_dir,
+)
 
 OBJECTIVE = "Benchmark run: take turns until the script ends."
 _RUNS: dict[int, dict] = {}  # one scripted run per length, shared by routing and overhead
@@ -32,14 +41,20 @@ def scripted_run(turns: int) -> dict:
         events = read_jsonl(rd / "events.jsonl")
         requests = read_jsonl(rd / "scripted-requests.jsonl")
         if ex.code != 0:
-            raise RuntimeError(f"the {turns}-turn scripted run exited {ex.code} (expected 0, "
-                               f"complete):\n{ex.stdout[-1500:]}\n{ex.stderr[-1500:]}")
-    run = {"turns": sum(1 for e in events if e["type"] == "turn_started"),
-           "posts": sum(1 for e in events if e["type"] == "post"),
-           "generations": sum(1 for e in events if e["type"] == "generation"),
-           "requests": len(requests),
-           "audit_requests": sum(1 for r in requests if r.get("participant") == "audit"),
-           "wall_s": ex.seconds, "peak_kb": ex.peak_kb, "code": ex.code}
+            raise RuntimeError(
+                f"the {turns}-turn scripted run exited {ex.code} (expected 0, "
+                f"complete):\n{ex.stdout[-1500:]}\n{ex.stderr[-1500:]}"
+            )
+    run = {
+        "turns": sum(1 for e in events if e["type"] == "turn_started"),
+        "posts": sum(1 for e in events if e["type"] == "post"),
+        "generations": sum(1 for e in events if e["type"] == "generation"),
+        "requests": len(requests),
+        "audit_requests": sum(1 for r in requests if r.get("participant") == "audit"),
+        "wall_s": ex.seconds,
+        "peak_kb": ex.peak_kb,
+        "code": ex.code,
+    }
     run.update(_timing(events))
     _RUNS[turns] = run
     return run
@@ -73,14 +88,23 @@ def bench_routing(turns: int = 200) -> dict:
     audit's requests: what routing cost. A model-selected speaker costs one call per turn."""
     r = scripted_run(turns)
     routing = r["requests"] - r["generations"] - r["audit_requests"]
-    return {"name": "model calls on routing", "compare": f"{r['turns']}-turn scripted run",
-            "detail": {"turns": r["turns"], "requests received": r["requests"],
-                       "turn generations": r["generations"], "audit requests": r["audit_requests"],
-                       "routing calls": routing,
-                       "model-selected speaker": f"{r['turns']} (1 per turn)"},
-            "unit": "calls", "ratio": round(routing / max(1, r["turns"]), 3),
-            "target": "0 per turn", "holds": routing == 0 and r["turns"] == turns,
-            "method": "scripted-requests.jsonl lines − events 'generation' − audit requests"}
+    return {
+        "name": "model calls on routing",
+        "compare": f"{r['turns']}-turn scripted run",
+        "detail": {
+            "turns": r["turns"],
+            "requests received": r["requests"],
+            "turn generations": r["generations"],
+            "audit requests": r["audit_requests"],
+            "routing calls": routing,
+            "model-selected speaker": f"{r['turns']} (1 per turn)",
+        },
+        "unit": "calls",
+        "ratio": round(routing / max(1, r["turns"]), 3),
+        "target": "0 per turn",
+        "holds": routing == 0 and r["turns"] == turns,
+        "method": "scripted-requests.jsonl lines − events 'generation' − audit requests",
+    }
 
 
 def rss_run(n: int, chats: int) -> tuple[int, int]:
@@ -95,8 +119,10 @@ def rss_run(n: int, chats: int) -> tuple[int, int]:
         shutil.copyfile(cached_thread(n), rd / "thread.jsonl")
         ex = Child(repo, home, "start", "--foreground", "--until-idle").wait(600)
         if ex.code != 3:  # the script ends with a question to the user
-            raise RuntimeError(f"the run on {n} seeded posts exited {ex.code} (expected 3):\n"
-                               f"{ex.stdout[-1500:]}\n{ex.stderr[-1500:]}")
+            raise RuntimeError(
+                f"the run on {n} seeded posts exited {ex.code} (expected 3):\n"
+                f"{ex.stdout[-1500:]}\n{ex.stderr[-1500:]}"
+            )
         turns = sum(1 for e in read_jsonl(rd / "events.jsonl") if e["type"] == "turn_started")
         if turns < 2:
             raise RuntimeError(f"the run on {n} seeded posts made {turns} turns (expected several)")
@@ -111,36 +137,59 @@ def bench_daemon(turns: int = 200, rss_sizes=(100, 10_000), chats: int = 2) -> d
     outside = 1 - r["model_s"] / w if w else 0.0
     tps = k / w if w else 0.0
     own_ms = (w - r["model_s"]) / k * 1e3 if k else 0.0
-    share = {"name": "daemon time outside model", "compare": f"turns 2–{r['turns']}",
-             "detail": {"outside ms/turn": round(own_ms, 1),
-                        "in requests ms/turn": round(r["model_s"] / k * 1e3, 1) if k else 0,
-                        # a hosted model answers in seconds, not the scripted server's ms
-                        "share if a request took 2 s": f"{own_ms / (own_ms + 2000):.1%}"},
-             "unit": "share of wall time", "ratio": round(outside, 2), "target": "—",
-             "holds": None,
-             "method": "request time = generation event ts − the turn's previous event ts"}
+    share = {
+        "name": "daemon time outside model",
+        "compare": f"turns 2–{r['turns']}",
+        "detail": {
+            "outside ms/turn": round(own_ms, 1),
+            "in requests ms/turn": round(r["model_s"] / k * 1e3, 1) if k else 0,
+            # a hosted model answers in seconds, not the scripted server's ms
+            "share if a request took 2 s": f"{own_ms / (own_ms + 2000):.1%}",
+        },
+        "unit": "share of wall time",
+        "ratio": round(outside, 2),
+        "target": "—",
+        "holds": None,
+        "method": "request time = generation event ts − the turn's previous event ts",
+    }
     rows = [share]
     if rss_sizes:
         rows.append(_rss_row({n: rss_run(n, chats) for n in rss_sizes}, chats))
-    return {"name": "daemon turns per second", "compare": f"{r['turns']}-turn scripted run",
-            "detail": {"turns/s": round(tps, 1), "ms/turn": round(1e3 / tps, 1) if tps else None,
-                       "process wall s": round(r["wall_s"], 1),
-                       "peak RSS MiB": round(r["peak_kb"] / 1024, 1)},
-            "unit": "turns/s", "ratio": round(tps, 1), "target": "—", "holds": None,
-            "also": rows,
-            "method": "events.jsonl: turns 2..N between turn 1's and turn N's turn_ended"}
+    return {
+        "name": "daemon turns per second",
+        "compare": f"{r['turns']}-turn scripted run",
+        "detail": {
+            "turns/s": round(tps, 1),
+            "ms/turn": round(1e3 / tps, 1) if tps else None,
+            "process wall s": round(r["wall_s"], 1),
+            "peak RSS MiB": round(r["peak_kb"] / 1024, 1),
+        },
+        "unit": "turns/s",
+        "ratio": round(tps, 1),
+        "target": "—",
+        "holds": None,
+        "also": rows,
+        "method": "events.jsonl: turns 2..N between turn 1's and turn N's turn_ended",
+    }
 
 
 def _rss_row(rss: dict[int, tuple[int, int]], chats: int) -> dict:
     small, big = min(rss), max(rss)
     ratio = rss[big][0] / rss[small][0]
-    return {"name": "daemon peak RSS", "compare": f"{big:,} vs {small:,} posts",
-            "detail": {**{f"{n:,}": round(v[0] / 1024, 1) for n, v in rss.items()},
-                       **{f"{n:,} at exit": round(v[1] / 1024, 1) for n, v in rss.items()}},
-            "unit": "MiB (VmHWM; VmRSS at exit)", "ratio": round(ratio, 2), "target": "≤ 1.2",
-            "holds": ratio <= 1.2,
-            "method": f"thread seeded with N posts, then ~{3 * chats + 1} scripted turns; "
-                      "/proc/<pid>/status sampled every 10 ms"}
+    return {
+        "name": "daemon peak RSS",
+        "compare": f"{big:,} vs {small:,} posts",
+        "detail": {
+            **{f"{n:,}": round(v[0] / 1024, 1) for n, v in rss.items()},
+            **{f"{n:,} at exit": round(v[1] / 1024, 1) for n, v in rss.items()},
+        },
+        "unit": "MiB (VmHWM; VmRSS at exit)",
+        "ratio": round(ratio, 2),
+        "target": "≤ 1.2",
+        "holds": ratio <= 1.2,
+        "method": f"thread seeded with N posts, then ~{3 * chats + 1} scripted turns; "
+        "/proc/<pid>/status sampled every 10 ms",
+    }
 
 
 OPEN_CODE = """
@@ -194,16 +243,22 @@ def _restore_sizes(n: int, cycles: int) -> dict:
         _start_until_turn(repo, home, events)  # first start (builds the index), killed mid-turn
         opens = [_time_open(repo, home) for _ in range(2 * cycles + 1)]  # cheap: more samples
         starts = [_start_until_turn(repo, home, events) for _ in range(cycles)]
-        (rd / "thread-index.json").unlink()    # as if the cache were lost
+        (rd / "thread-index.json").unlink()  # as if the cache were lost
         cold = _time_open(repo, home)
         ev = read_jsonl(events)
     recovered = sum(1 for e in ev if e["type"] == "turn_recovered" and e.get("posted") is None)
     posts = sum(1 for e in ev if e["type"] == "post")
     if recovered != 3 * cycles + 2 or posts:
-        raise RuntimeError(f"restore on {n} records: expected {3 * cycles + 2} interrupted turns "
-                           f"recovered and no post, saw {recovered} and {posts}")
-    return {"open": statistics.median(opens), "start": statistics.median(starts), "cold": cold,
-            "recovered": recovered}
+        raise RuntimeError(
+            f"restore on {n} records: expected {3 * cycles + 2} interrupted turns "
+            f"recovered and no post, saw {recovered} and {posts}"
+        )
+    return {
+        "open": statistics.median(opens),
+        "start": statistics.median(starts),
+        "cold": cold,
+        "recovered": recovered,
+    }
 
 
 def bench_restore(sizes=(100, 1_000_000), cycles: int = 3) -> dict:
@@ -213,18 +268,34 @@ def bench_restore(sizes=(100, 1_000_000), cycles: int = 3) -> dict:
     ratio = res[big]["open"] / res[small]["open"]
     start_ratio = res[big]["start"] / res[small]["start"]
     cold_ratio = res[big]["cold"] / res[small]["cold"]
-    start = {"name": "  start until the turn resumes", "compare": f"{big:,} vs {small:,} records",
-             "detail": {f"{n:,}": round(r["start"], 3) for n, r in res.items()},
-             "unit": "s (median, spawn of `start` to turn_resumed)", "ratio": round(start_ratio, 2),
-             "target": "≤ 2", "holds": start_ratio <= 2.0}
-    cold = {"name": "  restore, index cache lost", "compare": f"{big:,} vs {small:,} records",
-            "detail": {f"{n:,}": round(r["cold"], 3) for n, r in res.items()},
-            "unit": "s (Daemon.open, full scan)", "ratio": round(cold_ratio, 1), "target": "—",
-            "holds": None,
-            "method": "thread-index.json deleted: the index is rebuilt from the whole thread"}
-    return {"name": "restore after kill -9", "compare": f"{big:,} vs {small:,} records",
-            "detail": {f"{n:,}": round(r["open"] * 1e3, 1) for n, r in res.items()},
-            "unit": "ms (median Daemon.open, index cache present)", "ratio": round(ratio, 2),
-            "target": "≤ 2", "holds": ratio <= 2.0, "also": [start, cold],
-            "method": f"thread.jsonl and harness.jsonl of N records each; killed mid-turn; "
-                      f"{2 * cycles + 1} timed Daemon.open() in fresh processes, {cycles} timed starts"}
+    start = {
+        "name": "  start until the turn resumes",
+        "compare": f"{big:,} vs {small:,} records",
+        "detail": {f"{n:,}": round(r["start"], 3) for n, r in res.items()},
+        "unit": "s (median, spawn of `start` to turn_resumed)",
+        "ratio": round(start_ratio, 2),
+        "target": "≤ 2",
+        "holds": start_ratio <= 2.0,
+    }
+    cold = {
+        "name": "  restore, index cache lost",
+        "compare": f"{big:,} vs {small:,} records",
+        "detail": {f"{n:,}": round(r["cold"], 3) for n, r in res.items()},
+        "unit": "s (Daemon.open, full scan)",
+        "ratio": round(cold_ratio, 1),
+        "target": "—",
+        "holds": None,
+        "method": "thread-index.json deleted: the index is rebuilt from the whole thread",
+    }
+    return {
+        "name": "restore after kill -9",
+        "compare": f"{big:,} vs {small:,} records",
+        "detail": {f"{n:,}": round(r["open"] * 1e3, 1) for n, r in res.items()},
+        "unit": "ms (median Daemon.open, index cache present)",
+        "ratio": round(ratio, 2),
+        "target": "≤ 2",
+        "holds": ratio <= 2.0,
+        "also": [start, cold],
+        "method": f"thread.jsonl and harness.jsonl of N records each; killed mid-turn; "
+        f"{2 * cycles + 1} timed Daemon.open() in fresh processes, {cycles} timed starts",
+    }

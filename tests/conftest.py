@@ -15,8 +15,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-GIT_ENV = {"GIT_AUTHOR_NAME": "autodev tests", "GIT_AUTHOR_EMAIL": "tests@autodev.invalid",
-           "GIT_COMMITTER_NAME": "autodev tests", "GIT_COMMITTER_EMAIL": "tests@autodev.invalid"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "autodev tests",
+    "GIT_AUTHOR_EMAIL": "tests@autodev.invalid",
+    "GIT_COMMITTER_NAME": "autodev tests",
+    "GIT_COMMITTER_EMAIL": "tests@autodev.invalid",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -36,8 +40,11 @@ _real_connect = socket.socket.connect
 
 def _guarded_connect(self, address):
     host = address[0] if isinstance(address, tuple) else address
-    if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1")) \
-            and self.family in (socket.AF_INET, socket.AF_INET6):
+    if (
+        isinstance(host, str)
+        and not (host.startswith("127.") or host in ("localhost", "::1"))
+        and self.family in (socket.AF_INET, socket.AF_INET6)
+    ):
         raise RuntimeError(f"tests may not reach the network: connection to {address!r} refused")
     return _real_connect(self, address)
 
@@ -49,8 +56,7 @@ def no_network(monkeypatch):
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture
@@ -84,29 +90,43 @@ class Runner:
     def __init__(self):
         self.groups: list[int] = []
 
-    def __call__(self, repo: Path, *args: str, timeout: float = 120, env: dict | None = None,
-                 check: bool = False) -> subprocess.CompletedProcess:
+    def __call__(
+        self, repo: Path, *args: str, timeout: float = 120, env: dict | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess:
         e = {**os.environ, **(env or {})}
-        p = subprocess.Popen([sys.executable, "-m", "autodev", *args], cwd=repo, env=e,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True, stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "autodev", *args],
+            cwd=repo,
+            env=e,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+        )
         self.groups.append(p.pid)
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, err = p.communicate()
-            raise AssertionError(f"autodev {' '.join(args)} timed out\n{out}\n{err}")
+            raise AssertionError(f"autodev {' '.join(args)} timed out\n{out}\n{err}") from None
         cp = subprocess.CompletedProcess(p.args, p.returncode, out, err)
         if check and p.returncode != 0:
             raise AssertionError(f"autodev {' '.join(args)} exited {p.returncode}\n{out}\n{err}")
         return cp
 
     def popen(self, repo: Path, *args: str, env: dict | None = None) -> subprocess.Popen:
-        p = subprocess.Popen([sys.executable, "-m", "autodev", *args], cwd=repo,
-                             env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, start_new_session=True,
-                             stdin=subprocess.DEVNULL)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "autodev", *args],
+            cwd=repo,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+        )
         self.groups.append(p.pid)
         return p
 

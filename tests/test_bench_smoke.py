@@ -82,10 +82,26 @@ def test_every_benchmark_at_tiny_sizes():
 
 
 def test_table_and_markdown_show_every_row():
-    row = {"name": "x", "compare": "2 vs 1", "detail": {"1": 1.0}, "unit": "s", "ratio": 1.0,
-           "target": "≤ 2", "holds": False,
-           "also": [{"name": "y", "compare": "c", "detail": {"a": 1}, "unit": "u", "ratio": 3,
-                     "target": "—", "holds": None}]}
+    row = {
+        "name": "x",
+        "compare": "2 vs 1",
+        "detail": {"1": 1.0},
+        "unit": "s",
+        "ratio": 1.0,
+        "target": "≤ 2",
+        "holds": False,
+        "also": [
+            {
+                "name": "y",
+                "compare": "c",
+                "detail": {"a": 1},
+                "unit": "u",
+                "ratio": 3,
+                "target": "—",
+                "holds": None,
+            }
+        ],
+    }
     text = bench_run.table([row])
     assert "MISSED" in text and "\ny " in text
     md = bench_run.markdown([row], bench_run.machine())

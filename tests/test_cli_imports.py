@@ -15,13 +15,31 @@ write = true
 """
 
 
-@pytest.mark.parametrize("args", [["send", "hello"], ["status"], ["status", "--json"], ["thread"],
-                                  ["pause"], ["resume"], ["stop"], ["approve"], ["config"],
-                                  ["answer", "1", "yes"], ["notice", "--release", "1"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["send", "hello"],
+        ["status"],
+        ["status", "--json"],
+        ["thread"],
+        ["pause"],
+        ["resume"],
+        ["stop"],
+        ["approve"],
+        ["config"],
+        ["answer", "1", "yes"],
+        ["notice", "--release", "1"],
+    ],
+)
 def test_command_does_not_import_litellm(repo, args):
     write_team(repo, TEAM)
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "autodev", *args], cwd=repo,
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "litellm" not in imported
@@ -29,8 +47,12 @@ def test_command_does_not_import_litellm(repo, args):
 
 
 def test_panel_does_not_import_litellm():
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import autodev.panel.app"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import autodev.panel.app"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "textual" in imported and "litellm" not in imported

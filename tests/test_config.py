@@ -121,8 +121,7 @@ def test_out_of_range_values_are_refused(tmp_path):
 def test_gate_mode_choices(tmp_path):
     path = write(tmp_path / ".autodev" / "config.toml", 'gateMode = "sometimes"\n')
     err = config_error(path)
-    assert err.message == ('.autodev/config.toml: gateMode: must be one of gated, auto '
-                           '(got "sometimes")')
+    assert err.message == ('.autodev/config.toml: gateMode: must be one of gated, auto (got "sometimes")')
 
 
 def test_several_problems_are_all_reported(tmp_path):
@@ -172,8 +171,7 @@ def test_docs_config_md_is_in_sync():
 def test_example_config_lists_every_key_commented_with_its_default():
     text = (shipped("autodev.example") / "config.toml").read_text()
     assert tomllib.loads(text) == {}, "the example must change nothing until edited"
-    lines = [line[2:] for line in text.splitlines()
-             if re.match(r"^# [A-Za-z]+ = ", line)]
+    lines = [line[2:] for line in text.splitlines() if re.match(r"^# [A-Za-z]+ = ", line)]
     parsed = tomllib.loads("\n".join(lines))
     assert set(parsed) == {info.alias for info in RunConfig.model_fields.values()}
     assert RunConfig.model_validate(parsed) == RunConfig()
@@ -213,14 +211,25 @@ def test_team_loads_with_defaults_and_helpers(tmp_path):
 
 
 def test_audit_defaults_to_first_participant():
-    team = Team(participants=[
-        Participant(name="solo", model="openai/gpt-5", effort="low",
-                    api_base="http://127.0.0.1:9", api_key_env="MY_KEY"),
-        Participant(name="other", model="anthropic/claude-sonnet-4-5"),
-    ])
+    team = Team(
+        participants=[
+            Participant(
+                name="solo",
+                model="openai/gpt-5",
+                effort="low",
+                api_base="http://127.0.0.1:9",
+                api_key_env="MY_KEY",
+            ),
+            Participant(name="other", model="anthropic/claude-sonnet-4-5"),
+        ]
+    )
     audit = team.audit_model()
-    assert (audit.model, audit.effort, audit.api_base, audit.api_key_env) == \
-        ("openai/gpt-5", "low", "http://127.0.0.1:9", "MY_KEY")
+    assert (audit.model, audit.effort, audit.api_base, audit.api_key_env) == (
+        "openai/gpt-5",
+        "low",
+        "http://127.0.0.1:9",
+        "MY_KEY",
+    )
 
 
 def test_missing_team_file_says_run_init(tmp_path):
@@ -232,23 +241,27 @@ def test_missing_team_file_says_run_init(tmp_path):
 def test_wrong_effort_names_the_key_path(tmp_path):
     text = PAIR + '\n[[participants]]\nname = "tester"\nmodel = "openai/gpt-5"\neffort = "extreme"\n'
     err = config_error(write(tmp_path / ".autodev" / "team.toml", text), load_team)
-    assert err.message == ('.autodev/team.toml: participants[2].effort (participant "tester"): '
-                           'must be one of low, medium, high (got "extreme")')
+    assert err.message == (
+        '.autodev/team.toml: participants[2].effort (participant "tester"): '
+        'must be one of low, medium, high (got "extreme")'
+    )
     assert "low, medium, high" in err.fix
 
 
 def test_wrong_type_in_team_names_the_key_path(tmp_path):
     text = PAIR.replace("write = true", 'write = "yes"')
     err = config_error(write(tmp_path / ".autodev" / "team.toml", text), load_team)
-    assert err.message == ('.autodev/team.toml: participants[0].write (participant "builder"): '
-                           'must be true or false (got "yes")')
+    assert err.message == (
+        '.autodev/team.toml: participants[0].write (participant "builder"): must be true or false (got "yes")'
+    )
 
 
 def test_misspelt_team_key_gets_a_suggestion_and_no_redundant_missing(tmp_path):
     text = '[[participants]]\nname = "builder"\nmodle = "openai/gpt-5"\n'
     err = config_error(write(tmp_path / ".autodev" / "team.toml", text), load_team)
-    assert err.message == ('.autodev/team.toml: unknown key "modle" in participants[0] '
-                           '(participant "builder")')
+    assert err.message == (
+        '.autodev/team.toml: unknown key "modle" in participants[0] (participant "builder")'
+    )
     assert err.fix == 'did you mean "model"?'
 
 
@@ -286,8 +299,7 @@ def test_duplicate_names(tmp_path):
 def test_empty_team(tmp_path):
     err = config_error(write(tmp_path / "team.toml", "participants = []\n"), load_team)
     assert "participants: must not be empty" in err.message
-    err = config_error(write(tmp_path / "team.toml", "[audit]\nmodel = \"openai/gpt-5\"\n"),
-                       load_team)
+    err = config_error(write(tmp_path / "team.toml", '[audit]\nmodel = "openai/gpt-5"\n'), load_team)
     assert "missing [[participants]]" in err.message
 
 
@@ -310,8 +322,10 @@ def test_scripted_audit_alone_also_needs_the_section(tmp_path):
 
 
 def test_scripted_script_must_exist(tmp_path):
-    text = ('[[participants]]\nname = "a"\nmodel = "openai/gpt-5"\n'
-            'failover = ["scripted"]\n[scripted]\npath = "steps.toml"\n')
+    text = (
+        '[[participants]]\nname = "a"\nmodel = "openai/gpt-5"\n'
+        'failover = ["scripted"]\n[scripted]\npath = "steps.toml"\n'
+    )
     team_file = write(tmp_path / ".autodev" / "team.toml", text)
     err = config_error(team_file, load_team)
     assert "steps.toml" in err.message and "does not exist" in err.message
@@ -331,8 +345,7 @@ def test_shipped_teams_load(name):
 
 
 def test_shipped_team_sizes():
-    sizes = {n: len(load_team(shipped("teams") / f"{n}.toml").participants)
-             for n in ("solo", "pair", "trio")}
+    sizes = {n: len(load_team(shipped("teams") / f"{n}.toml").participants) for n in ("solo", "pair", "trio")}
     assert sizes == {"solo": 1, "pair": 2, "trio": 3}
 
 
@@ -344,8 +357,14 @@ def test_example_team_loads_and_matches_pair():
 
 # --- provider checks -------------------------------------------------------------------------
 
-PROVIDER_VARS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MY_KEY",
-                 "GEMINI_API_KEY", "GOOGLE_API_KEY"]
+PROVIDER_VARS = [
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "MY_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+]
 
 
 @pytest.fixture
@@ -365,7 +384,8 @@ def test_missing_provider_key_is_named(clean_env):
     problems = provider_problems(one("openai/gpt-5"), os.environ)
     assert problems == [
         'participant "builder" (model openai/gpt-5) needs OPENAI_API_KEY; set it in the '
-        "environment or set api_key_env in .autodev/team.toml"]
+        "environment or set api_key_env in .autodev/team.toml"
+    ]
 
 
 def test_provider_key_present(clean_env):
@@ -402,8 +422,11 @@ def test_api_base_needs_no_key(clean_env):
 def test_scripted_needs_nothing(clean_env):
     import os
 
-    team = Team(participants=[Participant(name="a", model="scripted")],
-                audit=AuditConfig(model="scripted"), scripted={"path": "s.toml"})
+    team = Team(
+        participants=[Participant(name="a", model="scripted")],
+        audit=AuditConfig(model="scripted"),
+        scripted={"path": "s.toml"},
+    )
     assert provider_problems(team, os.environ) == []
 
 
@@ -412,9 +435,11 @@ def test_failover_and_audit_models_are_checked(clean_env):
 
     clean_env.setenv("ANTHROPIC_API_KEY", "k")
     team = Team(
-        participants=[Participant(name="builder", model="anthropic/claude-sonnet-4-5",
-                                  failover=["openai/gpt-5-mini"])],
-        audit=AuditConfig(model="gemini/gemini-2.5-pro"))
+        participants=[
+            Participant(name="builder", model="anthropic/claude-sonnet-4-5", failover=["openai/gpt-5-mini"])
+        ],
+        audit=AuditConfig(model="gemini/gemini-2.5-pro"),
+    )
     problems = provider_problems(team, os.environ)
     assert len(problems) == 2
     assert "failover" in problems[0] and "openai/gpt-5-mini" in problems[0]

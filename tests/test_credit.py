@@ -9,13 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from autodev.credit import (Baseline, baseline_from_json, baseline_to_json, credit_since,
-                            take_baseline)
+from autodev.credit import Baseline, baseline_from_json, baseline_to_json, credit_since, take_baseline
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout.strip()
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def commit_all(repo: Path, message: str) -> str:
@@ -57,8 +55,7 @@ def test_commits_are_credited_newest_first(repo):
     (repo / "new").mkdir()
     (repo / "new" / "c.txt").write_text("c\n")
     second = commit_all(repo, "two")
-    assert credit_since(repo, base) == {"commits": [second, first],
-                                        "files": ["a.txt", "new/c.txt"]}
+    assert credit_since(repo, base) == {"commits": [second, first], "files": ["a.txt", "new/c.txt"]}
 
 
 def test_commits_win_over_uncommitted_files(repo):
@@ -133,8 +130,7 @@ def test_empty_repository(empty_repo):
     one = commit_all(empty_repo, "first")
     (empty_repo / "second.txt").write_text("again\n")
     two = commit_all(empty_repo, "second")
-    assert credit_since(empty_repo, base) == {"commits": [two, one],
-                                              "files": ["first.txt", "second.txt"]}
+    assert credit_since(empty_repo, base) == {"commits": [two, one], "files": ["first.txt", "second.txt"]}
 
 
 def test_empty_repository_with_dirty_baseline(empty_repo):
@@ -159,8 +155,9 @@ def test_baseline_round_trips_through_json(repo):
     assert credit_since(repo, again) == {"commits": [], "files": ["a.txt"]}
 
 
-@pytest.mark.parametrize("bad", [[], {"head": 5, "dirty": {}}, {"head": None, "dirty": {"a": 1}},
-                                 {"head": None, "dirty": ["a"]}])
+@pytest.mark.parametrize(
+    "bad", [[], {"head": 5, "dirty": {}}, {"head": None, "dirty": {"a": 1}}, {"head": None, "dirty": ["a"]}]
+)
 def test_damaged_baseline_record_is_refused(bad):
     with pytest.raises(ValueError, match="credit baseline"):
         baseline_from_json(bad)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from autodev.gates import (UnparseableCommand, command_parts, covers, decide, guard,
-                           required_parts)
+from autodev.gates import UnparseableCommand, command_parts, covers, decide, guard, required_parts
 
 PATTERNS = ["git push*", "rm -rf *"]
 
@@ -64,16 +63,16 @@ SPLITS = [
     ('sh -c "cd x && git push"', ["sh -c 'cd x && git push'", "cd x", "git push"]),
     ("bash -lc 'git push'", ["bash -lc 'git push'", "git push"]),
     ("/bin/bash -e -o pipefail -c 'a | b'", ["/bin/bash -e -o pipefail -c 'a | b'", "a", "b"]),
-    ("make && sh -c 'bash -c \"git push --force\"'",
-     ["make", "sh -c 'bash -c \"git push --force\"'", "bash -c 'git push --force'",
-      "git push --force"]),
+    (
+        "make && sh -c 'bash -c \"git push --force\"'",
+        ["make", "sh -c 'bash -c \"git push --force\"'", "bash -c 'git push --force'", "git push --force"],
+    ),
     ("bash script.sh", ["bash script.sh"]),
     ("eval 'git push'", ["eval 'git push'", "git push"]),
     ("eval git push", ["eval git push", "git push"]),
     ("ls | xargs git push", ["ls", "xargs git push", "git push"]),
     ("ls | xargs -n 1 -I{} rm -rf {}", ["ls", "xargs -n 1 -I{} rm -rf {}", "rm -rf {}"]),
-    ("find . -name '*.o' -exec rm -rf {} \\;",
-     ["find . -name '*.o' -exec rm -rf {} ';'", "rm -rf {}"]),
+    ("find . -name '*.o' -exec rm -rf {} \\;", ["find . -name '*.o' -exec rm -rf {} ';'", "rm -rf {}"]),
     ("sudo bash -c 'git push'", ["sudo bash -c 'git push'", "git push"]),
     # source is just a command
     ("source env.sh && . ./x", ["source env.sh", ". ./x"]),
@@ -156,17 +155,14 @@ DECISIONS = [
     # (text, deny, approve, mode, expected)
     ("push the release", ["*release*"], ["push*"], "auto", ("denied", "gateAutoDeny '*release*'")),
     ("push the release", [], ["push*"], "gated", ("approved", "gateAutoApprove 'push*'")),
-    ("push the release", ["*force*"], ["*tag*", "push*"], "gated",
-     ("approved", "gateAutoApprove 'push*'")),
+    ("push the release", ["*force*"], ["*tag*", "push*"], "gated", ("approved", "gateAutoApprove 'push*'")),
     ("push the release", [], [], "auto", ("approved", "gateMode auto")),
     ("push the release", [], [], "gated", (None, "gateMode gated")),
     ("push the release", ["Push*"], [], "gated", (None, "gateMode gated")),  # case-sensitive
     # deny also looks at each line; approve needs the whole text
-    ("publish docs\nrm -rf /", ["rm -rf*"], ["publish*"], "auto",
-     ("denied", "gateAutoDeny 'rm -rf*'")),
+    ("publish docs\nrm -rf /", ["rm -rf*"], ["publish*"], "auto", ("denied", "gateAutoDeny 'rm -rf*'")),
     ("publish docs\nthen delete the tag", [], ["publish docs"], "gated", (None, "gateMode gated")),
-    ("publish docs\n", [], ["publish docs"], "gated",
-     ("approved", "gateAutoApprove 'publish docs'")),
+    ("publish docs\n", [], ["publish docs"], "gated", ("approved", "gateAutoApprove 'publish docs'")),
     # the first matching deny rule is named
     ("force push", ["*push", "force*"], [], "auto", ("denied", "gateAutoDeny '*push'")),
 ]
@@ -225,7 +221,9 @@ def test_required_parts(command, expected):
 
 def test_required_parts_normalises_pattern_whitespace_and_reports_every_pattern():
     assert required_parts("git push -f", ["git  push*", "*-f", " "]) == [
-        ("git push -f", "git  push*"), ("git push -f", "*-f")]
+        ("git push -f", "git  push*"),
+        ("git push -f", "*-f"),
+    ]
 
 
 @pytest.mark.parametrize("command", ["git $SUB origin", "git ${X} main", "git {push,pull}"])
@@ -246,7 +244,7 @@ COVERS = [
     ("push with git push origin main-v2", "git push origin main", False),
     ("push with git push origin main/x", "git push origin main", False),
     ("push with git push origin main.x", "git push origin main", False),
-    ("`git commit -m \"fix bug\"`", "git commit -m 'fix bug'", True),
+    ('`git commit -m "fix bug"`', "git commit -m 'fix bug'", True),
     ("```\ncd repo\ngit push origin main\n```", "git push origin main", True),
     ("please let me push", "git push", False),
     ("anything", "", False),
@@ -260,19 +258,22 @@ def test_covers(text, part, covered):
 
 # -- guard ---------------------------------------------------------------------------------------
 
+
 def gate(gid: str, text: str) -> dict:
     return {"id": gid, "text": text, "declarer": "builder"}
 
 
-GATES = [gate("7", "I need to run `git push origin main` to publish"),
-         gate("9", "clean with `rm -rf build`"),
-         gate("12", "second push: `git push origin main`")]
+GATES = [
+    gate("7", "I need to run `git push origin main` to publish"),
+    gate("9", "clean with `rm -rf build`"),
+    gate("12", "second push: `git push origin main`"),
+]
 
 GUARDED = [
     # (command, approved gates, refused?, consumed ids)
     ("make test", GATES, False, []),
     ("make test", [], False, []),
-    ("git push origin main", GATES, False, ["7"]),               # oldest covering gate first
+    ("git push origin main", GATES, False, ["7"]),  # oldest covering gate first
     ("git push origin main", GATES[1:], False, ["12"]),
     ("rm -rf build && git push origin main", GATES, False, ["9", "7"]),
     ("git push origin main; git push origin main", GATES, False, ["7"]),  # one distinct part
@@ -319,7 +320,7 @@ UNPARSEABLE_GUARD = [
     # (command, refused?) — unparseable is refused only when a pattern's first word appears
     ('git push "unterminated', True),
     ('echo "unterminated', False),
-    ("$GIT push", True),        # "git" appears (case-insensitively) in the raw text
+    ("$GIT push", True),  # "git" appears (case-insensitively) in the raw text
     ("$CMD --version", False),
     ("echo x | bash", False),
     ("echo 'git push' | bash", True),
@@ -349,9 +350,9 @@ def test_guard_pattern_with_leading_wildcard_checks_literal_pieces():
     assert guard("$X --help", ["*--force*"], []) == (None, [])
 
 
-@pytest.mark.parametrize("command", ["( " * 500 + "x" + " )" * 500,
-                                     "echo " + "$(" * 500 + "x" + ")" * 500,
-                                     "echo " + "${" * 500])
+@pytest.mark.parametrize(
+    "command", ["( " * 500 + "x" + " )" * 500, "echo " + "$(" * 500 + "x" + ")" * 500, "echo " + "${" * 500]
+)
 def test_pathological_nesting_is_unparseable_not_a_crash(command):
     with pytest.raises(UnparseableCommand):
         command_parts(command)

@@ -89,11 +89,19 @@ SENDER = textwrap.dedent("""
 def test_concurrent_senders_lose_nothing_and_keep_their_order(tmp_path):
     box = tmp_path / "inbox"
     procs, per = 8, 50
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    running = [subprocess.Popen([sys.executable, "-c", SENDER, str(box), f"s{k}", str(per)],
-                                env=env, stderr=subprocess.PIPE, text=True)
-               for k in range(procs)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", SENDER, str(box), f"s{k}", str(per)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(procs)
+    ]
     # A consumer polling while the senders write only ever sees whole messages.
     while any(p.poll() is None for p in running):
         for _, m in inbox.pending(box):

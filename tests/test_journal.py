@@ -113,11 +113,14 @@ def test_clean_file_is_not_touched_on_open(tmp_path):
     assert p.stat().st_mtime_ns == mtime
 
 
-@pytest.mark.parametrize("bad, line", [
-    (b"not json", 3),
-    (b"[1, 2]", 3),      # valid JSON but not an object
-    (b'{"n": ', 3),
-])
+@pytest.mark.parametrize(
+    "bad, line",
+    [
+        (b"not json", 3),
+        (b"[1, 2]", 3),  # valid JSON but not an object
+        (b'{"n": ', 3),
+    ],
+)
 def test_malformed_middle_line_refuses_and_changes_nothing(tmp_path, bad, line):
     p = tmp_path / "log.jsonl"
     content = b'{"n":1}\n{"n":2}\n' + bad + b'\n{"n":4}\n{"n":5}\n'

@@ -11,7 +11,9 @@ TEAM = {"builder": True, "reviewer": False, "tester": False}
 
 
 def post(args, *, author="builder", restricted=False, team=TEAM):
-    return check_post(args, author=author, can_write=team.get(author, False), team=team, restricted=restricted)
+    return check_post(
+        args, author=author, can_write=team.get(author, False), team=team, restricted=restricted
+    )
 
 
 def refused(args, **kw) -> str:
@@ -150,13 +152,17 @@ def test_restricted_accepts_work_done_from_a_writer():
 
 def test_restricted_accepts_say_to_user():
     for author in ("builder", "reviewer"):
-        move = post({"kind": "say", "text": "stuck: which api?", "handoff": "user"}, author=author, restricted=True)
+        move = post(
+            {"kind": "say", "text": "stuck: which api?", "handoff": "user"}, author=author, restricted=True
+        )
         assert move.handoff == "user"
 
 
 @pytest.mark.parametrize("kind", ["handoff", "say"])
 def test_restricted_accepts_non_writer_handing_off_to_writer(kind):
-    move = post({"kind": kind, "text": "please fix", "handoff": "builder"}, author="reviewer", restricted=True)
+    move = post(
+        {"kind": kind, "text": "please fix", "handoff": "builder"}, author="reviewer", restricted=True
+    )
     assert move.handoff == "builder"
 
 
@@ -192,7 +198,9 @@ def test_restricted_still_refuses_work_done_from_non_writer_for_the_write_reason
 
 def test_unrestricted_allows_what_the_talk_limit_refuses():
     assert post({"kind": "say", "text": "thinking"}).kind == "say"
-    assert post({"kind": "handoff", "text": "you", "handoff": "tester"}, author="reviewer").handoff == "tester"
+    assert (
+        post({"kind": "handoff", "text": "you", "handoff": "tester"}, author="reviewer").handoff == "tester"
+    )
 
 
 def test_moves_imports_nothing_that_does_io():

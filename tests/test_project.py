@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev.config import load_config, load_team, RunConfig
+from autodev.config import RunConfig, load_config, load_team
 from autodev.errors import UsageError
 from autodev.paths import shipped
 from autodev.project import init_project, shipped_teams
@@ -54,16 +54,14 @@ def test_force_overwrites_shipped_files_and_keeps_the_users(repo):
     (folder / "prompts").mkdir()
     (folder / "prompts" / "turn.md").write_text("my turn prompt\n")
     init_project(repo, force=True)
-    assert (folder / "team.toml").read_bytes() == \
-        (shipped("autodev.example") / "team.toml").read_bytes()
+    assert (folder / "team.toml").read_bytes() == (shipped("autodev.example") / "team.toml").read_bytes()
     assert (folder / "prompts" / "turn.md").read_text() == "my turn prompt\n"
 
 
 @pytest.mark.parametrize("name,size", [("solo", 1), ("pair", 2), ("trio", 3)])
 def test_init_with_a_team(repo, name, size):
     folder = init_project(repo, team=name)
-    assert (folder / "team.toml").read_bytes() == \
-        (shipped("teams") / f"{name}.toml").read_bytes()
+    assert (folder / "team.toml").read_bytes() == (shipped("teams") / f"{name}.toml").read_bytes()
     assert len(load_team(folder / "team.toml").participants) == size
     assert (folder / "config.toml").exists() and (folder / "README.md").exists()
 

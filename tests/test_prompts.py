@@ -10,8 +10,15 @@ from autodev import prompts
 from autodev.errors import PromptError
 from autodev.paths import shipped
 
-TURN_VALUES = {"name": "ann", "turn": 3, "last_seq": 9, "objective": "build it",
-               "user_messages": "", "index": "#9 bob say: hi", "notes": ""}
+TURN_VALUES = {
+    "name": "ann",
+    "turn": 3,
+    "last_seq": 9,
+    "objective": "build it",
+    "user_messages": "",
+    "index": "#9 bob say: hi",
+    "notes": "",
+}
 
 
 def test_shipped_templates_exist():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-
 from autodev.events import Events
 from autodev.redact import Redactor, secret_names
 
@@ -14,8 +13,8 @@ ENV = {
     "FOO_API_KEY": KEY,
     "GITHUB_TOKEN": TOKEN,
     "MY_SECRET": "hunter2hunter2",
-    "SHORT_API_KEY": "abc",          # too short to redact safely
-    "PATH": "/usr/bin:/bin",         # not a secret name
+    "SHORT_API_KEY": "abc",  # too short to redact safely
+    "PATH": "/usr/bin:/bin",  # not a secret name
     "HOME": "/home/someone",
     "CUSTOM_VAR": "custom-value-123456",
 }
@@ -25,15 +24,16 @@ def test_secret_names_from_env_and_extras():
     names = secret_names(ENV, extra=["CUSTOM_VAR", ""])
     assert names == {"FOO_API_KEY", "GITHUB_TOKEN", "MY_SECRET", "SHORT_API_KEY", "CUSTOM_VAR"}
     assert "PATH" not in names and "HOME" not in names
-    assert secret_names({"AWS_SECRET_ACCESS_KEY": "x", "AWS_SESSION_TOKEN": "y", "HF_TOKEN": "z",
-                         "API_KEY_FILE": "w"}) == {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                                                   "HF_TOKEN"}
+    assert secret_names(
+        {"AWS_SECRET_ACCESS_KEY": "x", "AWS_SESSION_TOKEN": "y", "HF_TOKEN": "z", "API_KEY_FILE": "w"}
+    ) == {"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "HF_TOKEN"}
 
 
 def test_values_replaced_in_nested_dicts_and_lists():
     r = Redactor.from_env(environ=ENV)
     rec = {
-        "type": "tool", "args": {"cmd": f"curl -H 'Authorization: Bearer {KEY}'"},
+        "type": "tool",
+        "args": {"cmd": f"curl -H 'Authorization: Bearer {KEY}'"},
         "out": [f"token={TOKEN}", {"deep": [f"x{KEY}y{KEY}", 42, None, True]}],
         "n": 3,
     }
@@ -95,5 +95,6 @@ def test_learn_adds_values_and_keeps_the_longest_first():
 
     r = Redactor(["first-secret-1"])
     r.learn(["another-longer-secret-2", "short"])
-    assert r({"a": "first-secret-1 and another-longer-secret-2 and short"}) == \
-        {"a": "[redacted] and [redacted] and short"}
+    assert r({"a": "first-secret-1 and another-longer-secret-2 and short"}) == {
+        "a": "[redacted] and [redacted] and short"
+    }

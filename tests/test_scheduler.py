@@ -390,7 +390,8 @@ def test_breaker_needs_four_posts_and_two_different_authors():
 
 
 @pytest.mark.parametrize(
-    "order", [["alice", "bob", "carol", "bob"], ["alice", "bob", "bob", "alice"], ["bob", "bob", "alice", "bob"]]
+    "order",
+    [["alice", "bob", "carol", "bob"], ["alice", "bob", "bob", "alice"], ["bob", "bob", "alice", "bob"]],
 )
 def test_breaker_needs_strict_alternation(order):
     tail = thread(*[(name, "say") for name in order[:-1]], (order[-1], "say", "dave"))
@@ -426,15 +427,20 @@ credits = st.one_of(st.none(), st.just({"commits": ["c1"], "files": []}))
 gates = st.one_of(
     st.none(),
     st.fixed_dictionaries(
-        {"id": st.sampled_from(["g1", "g2"]), "decision": st.sampled_from(["approved", "denied"]),
-         "declarer": st.sampled_from(NAMES + ["ghost"])}
+        {
+            "id": st.sampled_from(["g1", "g2"]),
+            "decision": st.sampled_from(["approved", "denied"]),
+            "declarer": st.sampled_from(NAMES + ["ghost"]),
+        }
     ),
 )
 
 
 @st.composite
 def records(draw, max_size=30):
-    posts = draw(st.lists(st.tuples(authors, st.sampled_from(KINDS), handoffs, credits, gates), max_size=max_size))
+    posts = draw(
+        st.lists(st.tuples(authors, st.sampled_from(KINDS), handoffs, credits, gates), max_size=max_size)
+    )
     out = []
     for seq, (author, kind, handoff, credit, gate) in enumerate(posts, start=1):
         rec = {"seq": seq, "from": author, "kind": kind, "text": "t", "handoff": handoff}
@@ -479,7 +485,11 @@ def test_property_team_of_one_gets_that_one(name, tail, last_spoke):
     records(max_size=10),
     st.sampled_from(NAMES + ["ghost"]),
     st.sampled_from(NAMES + ["ghost"]),
-    st.lists(st.tuples(st.sampled_from(["say", "handoff", "wait", "gate", "done"]), handoffs), min_size=4, max_size=4),
+    st.lists(
+        st.tuples(st.sampled_from(["say", "handoff", "wait", "gate", "done"]), handoffs),
+        min_size=4,
+        max_size=4,
+    ),
     last_spokes,
 )
 def test_property_abab_never_goes_to_a_or_b(team, prefix, a, b, last_four, last_spoke):

@@ -29,15 +29,19 @@ litellm.suppress_debug_info = True
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TOOLS = [{
-    "type": "function",
-    "function": {
-        "name": "post",
-        "description": "make the move",
-        "parameters": {"type": "object", "properties": {"kind": {"type": "string"},
-                                                        "text": {"type": "string"}}},
-    },
-}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "post",
+            "description": "make the move",
+            "parameters": {
+                "type": "object",
+                "properties": {"kind": {"type": "string"}, "text": {"type": "string"}},
+            },
+        },
+    }
+]
 
 SCRIPT = """
 [[step]]
@@ -98,9 +102,17 @@ def server(script: Script, tmp_path: Path):
 
 def ask(url: str, who: str, turn: str | None, messages: list[dict], **extra):
     headers = {"X-Autodev-Turn": turn} if turn is not None else {}
-    return litellm.completion(model=f"openai/{who}", api_base=url, api_key="scripted",
-                              messages=messages, tools=TOOLS, extra_headers=headers,
-                              num_retries=0, max_retries=0, **extra)
+    return litellm.completion(
+        model=f"openai/{who}",
+        api_base=url,
+        api_key="scripted",
+        messages=messages,
+        tools=TOOLS,
+        extra_headers=headers,
+        num_retries=0,
+        max_retries=0,
+        **extra,
+    )
 
 
 def user(text: str = "go") -> list[dict]:
@@ -110,9 +122,13 @@ def user(text: str = "go") -> list[dict]:
 def after(messages: list[dict], response) -> list[dict]:
     """The conversation a harness would send next: the answer plus a result per tool call."""
     msg = response.choices[0].message
-    out = messages + [{"role": "assistant", "content": msg.content,
-                       **({"tool_calls": [t.model_dump() for t in msg.tool_calls]}
-                          if msg.tool_calls else {})}]
+    out = messages + [
+        {
+            "role": "assistant",
+            "content": msg.content,
+            **({"tool_calls": [t.model_dump() for t in msg.tool_calls]} if msg.tool_calls else {}),
+        }
+    ]
     for t in msg.tool_calls or []:
         out.append({"role": "tool", "tool_call_id": t.id, "content": "ok"})
     if not msg.tool_calls:
@@ -130,9 +146,12 @@ def test_tool_calls_arrive_with_their_arguments(server):
     assert msg.content == "writing it"
     assert [t.function.name for t in msg.tool_calls] == ["write_file", "run_command"]
     assert json.loads(msg.tool_calls[0].function.arguments) == {
-        "path": "hello.py", "content": "print('hello')\n"}
+        "path": "hello.py",
+        "content": "print('hello')\n",
+    }
     assert json.loads(msg.tool_calls[1].function.arguments) == {
-        "command": "git add -A && git commit -qm 'add hello'"}
+        "command": "git add -A && git commit -qm 'add hello'"
+    }
     assert [t.id for t in msg.tool_calls] == ["call_t1_0_0", "call_t1_0_1"]
     assert r.usage.prompt_tokens > 0 and r.usage.completion_tokens > 0
     assert r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
@@ -150,7 +169,9 @@ def test_each_participant_gets_its_own_steps_in_order(server):
     a = ask(server.base_url, "audit", "a1", user())
     assert a.choices[0].message.tool_calls[0].function.name == "verdict"
     assert json.loads(a.choices[0].message.tool_calls[0].function.arguments) == {
-        "accept": False, "gap": "no tests"}
+        "accept": False,
+        "gap": "no tests",
+    }
     b = ask(server.base_url, "builder", "t1", user())
     assert b.choices[0].message.tool_calls[0].function.name == "write_file"
     msgs = after(user(), b)
@@ -216,9 +237,14 @@ def test_429_without_retry_after_says_zero(tmp_path):
 
 
 def test_500_raises_a_server_error_and_the_retry_moves_on(tmp_path):
-    s = load_script(write(tmp_path, '[[step]]\nparticipant = "b"\nerror = 500\n'
-                                    '[[step]]\nparticipant = "b"\nerror = 503\n'
-                                    '[[step]]\nparticipant = "b"\ntext = "up again"\n'))
+    s = load_script(
+        write(
+            tmp_path,
+            '[[step]]\nparticipant = "b"\nerror = 500\n'
+            '[[step]]\nparticipant = "b"\nerror = 503\n'
+            '[[step]]\nparticipant = "b"\ntext = "up again"\n',
+        )
+    )
     with ScriptedServer(s, tmp_path / "l.json") as srv:
         with pytest.raises(litellm.InternalServerError):
             ask(srv.base_url, "b", "t", user())
@@ -241,15 +267,18 @@ def test_requests_are_logged_to_file_and_memory(server, tmp_path):
     ask(server.base_url, "reviewer", None, user("review it"))
     lines = [json.loads(x) for x in (tmp_path / "requests.jsonl").read_text().splitlines()]
     assert [(x["participant"], x["turn"], x["index"]) for x in lines] == [
-        ("builder", "t1", 0), ("reviewer", "-", 0)]
+        ("builder", "t1", 0),
+        ("reviewer", "-", 0),
+    ]
     assert lines[0]["body"]["messages"][0]["content"] == "build hello"
     assert lines[0]["body"]["tools"][0]["function"]["name"] == "post"
     assert server.requests == lines
 
 
 def test_streaming_rebuilds_the_same_answer(server):
-    chunks = list(ask(server.base_url, "builder", "t1", user(), stream=True,
-                      stream_options={"include_usage": True}))
+    chunks = list(
+        ask(server.base_url, "builder", "t1", user(), stream=True, stream_options={"include_usage": True})
+    )
     r = litellm.stream_chunk_builder(chunks)
     msg = r.choices[0].message
     assert msg.content == "writing it"
@@ -288,30 +317,43 @@ def test_unknown_route_is_a_404(server):
 
 def test_loaded_script_shape(script):
     assert len(script.steps) == 8
-    assert script.steps[0] == Step(participant="builder", calls=[
-        ToolCallSpec("write_file", {"path": "hello.py", "content": "print('hello')\n"}),
-        ToolCallSpec("run_command", {"command": "git add -A && git commit -qm 'add hello'"}),
-    ], text="writing it", error=None, retry_after=None)
+    assert script.steps[0] == Step(
+        participant="builder",
+        calls=[
+            ToolCallSpec("write_file", {"path": "hello.py", "content": "print('hello')\n"}),
+            ToolCallSpec("run_command", {"command": "git add -A && git commit -qm 'add hello'"}),
+        ],
+        text="writing it",
+        error=None,
+        retry_after=None,
+    )
     assert [s.error for s in script.for_participant("builder")] == [None, None, 429, None, 500, None]
     assert script.steps[3].retry_after == 3.0
     assert script.for_participant("nobody") == []
 
 
-@pytest.mark.parametrize("body, expected", [
-    ('[[step]]\nparticipant = "b"\ntext = "x"\n[[step]]\nparticipant = "b"\ntxt = "y"\n',
-     ["step 2", "'txt'"]),
-    ('[[step]]\ntext = "x"\n', ["step 1", "missing participant"]),
-    ('[[step]]\nparticipant = "b"\n', ["step 1", "no response"]),
-    ('[[step]]\nparticipant = "b"\nerror = 429\ntext = "x"\n', ["step 1", "error cannot"]),
-    ('[[step]]\nparticipant = "b"\nerror = 42\n', ["step 1", "400-599"]),
-    ('[[step]]\nparticipant = "b"\ntext = "x"\nretry_after = 1\n', ["step 1", "retry_after"]),
-    ('[[step]]\nparticipant = "b"\ncalls = [{ tool = "post", arg = {} }]\n', ["step 1", "'arg'"]),
-    ('[[step]]\nparticipant = "b"\ncalls = [{ args = {} }]\n', ["step 1", "missing tool"]),
-    ('[[step]]\nparticipant = "b"\ncalls = [{ tool = "t", args = { at = 1979-05-27 } }]\n',
-     ["step 1", "JSON"]),
-    ('[[steps]]\nparticipant = "b"\n', ["'steps'"]),
-    ('', ["no [[step]]"]),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            '[[step]]\nparticipant = "b"\ntext = "x"\n[[step]]\nparticipant = "b"\ntxt = "y"\n',
+            ["step 2", "'txt'"],
+        ),
+        ('[[step]]\ntext = "x"\n', ["step 1", "missing participant"]),
+        ('[[step]]\nparticipant = "b"\n', ["step 1", "no response"]),
+        ('[[step]]\nparticipant = "b"\nerror = 429\ntext = "x"\n', ["step 1", "error cannot"]),
+        ('[[step]]\nparticipant = "b"\nerror = 42\n', ["step 1", "400-599"]),
+        ('[[step]]\nparticipant = "b"\ntext = "x"\nretry_after = 1\n', ["step 1", "retry_after"]),
+        ('[[step]]\nparticipant = "b"\ncalls = [{ tool = "post", arg = {} }]\n', ["step 1", "'arg'"]),
+        ('[[step]]\nparticipant = "b"\ncalls = [{ args = {} }]\n', ["step 1", "missing tool"]),
+        (
+            '[[step]]\nparticipant = "b"\ncalls = [{ tool = "t", args = { at = 1979-05-27 } }]\n',
+            ["step 1", "JSON"],
+        ),
+        ('[[steps]]\nparticipant = "b"\n', ["'steps'"]),
+        ("", ["no [[step]]"]),
+    ],
+)
 def test_bad_scripts_name_file_step_and_key(tmp_path, body, expected):
     path = write(tmp_path, body)
     with pytest.raises(ScriptError) as exc:
@@ -349,15 +391,20 @@ def test_a_corrupt_ledger_is_refused_at_construction(script, tmp_path):
 
 def test_module_entry_point_serves_until_killed(tmp_path):
     path = write(tmp_path, '[[step]]\nparticipant = "b"\ntext = "from the cli"\n')
-    proc = subprocess.Popen([sys.executable, "-m", "autodev.scripted", str(path),
-                             "--ledger", str(tmp_path / "l.json")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autodev.scripted", str(path), "--ledger", str(tmp_path / "l.json")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
         body = json.dumps({"model": "b", "messages": user()}).encode()
-        req = urllib.request.Request(url + "/chat/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        req = urllib.request.Request(
+            url + "/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(req, timeout=5) as resp:
             answer = json.loads(resp.read())
         assert answer["choices"][0]["message"]["content"] == "from the cli"

@@ -111,11 +111,19 @@ WORKER = textwrap.dedent("""
 def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
     path = tmp_path / "state.json"
     procs, per = 8, 25
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    running = [subprocess.Popen([sys.executable, "-c", WORKER, str(path), f"w{k}", str(per)],
-                                env=env, stderr=subprocess.PIPE, text=True)
-               for k in range(procs)]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path), f"w{k}", str(per)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(procs)
+    ]
     # Readers never lock; while the writers race, every read sees a whole state and the
     # version never goes backwards.
     seen = 0

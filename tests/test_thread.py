@@ -153,10 +153,22 @@ def test_index_only_from_the_thread_matches_live_index(tmp_path):
 def test_read_ranges_from_both_ends_of_a_long_thread(tmp_path, frm, to):
     p = tmp_path / "thread.jsonl"
     # Written directly (no fsync per post) to keep the test fast; long enough to span many blocks.
-    p.write_text("".join(json.dumps({"seq": s, "from": NAMES[s % 4], "kind": "say",
-                                     "text": f"post {s} " + "p" * 400, "handoff": None,
-                                     "ts": "2026-01-01T00:00:00.000Z"}) + "\n"
-                         for s in range(1, 251)))
+    p.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "seq": s,
+                    "from": NAMES[s % 4],
+                    "kind": "say",
+                    "text": f"post {s} " + "p" * 400,
+                    "handoff": None,
+                    "ts": "2026-01-01T00:00:00.000Z",
+                }
+            )
+            + "\n"
+            for s in range(1, 251)
+        )
+    )
     t = Thread(p)
     got = t.read(frm, to, limit=50)
     hi = min(to or 250, 250, frm + 49)
@@ -186,9 +198,20 @@ def test_tail_and_reader_tail(tmp_path):
 
 
 def _write_thread(p: Path, seqs: list[int]) -> bytes:
-    body = b"".join(json.dumps({"seq": s, "from": "ann", "kind": "say", "text": str(s),
-                                "handoff": None, "ts": "2026-01-01T00:00:00.000Z"}).encode() + b"\n"
-                    for s in seqs)
+    body = b"".join(
+        json.dumps(
+            {
+                "seq": s,
+                "from": "ann",
+                "kind": "say",
+                "text": str(s),
+                "handoff": None,
+                "ts": "2026-01-01T00:00:00.000Z",
+            }
+        ).encode()
+        + b"\n"
+        for s in seqs
+    )
     p.write_bytes(body)
     return body
 

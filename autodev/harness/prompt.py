@@ -7,7 +7,7 @@ in full (up to 4000 characters each, with a visible cut), and short notes from t
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from autodev import prompts
 
@@ -42,8 +42,9 @@ def render_index(new_posts: Sequence[dict], new_count: int, cursor: int) -> str:
     older = new_count - len(shown)
     if older > 0:
         first_shown = shown[0]["seq"] if shown else cursor + new_count + 1
-        lines.append(f"({older} earlier new posts: read_thread(from_seq={cursor + 1}, "
-                     f"to_seq={first_shown - 1}))")
+        lines.append(
+            f"({older} earlier new posts: read_thread(from_seq={cursor + 1}, to_seq={first_shown - 1}))"
+        )
     lines.extend(index_line(p) for p in shown)
     return "\n".join(lines)
 
@@ -54,22 +55,37 @@ def render_user_messages(new_posts: Sequence[dict]) -> str:
         return ""
     parts = ["Messages from the user since your last turn (newest last):"]
     for p in msgs:
-        parts.append(f"--- #{p['seq']} ---\n"
-                     + cut(p["text"], USER_CHARS, f"; read_thread(from_seq={p['seq']}) for all of it"))
+        parts.append(
+            f"--- #{p['seq']} ---\n"
+            + cut(p["text"], USER_CHARS, f"; read_thread(from_seq={p['seq']}) for all of it")
+        )
     return "\n".join(parts) + "\n\n"
 
 
-def build_turn_prompt(*, name: str, turn: int, last_seq: int, cursor: int, objective: str,
-                      tail: Sequence[dict], notes: Sequence[str] = (), overrides=None) -> str:
+def build_turn_prompt(
+    *,
+    name: str,
+    turn: int,
+    last_seq: int,
+    cursor: int,
+    objective: str,
+    tail: Sequence[dict],
+    notes: Sequence[str] = (),
+    overrides=None,
+) -> str:
     """`tail` is the thread's newest records; posts with seq > cursor are new to `name`."""
     new_posts = [p for p in tail if p["seq"] > cursor]
     new_count = max(0, last_seq - cursor)
-    return prompts.render("turn.md", {
-        "name": name,
-        "turn": turn,
-        "last_seq": last_seq,
-        "objective": cut(objective or "(none given yet)", OBJECTIVE_CHARS),
-        "user_messages": render_user_messages(new_posts),
-        "index": render_index(new_posts, new_count, cursor),
-        "notes": "".join(f"\nNote: {n}" for n in notes),
-    }, overrides)
+    return prompts.render(
+        "turn.md",
+        {
+            "name": name,
+            "turn": turn,
+            "last_seq": last_seq,
+            "objective": cut(objective or "(none given yet)", OBJECTIVE_CHARS),
+            "user_messages": render_user_messages(new_posts),
+            "index": render_index(new_posts, new_count, cursor),
+            "notes": "".join(f"\nNote: {n}" for n in notes),
+        },
+        overrides,
+    )

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-INTERRUPTED = ("interrupted: autodev restarted while this tool was running, so it may or may not "
-               "have taken effect. Check the repository's state before you run it again.")
+INTERRUPTED = (
+    "interrupted: autodev restarted while this tool was running, so it may or may not "
+    "have taken effect. Check the repository's state before you run it again."
+)
 
 
 @dataclass
@@ -21,8 +23,8 @@ class Resume:
     participant: str
     messages: list[dict]
     baseline: dict
-    steps: int = 0                     # generations finished
-    attempts: int = 0                  # attempts already made for the next generation
+    steps: int = 0  # generations finished
+    attempts: int = 0  # attempts already made for the next generation
     nudged: bool = False
     told: bool = False
     prompt_tokens: int = 0
@@ -35,8 +37,7 @@ def rebuild(records: list[dict]) -> Resume:
     """`records` are one turn's harness-log records, oldest first, starting with turn_started."""
     start = records[0]
     assert start["type"] == "turn_started", "a turn's records begin with turn_started"
-    r = Resume(start["turn"], start["participant"], [dict(m) for m in start["messages"]],
-               start["baseline"])
+    r = Resume(start["turn"], start["participant"], [dict(m) for m in start["messages"]], start["baseline"])
     finished: dict[str, str] = {}
     started: dict[str, dict] = {}
     for rec in records[1:]:
@@ -45,8 +46,10 @@ def rebuild(records: list[dict]) -> Resume:
             finished[rec["call_id"]] = rec["result"]
         elif t == "tool_started":
             started[rec["call_id"]] = rec
-    r.told = any(started.get(cid, {}).get("name") == "tell_user" and res.startswith("notice ")
-                 for cid, res in finished.items())
+    r.told = any(
+        started.get(cid, {}).get("name") == "tell_user" and res.startswith("notice ")
+        for cid, res in finished.items()
+    )
     last_calls: list[dict] = []
     for rec in records[1:]:
         t = rec["type"]
@@ -61,8 +64,9 @@ def rebuild(records: list[dict]) -> Resume:
             last_calls = list(rec["message"].get("tool_calls") or [])
             for call in last_calls:
                 if call["id"] in finished:
-                    r.messages.append({"role": "tool", "tool_call_id": call["id"],
-                                       "content": finished[call["id"]]})
+                    r.messages.append(
+                        {"role": "tool", "tool_call_id": call["id"], "content": finished[call["id"]]}
+                    )
             last_calls = [c for c in last_calls if c["id"] not in finished]
         elif t == "generation_failed":
             r.attempts = 0  # the user chose to try again after retries ran out

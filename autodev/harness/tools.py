@@ -63,24 +63,46 @@ _BINARY_SNIFF = 8192
 
 # Provider key variables: names ending like these, plus the explicit names below.
 _SECRET_SUFFIXES = (
-    "_API_KEY", "_API_TOKEN", "_ACCESS_KEY", "_SECRET_ACCESS_KEY", "_SESSION_TOKEN",
-    "_AUTH_TOKEN", "_ACCESS_TOKEN", "_SECRET_KEY",
+    "_API_KEY",
+    "_API_TOKEN",
+    "_ACCESS_KEY",
+    "_SECRET_ACCESS_KEY",
+    "_SESSION_TOKEN",
+    "_AUTH_TOKEN",
+    "_ACCESS_TOKEN",
+    "_SECRET_KEY",
 )
-_SECRET_NAMES = frozenset({
-    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "AZURE_API_KEY",
-    "AZURE_OPENAI_API_KEY", "AZURE_AD_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
-    "HUGGINGFACEHUB_API_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY",
-    "AWS_ACCESS_KEY_ID", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-    "GOOGLE_APPLICATION_CREDENTIALS", "VERTEX_CREDENTIALS", "DATABRICKS_TOKEN",
-    "LITELLM_MASTER_KEY", "LITELLM_API_KEY",
-})
+_SECRET_NAMES = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "AZURE_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_AD_TOKEN",
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HUGGINGFACEHUB_API_TOKEN",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "VERTEX_CREDENTIALS",
+        "DATABRICKS_TOKEN",
+        "LITELLM_MASTER_KEY",
+        "LITELLM_API_KEY",
+    }
+)
 _MIN_REDACT_LEN = 8  # shorter values would redact ordinary words
 
 
 def _is_secret_name(name: str, extra: frozenset[str]) -> bool:
     upper = name.upper()
-    return (name in extra or upper in extra or upper in _SECRET_NAMES
-            or upper.endswith(_SECRET_SUFFIXES))
+    return name in extra or upper in extra or upper in _SECRET_NAMES or upper.endswith(_SECRET_SUFFIXES)
 
 
 def scrubbed_env(secret_env: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -149,53 +171,98 @@ class _Tool:
 _PATH_HELP = "relative to the repository root, e.g. 'src/app.py'"
 
 _TOOLS: tuple[_Tool, ...] = (
-    _Tool("read_file",
-          "Read a text file with numbered lines. Says the total line count; long files come in "
-          "pages, and the result ends with the call that reads the next page.",
-          (_Param("path", "string", f"file path, {_PATH_HELP}"),
-           _Param("offset", "integer", "first line to show (1 = the first line)", False, 1, 1),
-           _Param("limit", "integer", "how many lines to show at most", False, 400, 1))),
-    _Tool("list_files",
-          "List files and folders under a folder (folders end with '/'), as paths relative to "
-          "the repository root. Skips .git; folders git ignores are shown but not expanded.",
-          (_Param("path", "string", f"folder, {_PATH_HELP}; '.' is the root", False, "."),
-           _Param("depth", "integer", "how many levels deep to list", False, 2, 1))),
-    _Tool("search",
-          "Search text files for a Python regular expression, line by line. Results are "
-          "'path:line: text'. Skips .git, git-ignored files and binary files.",
-          (_Param("pattern", "string", "Python regular expression, e.g. 'def run_\\w+'"),
-           _Param("path", "string", f"folder or file to search, {_PATH_HELP}", False, "."),
-           _Param("glob", "string", "only files whose name matches, e.g. '*.py' (with a '/', "
-                  "matched against the whole relative path, e.g. 'tests/*.py')", False, None))),
-    _Tool("write_file",
-          "Create or replace a file with the given content. Missing parent folders are created.",
-          (_Param("path", "string", f"file path, {_PATH_HELP}"),
-           _Param("content", "string", "the complete new content of the file"))),
-    _Tool("edit_file",
-          "Replace text in a file. 'old' must occur exactly 'count' times (copy it exactly from "
-          "read_file, whitespace included), otherwise nothing changes and the error says how "
-          "many times it occurs.",
-          (_Param("path", "string", f"file path, {_PATH_HELP}"),
-           _Param("old", "string", "the exact text to replace"),
-           _Param("new", "string", "the replacement text"),
-           _Param("count", "integer", "how many occurrences to replace; must equal the number "
-                  "of times 'old' occurs", False, 1, 1))),
-    _Tool("run_command",
-          "Run a shell command (bash -c) in the repository root, without stdin, and return its "
-          "exit code and combined output. On timeout the command and everything it started are "
-          "killed; background processes are stopped when the command ends.",
-          (_Param("command", "string", "the shell command, e.g. 'python -m pytest -q'"),
-           _Param("timeout_sec", "number", "seconds before the command is killed; capped by the "
-                  "configured command timeout", False, None, 0))),
+    _Tool(
+        "read_file",
+        "Read a text file with numbered lines. Says the total line count; long files come in "
+        "pages, and the result ends with the call that reads the next page.",
+        (
+            _Param("path", "string", f"file path, {_PATH_HELP}"),
+            _Param("offset", "integer", "first line to show (1 = the first line)", False, 1, 1),
+            _Param("limit", "integer", "how many lines to show at most", False, 400, 1),
+        ),
+    ),
+    _Tool(
+        "list_files",
+        "List files and folders under a folder (folders end with '/'), as paths relative to "
+        "the repository root. Skips .git; folders git ignores are shown but not expanded.",
+        (
+            _Param("path", "string", f"folder, {_PATH_HELP}; '.' is the root", False, "."),
+            _Param("depth", "integer", "how many levels deep to list", False, 2, 1),
+        ),
+    ),
+    _Tool(
+        "search",
+        "Search text files for a Python regular expression, line by line. Results are "
+        "'path:line: text'. Skips .git, git-ignored files and binary files.",
+        (
+            _Param("pattern", "string", "Python regular expression, e.g. 'def run_\\w+'"),
+            _Param("path", "string", f"folder or file to search, {_PATH_HELP}", False, "."),
+            _Param(
+                "glob",
+                "string",
+                "only files whose name matches, e.g. '*.py' (with a '/', "
+                "matched against the whole relative path, e.g. 'tests/*.py')",
+                False,
+                None,
+            ),
+        ),
+    ),
+    _Tool(
+        "write_file",
+        "Create or replace a file with the given content. Missing parent folders are created.",
+        (
+            _Param("path", "string", f"file path, {_PATH_HELP}"),
+            _Param("content", "string", "the complete new content of the file"),
+        ),
+    ),
+    _Tool(
+        "edit_file",
+        "Replace text in a file. 'old' must occur exactly 'count' times (copy it exactly from "
+        "read_file, whitespace included), otherwise nothing changes and the error says how "
+        "many times it occurs.",
+        (
+            _Param("path", "string", f"file path, {_PATH_HELP}"),
+            _Param("old", "string", "the exact text to replace"),
+            _Param("new", "string", "the replacement text"),
+            _Param(
+                "count",
+                "integer",
+                "how many occurrences to replace; must equal the number of times 'old' occurs",
+                False,
+                1,
+                1,
+            ),
+        ),
+    ),
+    _Tool(
+        "run_command",
+        "Run a shell command (bash -c) in the repository root, without stdin, and return its "
+        "exit code and combined output. On timeout the command and everything it started are "
+        "killed; background processes are stopped when the command ends.",
+        (
+            _Param("command", "string", "the shell command, e.g. 'python -m pytest -q'"),
+            _Param(
+                "timeout_sec",
+                "number",
+                "seconds before the command is killed; capped by the configured command timeout",
+                False,
+                None,
+                0,
+            ),
+        ),
+    ),
 )
 _BY_NAME = {t.name: t for t in _TOOLS}
 
 
 def _coerce(tool: _Tool, p: _Param, value: Any) -> Any:
     """Check one argument's type; accept numbers written as strings, which models often send."""
+
     def bad(expected: str) -> ToolError:
-        return ToolError(f"{tool.name}: argument '{p.name}' must be {expected}, got "
-                         f"{_short(repr(value), 60)}; usage: {tool.usage()}")
+        return ToolError(
+            f"{tool.name}: argument '{p.name}' must be {expected}, got "
+            f"{_short(repr(value), 60)}; usage: {tool.usage()}"
+        )
 
     if p.kind == "string":
         if not isinstance(value, str):
@@ -246,10 +313,16 @@ def _looks_binary(data: bytes) -> bool:
 class Workspace:
     """The tools one participant may use on one repository during a turn."""
 
-    def __init__(self, repo: Path, *, write: bool, command_timeout: float,
-                 secret_env: Iterable[str] = (),
-                 command_guard: Callable[[str], str | None] | None = None,
-                 max_output: int = 20000):
+    def __init__(
+        self,
+        repo: Path,
+        *,
+        write: bool,
+        command_timeout: float,
+        secret_env: Iterable[str] = (),
+        command_guard: Callable[[str], str | None] | None = None,
+        max_output: int = 20000,
+    ):
         self.repo = Path(repo)
         if not self.repo.is_dir():
             raise ValueError(f"workspace repository {self.repo} is not a folder")
@@ -265,9 +338,14 @@ class Workspace:
         self._guard = command_guard
         # Values of the daemon's secrets, so a key that reached a file or output is masked too.
         self._secret_values = sorted(
-            {v for k, v in os.environ.items()
-             if _is_secret_name(k, self._secret_env) and len(v) >= _MIN_REDACT_LEN},
-            key=len, reverse=True)
+            {
+                v
+                for k, v in os.environ.items()
+                if _is_secret_name(k, self._secret_env) and len(v) >= _MIN_REDACT_LEN
+            },
+            key=len,
+            reverse=True,
+        )
 
     # -- the public surface
 
@@ -282,11 +360,14 @@ class Workspace:
         """Run one tool and return its text result; raise ToolError on misuse."""
         tool = _BY_NAME.get(name)
         if tool is None:
-            raise ToolError(f"unknown tool '{name}'; the workspace tools are: "
-                            f"{', '.join(sorted(self.names()))}")
+            raise ToolError(
+                f"unknown tool '{name}'; the workspace tools are: {', '.join(sorted(self.names()))}"
+            )
         if name in WRITE_TOOLS and not self.write:
-            raise ToolError(f"{name}: this participant cannot change files (write = false); "
-                            "read, search and run commands instead, or hand off to a writer")
+            raise ToolError(
+                f"{name}: this participant cannot change files (write = false); "
+                "read, search and run commands instead, or hand off to a writer"
+            )
         kwargs = self._parse_args(tool, args)
         try:
             result = getattr(self, f"_t_{name}")(**kwargs)
@@ -305,15 +386,15 @@ class Workspace:
         known = {p.name for p in tool.params}
         unknown = sorted(str(k) for k in args if k not in known)
         if unknown:
-            raise ToolError(f"{tool.name}: unknown argument(s) {', '.join(unknown)}; "
-                            f"usage: {tool.usage()}")
+            raise ToolError(f"{tool.name}: unknown argument(s) {', '.join(unknown)}; usage: {tool.usage()}")
         out: dict[str, Any] = {}
         for p in tool.params:
             value = args.get(p.name)
             if value is None:
                 if p.required:
-                    raise ToolError(f"{tool.name}: missing argument '{p.name}' ({p.kind}); "
-                                    f"usage: {tool.usage()}")
+                    raise ToolError(
+                        f"{tool.name}: missing argument '{p.name}' ({p.kind}); usage: {tool.usage()}"
+                    )
                 out[p.name] = p.default
             else:
                 out[p.name] = _coerce(tool, p, value)
@@ -325,17 +406,22 @@ class Workspace:
             raise ToolError(f"{tool}: path contains a NUL character")
         given = PurePosixPath(raw.strip() or ".")
         if given.is_absolute() or raw.startswith("~"):
-            raise ToolError(f"{tool}: path '{raw}' is absolute; use a path relative to the "
-                            "repository root (e.g. 'src/app.py')")
+            raise ToolError(
+                f"{tool}: path '{raw}' is absolute; use a path relative to the "
+                "repository root (e.g. 'src/app.py')"
+            )
         if ".." in given.parts:
-            raise ToolError(f"{tool}: path '{raw}' is outside the repository; use a path "
-                            "relative to the repository root")
+            raise ToolError(
+                f"{tool}: path '{raw}' is outside the repository; use a path relative to the repository root"
+            )
         if ".git" in given.parts:
             raise ToolError(self._git_refusal(tool, raw))
         real = os.path.realpath(os.path.join(self._real, *given.parts))
         if real != self._real and not real.startswith(self._real + os.sep):
-            raise ToolError(f"{tool}: path '{raw}' leads outside the repository through a "
-                            "symbolic link; only files inside the repository can be used")
+            raise ToolError(
+                f"{tool}: path '{raw}' leads outside the repository through a "
+                "symbolic link; only files inside the repository can be used"
+            )
         if ".git" in Path(os.path.relpath(real, self._real)).parts:
             raise ToolError(self._git_refusal(tool, raw))
         display = given.as_posix()
@@ -343,8 +429,10 @@ class Workspace:
 
     @staticmethod
     def _git_refusal(tool: str, raw: str) -> str:
-        return (f"{tool}: path '{raw}' is inside .git/, which the workspace tools do not touch; "
-                "use git commands through run_command instead")
+        return (
+            f"{tool}: path '{raw}' is inside .git/, which the workspace tools do not touch; "
+            "use git commands through run_command instead"
+        )
 
     def _inside(self, real: str) -> bool:
         if real != self._real and not real.startswith(self._real + os.sep):
@@ -379,8 +467,10 @@ class Workspace:
         if total == 0:
             return f"{rel}: empty file (0 lines)"
         if offset > total:
-            raise ToolError(f"read_file: offset {offset} is past the end of '{rel}', which has "
-                            f"{total} lines; use an offset from 1 to {total}")
+            raise ToolError(
+                f"read_file: offset {offset} is past the end of '{rel}', which has "
+                f"{total} lines; use an offset from 1 to {total}"
+            )
         width = len(str(total))
         out: list[str] = []
         size = 0
@@ -399,7 +489,7 @@ class Workspace:
         header = f"{rel}: {total} lines; showing {offset}-{last}"
         text = header + "\n" + "\n".join(out)
         if last < total:
-            text += (f"\n[{total - last} more lines: read_file(path='{rel}', offset={last + 1})]")
+            text += f"\n[{total - last} more lines: read_file(path='{rel}', offset={last + 1})]"
         return text
 
     def _t_list_files(self, path: str, depth: int) -> str:
@@ -446,22 +536,23 @@ class Workspace:
             return f"{where} is empty"
         text = f"{len(entries)} entries under {where} (depth {depth}):\n" + "\n".join(entries)
         if cut:
-            text += (f"\n[listing cut at {_LIST_CAP} entries; list a subfolder or use a "
-                     "smaller depth]")
+            text += f"\n[listing cut at {_LIST_CAP} entries; list a subfolder or use a smaller depth]"
         return self._cap(text, "list a subfolder or use a smaller depth")
 
     def _git_ignored_dirs(self, rel: str) -> set[str]:
         """Repository-relative folders git ignores (no git, or git failing: none)."""
-        out = self._git_lines(["ls-files", "--others", "--ignored", "--exclude-standard",
-                               "--directory", "-z", "--", rel])
+        out = self._git_lines(
+            ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", rel]
+        )
         return {p.rstrip("/") for p in (out or []) if p.endswith("/")}
 
     def _git_lines(self, args: list[str]) -> list[str] | None:
         if not os.path.exists(os.path.join(self._real, ".git")):
             return None
         try:
-            r = subprocess.run(["git", *args], cwd=self._real, capture_output=True,
-                               timeout=30, stdin=subprocess.DEVNULL)
+            r = subprocess.run(
+                ["git", *args], cwd=self._real, capture_output=True, timeout=30, stdin=subprocess.DEVNULL
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
         if r.returncode != 0:
@@ -472,9 +563,11 @@ class Workspace:
         try:
             rx = re.compile(pattern)
         except re.error as e:
-            raise ToolError(f"search: pattern {pattern!r} is not a valid Python regular "
-                            f"expression ({e}); escape special characters such as ( [ . * "
-                            "with a backslash") from None
+            raise ToolError(
+                f"search: pattern {pattern!r} is not a valid Python regular "
+                f"expression ({e}); escape special characters such as ( [ . * "
+                "with a backslash"
+            ) from None
         real, rel = self._resolve("search", path)
         if not os.path.exists(real):
             raise ToolError(f"search: no file or folder '{rel}'")
@@ -510,16 +603,14 @@ class Workspace:
             return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'"
         text = "\n".join(matches)
         if cut:
-            text += (f"\n[results cut at {_SEARCH_CAP} matches; narrow the pattern, the path "
-                     "or the glob]")
+            text += f"\n[results cut at {_SEARCH_CAP} matches; narrow the pattern, the path or the glob]"
         return self._cap(text, "narrow the pattern, the path or the glob")
 
     def _candidate_files(self, real: str, rel: str) -> list[str]:
         """Repository-relative files to search: git's view (respects .gitignore) when possible."""
         if os.path.isfile(real):
             return [rel]
-        listed = self._git_lines(["ls-files", "--cached", "--others", "--exclude-standard",
-                                  "-z", "--", rel])
+        listed = self._git_lines(["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel])
         if listed:  # nothing listed: not a git repository, or a folder git ignores as a whole
             return sorted(set(listed))
         found: list[str] = []
@@ -562,16 +653,21 @@ class Workspace:
             with open(real, encoding="utf-8", newline="") as f:
                 text = f.read()
         except UnicodeDecodeError:
-            raise ToolError(f"edit_file: '{rel}' is not UTF-8 text; use write_file to "
-                            "replace it whole") from None
+            raise ToolError(
+                f"edit_file: '{rel}' is not UTF-8 text; use write_file to replace it whole"
+            ) from None
         found = text.count(old)
         if found == 0:
-            raise ToolError(f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
-                            "the text exactly, whitespace and indentation included")
+            raise ToolError(
+                f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
+                "the text exactly, whitespace and indentation included"
+            )
         if found != count:
-            raise ToolError(f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
-                            f"include more surrounding text to make it unique, or pass "
-                            f"count={found} to replace every occurrence")
+            raise ToolError(
+                f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
+                f"include more surrounding text to make it unique, or pass "
+                f"count={found} to replace every occurrence"
+            )
         with open(real, "w", encoding="utf-8", newline="") as f:
             f.write(text.replace(old, new, count))
         return f"edited {rel}: replaced {count} occurrence{'s' if count != 1 else ''}"
@@ -586,20 +682,28 @@ class Workspace:
             if refusal is not None:
                 raise ToolError(refusal)
         timeout = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
-        run = _run_bash(command, cwd=self._real, env=scrubbed_env(self._secret_env),
-                        timeout=timeout, max_output=self.max_output)
+        run = _run_bash(
+            command,
+            cwd=self._real,
+            env=scrubbed_env(self._secret_env),
+            timeout=timeout,
+            max_output=self.max_output,
+        )
         secs = f"{timeout:g} s"
         if run.timed_out and run.exit_code is None:
-            status = (f"timed out after {secs}: the command and every process it started "
-                      "were killed")
+            status = f"timed out after {secs}: the command and every process it started were killed"
         elif run.timed_out:
-            status = (f"exit code: {run.exit_code} (processes it left in the background kept "
-                      f"its output open until the {secs} timeout; they were killed)")
+            status = (
+                f"exit code: {run.exit_code} (processes it left in the background kept "
+                f"its output open until the {secs} timeout; they were killed)"
+            )
         else:
             status = f"exit code: {run.exit_code}"
         if run.abandoned:
-            status += ("\n[a process outside the command's process group still holds the "
-                       "output open; stopped reading]")
+            status += (
+                "\n[a process outside the command's process group still holds the "
+                "output open; stopped reading]"
+            )
         body = run.output if run.output else "(no output)"
         return f"{status}\noutput:\n{body}"
 
@@ -652,8 +756,10 @@ class _Capture:
         if total <= self._limit:
             return head
         half = self._limit // 2
-        return (f"{head[:half]}\n[... output cut: {total} bytes in all; showing the first and "
-                f"last {half} characters ...]\n{tail[-half:]}")
+        return (
+            f"{head[:half]}\n[... output cut: {total} bytes in all; showing the first and "
+            f"last {half} characters ...]\n{tail[-half:]}"
+        )
 
 
 def _kill_group(pgid: int) -> None:
@@ -663,12 +769,17 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float,
-              max_output: int) -> _Run:
+def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float, max_output: int) -> _Run:
     try:
-        proc = subprocess.Popen(["bash", "-c", command], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     except OSError as e:
         raise ToolError(f"run_command: could not start bash: {e}") from None
     capture = _Capture(proc.stdout, max_output)
@@ -694,8 +805,12 @@ def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float,
     if not abandoned:
         proc.stdout.close()
     killed_bash = proc.returncode == -signal.SIGKILL and timed_out
-    return _Run(exit_code=None if killed_bash else proc.returncode, timed_out=timed_out,
-                output=capture.text(), abandoned=abandoned)
+    return _Run(
+        exit_code=None if killed_bash else proc.returncode,
+        timed_out=timed_out,
+        output=capture.text(),
+        abandoned=abandoned,
+    )
 
 
 # Capabilities: named tool groups a participant holds or not. A notice can hold one (the

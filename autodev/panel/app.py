@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.text import Text
@@ -30,9 +30,17 @@ from autodev.render import event_text
 
 FEED_KEEP = 2000  # events kept in memory for re-rendering when folding changes
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
-STATE_STYLE = {"running": "bold green", "waiting": "bold yellow", "awaiting_user": "bold yellow",
-               "gated": "bold magenta", "auditing": "bold cyan", "paused": "bold yellow",
-               "stopped": "bold red", "complete": "bold green", "faulted": "bold red"}
+STATE_STYLE = {
+    "running": "bold green",
+    "waiting": "bold yellow",
+    "awaiting_user": "bold yellow",
+    "gated": "bold magenta",
+    "auditing": "bold cyan",
+    "paused": "bold yellow",
+    "stopped": "bold red",
+    "complete": "bold green",
+    "faulted": "bold red",
+}
 
 
 class Prompt(ModalScreen[str | None]):
@@ -118,7 +126,7 @@ class PanelApp(App):
         self.failover: dict[str, str] = {}
         self.last_post: dict[str, int] = {}
         self.daemon_pid: int | None = None
-        self.loaded = threading.Event()   # set after the first full render (tests, benchmark)
+        self.loaded = threading.Event()  # set after the first full render (tests, benchmark)
         self._stop = threading.Event()
 
     # -- layout ------------------------------------------------------------------------------
@@ -136,8 +144,9 @@ class PanelApp(App):
         self.query_one("#needs").border_title = "Needs you"
         table = self.query_one("#participants", DataTable)
         table.border_title = "Participants"
-        table.add_columns("name", "model", "effort", "write", "turns", "credited", "silent",
-                          "tokens", "cost", "last spoke")
+        table.add_columns(
+            "name", "model", "effort", "write", "turns", "credited", "silent", "tokens", "cost", "last spoke"
+        )
         self.paths.ensure()  # the folder to watch (mkdir only; the panel never writes a log)
         self.reload()
         self.set_interval(1.0, self._tick)
@@ -155,8 +164,14 @@ class PanelApp(App):
 
         while not self._stop.is_set():
             try:
-                for _ in watch(self.paths.run_dir, watch_filter=relevant, stop_event=self._stop,
-                               debounce=40, step=20, recursive=False):
+                for _ in watch(
+                    self.paths.run_dir,
+                    watch_filter=relevant,
+                    stop_event=self._stop,
+                    debounce=40,
+                    step=20,
+                    recursive=False,
+                ):
                     self.call_from_thread(self.reload)
             except Exception:  # the folder vanished or the watcher failed: retry shortly
                 self._stop.wait(1.0)
@@ -164,8 +179,7 @@ class PanelApp(App):
     def reload(self) -> None:
         """Read what changed: new events into the Feed, then state.json into the rest."""
         new = self.tail.read_new()
-        new += [{"type": "post", **p} for p in self.notes.read_new()
-                if p.get("from") in ("system", "audit")]
+        new += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
         new = [ev for ev in sorted(new, key=lambda e: str(e.get("ts", ""))) if self._fresh(ev)]
         feed = self.query_one("#feed", RichLog)
         for ev in new:
@@ -207,8 +221,13 @@ class PanelApp(App):
             self.status = gather(self.paths)
             self.daemon_pid = self.status.get("daemon_pid")
         except AutodevError as e:  # e.g. state.json damaged from outside: show it, keep going
-            self.status = {"state": "unknown", "reason": {"text": e.message, "continue": e.fix},
-                           "needs_you": [], "participants": [], "totals": {}}
+            self.status = {
+                "state": "unknown",
+                "reason": {"text": e.message, "continue": e.fix},
+                "needs_you": [],
+                "participants": [],
+                "totals": {},
+            }
 
     def _tick(self) -> None:
         from autodev.daemon import DaemonLock
@@ -240,8 +259,10 @@ class PanelApp(App):
         au = d.get("audit_usage") or {}
         tokens = tot.get("tokens", 0) + au.get("prompt_tokens", 0) + au.get("completion_tokens", 0)
         cost = tot.get("cost", 0.0) + au.get("cost", 0.0)
-        t.append(f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
-                 f"credited {tot.get('credited', 0)} · tokens {tokens:,} · cost ${cost:.4f}")
+        t.append(
+            f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
+            f"credited {tot.get('credited', 0)} · tokens {tokens:,} · cost ${cost:.4f}"
+        )
         if d.get("speaking"):
             t.append(f"\nspeaking now: {d['speaking']}", style="bold")
         elif d.get("next"):
@@ -300,10 +321,18 @@ class PanelApp(App):
             last = self.last_post.get(p["name"])
             lt = figures.get(p["name"], {}).get("last_turn")
             spoke = f"#{last}" if last else (f"turn {lt}" if lt else "-")
-            table.add_row(p["name"], model, p.get("effort") or "-", "yes" if p.get("write") else "no",
-                          str(p["turns"]), str(p["credited"]), str(p.get("silent_streak", 0)),
-                          f"{p['prompt_tokens'] + p['completion_tokens']:,}", f"${p['cost']:.4f}",
-                          spoke)
+            table.add_row(
+                p["name"],
+                model,
+                p.get("effort") or "-",
+                "yes" if p.get("write") else "no",
+                str(p["turns"]),
+                str(p["credited"]),
+                str(p.get("silent_streak", 0)),
+                f"{p['prompt_tokens'] + p['completion_tokens']:,}",
+                f"${p['cost']:.4f}",
+                spoke,
+            )
 
     def feed_text(self) -> str:
         """The Feed as plain text (what is on screen, for tests and captures)."""
@@ -337,8 +366,15 @@ class PanelApp(App):
             if reason is not None:
                 actions.deny(self.paths, gate["id"], reason.strip())
                 self.notify(f"denial of gate {gate['id']} sent")
-        self.push_screen(Prompt(f"Deny gate {gate['id']} from {gate['from']}: why? (may be empty)",
-                                "the reason, for the declarer", allow_empty=True), done)
+
+        self.push_screen(
+            Prompt(
+                f"Deny gate {gate['id']} from {gate['from']}: why? (may be empty)",
+                "the reason, for the declarer",
+                allow_empty=True,
+            ),
+            done,
+        )
 
     def action_answer(self) -> None:
         n = self._target("notice", lambda n: not n.get("answered")) or self._target("notice")
@@ -350,8 +386,10 @@ class PanelApp(App):
             if text:
                 actions.answer(self.paths, n["id"], text)
                 self.notify(f"answer to notice {n['id']} sent")
-        self.push_screen(Prompt(f"Answer notice {n['id']} from {n['from']}: {n['text'][:120]}",
-                                "your answer"), done)
+
+        self.push_screen(
+            Prompt(f"Answer notice {n['id']} from {n['from']}: {n['text'][:120]}", "your answer"), done
+        )
 
     def action_hold(self) -> None:
         n = self._target("notice", lambda n: n.get("hold") and not n.get("pinned"))
@@ -374,6 +412,7 @@ class PanelApp(App):
             if text:
                 msg = actions.send(self.paths, text)
                 self.notify(f"sent ({msg['id']})")
+
         self.push_screen(Prompt("Message to the team", "your message"), done)
 
     def _control(self, action: str) -> None:
@@ -391,6 +430,7 @@ class PanelApp(App):
         def done(yes: bool | None) -> None:
             if yes:
                 self._control("stop")
+
         self.push_screen(Confirm("Stop the run after the turn in flight?"), done)
 
     def action_expand(self) -> None:
@@ -415,7 +455,7 @@ def _elapsed(started: str | None) -> str:
     if not started:
         return "-"
     try:
-        t0 = datetime.strptime(started, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+        t0 = datetime.strptime(started, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
     except ValueError:
         return "-"
     s = max(0, int(time.time() - t0))

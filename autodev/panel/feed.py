@@ -9,8 +9,8 @@ import json
 import os
 from pathlib import Path
 
-TAIL_RECORDS = 400          # how many of the newest events the Feed opens with
-TAIL_BYTES = 1024 * 1024    # and never more than this much of the file
+TAIL_RECORDS = 400  # how many of the newest events the Feed opens with
+TAIL_BYTES = 1024 * 1024  # and never more than this much of the file
 
 
 class EventTail:
@@ -21,9 +21,9 @@ class EventTail:
         self.path = Path(path)
         self.tail_records = tail_records
         self.tail_bytes = tail_bytes
-        self.offset: int | None = None   # bytes consumed; None until the tail is read
+        self.offset: int | None = None  # bytes consumed; None until the tail is read
         self._ino: int | None = None
-        self.skipped = 0                 # malformed lines passed over (the daemon refuses them)
+        self.skipped = 0  # malformed lines passed over (the daemon refuses them)
 
     def read_new(self) -> list[dict]:
         try:
@@ -32,7 +32,7 @@ class EventTail:
             self.offset, self._ino = None, None
             return []
         if self.offset is not None and (st.st_ino != self._ino or st.st_size < self.offset):
-            self.offset = None           # the file was replaced or cut: start again from its tail
+            self.offset = None  # the file was replaced or cut: start again from its tail
         with open(self.path, "rb") as f:
             if self.offset is None:
                 start = max(0, st.st_size - self.tail_bytes)
@@ -41,10 +41,10 @@ class EventTail:
                 if start > 0:
                     # The first line was cut by the byte bound: it belongs to older history.
                     nl = data.find(b"\n")
-                    data, start = (data[nl + 1:], start + nl + 1) if nl >= 0 else (b"", st.st_size)
+                    data, start = (data[nl + 1 :], start + nl + 1) if nl >= 0 else (b"", st.st_size)
                 records = self._parse(data, start)
                 self._ino = st.st_ino
-                return records[-self.tail_records:]
+                return records[-self.tail_records :]
             f.seek(self.offset)
             data = f.read(max(0, st.st_size - self.offset))
             return self._parse(data, self.offset)

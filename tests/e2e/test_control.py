@@ -7,9 +7,19 @@ import json
 import time
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.helpers import (PAIR, QUESTION_SCRIPT, SLOW_SCRIPT, events_of, requests_of,
-                               scheduled, start_detached, state_of, status_json, stop_daemon,
-                               wait_for)
+from tests.e2e.helpers import (
+    PAIR,
+    QUESTION_SCRIPT,
+    SLOW_SCRIPT,
+    events_of,
+    requests_of,
+    scheduled,
+    start_detached,
+    state_of,
+    status_json,
+    stop_daemon,
+    wait_for,
+)
 
 # -- questions --------------------------------------------------------------------------------
 
@@ -26,8 +36,9 @@ def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autode
     st = status_json(autodev, repo)
     assert st["state"] == "awaiting_user"
     assert st["reason"]["code"] == "question"
-    assert [(n["type"], n["from"], n["text"]) for n in st["needs_you"]] == \
-        [("question", "bob", "User: red or blue?")]
+    assert [(n["type"], n["from"], n["text"]) for n in st["needs_you"]] == [
+        ("question", "bob", "User: red or blue?")
+    ]
 
     s = autodev(repo, "send", "blue, please")
     assert s.returncode == 0, s.stderr
@@ -59,24 +70,36 @@ COMMIT = """calls = [
 
 
 def work(f: str, handoff: str = "alice") -> str:
-    return (f'[[step]]\nparticipant = "alice"\n{COMMIT.format(f=f)}\n'
-            f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
-            f'{{ kind = "work_done", text = "{f} added", handoff = "{handoff}" }} }}]\n')
+    return (
+        f'[[step]]\nparticipant = "alice"\n{COMMIT.format(f=f)}\n'
+        f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
+        f'{{ kind = "work_done", text = "{f} added", handoff = "{handoff}" }} }}]\n'
+    )
 
 
 def done(text: str) -> str:
-    return (f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
-            f'{{ kind = "done", text = "{text}" }} }}]\n')
+    return (
+        f'[[step]]\nparticipant = "alice"\ncalls = [{{ tool = "post", args = '
+        f'{{ kind = "done", text = "{text}" }} }}]\n'
+    )
 
 
 def verdict(accept: bool, gap: str = "") -> str:
-    return (f'[[step]]\nparticipant = "audit"\ncalls = [{{ tool = "verdict", args = '
-            f'{{ accept = {str(accept).lower()}, gap = "{gap}" }} }}]\n')
+    return (
+        f'[[step]]\nparticipant = "audit"\ncalls = [{{ tool = "verdict", args = '
+        f'{{ accept = {str(accept).lower()}, gap = "{gap}" }} }}]\n'
+    )
 
 
 def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
-    script = (work("a.txt") + done("a is in") + verdict(False, "b.txt is missing")
-              + work("b.txt") + done("a and b are in") + verdict(True))
+    script = (
+        work("a.txt")
+        + done("a is in")
+        + verdict(False, "b.txt is missing")
+        + work("b.txt")
+        + done("a and b are in")
+        + verdict(True)
+    )
     write_team(repo, PAIR, script)
     r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt and b.txt")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -92,8 +115,12 @@ def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
     ]
     assert "b.txt is missing" in thread[3]["text"]
     # The reopen hands the turn to the done author (bob would otherwise be silent longest).
-    assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "self_handoff"),
-                               ("alice", "handoff"), ("alice", "self_handoff")]
+    assert scheduled(repo) == [
+        ("alice", "silent_longest"),
+        ("alice", "self_handoff"),
+        ("alice", "handoff"),
+        ("alice", "self_handoff"),
+    ]
     audits = [(e["accept"], e["by"]) for e in events_of(repo) if e["type"] == "audit"]
     assert audits == [(False, "model"), (True, "model")]
     st = status_json(autodev, repo)
@@ -101,8 +128,13 @@ def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
 
 
 def test_audit_limit_pauses_the_run(repo, autodev):
-    script = (work("a.txt") + done("a is in") + verdict(False, "not yet")
-              + done("really done") + verdict(False, "still not"))
+    script = (
+        work("a.txt")
+        + done("a is in")
+        + verdict(False, "not yet")
+        + done("really done")
+        + verdict(False, "still not")
+    )
     write_team(repo, PAIR, script, "maxAcceptChecks = 2\n")
     r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt")
     assert r.returncode == 3, r.stdout + r.stderr
@@ -121,8 +153,9 @@ def test_audit_limit_pauses_the_run(repo, autodev):
 
 
 def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
-    script = (done("nothing to do") + work("fixed.txt") + done("fixed.txt is in")
-              + verdict(True, "check passes"))
+    script = (
+        done("nothing to do") + work("fixed.txt") + done("fixed.txt is in") + verdict(True, "check passes")
+    )
     write_team(repo, PAIR, script, 'auditCheck = "test -f fixed.txt && echo FOUND || (echo NOPE; exit 1)"\n')
     r = autodev(repo, "start", "--foreground", "--until-idle", "make fixed.txt")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -181,8 +214,10 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
 def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
     write_team(repo, PAIR, SLOW_SCRIPT)
     start_detached(autodev, repo, "be slow")
-    wait_for("alice's command to start",
-             lambda: any(e["type"] == "tool" and e["name"] == "run_command" for e in events_of(repo)))
+    wait_for(
+        "alice's command to start",
+        lambda: any(e["type"] == "tool" and e["name"] == "run_command" for e in events_of(repo)),
+    )
     assert autodev(repo, "pause").returncode == 0
     # The turn in flight finishes; the pause holds the run at the boundary after it.
     wait_for("paused", lambda: state_of(repo).get("state") == "paused")
@@ -197,15 +232,17 @@ def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
 
     stop_daemon(autodev, repo)
     assert status_json(autodev, repo)["state"] == "stopped"
-    assert [e["action"] for e in events_of(repo) if e["type"] == "control"] == \
-        ["pause", "resume", "stop"]
+    assert [e["action"] for e in events_of(repo) if e["type"] == "control"] == ["pause", "resume", "stop"]
 
     # A stopped run starts again where it was: the question is still open for the answer.
     assert autodev(repo, "send", "yes").returncode == 0
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert shape(thread_of(repo))[-3:] == [("user", "say", None, None), ("bob", "done", None, None),
-                                           ("audit", "say", None, None)]
+    assert shape(thread_of(repo))[-3:] == [
+        ("user", "say", None, None),
+        ("bob", "done", None, None),
+        ("audit", "say", None, None),
+    ]
 
 
 def controls(repo) -> list[str]:
@@ -222,8 +259,9 @@ def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, 
     wait_for("the resume", lambda: controls(repo) == ["pause", "resume"])
     time.sleep(1.0)  # room for a wrongly scheduled turn to start
     assert len(thread_of(repo)) == 3
-    assert scheduled(repo) == [("alice", "silent_longest"), ("bob", "handoff")], \
+    assert scheduled(repo) == [("alice", "silent_longest"), ("bob", "handoff")], (
         "a turn was scheduled while bob's question was still open"
+    )
     st = status_json(autodev, repo)
     assert st["state"] == "awaiting_user"
     assert st["needs_you"][0]["from"] == "bob"

@@ -10,20 +10,21 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from autodev.paths import RunPaths
 from tests.conftest import run_dir, shape, thread_of, write_team
-from tests.e2e.helpers import (SOLO, done_accepted, kill_group, start_detached, state_of,
-                               status_json, wait_for)
+from tests.e2e.helpers import SOLO, done_accepted, kill_group, start_detached, state_of, status_json, wait_for
 
 
 def say_to_user(n: int, start: int = 1) -> str:
     """n distinct questions to the user: each ends a turn with the run awaiting the user."""
-    return "".join(f'[[step]]\nparticipant = "solo"\ncalls = [{{ tool = "post", args = '
-                   f'{{ kind = "say", text = "question {i}", handoff = "user" }} }}]\n'
-                   for i in range(start, start + n))
+    return "".join(
+        f'[[step]]\nparticipant = "solo"\ncalls = [{{ tool = "post", args = '
+        f'{{ kind = "say", text = "question {i}", handoff = "user" }} }}]\n'
+        for i in range(start, start + n)
+    )
 
 
 DONE = done_accepted("solo")
@@ -43,8 +44,9 @@ def assert_contiguous(posts: list[dict]) -> None:
 def wait_daemon_gone(autodev, repo, timeout: float = 30.0) -> None:
     from autodev.daemon import DaemonLock
 
-    wait_for("the daemon to release its lock",
-             lambda: DaemonLock.holder(RunPaths(repo).lock) is None, timeout)
+    wait_for(
+        "the daemon to release its lock", lambda: DaemonLock.holder(RunPaths(repo).lock) is None, timeout
+    )
 
 
 # -- concurrent send ----------------------------------------------------------------------------
@@ -69,9 +71,12 @@ def test_concurrent_sends_land_exactly_once_in_sender_order(repo, autodev, tmp_p
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
 
     box, go = RunPaths(repo).inbox, tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", DROP, str(box), str(k), str(go),
-                               str(PER_SENDER)], start_new_session=True)
-             for k in range(SENDERS)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", DROP, str(box), str(k), str(go), str(PER_SENDER)], start_new_session=True
+        )
+        for k in range(SENDERS)
+    ]
     for p in procs:
         autodev.adopt(p.pid)
     time.sleep(0.3)  # let the interpreters start; they spin on the go file
@@ -88,6 +93,7 @@ def test_concurrent_sends_land_exactly_once_in_sender_order(repo, autodev, tmp_p
     def all_in():
         users = [p for p in thread_of(repo) if p["from"] == "user"]
         return len(users) >= total + 1 and not list(box.glob("*.json"))
+
     wait_for("every message on the thread", all_in, timeout=90)
     wait_for("the run to settle", lambda: state_of(repo).get("state") == "awaiting_user")
 
@@ -127,14 +133,14 @@ for action in sys.argv[1:]:
 """
 
 
-@lru_cache(maxsize=None)
+@cache
 def _is_merge(seq: tuple, lanes: tuple) -> bool:
     """Whether `seq` interleaves the sequences in `lanes`, each kept in its own order."""
     if not seq:
         return all(not lane for lane in lanes)
     for i, lane in enumerate(lanes):
         if lane and lane[0] == seq[0]:
-            rest = lanes[:i] + (lane[1:],) + lanes[i + 1:]
+            rest = lanes[:i] + (lane[1:],) + lanes[i + 1 :]
             if _is_merge(seq[1:], tuple(sorted(rest))):
                 return True
     return False
@@ -145,9 +151,17 @@ def test_concurrent_control_commands_lose_no_update(repo, autodev):
     # No objective: the daemon idles awaiting the user and only applies control requests.
     start_detached(autodev, repo)
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
-    workers = [subprocess.Popen([sys.executable, "-c", WORKER, *w], cwd=repo,
-                                start_new_session=True, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True) for w in WORKERS]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, *w],
+            cwd=repo,
+            start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in WORKERS
+    ]
     for p in workers:
         autodev.adopt(p.pid)
     for p in workers:
@@ -163,6 +177,7 @@ def test_concurrent_control_commands_lose_no_update(repo, autodev):
             break
         wait_daemon_gone(autodev, repo) if st.get("state") == "stopped" else None
         from autodev.daemon import DaemonLock
+
         if DaemonLock.holder(RunPaths(repo).lock) is None:
             r = autodev(repo, "start", "--foreground", "--until-idle")
             assert r.returncode in (0, 3), r.stdout + r.stderr
@@ -172,9 +187,11 @@ def test_concurrent_control_commands_lose_no_update(repo, autodev):
 
     st = state_of(repo)
     assert st["control_seq"] == made and st["controls"] == []
-    applied = [json.loads(x)["action"] for x in
-               (run_dir(repo) / "events.jsonl").read_text().splitlines()
-               if json.loads(x)["type"] == "control"]
+    applied = [
+        json.loads(x)["action"]
+        for x in (run_dir(repo) / "events.jsonl").read_text().splitlines()
+        if json.loads(x)["type"] == "control"
+    ]
     assert len(applied) == made
     assert Counter(applied) == Counter(a for w in WORKERS for a in w)
     # Applied in the order made: an interleaving that keeps every process's own order.
@@ -213,7 +230,9 @@ def test_torn_tails_are_dropped_and_the_run_continues(repo, autodev):
     posts = thread_of(repo)
     assert_contiguous(posts)
     assert [(p["from"], p["text"]) for p in posts[n_posts:]] == [
-        ("user", "one more thing"), ("solo", "question 1")]
+        ("user", "one more thing"),
+        ("solo", "question 1"),
+    ]
 
 
 def corrupt_line_2(autodev, repo) -> dict[str, bytes]:
@@ -226,8 +245,11 @@ def corrupt_line_2(autodev, repo) -> dict[str, bytes]:
 
 
 def snapshot(repo) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in run_dir(repo).iterdir()
-            if p.is_file() and p.name.endswith((".jsonl", ".json"))}
+    return {
+        p.name: p.read_bytes()
+        for p in run_dir(repo).iterdir()
+        if p.is_file() and p.name.endswith((".jsonl", ".json"))
+    }
 
 
 def assert_refused_unchanged(r, repo, before: dict[str, bytes]) -> None:
@@ -242,8 +264,7 @@ def assert_refused_unchanged(r, repo, before: dict[str, bytes]) -> None:
 def test_corruption_mid_thread_is_refused_and_nothing_changes(repo, autodev):
     before = corrupt_line_2(autodev, repo)
     for _ in range(2):  # refused every time, not repaired by the first attempt
-        assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo,
-                                 before)
+        assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo, before)
     assert autodev(repo, "send", "more").returncode == 0
     assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo, before)
 
@@ -294,9 +315,13 @@ def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
     assert r.returncode == 0, r.stdout + r.stderr
     posts = thread_of(repo)
     assert_contiguous(posts)
-    assert shape(posts) == [("user", "say", None, None), ("solo", "say", "user", None),
-                            ("user", "say", None, None), ("solo", "done", None, None),
-                            ("audit", "say", None, None)]
+    assert shape(posts) == [
+        ("user", "say", None, None),
+        ("solo", "say", "user", None),
+        ("user", "say", None, None),
+        ("solo", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     assert [p["text"] for p in posts if p["from"] == "user"] == ["ask me first", "go ahead"]
     for path in logs:
         records(path)
@@ -305,12 +330,20 @@ def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
 
 def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
     """`start --foreground --until-idle` with every file it writes capped at `limit` bytes."""
+
     def cap():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    p = subprocess.Popen([sys.executable, "-m", "autodev", "start", "--foreground", "--until-idle"],
-                         cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True, preexec_fn=cap, stdin=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "autodev", "start", "--foreground", "--until-idle"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=cap,
+        stdin=subprocess.DEVNULL,
+    )
     autodev.adopt(p.pid)
     out, err = p.communicate(timeout=60)
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
@@ -346,8 +379,10 @@ def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev):
     assert len(thread_of(repo)) == 2
 
     kill_group(pid)  # the daemon dies without releasing anything by itself
-    wait_for("the daemon to die", lambda: not Path(f"/proc/{pid}").exists()
-             or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2])
+    wait_for(
+        "the daemon to die",
+        lambda: not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2],
+    )
     lock = RunPaths(repo).lock
     assert lock.exists() and lock.read_text().strip() == str(pid)  # the stale lock is left
     assert status_json(autodev, repo)["daemon_pid"] is None
@@ -355,9 +390,11 @@ def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev):
     assert autodev(repo, "send", "carry on").returncode == 0
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert shape(thread_of(repo))[-3:] == [("user", "say", None, None),
-                                           ("solo", "done", None, None),
-                                           ("audit", "say", None, None)]
+    assert shape(thread_of(repo))[-3:] == [
+        ("user", "say", None, None),
+        ("solo", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     assert_contiguous(thread_of(repo))
 
 
@@ -372,10 +409,19 @@ def _synthetic_thread(repo, n: int) -> None:
     with open(rd / "thread.jsonl", "w") as f:
         for seq in range(1, n + 1):
             frm = "user" if seq % 2 else "solo"
-            f.write(json.dumps({"seq": seq, "from": frm, "kind": "say",
-                                "text": f"old post {seq} " + "x" * 60,
-                                "handoff": "user" if frm == "solo" else None,
-                                "ts": "2026-01-01T00:00:00.000Z"}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "seq": seq,
+                        "from": frm,
+                        "kind": "say",
+                        "text": f"old post {seq} " + "x" * 60,
+                        "handoff": "user" if frm == "solo" else None,
+                        "ts": "2026-01-01T00:00:00.000Z",
+                    }
+                )
+                + "\n"
+            )
     last = {"user": n if n % 2 else n - 1, "solo": n - 1 if n % 2 else n}
     (rd / "thread-index.json").write_text(json.dumps({"seq": n, "last_spoke": last}))
 
@@ -385,10 +431,15 @@ def _read_bytes_after_restore(autodev, repo, n: int) -> tuple[int, int]:
     _synthetic_thread(repo, n)
     p = autodev.popen(repo, "start", "--foreground", "next question")
     try:
-        wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user"
-                 and any(x["text"] == "question 1" for x in thread_of_tail(repo)), timeout=60)
-        io = dict(line.split(": ") for line in
-                  Path(f"/proc/{p.pid}/io").read_text().splitlines())
+        wait_for(
+            "awaiting_user",
+            lambda: (
+                state_of(repo).get("state") == "awaiting_user"
+                and any(x["text"] == "question 1" for x in thread_of_tail(repo))
+            ),
+            timeout=60,
+        )
+        io = dict(line.split(": ") for line in Path(f"/proc/{p.pid}/io").read_text().splitlines())
     finally:
         kill_group(p.pid)
         p.wait()

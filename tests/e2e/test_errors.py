@@ -34,26 +34,48 @@ def assert_refused(r, *needles: str) -> None:
 # anything is written.
 CASES = {
     "unknown config key": (TEAM, "maxTalkTurn = 3\n", [".autodev/config.toml", "maxTalkTurn"]),
-    "config key of the wrong type": (TEAM, 'maxTalkTurns = "six"\n',
-                                     [".autodev/config.toml", "maxTalkTurns"]),
-    "config enum out of range": (TEAM, 'gateMode = "sometimes"\n',
-                                 [".autodev/config.toml", "gateMode"]),
-    "config TOML syntax error": (TEAM, "maxTalkTurns = 3\ngateMode = \n",
-                                 [".autodev/config.toml", "line 2"]),
-    "team TOML syntax error": (TEAM.replace('write = true', 'write = tru e'), "",
-                               [".autodev/team.toml", "line 5"]),
-    "bad participant name": (TEAM.replace('name = "builder"', 'name = "Builder!"'), "",
-                             [".autodev/team.toml", "name", "Builder!"]),
-    "reserved participant name": (TEAM.replace('name = "builder"', 'name = "audit"'), "",
-                                  [".autodev/team.toml", "audit"]),
-    "unknown participant key": (TEAM.replace("write = true", "write = true\nmodle = \"x\""), "",
-                                [".autodev/team.toml", "modle"]),
-    "participant without a model": (TEAM.replace('model = "scripted"\nwrite', 'write'), "",
-                                    [".autodev/team.toml", "model"]),
-    "duplicate participant": (TEAM + '\n[[participants]]\nname = "builder"\nmodel = "scripted"\n', "",
-                              [".autodev/team.toml", "builder"]),
-    "missing script": (TEAM.replace('path = "script.toml"', 'path = "nope.toml"'), "",
-                       [".autodev/team.toml", "nope.toml"]),
+    "config key of the wrong type": (
+        TEAM,
+        'maxTalkTurns = "six"\n',
+        [".autodev/config.toml", "maxTalkTurns"],
+    ),
+    "config enum out of range": (TEAM, 'gateMode = "sometimes"\n', [".autodev/config.toml", "gateMode"]),
+    "config TOML syntax error": (TEAM, "maxTalkTurns = 3\ngateMode = \n", [".autodev/config.toml", "line 2"]),
+    "team TOML syntax error": (
+        TEAM.replace("write = true", "write = tru e"),
+        "",
+        [".autodev/team.toml", "line 5"],
+    ),
+    "bad participant name": (
+        TEAM.replace('name = "builder"', 'name = "Builder!"'),
+        "",
+        [".autodev/team.toml", "name", "Builder!"],
+    ),
+    "reserved participant name": (
+        TEAM.replace('name = "builder"', 'name = "audit"'),
+        "",
+        [".autodev/team.toml", "audit"],
+    ),
+    "unknown participant key": (
+        TEAM.replace("write = true", 'write = true\nmodle = "x"'),
+        "",
+        [".autodev/team.toml", "modle"],
+    ),
+    "participant without a model": (
+        TEAM.replace('model = "scripted"\nwrite', "write"),
+        "",
+        [".autodev/team.toml", "model"],
+    ),
+    "duplicate participant": (
+        TEAM + '\n[[participants]]\nname = "builder"\nmodel = "scripted"\n',
+        "",
+        [".autodev/team.toml", "builder"],
+    ),
+    "missing script": (
+        TEAM.replace('path = "script.toml"', 'path = "nope.toml"'),
+        "",
+        [".autodev/team.toml", "nope.toml"],
+    ),
 }
 
 
@@ -83,8 +105,11 @@ def test_provider_without_its_api_key_is_refused(repo, autodev, monkeypatch):
 
 def test_api_key_env_naming_an_unset_variable_is_refused(repo, autodev, monkeypatch):
     monkeypatch.delenv("AUTODEV_TEST_NO_SUCH_KEY", raising=False)
-    team = TEAM.replace('model = "scripted"\nwrite',
-                        'model = "openai/gpt-5"\napi_key_env = "AUTODEV_TEST_NO_SUCH_KEY"\nwrite', 1)
+    team = TEAM.replace(
+        'model = "scripted"\nwrite',
+        'model = "openai/gpt-5"\napi_key_env = "AUTODEV_TEST_NO_SUCH_KEY"\nwrite',
+        1,
+    )
     write_team(repo, team, SCRIPT)
     r = start(autodev, repo)
     assert_refused(r, "builder", "AUTODEV_TEST_NO_SUCH_KEY", "api_key_env")

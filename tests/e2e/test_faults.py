@@ -46,14 +46,14 @@ calls = [{{ tool = "read_file", args = {{ path = "f{i}.txt" }} }},
 participant = "reviewer"
 calls = [{{ tool = "post", args = {{ kind = "say", text = "f{i} reviewed", handoff = "builder" }} }}]
 ''')
-    steps.append('''
+    steps.append("""
 [[step]]
 participant = "builder"
 calls = [{ tool = "post", args = { kind = "done", text = "all files added" } }]
 [[step]]
 participant = "audit"
 calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
-''')
+""")
     return "".join(steps)
 
 
@@ -114,7 +114,7 @@ def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
         (trepo / ".git" / "info" / "exclude").write_text(".autodev/\n")
         _setup(trepo)
         hlog = run_dir(trepo) / "harness.jsonl"
-        for attempt in range(60):
+        for _attempt in range(60):
             # A `start` killed before it queued its objective never gave one: give it again,
             # as a user would. Once queued (inbox) or posted (thread), it is never given twice.
             args = ["start", "--foreground", "--until-idle"]

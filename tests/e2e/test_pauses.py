@@ -7,37 +7,73 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.helpers import (PAIR, SOLO, call, cli, events, post, run_until_idle, scheduled,
-                               status_json, status_text, step)
+from tests.e2e.helpers import (
+    PAIR,
+    SOLO,
+    call,
+    cli,
+    events,
+    post,
+    run_until_idle,
+    scheduled,
+    status_json,
+    status_text,
+    step,
+)
 
 # name -> (team, script, config, CLI commands run before the start, code, sentence in status)
 CASES = {
     "talk_limit": (
         PAIR,
-        post("alice", "say", "bob, thoughts?", "bob") + post("bob", "say", "looks fine", "alice")
+        post("alice", "say", "bob, thoughts?", "bob")
+        + post("bob", "say", "looks fine", "alice")
         + post("alice", "work_done", "nothing changed yet"),
-        "maxTalkTurns = 2\n", [], "talk_limit",
-        "3 turns passed without credited work, even after the talk limit applied"),
+        "maxTalkTurns = 2\n",
+        [],
+        "talk_limit",
+        "3 turns passed without credited work, even after the talk limit applied",
+    ),
     "silent": (
-        SOLO, "".join(step("solo", text=f"thinking ({i})") for i in range(6)), "", [], "silent",
-        "solo ended 3 turns in a row without posting"),
+        SOLO,
+        "".join(step("solo", text=f"thinking ({i})") for i in range(6)),
+        "",
+        [],
+        "silent",
+        "solo ended 3 turns in a row without posting",
+    ),
     "audit_limit": (
-        PAIR, post("alice", "done", "all done") + step("audit", call("verdict", accept=False,
-                                                                     gap="no tests")),
-        "maxAcceptChecks = 1\n", [], "audit_limit",
-        "the audit reopened the work 1 times (maxAcceptChecks)"),
+        PAIR,
+        post("alice", "done", "all done") + step("audit", call("verdict", accept=False, gap="no tests")),
+        "maxAcceptChecks = 1\n",
+        [],
+        "audit_limit",
+        "the audit reopened the work 1 times (maxAcceptChecks)",
+    ),
     "wait_too_long": (
-        PAIR, "".join(post("alice", "wait", f"still deploying ({i})") for i in range(8)),
-        "waitFirstSec = 0.2\nwaitCapSec = 0.8\nmaxWaitMin = 0.01\n", [], "wait_too_long",
-        "alice's wait ran past maxWaitMin"),
+        PAIR,
+        "".join(post("alice", "wait", f"still deploying ({i})") for i in range(8)),
+        "waitFirstSec = 0.2\nwaitCapSec = 0.8\nmaxWaitMin = 0.01\n",
+        [],
+        "wait_too_long",
+        "alice's wait ran past maxWaitMin",
+    ),
     "stagnation": (
-        SOLO, post("solo", "say", "still looking into it") * 3, "", [], "stagnation",
-        "solo's last three posts were identical (say)"),
-    "user": (
-        PAIR, post("alice", "say", "hello", "bob"), "", [["pause"]], "user", "you paused the run"),
+        SOLO,
+        post("solo", "say", "still looking into it") * 3,
+        "",
+        [],
+        "stagnation",
+        "solo's last three posts were identical (say)",
+    ),
+    "user": (PAIR, post("alice", "say", "hello", "bob"), "", [["pause"]], "user", "you paused the run"),
     "provider": (
-        SOLO, step("solo", error=500) * 3, "maxRetries = 2\nretryBackoffSec = 0.05\n", [],
-        "provider", "a model failed: solo's model failed 3 times"),
+        SOLO,
+        step("solo", error=500) * 3,
+        "maxRetries = 2\nretryBackoffSec = 0.05\n",
+        [],
+        "provider",
+        "a model failed: solo's model failed 3 times",
+    ),
 }
 
 
@@ -65,7 +101,7 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
     if name == "wait_too_long":
         # The series was rechecked before it ran too long, on the doubling schedule.
         delays = [e["delay"] for e in events(repo, "wait")]
-        assert delays and delays == [min(0.8, 0.2 * 2 ** i) for i in range(len(delays))]
+        assert delays and delays == [min(0.8, 0.2 * 2**i) for i in range(len(delays))]
         assert st["wait"] is None
     if name == "user":
         assert thread_of(repo) == [] and scheduled(repo) == [], "a turn ran although the run was paused"
@@ -75,9 +111,12 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
 
 
 def test_send_resumes_a_run_paused_for_review_with_fresh_scope(repo, autodev):
-    script = (post("alice", "say", "bob, thoughts?", "bob") + post("bob", "say", "looks fine", "alice")
-              + post("alice", "work_done", "nothing changed yet")
-              + post("bob", "say", "What should we try instead?", "user"))
+    script = (
+        post("alice", "say", "bob, thoughts?", "bob")
+        + post("bob", "say", "looks fine", "alice")
+        + post("alice", "work_done", "nothing changed yet")
+        + post("bob", "say", "What should we try instead?", "user")
+    )
     write_team(repo, PAIR, script, "maxTalkTurns = 2\n")
     run_until_idle(autodev, repo, "improve the docs", expect=3)
     st = status_json(autodev, repo)

@@ -7,23 +7,31 @@ from __future__ import annotations
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import BUILDER, done_accepted, events_of, status_json, team_of_one
 
-
 DONE = done_accepted("builder")
 
 FAST = "retryBackoffSec = 0.05\nmaxRetries = 2\n"
 
 
 def test_usage_limit_fails_over_and_the_turn_completes(repo, autodev):
-    write_team(repo, team_of_one("builder", 'failover = ["scripted:backup"]'), """
+    write_team(
+        repo,
+        team_of_one("builder", 'failover = ["scripted:backup"]'),
+        """
 [[step]]
 participant = "builder"
 error = 429
 retry_after = 30
-""" + DONE, FAST)
+"""
+        + DONE,
+        FAST,
+    )
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert shape(thread_of(repo)) == [("user", "say", None, None), ("builder", "done", None, None),
-                                      ("audit", "say", None, None)]
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("builder", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     ev = events_of(repo)
     fo = [e for e in ev if e["type"] == "failover"]
     assert fo and fo[0]["model"] == "scripted" and fo[0]["to"] == "scripted:backup"
@@ -33,12 +41,18 @@ retry_after = 30
 
 
 def test_all_models_limited_waits_for_the_reset_then_continues(repo, autodev):
-    write_team(repo, BUILDER, """
+    write_team(
+        repo,
+        BUILDER,
+        """
 [[step]]
 participant = "builder"
 error = 429
 retry_after = 1
-""" + DONE, FAST)
+"""
+        + DONE,
+        FAST,
+    )
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
     ev = events_of(repo)
@@ -52,14 +66,20 @@ retry_after = 1
 
 
 def test_server_errors_retry_with_backoff_then_succeed(repo, autodev):
-    write_team(repo, BUILDER, """
+    write_team(
+        repo,
+        BUILDER,
+        """
 [[step]]
 participant = "builder"
 error = 500
 [[step]]
 participant = "builder"
 error = 503
-""" + DONE, FAST)
+"""
+        + DONE,
+        FAST,
+    )
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
     retries = [e for e in events_of(repo) if e["type"] == "retry"]
@@ -68,7 +88,10 @@ error = 503
 
 
 def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev):
-    write_team(repo, BUILDER, """
+    write_team(
+        repo,
+        BUILDER,
+        """
 [[step]]
 participant = "builder"
 error = 500
@@ -78,7 +101,10 @@ error = 500
 [[step]]
 participant = "builder"
 error = 500
-""" + DONE, FAST)
+"""
+        + DONE,
+        FAST,
+    )
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 3, r.stdout + r.stderr
     st = status_json(autodev, repo)

@@ -138,16 +138,16 @@ def check_each_scheduler_rule(repo):
     ]
     assert [p["seq"] for p in thread] == list(range(1, 13))
     assert scheduled(repo) == [
-        ("alice", "silent_longest"),        # never-spoken tie: first by name, not file order
+        ("alice", "silent_longest"),  # never-spoken tie: first by name, not file order
         ("bob", "handoff"),
         ("alice", "handoff"),
         ("bob", "handoff"),
-        ("carol", "abab_breaker"),          # alice, bob, alice, bob without work
+        ("carol", "abab_breaker"),  # alice, bob, alice, bob without work
         ("alice", "self_handoff_refused"),  # carol -> carol refused; alice silent longest
-        ("bob", "self_handoff_refused"),    # uncredited work_done -> self refused too
-        ("carol", "silent_longest"),        # 'zed' ignored; bob sits out as last speaker
+        ("bob", "self_handoff_refused"),  # uncredited work_done -> self refused too
+        ("carol", "silent_longest"),  # 'zed' ignored; bob sits out as last speaker
         ("alice", "silent_longest"),
-        ("alice", "self_handoff"),          # credited work_done may hand off to itself
+        ("alice", "self_handoff"),  # credited work_done may hand off to itself
     ]
     warnings = [e["message"] for e in events_of(repo) if e["type"] == "warning"]
     assert any("zed" in w and "not on the team" in w for w in warnings), warnings
@@ -192,8 +192,7 @@ calls = [{ tool = "post", args = { kind = "say", text = "thinking aloud" } }]
 [[step]]
 participant = "solo"
 calls = [{ tool = "post", args = { kind = "work_done", text = "no change", handoff = "solo" } }]
-""" + "".join('[[step]]\nparticipant = "solo"\ntext = "hmm, let me think (%d)"\n' % i
-              for i in range(1, 7))
+""" + "".join(f'[[step]]\nparticipant = "solo"\ntext = "hmm, let me think ({i})"\n' for i in range(1, 7))
 
 
 def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
@@ -248,8 +247,11 @@ def test_malformed_tool_call_json_gets_an_error_the_model_can_correct(repo, auto
     write_team(repo, SOLO, MALFORMED_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "finish")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert shape(thread_of(repo)) == [("user", "say", None, None), ("solo", "done", None, None),
-                                      ("audit", "say", None, None)]
+    assert shape(thread_of(repo)) == [
+        ("user", "say", None, None),
+        ("solo", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     second = [q for q in requests_of(repo) if q["participant"] == "solo"][1]
     results = [m["content"] for m in second["body"]["messages"] if m["role"] == "tool"]
     assert len(results) == 1 and "not valid JSON" in results[0]

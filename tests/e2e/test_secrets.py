@@ -24,8 +24,14 @@ calls = [{{ tool = "verdict", args = {{ accept = true, gap = "" }} }}]
 
 def test_secrets_are_redacted_everywhere_we_write(repo, autodev):
     write_team(repo, BUILDER, SCRIPT)
-    r = autodev(repo, "start", "--foreground", "--until-idle", f"objective mentioning {SECRET}",
-                env={"DEMO_API_KEY": SECRET})
+    r = autodev(
+        repo,
+        "start",
+        "--foreground",
+        "--until-idle",
+        f"objective mentioning {SECRET}",
+        env={"DEMO_API_KEY": SECRET},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     d = run_dir(repo)
     for name in ("thread.jsonl", "events.jsonl", "harness.jsonl", "state.json"):

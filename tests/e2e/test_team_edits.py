@@ -5,8 +5,21 @@ old team keeps working."""
 from __future__ import annotations
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.helpers import (ACCEPT, PAIR, cli, events, post, prompt_of, requests_of, scheduled,
-                               start_detached, state_of, status_json, status_text, wait_for)
+from tests.e2e.helpers import (
+    ACCEPT,
+    PAIR,
+    cli,
+    events,
+    post,
+    prompt_of,
+    requests_of,
+    scheduled,
+    start_detached,
+    state_of,
+    status_json,
+    status_text,
+    wait_for,
+)
 
 CAROL = """
 [[participants]]
@@ -18,9 +31,12 @@ lane = "Reviews."
 
 
 def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
-    script = (post("alice", "say", "Who should review this?", "user")
-              + post("alice", "say", "carol, please review", "carol")
-              + post("carol", "done", "reviewed and complete") + ACCEPT)
+    script = (
+        post("alice", "say", "Who should review this?", "user")
+        + post("alice", "say", "carol, please review", "carol")
+        + post("carol", "done", "reviewed and complete")
+        + ACCEPT
+    )
     write_team(repo, PAIR, script)
     start_detached(autodev, repo, "write the changelog")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
@@ -34,8 +50,11 @@ def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
     reloads = events(repo, "team_reloaded")
     assert len(reloads) == 1 and reloads[0]["participants"] == ["alice", "bob", "carol"]
     assert scheduled(repo)[-2:] == [("alice", "user_message"), ("carol", "handoff")]
-    assert shape(thread_of(repo))[-3:] == [("alice", "say", "carol", None),
-                                           ("carol", "done", None, None), ("audit", "say", None, None)]
+    assert shape(thread_of(repo))[-3:] == [
+        ("alice", "say", "carol", None),
+        ("carol", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     # No warning about an unknown handoff target: carol was on the team when alice named her.
     assert not [e for e in events(repo, "warning") if "carol" in e["message"]]
     parts = {p["name"]: p for p in status_json(autodev, repo)["participants"]}
@@ -43,9 +62,12 @@ def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
 
 
 def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, autodev):
-    script = (post("alice", "say", "Shall bob finish it?", "user")
-              + post("alice", "say", "bob, please finish", "bob")
-              + post("bob", "done", "finished by the old team") + ACCEPT)
+    script = (
+        post("alice", "say", "Shall bob finish it?", "user")
+        + post("alice", "say", "bob, please finish", "bob")
+        + post("bob", "done", "finished by the old team")
+        + ACCEPT
+    )
     write_team(repo, PAIR, script)
     start_detached(autodev, repo, "tidy the docs")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
@@ -69,8 +91,7 @@ def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, auto
 
 
 def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev):
-    script = (post("alice", "say", "Question one?", "user")
-              + post("alice", "say", "Question two?", "user"))
+    script = post("alice", "say", "Question one?", "user") + post("alice", "say", "Question two?", "user")
     write_team(repo, PAIR, script)
     start_detached(autodev, repo, "tidy the docs")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
@@ -88,18 +109,24 @@ def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev
     assert status_json(autodev, repo)["team_error"] is None
 
 
-TRIO = PAIR.replace("[audit]", '''[[participants]]
+TRIO = PAIR.replace(
+    "[audit]",
+    """[[participants]]
 name = "carol"
 model = "scripted"
 write = false
 
-[audit]''')
+[audit]""",
+)
 
 
 def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev):
-    script = (post("alice", "say", "bob, your view?", "bob")
-              + post("bob", "say", "Which licence should we use?", "user")
-              + post("robert", "done", "licence chosen and added") + ACCEPT)
+    script = (
+        post("alice", "say", "bob, your view?", "bob")
+        + post("bob", "say", "Which licence should we use?", "user")
+        + post("robert", "done", "licence chosen and added")
+        + ACCEPT
+    )
     write_team(repo, TRIO, script)
     start_detached(autodev, repo, "add a licence")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
@@ -116,8 +143,13 @@ def test_removing_and_renaming_participants_keeps_history_and_figures(repo, auto
     assert any("bob" in e["message"] for e in events(repo, "warning"))
     # History is untouched: bob's posts stay bob's.
     assert shape(thread_of(repo)) == [
-        ("user", "say", None, None), ("alice", "say", "bob", None), ("bob", "say", "user", None),
-        ("user", "say", None, None), ("robert", "done", None, None), ("audit", "say", None, None)]
+        ("user", "say", None, None),
+        ("alice", "say", "bob", None),
+        ("bob", "say", "user", None),
+        ("user", "say", None, None),
+        ("robert", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     # robert starts with a fresh cursor: every post so far is new to it, in its bounded index.
     [first] = [q for q in requests_of(repo, "robert")][:1]
     assert "#3 bob say→user" in prompt_of(first) and "#4 user say" in prompt_of(first)

@@ -14,9 +14,27 @@ import subprocess
 import time
 
 from tests.conftest import git, shape, thread_of, write_team
-from tests.e2e.helpers import (ACCEPT, PAIR, call, cli, events, post, prompt_of, requests_of,
-                               run_until_idle, scheduled, start_detached, state_of, status_json,
-                               status_text, step, tool_results, ts, turns_of, wait_for)
+from tests.e2e.helpers import (
+    ACCEPT,
+    PAIR,
+    call,
+    cli,
+    events,
+    post,
+    prompt_of,
+    requests_of,
+    run_until_idle,
+    scheduled,
+    start_detached,
+    state_of,
+    status_json,
+    status_text,
+    step,
+    tool_results,
+    ts,
+    turns_of,
+    wait_for,
+)
 
 # -- waits -------------------------------------------------------------------------------------
 
@@ -27,8 +45,10 @@ def test_wait_is_rechecked_with_doubling_delays_up_to_the_cap(repo, autodev):
     write_team(repo, PAIR, script, "waitFirstSec = 0.2\nwaitCapSec = 0.8\n")
     run_until_idle(autodev, repo, "ship it once CI passes", expect=0)
 
-    assert shape(thread_of(repo)) == [("user", "say", None, None)] + \
-        [("alice", "wait", None, None)] * 4 + [("alice", "done", None, None), ("audit", "say", None, None)]
+    assert shape(thread_of(repo)) == [("user", "say", None, None)] + [("alice", "wait", None, None)] * 4 + [
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     waits = events(repo, "wait")
     assert [(e["delay"], e["streak"]) for e in waits] == [(0.2, 1), (0.4, 2), (0.8, 3), (0.8, 4)]
     # The author speaks again after each wait (bob, silent longest, never gets the turn)...
@@ -42,8 +62,11 @@ def test_wait_is_rechecked_with_doubling_delays_up_to_the_cap(repo, autodev):
 
 
 def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo, autodev):
-    script = (post("alice", "wait", "waiting for the staging deploy")
-              + post("alice", "done", "staging is up") + ACCEPT)
+    script = (
+        post("alice", "wait", "waiting for the staging deploy")
+        + post("alice", "done", "staging is up")
+        + ACCEPT
+    )
     write_team(repo, PAIR, script, "waitFirstSec = 60\nwaitCapSec = 60\n")
     start_detached(autodev, repo, "deploy to staging")
     wait_for("waiting", lambda: state_of(repo).get("state") == "waiting")
@@ -62,8 +85,12 @@ def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo
     assert time.monotonic() - began < 30, "the wait was not ended early by the message"
 
     assert shape(thread_of(repo)) == [
-        ("user", "say", None, None), ("alice", "wait", None, None), ("user", "say", None, None),
-        ("alice", "done", None, None), ("audit", "say", None, None)]
+        ("user", "say", None, None),
+        ("alice", "wait", None, None),
+        ("user", "say", None, None),
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "user_message")]
     last = turns_of(repo, "alice")[-1][0]
     assert "STAGING-IS-READY: the deploy finished" in prompt_of(last)
@@ -77,18 +104,25 @@ def gate_notes(repo) -> list[dict]:
 
 
 def test_gates_auto_denied_then_auto_approved_each_named_and_back_to_the_declarer(repo, autodev):
-    script = (post("alice", "gate", "force-push the rewritten history to main")
-              + post("alice", "gate", "publish the v1.0 release tag")
-              + post("alice", "done", "tagged") + ACCEPT)
+    script = (
+        post("alice", "gate", "force-push the rewritten history to main")
+        + post("alice", "gate", "publish the v1.0 release tag")
+        + post("alice", "done", "tagged")
+        + ACCEPT
+    )
     config = 'gateAutoDeny = ["*force*"]\ngateAutoApprove = ["*release tag*", "*force*"]\n'
     write_team(repo, PAIR, script, config)
     run_until_idle(autodev, repo, "release v1.0", expect=0)
 
     assert shape(thread_of(repo)) == [
         ("user", "say", None, None),
-        ("alice", "gate", None, None), ("system", "say", None, None),
-        ("alice", "gate", None, None), ("system", "say", None, None),
-        ("alice", "done", None, None), ("audit", "say", None, None)]
+        ("alice", "gate", None, None),
+        ("system", "say", None, None),
+        ("alice", "gate", None, None),
+        ("system", "say", None, None),
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     notes = gate_notes(repo)
     # Deny patterns are checked first, even though an approve pattern matches too.
     assert [n["gate"]["decision"] for n in notes] == ["denied", "approved"]
@@ -96,14 +130,22 @@ def test_gates_auto_denied_then_auto_approved_each_named_and_back_to_the_declare
     assert "approved by gateAutoApprove '*release tag*'" in notes[1]["text"]
     assert all(n["gate"]["declarer"] == "alice" for n in notes)
     # The declarer speaks after each decision (bob would otherwise be silent longest).
-    assert scheduled(repo) == [("alice", "silent_longest"), ("alice", "gate_decision"),
-                               ("alice", "gate_decision")]
-    assert [(e["decision"], e["by"]) for e in events(repo, "gate_decided")] == \
-        [("denied", "gateAutoDeny '*force*'"), ("approved", "gateAutoApprove '*release tag*'")]
+    assert scheduled(repo) == [
+        ("alice", "silent_longest"),
+        ("alice", "gate_decision"),
+        ("alice", "gate_decision"),
+    ]
+    assert [(e["decision"], e["by"]) for e in events(repo, "gate_decided")] == [
+        ("denied", "gateAutoDeny '*force*'"),
+        ("approved", "gateAutoApprove '*release tag*'"),
+    ]
 
 
-GATED_SCRIPT = (post("alice", "gate", "drop the legacy_users table in production")
-                + post("alice", "done", "handled the gate decision") + ACCEPT)
+GATED_SCRIPT = (
+    post("alice", "gate", "drop the legacy_users table in production")
+    + post("alice", "done", "handled the gate decision")
+    + ACCEPT
+)
 
 
 def _gated_run(autodev, repo) -> str:
@@ -112,8 +154,7 @@ def _gated_run(autodev, repo) -> str:
     st = status_json(autodev, repo)
     assert st["state"] == "gated" and st["reason"]["code"] == "gated"
     gates = [n for n in st["needs_you"] if n["type"] == "gate"]
-    assert [(g["from"], g["text"]) for g in gates] == \
-        [("alice", "drop the legacy_users table in production")]
+    assert [(g["from"], g["text"]) for g in gates] == [("alice", "drop the legacy_users table in production")]
     text = status_text(autodev, repo)
     assert "The run stopped and why" in text and "alice declared a gate" in text
     assert f"autodev approve {gates[0]['id']}" in text
@@ -128,8 +169,11 @@ def test_gated_then_approved_by_the_user(repo, autodev):
     assert note["gate"] == {"id": gid, "decision": "approved", "declarer": "alice", "by": "the user"}
     assert f"Gate {gid} by alice approved by the user" in note["text"]
     assert scheduled(repo)[-1] == ("alice", "gate_decision")
-    assert shape(thread_of(repo))[-3:] == [("system", "say", None, None),
-                                           ("alice", "done", None, None), ("audit", "say", None, None)]
+    assert shape(thread_of(repo))[-3:] == [
+        ("system", "say", None, None),
+        ("alice", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     assert status_json(autodev, repo)["needs_you"] == []
 
 
@@ -145,9 +189,12 @@ def test_gated_then_denied_with_a_reason(repo, autodev):
     assert "denied by the user: take a backup first" in prompt_of(turns_of(repo, "alice")[-1][0])
 
 
-GATE_THEN_QUESTION = (post("alice", "gate", "rotate the production signing key")
-                      + post("alice", "say", "Understood, I will wait for your decision.", "user")
-                      + post("alice", "done", "key rotated") + ACCEPT)
+GATE_THEN_QUESTION = (
+    post("alice", "gate", "rotate the production signing key")
+    + post("alice", "say", "Understood, I will wait for your decision.", "user")
+    + post("alice", "done", "key rotated")
+    + ACCEPT
+)
 
 
 def _message_while_gated_then_approve(autodev, repo) -> dict:
@@ -168,8 +215,12 @@ def _message_while_gated_then_approve(autodev, repo) -> dict:
 
     cli(autodev, repo, "approve", gid)
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
-    assert gate_notes(repo)[-1]["gate"] == {"id": gid, "decision": "approved", "declarer": "alice",
-                                            "by": "the user"}
+    assert gate_notes(repo)[-1]["gate"] == {
+        "id": gid,
+        "decision": "approved",
+        "declarer": "alice",
+        "by": "the user",
+    }
     assert scheduled(repo)[-1] == ("alice", "gate_decision")
     return status_json(autodev, repo)
 
@@ -201,7 +252,9 @@ def test_gate_required_command_refused_then_allowed_once_after_approval(repo, au
         # turn 2 (after the approval): the push runs once; the same command again is refused
         + step("alice", call("run_command", command=f"touch after-marker && {PUSH}"))
         + step("alice", call("run_command", command=PUSH))
-        + post("alice", "done", "pushed") + ACCEPT)
+        + post("alice", "done", "pushed")
+        + ACCEPT
+    )
     write_team(repo, PAIR, script, 'gateRequired = ["git push*"]\ngateAutoApprove = ["*git push*"]\n')
     run_until_idle(autodev, repo, "publish main", expect=0)
 
@@ -215,12 +268,15 @@ def test_gate_required_command_refused_then_allowed_once_after_approval(repo, au
     assert allowed.startswith("exit code: 0"), allowed
     assert (repo / "after-marker").exists()
     head = git(repo, "rev-parse", "HEAD").strip()
-    assert subprocess.run(["git", "--git-dir", str(remote), "rev-parse", "main"], check=True,
-                          capture_output=True, text=True).stdout.strip() == head
+    assert (
+        subprocess.run(
+            ["git", "--git-dir", str(remote), "rev-parse", "main"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+        == head
+    )
 
     again = tool_results(t2[2])[-1]
     assert again.startswith("error:") and "gate" in again, again
-    assert [e["command"] for e in events(repo, "command_refused")] == \
-        [f"touch before-marker && {PUSH}", PUSH]
+    assert [e["command"] for e in events(repo, "command_refused")] == [f"touch before-marker && {PUSH}", PUSH]
     assert len(events(repo, "gate_used")) == 1
     assert scheduled(repo)[1] == ("alice", "gate_decision")

@@ -6,8 +6,14 @@ import re
 
 import pytest
 
-from autodev.harness.prompt import (INDEX_LINES, LINE_CHARS, USER_CHARS, build_turn_prompt,
-                                    index_line, render_index)
+from autodev.harness.prompt import (
+    INDEX_LINES,
+    LINE_CHARS,
+    USER_CHARS,
+    build_turn_prompt,
+    index_line,
+    render_index,
+)
 
 TAIL = 200  # what the daemon hands the prompt builder (the thread's newest records)
 SPEAKERS = ("ann", "bob", "user")
@@ -16,9 +22,15 @@ SPEAKERS = ("ann", "bob", "user")
 def post(seq: int, frm: str | None = None, text: str | None = None, **extra) -> dict:
     frm = frm or SPEAKERS[seq % 3]
     kind = extra.pop("kind", "say")
-    return {"seq": seq, "from": frm, "kind": kind,
-            "text": text if text is not None else f"post {seq} from {frm} " + "lorem ipsum " * 40,
-            "handoff": extra.pop("handoff", None), "ts": "2026-01-01T00:00:00.000Z", **extra}
+    return {
+        "seq": seq,
+        "from": frm,
+        "kind": kind,
+        "text": text if text is not None else f"post {seq} from {frm} " + "lorem ipsum " * 40,
+        "handoff": extra.pop("handoff", None),
+        "ts": "2026-01-01T00:00:00.000Z",
+        **extra,
+    }
 
 
 def thread_tail(n: int) -> list[dict]:
@@ -26,8 +38,15 @@ def thread_tail(n: int) -> list[dict]:
 
 
 def prompt(n: int, cursor: int = 0, tail: list[dict] | None = None, **kw) -> str:
-    return build_turn_prompt(name="ann", turn=7, last_seq=n, cursor=cursor, objective="Build the thing",
-                             tail=thread_tail(n) if tail is None else tail, **kw)
+    return build_turn_prompt(
+        name="ann",
+        turn=7,
+        last_seq=n,
+        cursor=cursor,
+        objective="Build the thing",
+        tail=thread_tail(n) if tail is None else tail,
+        **kw,
+    )
 
 
 def index_section(text: str) -> list[str]:
@@ -58,8 +77,7 @@ def test_older_new_posts_collapse_into_a_count_with_the_call(n, cursor):
     text = prompt(n, cursor=cursor)
     first_shown = n - INDEX_LINES + 1
     older = n - cursor - INDEX_LINES
-    expected = (f"({older} earlier new posts: "
-                f"read_thread(from_seq={cursor + 1}, to_seq={first_shown - 1}))")
+    expected = f"({older} earlier new posts: read_thread(from_seq={cursor + 1}, to_seq={first_shown - 1}))"
     assert expected in text
     assert index_section(text)[0] == expected
 
@@ -117,18 +135,34 @@ def test_user_messages_already_seen_are_not_repeated():
 
 
 def test_index_line_shape():
-    line = index_line(post(12, "ann", "did the\n  thing", kind="work_done", handoff="bob",
-                           credit={"commits": ["abc"], "files": []}))
+    line = index_line(
+        post(
+            12,
+            "ann",
+            "did the\n  thing",
+            kind="work_done",
+            handoff="bob",
+            credit={"commits": ["abc"], "files": []},
+        )
+    )
     assert line == "#12 ann work_done→bob (credited): did the thing"
-    assert index_line(post(3, "bob", "x", kind="work_done", credit=None)) == \
-        "#3 bob work_done (not credited): x"
+    assert (
+        index_line(post(3, "bob", "x", kind="work_done", credit=None)) == "#3 bob work_done (not credited): x"
+    )
     long = index_line(post(4, "bob", "word " * 100))
     assert len(long) == LINE_CHARS and long.endswith("…")
 
 
 def test_objective_is_bounded_and_notes_appear():
-    text = build_turn_prompt(name="ann", turn=1, last_seq=0, cursor=0, objective="O" * 50_000,
-                             tail=[], notes=["the audit reopened: tests fail"])
+    text = build_turn_prompt(
+        name="ann",
+        turn=1,
+        last_seq=0,
+        cursor=0,
+        objective="O" * 50_000,
+        tail=[],
+        notes=["the audit reopened: tests fail"],
+    )
     assert "O" * 4000 in text and "O" * 4001 not in text
     assert "Note: the audit reopened: tests fail" in text
     assert len(text) < 5_000

@@ -19,9 +19,15 @@ def test_effort_and_endpoint_reach_the_provider_request(tmp_path, monkeypatch):
     """effort maps to the provider's reasoning setting; api_base and api_key_env are honoured."""
     monkeypatch.setenv("LOCAL_KEY", "local-secret-123")
     with _server(tmp_path, '[[step]]\nparticipant = "coder"\ntext = "hi"\n') as srv:
-        [t] = providers.targets_for("builder", "openai/coder", [], effort="high",
-                                    api_base=srv.base_url, api_key_env="LOCAL_KEY",
-                                    scripted_url=None)
+        [t] = providers.targets_for(
+            "builder",
+            "openai/coder",
+            [],
+            effort="high",
+            api_base=srv.base_url,
+            api_key_env="LOCAL_KEY",
+            scripted_url=None,
+        )
         gen = providers.complete(t, [{"role": "user", "content": "x"}], [], turn_id="t1", timeout=30)
     assert gen.message["content"] == "hi" and gen.model == "openai/coder"
     assert gen.prompt_tokens > 0 and gen.completion_tokens > 0
@@ -31,27 +37,42 @@ def test_effort_and_endpoint_reach_the_provider_request(tmp_path, monkeypatch):
 
 
 def test_scripted_targets_carry_the_participant_and_failover_labels():
-    ts = providers.targets_for("builder", "scripted", ["scripted:backup", "openai/gpt-5"],
-                               effort=None, api_base=None, api_key_env=None,
-                               scripted_url="http://127.0.0.1:1/v1")
+    ts = providers.targets_for(
+        "builder",
+        "scripted",
+        ["scripted:backup", "openai/gpt-5"],
+        effort=None,
+        api_base=None,
+        api_key_env=None,
+        scripted_url="http://127.0.0.1:1/v1",
+    )
     assert [t.label for t in ts] == ["scripted", "scripted:backup", "openai/gpt-5"]
     assert ts[0].model == ts[1].model == "openai/builder" and ts[0].scripted and not ts[2].scripted
 
 
 def test_scripted_without_a_server_is_a_clear_error():
     with pytest.raises(ProviderError, match=r"\[scripted\]"):
-        providers.targets_for("builder", "scripted", [], effort=None, api_base=None,
-                              api_key_env=None, scripted_url=None)
+        providers.targets_for(
+            "builder", "scripted", [], effort=None, api_base=None, api_key_env=None, scripted_url=None
+        )
 
 
-@pytest.mark.parametrize("status,exc", [(429, providers.RateLimited), (500, providers.Transient),
-                                        (503, providers.Transient), (401, ProviderError),
-                                        (400, ProviderError)])
+@pytest.mark.parametrize(
+    "status,exc",
+    [
+        (429, providers.RateLimited),
+        (500, providers.Transient),
+        (503, providers.Transient),
+        (401, ProviderError),
+        (400, ProviderError),
+    ],
+)
 def test_http_errors_are_classified(tmp_path, status, exc):
     extra = "retry_after = 7\n" if status == 429 else ""
     with _server(tmp_path, f'[[step]]\nparticipant = "builder"\nerror = {status}\n{extra}') as srv:
-        [t] = providers.targets_for("builder", "scripted", [], effort=None, api_base=None,
-                                    api_key_env=None, scripted_url=srv.base_url)
+        [t] = providers.targets_for(
+            "builder", "scripted", [], effort=None, api_base=None, api_key_env=None, scripted_url=srv.base_url
+        )
         with pytest.raises(exc) as info:
             providers.complete(t, [{"role": "user", "content": "x"}], [], turn_id="t", timeout=30)
     if status == 429:

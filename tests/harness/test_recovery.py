@@ -24,33 +24,65 @@ BASELINE = {"head": "abc123", "dirty": {}}
 
 
 def started(turn: int = 3) -> dict:
-    return {"type": "turn_started", "run": RUN, "turn": turn, "participant": "solo",
-            "head": "abc123", "baseline": BASELINE, "messages": [SYSTEM, PROMPT]}
+    return {
+        "type": "turn_started",
+        "run": RUN,
+        "turn": turn,
+        "participant": "solo",
+        "head": "abc123",
+        "baseline": BASELINE,
+        "messages": [SYSTEM, PROMPT],
+    }
 
 
 def call(cid: str, name: str, args: dict | None = None) -> dict:
-    return {"id": cid, "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args or {})}}
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args or {})}}
 
 
 def gen_started(step: int, attempt: int = 1) -> dict:
-    return {"type": "generation_started", "run": RUN, "turn": 3, "step": step,
-            "attempt": attempt, "model": "scripted"}
+    return {
+        "type": "generation_started",
+        "run": RUN,
+        "turn": 3,
+        "step": step,
+        "attempt": attempt,
+        "model": "scripted",
+    }
 
 
-def gen_finished(step: int, calls: list[dict], content: str | None = None,
-                 tokens: tuple[int, int] = (10, 2), cost: float | None = 0.5) -> dict:
+def gen_finished(
+    step: int,
+    calls: list[dict],
+    content: str | None = None,
+    tokens: tuple[int, int] = (10, 2),
+    cost: float | None = 0.5,
+) -> dict:
     msg = {"role": "assistant", "content": content}
     if calls:
         msg["tool_calls"] = calls
-    return {"type": "generation_finished", "run": RUN, "turn": 3, "step": step, "message": msg,
-            "model": "scripted", "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
-            "cost": cost}
+    return {
+        "type": "generation_finished",
+        "run": RUN,
+        "turn": 3,
+        "step": step,
+        "message": msg,
+        "model": "scripted",
+        "prompt_tokens": tokens[0],
+        "completion_tokens": tokens[1],
+        "cost": cost,
+    }
 
 
 def tool_started(cid: str, name: str, args: dict, safe: bool) -> dict:
-    return {"type": "tool_started", "run": RUN, "turn": 3, "call_id": cid, "name": name,
-            "args": args, "replay_safe": safe}
+    return {
+        "type": "tool_started",
+        "run": RUN,
+        "turn": 3,
+        "call_id": cid,
+        "name": name,
+        "args": args,
+        "replay_safe": safe,
+    }
 
 
 def tool_finished(cid: str, result: str) -> dict:
@@ -70,14 +102,20 @@ def test_only_turn_started_resumes_at_the_first_step():
 
 def test_finished_tools_are_reused_and_unfinished_ones_are_pending():
     cmd = {"command": "echo hi >> marker"}
-    calls = [call("c1", "read_file", {"path": "a.txt"}),
-             call("c2", "run_command", cmd),
-             call("c3", "read_file", {"path": "b.txt"}),
-             call("c4", "write_file", {"path": "c.txt", "content": "x"})]
-    recs = [started(), gen_started(1), gen_finished(1, calls),
-            tool_started("c1", "read_file", {"path": "a.txt"}, True),
-            tool_finished("c1", "1\thello"),
-            tool_started("c2", "run_command", cmd, False)]
+    calls = [
+        call("c1", "read_file", {"path": "a.txt"}),
+        call("c2", "run_command", cmd),
+        call("c3", "read_file", {"path": "b.txt"}),
+        call("c4", "write_file", {"path": "c.txt", "content": "x"}),
+    ]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, calls),
+        tool_started("c1", "read_file", {"path": "a.txt"}, True),
+        tool_finished("c1", "1\thello"),
+        tool_started("c2", "run_command", cmd, False),
+    ]
     r = rebuild(recs)
     assert r.steps == 1 and r.attempts == 0
     # The finished call's result is replayed from the log, right after the model's message.
@@ -86,15 +124,18 @@ def test_finished_tools_are_reused_and_unfinished_ones_are_pending():
     assert len(r.messages) == 4
     # The unsafe call that started without a result is pending WITH its intent record, so the
     # turn answers it "interrupted" instead of running it again; later calls never started.
-    assert [(c["id"], b) for c, b in r.pending] == [
-        ("c2", recs[-1]), ("c3", None), ("c4", None)]
+    assert [(c["id"], b) for c, b in r.pending] == [("c2", recs[-1]), ("c3", None), ("c4", None)]
     assert r.pending[0][1]["replay_safe"] is False
 
 
 def test_a_started_unfinished_write_file_is_pending_with_its_intent():
     args = {"path": "c.txt", "content": "x"}
-    recs = [started(), gen_started(1), gen_finished(1, [call("w1", "write_file", args)]),
-            tool_started("w1", "write_file", args, False)]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [call("w1", "write_file", args)]),
+        tool_started("w1", "write_file", args, False),
+    ]
     r = rebuild(recs)
     [(c, began)] = r.pending
     assert c["function"]["name"] == "write_file"
@@ -103,25 +144,34 @@ def test_a_started_unfinished_write_file_is_pending_with_its_intent():
 
 def test_a_started_unfinished_read_is_pending_as_replay_safe():
     args = {"path": "a.txt"}
-    recs = [started(), gen_started(1), gen_finished(1, [call("r1", "read_file", args)]),
-            tool_started("r1", "read_file", args, True)]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [call("r1", "read_file", args)]),
+        tool_started("r1", "read_file", args, True),
+    ]
     r = rebuild(recs)
     [(c, began)] = r.pending
     assert c["id"] == "r1" and began["replay_safe"] is True
 
 
 def test_a_never_started_call_is_pending_without_intent():
-    recs = [started(), gen_started(1), gen_finished(1, [call("p1", "post", {"kind": "say",
-                                                                              "text": "hi"})])]
+    recs = [started(), gen_started(1), gen_finished(1, [call("p1", "post", {"kind": "say", "text": "hi"})])]
     r = rebuild(recs)
     assert [(c["id"], b) for c, b in r.pending] == [("p1", None)]
 
 
 def test_only_the_last_generation_can_leave_pending_calls():
     # Step 1's call finished; step 2's answer is known but its call never started.
-    recs = [started(), gen_started(1), gen_finished(1, [call("a", "list_files")]),
-            tool_started("a", "list_files", {}, True), tool_finished("a", "README.md"),
-            gen_started(2), gen_finished(2, [call("b", "run_command", {"command": "ls"})])]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [call("a", "list_files")]),
+        tool_started("a", "list_files", {}, True),
+        tool_finished("a", "README.md"),
+        gen_started(2),
+        gen_finished(2, [call("b", "run_command", {"command": "ls"})]),
+    ]
     r = rebuild(recs)
     assert r.steps == 2
     assert [m["role"] for m in r.messages] == ["system", "user", "assistant", "tool", "assistant"]
@@ -129,32 +179,52 @@ def test_only_the_last_generation_can_leave_pending_calls():
 
 
 def test_tokens_and_cost_add_up_over_finished_generations():
-    recs = [started(), gen_started(1), gen_finished(1, [], content="thinking", tokens=(100, 7),
-                                                    cost=0.25),
-            gen_started(2), gen_finished(2, [call("x", "list_files")], tokens=(120, 9), cost=None)]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [], content="thinking", tokens=(100, 7), cost=0.25),
+        gen_started(2),
+        gen_finished(2, [call("x", "list_files")], tokens=(120, 9), cost=None),
+    ]
     r = rebuild(recs)
     assert (r.prompt_tokens, r.completion_tokens, r.cost) == (220, 16, 0.25)
 
 
 def test_attempts_of_the_next_step_survive_a_restart():
-    recs = [started(), gen_started(1, attempt=1), gen_finished(1, [call("a", "list_files")]),
-            tool_started("a", "list_files", {}, True), tool_finished("a", "x"),
-            gen_started(2, attempt=1), gen_started(2, attempt=2), gen_started(2, attempt=3)]
+    recs = [
+        started(),
+        gen_started(1, attempt=1),
+        gen_finished(1, [call("a", "list_files")]),
+        tool_started("a", "list_files", {}, True),
+        tool_finished("a", "x"),
+        gen_started(2, attempt=1),
+        gen_started(2, attempt=2),
+        gen_started(2, attempt=3),
+    ]
     r = rebuild(recs)
     assert r.steps == 1
     assert r.attempts == 3  # the next request is attempt 4, never a fresh 1
 
 
 def test_attempts_of_a_finished_step_do_not_carry_over():
-    recs = [started(), gen_started(1, attempt=1), gen_started(1, attempt=2),
-            gen_finished(1, [call("a", "list_files")])]
+    recs = [
+        started(),
+        gen_started(1, attempt=1),
+        gen_started(1, attempt=2),
+        gen_finished(1, [call("a", "list_files")]),
+    ]
     r = rebuild(recs)
     assert r.steps == 1 and r.attempts == 0
 
 
 def test_generation_failed_resets_the_attempt_count():
-    recs = [started(), gen_started(1, 1), gen_started(1, 2), gen_started(1, 3),
-            {"type": "generation_failed", "run": RUN, "turn": 3, "error": "500 x3"}]
+    recs = [
+        started(),
+        gen_started(1, 1),
+        gen_started(1, 2),
+        gen_started(1, 3),
+        {"type": "generation_failed", "run": RUN, "turn": 3, "error": "500 x3"},
+    ]
     assert rebuild(recs).attempts == 0
     # ...and attempts after the user's retry count again from there.
     assert rebuild(recs + [gen_started(1, 1)]).attempts == 1
@@ -162,8 +232,12 @@ def test_generation_failed_resets_the_attempt_count():
 
 def test_nudged_is_restored_with_its_message():
     nudge = {"role": "user", "content": "you have not posted yet"}
-    recs = [started(), gen_started(1), gen_finished(1, [], content="hmm"),
-            {"type": "nudged", "run": RUN, "turn": 3, "message": nudge}]
+    recs = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [], content="hmm"),
+        {"type": "nudged", "run": RUN, "turn": 3, "message": nudge},
+    ]
     r = rebuild(recs)
     assert r.nudged is True
     assert r.messages[-1] == nudge and r.messages[-2]["content"] == "hmm"
@@ -173,8 +247,12 @@ def test_nudged_is_restored_with_its_message():
 
 def test_told_only_when_the_notice_was_raised():
     args = {"text": "please log in"}
-    base = [started(), gen_started(1), gen_finished(1, [call("t", "tell_user", args)]),
-            tool_started("t", "tell_user", args, False)]
+    base = [
+        started(),
+        gen_started(1),
+        gen_finished(1, [call("t", "tell_user", args)]),
+        tool_started("t", "tell_user", args, False),
+    ]
     assert rebuild(base).told is False  # started, no result: unknown, so not counted
     assert rebuild(base + [tool_finished("t", "error: tell_user needs text")]).told is False
     r = rebuild(base + [tool_finished("t", "notice 4 raised; the user's answer will reach you")])
@@ -212,8 +290,10 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 
 def _tool_started(repo, name):
-    return lambda: any(r.get("type") == "tool_started" and r.get("name") == name
-                       for r in records_of(run_dir(repo) / "harness.jsonl"))
+    return lambda: any(
+        r.get("type") == "tool_started" and r.get("name") == name
+        for r in records_of(run_dir(repo) / "harness.jsonl")
+    )
 
 
 def _exclude(repo, *names: str) -> None:
@@ -225,9 +305,15 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
     write_team(repo, SOLO, COMMAND_SCRIPT)
     _exclude(repo, ".marker", ".cmdpid")
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "run the slow command")
-    wait_for("the command to start", lambda: _tool_started(repo, "run_command")()
-             and (repo / ".marker").exists() and (repo / ".cmdpid").exists()
-             and (repo / ".cmdpid").read_text().strip())
+    wait_for(
+        "the command to start",
+        lambda: (
+            _tool_started(repo, "run_command")()
+            and (repo / ".marker").exists()
+            and (repo / ".cmdpid").exists()
+            and (repo / ".cmdpid").read_text().strip()
+        ),
+    )
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     # The command runs in a session of its own; a crash of the whole machine takes it too.
@@ -246,7 +332,10 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
     assert [m["content"] for m in tool_msgs] == [INTERRUPTED]
     assert INTERRUPTED.startswith("interrupted: ")
     assert [(x["from"], x["kind"]) for x in thread_of(repo)] == [
-        ("user", "say"), ("solo", "done"), ("audit", "say")]
+        ("user", "say"),
+        ("solo", "done"),
+        ("audit", "say"),
+    ]
     hl = records_of(run_dir(repo) / "harness.jsonl")
     assert [x["type"] for x in hl].count("turn_started") == 1  # the same turn, resumed
     fin = [x for x in hl if x["type"] == "tool_finished"]
@@ -285,4 +374,7 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
     ev = events_of(repo)
     assert not any(e["type"] == "tool_interrupted" for e in ev)
     assert [(x["from"], x["kind"]) for x in thread_of(repo)] == [
-        ("user", "say"), ("solo", "done"), ("audit", "say")]
+        ("user", "say"),
+        ("solo", "done"),
+        ("audit", "say"),
+    ]

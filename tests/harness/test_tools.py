@@ -14,8 +14,7 @@ from autodev.harness.tools import REPLAY_SAFE, Workspace, scrubbed_env
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.fixture
@@ -145,13 +144,16 @@ def test_search_reports_path_line_text(repo):
 def test_search_path_glob_and_no_match(repo):
     w = ws(repo)
     assert w.call("search", {"pattern": "needle", "glob": "*.py"}).splitlines() == [
-        "src/pkg/deep.py:1: def needle():"]
+        "src/pkg/deep.py:1: def needle():"
+    ]
     assert w.call("search", {"pattern": "return", "path": "src/pkg/deep.py"}).splitlines() == [
-        "src/pkg/deep.py:2: return 42"]
+        "src/pkg/deep.py:2: return 42"
+    ]
     assert "no matches" in w.call("search", {"pattern": "zebra"})
     # asked for by name, an ignored folder is searched after all
     assert w.call("search", {"pattern": "needle", "path": "build"}).splitlines() == [
-        "build/out.txt:1: needle in ignored output"]
+        "build/out.txt:1: needle in ignored output"
+    ]
     with pytest.raises(ToolError, match="not a valid Python regular expression"):
         w.call("search", {"pattern": "def ("})
 
@@ -194,7 +196,8 @@ def test_edit_file_counts_occurrences(repo):
     with pytest.raises(ToolError, match="occurs 0 times"):
         w.call("edit_file", {"path": "e.txt", "old": "zzz", "new": "y"})
     assert "replaced 2 occurrences" in w.call(
-        "edit_file", {"path": "e.txt", "old": "= 1", "new": "= 9", "count": 2})
+        "edit_file", {"path": "e.txt", "old": "= 1", "new": "= 9", "count": 2}
+    )
     assert (repo / "e.txt").read_text() == "a = 9\nb = 9\nc = 2\n"
     w.call("edit_file", {"path": "e.txt", "old": "c = 2", "new": "c = 3"})
     assert (repo / "e.txt").read_text() == "a = 9\nb = 9\nc = 3\n"
@@ -223,7 +226,13 @@ def test_non_writer_has_no_write_tools(repo):
 def test_writer_specs_are_openai_style(repo):
     specs = ws(repo).specs()
     assert {s["function"]["name"] for s in specs} == {
-        "read_file", "list_files", "search", "write_file", "edit_file", "run_command"}
+        "read_file",
+        "list_files",
+        "search",
+        "write_file",
+        "edit_file",
+        "run_command",
+    }
     for s in specs:
         assert s["type"] == "function"
         params = s["function"]["parameters"]
@@ -238,14 +247,17 @@ def test_writer_specs_are_openai_style(repo):
 # ---------------------------------------------------------------------------- path safety
 
 
-@pytest.mark.parametrize("tool,args", [
-    ("read_file", {"path": "../outside.txt"}),
-    ("read_file", {"path": "src/../../outside.txt"}),
-    ("list_files", {"path": ".."}),
-    ("search", {"pattern": "x", "path": "../"}),
-    ("write_file", {"path": "../outside.txt", "content": "x"}),
-    ("edit_file", {"path": "../outside.txt", "old": "a", "new": "b"}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("read_file", {"path": "../outside.txt"}),
+        ("read_file", {"path": "src/../../outside.txt"}),
+        ("list_files", {"path": ".."}),
+        ("search", {"pattern": "x", "path": "../"}),
+        ("write_file", {"path": "../outside.txt", "content": "x"}),
+        ("edit_file", {"path": "../outside.txt", "old": "a", "new": "b"}),
+    ],
+)
 def test_dotdot_is_refused(repo, tool, args):
     (repo.parent / "outside.txt").write_text("secret a\n")
     with pytest.raises(ToolError, match="is outside the repository; use a path relative"):
@@ -286,8 +298,9 @@ def test_symlink_inside_the_repository_is_fine(repo):
     assert "def needle" in ws(repo).call("read_file", {"path": "alias.py"})
 
 
-@pytest.mark.parametrize("path", [".git/config", "./.git/HEAD", ".git", "src/../.git/config",
-                                  "gitlink/config"])
+@pytest.mark.parametrize(
+    "path", [".git/config", "./.git/HEAD", ".git", "src/../.git/config", "gitlink/config"]
+)
 def test_dot_git_is_refused(repo, path):
     (repo / "gitlink").symlink_to(repo / ".git")
     with pytest.raises(ToolError, match=r"outside the repository|inside \.git/"):
@@ -304,7 +317,9 @@ def test_bad_calls_name_the_tool_and_argument(repo):
     w = ws(repo)
     with pytest.raises(ToolError, match="unknown tool 'rm_rf'.*read_file"):
         w.call("rm_rf", {})
-    with pytest.raises(ToolError, match=r"read_file: missing argument 'path' \(string\); usage: read_file\(path: string"):
+    with pytest.raises(
+        ToolError, match=r"read_file: missing argument 'path' \(string\); usage: read_file\(path: string"
+    ):
         w.call("read_file", {})
     with pytest.raises(ToolError, match="read_file: argument 'offset' must be an integer >= 1"):
         w.call("read_file", {"path": "README.md", "offset": 0})
@@ -333,8 +348,7 @@ def test_run_command_reports_exit_code_and_output(repo):
 
 def test_timeout_kills_the_whole_process_group(repo):
     start = time.monotonic()
-    out = ws(repo).call("run_command", {"command": "sleep 30 & echo $! > pid; wait",
-                                        "timeout_sec": 0.5})
+    out = ws(repo).call("run_command", {"command": "sleep 30 & echo $! > pid; wait", "timeout_sec": 0.5})
     assert time.monotonic() - start < 10
     assert "timed out after 0.5 s" in out
     pid = int((repo / "pid").read_text())
@@ -343,8 +357,7 @@ def test_timeout_kills_the_whole_process_group(repo):
 
 def test_timeout_is_capped_by_the_configured_timeout(repo):
     start = time.monotonic()
-    out = ws(repo, command_timeout=0.5).call("run_command", {"command": "sleep 20",
-                                                             "timeout_sec": 100})
+    out = ws(repo, command_timeout=0.5).call("run_command", {"command": "sleep 20", "timeout_sec": 100})
     assert "timed out after 0.5 s" in out
     assert time.monotonic() - start < 10
 
@@ -379,16 +392,29 @@ def test_environment_is_scrubbed(repo, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_token_1111111")
     monkeypatch.setenv("HARMLESS_SETTING", "keep-me")
     w = ws(repo, secret_env=["MY_PROXY_SECRET"])
-    out = w.call("run_command", {"command": "echo ${FOO_API_KEY:-unset1} ${MY_PROXY_SECRET:-unset2} "
-                                            "${OPENAI_API_KEY:-unset3} ${HF_TOKEN:-unset4}; env"})
+    out = w.call(
+        "run_command",
+        {
+            "command": "echo ${FOO_API_KEY:-unset1} ${MY_PROXY_SECRET:-unset2} "
+            "${OPENAI_API_KEY:-unset3} ${HF_TOKEN:-unset4}; env"
+        },
+    )
     assert "unset1 unset2 unset3 unset4" in out
     for value in ("foo-key-value-123456", "proxy-secret-98765", "sk-openai-0000000", "hf_token_1111111"):
         assert value not in out
     assert "HARMLESS_SETTING=keep-me" in out
 
-    env = scrubbed_env(["MY_PROXY_SECRET"], {"A_API_TOKEN": "1", "X_SESSION_TOKEN": "2",
-                                            "MY_PROXY_SECRET": "3", "GITHUB_TOKEN": "4",
-                                            "AWS_SECRET_ACCESS_KEY": "5", "PATH": "/bin"})
+    env = scrubbed_env(
+        ["MY_PROXY_SECRET"],
+        {
+            "A_API_TOKEN": "1",
+            "X_SESSION_TOKEN": "2",
+            "MY_PROXY_SECRET": "3",
+            "GITHUB_TOKEN": "4",
+            "AWS_SECRET_ACCESS_KEY": "5",
+            "PATH": "/bin",
+        },
+    )
     assert env == {"PATH": "/bin"}
 
 

@@ -24,7 +24,7 @@ def test_bounded_tail_then_follow(tmp_path):
     first = t.read_new()
     assert [r["n"] for r in first] == list(range(950, 1000))
     assert t.read_new() == []
-    append(p, {"type": "tool", "n": 1000}, raw=b'{"type": "to')   # the next append is torn
+    append(p, {"type": "tool", "n": 1000}, raw=b'{"type": "to')  # the next append is torn
     assert [r["n"] for r in t.read_new()] == [1000]
     append(p, raw=b'ol", "n": 1001}\n')
     assert [r["n"] for r in t.read_new()] == [1001]
@@ -51,8 +51,15 @@ def test_missing_then_replaced_file(tmp_path):
 
 
 def test_feed_folds_long_posts_until_expanded():
-    post = {"type": "post", "seq": 3, "from": "builder", "kind": "work_done", "handoff": "reviewer",
-            "text": "y" * (FOLD_CHARS + 50), "credit": {"commits": ["abcdef1234"], "files": []}}
+    post = {
+        "type": "post",
+        "seq": 3,
+        "from": "builder",
+        "kind": "work_done",
+        "handoff": "reviewer",
+        "text": "y" * (FOLD_CHARS + 50),
+        "credit": {"commits": ["abcdef1234"], "files": []},
+    }
     folded, full = event_text(post).plain, event_text(post, expanded=True).plain
     assert "[credited: abcdef1]" in folded and "→ reviewer" in folded
     assert "folded" in folded and "y" * (FOLD_CHARS + 50) not in folded

@@ -13,8 +13,17 @@ from textual.widgets import Input
 from autodev.panel.app import Confirm, PanelApp, Prompt
 from autodev.paths import RunPaths
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.helpers import (GATE_SCRIPT, PAIR, QUESTION_SCRIPT, SLOW_SCRIPT, events_of,
-                               requests_of, start_detached, state_of, wait_for)
+from tests.e2e.helpers import (
+    GATE_SCRIPT,
+    PAIR,
+    QUESTION_SCRIPT,
+    SLOW_SCRIPT,
+    events_of,
+    requests_of,
+    start_detached,
+    state_of,
+    wait_for,
+)
 
 SIZE = (160, 48)
 
@@ -36,11 +45,13 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 def drive(repo, scenario, timeout: float = 60) -> None:
     """Run `scenario(app, pilot)` against a headless panel on `repo`'s run."""
+
     async def main():
         app = PanelApp(RunPaths(repo))
         async with app.run_test(size=SIZE) as pilot:
             await until(pilot, "the panel to load", app.loaded.is_set)
             await asyncio.wait_for(scenario(app, pilot), timeout)
+
     asyncio.run(main())
 
 
@@ -52,8 +63,10 @@ async def until(pilot, what: str, check, timeout: float = 20.0):
             return got
         await pilot.pause(0.05)
     app = pilot.app
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}\nstate: "
-                         f"{app.status.get('state')}\nfeed:\n{app.feed_text()[-3000:]}")
+    raise AssertionError(
+        f"timed out after {timeout}s waiting for {what}\nstate: "
+        f"{app.status.get('state')}\nfeed:\n{app.feed_text()[-3000:]}"
+    )
 
 
 async def type_into_prompt(pilot, text: str) -> None:
@@ -100,8 +113,11 @@ def test_feed_follows_a_live_run_and_send_answers_the_question(repo, autodev):
         assert "nothing needs you" in needs_text(app)
 
     drive(repo, scenario)
-    assert shape(thread_of(repo))[3:] == [("user", "say", None, None), ("bob", "done", None, None),
-                                          ("audit", "say", None, None)]
+    assert shape(thread_of(repo))[3:] == [
+        ("user", "say", None, None),
+        ("bob", "done", None, None),
+        ("audit", "say", None, None),
+    ]
     assert thread_of(repo)[3]["text"] == "blue, please"
 
 
@@ -132,7 +148,9 @@ def test_deny_a_gate_with_a_reason(repo, autodev):
         await until(pilot, "the gate under Needs you", lambda: "gate 2 from alice" in needs_text(app))
         await pilot.press("d")
         await type_into_prompt(pilot, "not on main")
-        await until(pilot, "the denial", lambda: "Gate 2 by alice denied by the user: not on main" in app.feed_text())
+        await until(
+            pilot, "the denial", lambda: "Gate 2 by alice denied by the user: not on main" in app.feed_text()
+        )
 
     drive(repo, scenario)
     note = [p for p in thread_of(repo) if p["from"] == "system" and p.get("gate")][0]
@@ -160,15 +178,18 @@ def test_notice_hold_release_and_answer_reach_the_daemon(repo, autodev):
 
         await pilot.press("n")
         await type_into_prompt(pilot, "the token is in the vault")
-        await until(pilot, "the answer recorded", lambda: notice().get("answer") == "the token is in the vault")
+        await until(
+            pilot, "the answer recorded", lambda: notice().get("answer") == "the token is in the vault"
+        )
         await pilot.press("s")
         await type_into_prompt(pilot, "go ahead")
         await until(pilot, "complete", lambda: "complete" in header(app))
 
     drive(repo, scenario)
     answered = [p for p in thread_of(repo) if (p.get("notice") or {}).get("answered")]
-    assert [p["text"] for p in answered] == \
-        ["the user answered notice 1 from alice: the token is in the vault"]
+    assert [p["text"] for p in answered] == [
+        "the user answered notice 1 from alice: the token is in the vault"
+    ]
     # alice's next turn carried the answer: the daemon acted on it.
     last = [q for q in requests_of(repo) if q["participant"] == "alice"][-1]
     prompt = json.dumps(last["body"]["messages"])
@@ -183,8 +204,11 @@ def test_pause_resume_and_stop_from_the_keyboard(repo, autodev):
         await until(pilot, "alice's command", lambda: "alice: run_command" in app.feed_text())
         await pilot.press("p")
         await until(pilot, "paused", lambda: state_of(repo).get("state") == "paused")
-        await until(pilot, "the stop reason shown",
-                    lambda: "The run stopped and why" in needs_text(app) and "you paused" in needs_text(app))
+        await until(
+            pilot,
+            "the stop reason shown",
+            lambda: "The run stopped and why" in needs_text(app) and "you paused" in needs_text(app),
+        )
         await pilot.press("r")
         await until(pilot, "the question after resume", lambda: "Ready?" in app.feed_text())
         await until(pilot, "awaiting_user", lambda: "awaiting_user" in header(app))
@@ -209,8 +233,11 @@ def test_panel_actions_without_a_daemon_wait_in_the_inbox(repo, autodev):
         await type_into_prompt(pilot, "the objective")
         await pilot.press("a")  # no gate is open: nothing is dropped, the panel says so
         await pilot.press("p")
-        await until(pilot, "the pause queued",
-                    lambda: [c["action"] for c in state_of(repo).get("controls", [])] == ["pause"])
+        await until(
+            pilot,
+            "the pause queued",
+            lambda: [c["action"] for c in state_of(repo).get("controls", [])] == ["pause"],
+        )
 
     drive(repo, scenario)
     assert [(m["kind"], m.get("text")) for m in inbox_files(repo)] == [("send", "the objective")]
@@ -228,8 +255,19 @@ def test_expand_key_unfolds_long_posts(repo):
     paths = RunPaths(repo)
     paths.ensure()
     long = "word " * (FOLD_CHARS // 2)
-    paths.events.write_text(json.dumps({"type": "post", "seq": 1, "from": "user", "kind": "say",
-                                        "text": long + "THE END", "ts": "2026-11-30T00:00:00.000Z"}) + "\n")
+    paths.events.write_text(
+        json.dumps(
+            {
+                "type": "post",
+                "seq": 1,
+                "from": "user",
+                "kind": "say",
+                "text": long + "THE END",
+                "ts": "2026-11-30T00:00:00.000Z",
+            }
+        )
+        + "\n"
+    )
 
     async def scenario(app, pilot):
         await until(pilot, "the folded post", lambda: "[folded: e expands]" in app.feed_text())
@@ -241,8 +279,9 @@ def test_expand_key_unfolds_long_posts(repo):
     drive(repo, scenario)
 
 
-FAULTS_TEAM = PAIR.replace('name = "alice"\nmodel = "scripted"',
-                           'name = "alice"\nmodel = "scripted"\nfailover = ["scripted:backup"]')
+FAULTS_TEAM = PAIR.replace(
+    'name = "alice"\nmodel = "scripted"', 'name = "alice"\nmodel = "scripted"\nfailover = ["scripted:backup"]'
+)
 
 FAULTS_SCRIPT = """
 [[step]]
@@ -266,8 +305,9 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 def test_feed_shows_failover_retry_and_wait_lines(repo, autodev):
     """A usage limit, a server error and a wait, from a real run, as the Feed shows them."""
-    write_team(repo, FAULTS_TEAM, FAULTS_SCRIPT,
-               "retryBackoffSec = 0.05\nwaitFirstSec = 0.2\nwaitCapSec = 0.4\n")
+    write_team(
+        repo, FAULTS_TEAM, FAULTS_SCRIPT, "retryBackoffSec = 0.05\nwaitFirstSec = 0.2\nwaitCapSec = 0.4\n"
+    )
     r = autodev(repo, "start", "--foreground", "--until-idle", "wait for CI")
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -278,4 +318,5 @@ def test_feed_shows_failover_retry_and_wait_lines(repo, autodev):
         # The attempt count is per request: the usage-limited attempt was the first.
         assert "alice: retry 2 in 0.1s" in feed
         assert "alice waits 0.2s; next check at" in feed
+
     drive(repo, scenario)

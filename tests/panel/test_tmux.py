@@ -25,25 +25,41 @@ def test_approve_a_gate_in_tmux_and_see_the_run_continue(repo, autodev, tmp_path
 
     sock = str(tmp_path / "tmux.sock")  # a private tmux server: nobody else's sessions
     env = {k: os.environ[k] for k in ("AUTODEV_HOME", "PYTHONPATH", "PATH", "HOME") if k in os.environ}
-    cmd = " ".join(["env", *(f"{k}={shlex.quote(v)}" for k, v in env.items()), "TERM=xterm-256color",
-                    shlex.quote(sys.executable), "-m", "autodev", "panel"])
+    cmd = " ".join(
+        [
+            "env",
+            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+            "TERM=xterm-256color",
+            shlex.quote(sys.executable),
+            "-m",
+            "autodev",
+            "panel",
+        ]
+    )
 
     def tmux(*args: str) -> str:
-        return subprocess.run([TMUX, "-S", sock, *args], check=True, capture_output=True,
-                              text=True, timeout=10).stdout
+        return subprocess.run(
+            [TMUX, "-S", sock, *args], check=True, capture_output=True, text=True, timeout=10
+        ).stdout
 
     def screen() -> str:
         return tmux("capture-pane", "-p", "-t", "panel")
 
     try:
         tmux("new-session", "-d", "-s", "panel", "-x", "150", "-y", "45", "-c", str(repo), cmd)
-        wait_for("the panel showing the gate",
-                 lambda: "gate 2 from alice" in screen() and "approve" in screen(), timeout=30)
+        wait_for(
+            "the panel showing the gate",
+            lambda: "gate 2 from alice" in screen() and "approve" in screen(),
+            timeout=30,
+        )
         before = screen()
         assert "gated" in before and "git push origin main" in before
         tmux("send-keys", "-t", "panel", "a")
-        wait_for("the run to continue and complete on screen",
-                 lambda: "pushed after the gate" in screen() and "complete" in screen(), timeout=30)
+        wait_for(
+            "the run to continue and complete on screen",
+            lambda: "pushed after the gate" in screen() and "complete" in screen(),
+            timeout=30,
+        )
         after = screen()
         assert "nothing needs you" in after
         tmux("send-keys", "-t", "panel", "q")
