@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip==24.3.1
 	$(BIN)/python -m pip install -q -r requirements.lock
+	# the distribution was called autodev before it became autodev-team: drop that old install
+	$(BIN)/python -m pip uninstall -q -y autodev 2>/dev/null || true
 	$(BIN)/python -m pip install -q --no-deps -e .
 	touch $(STAMP)
 

@@ -20,7 +20,6 @@ from autodev.errors import AutodevError, NotInitializedError, UsageError
 from autodev.paths import RunPaths, find_repo
 
 app = typer.Typer(
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Run a team of LLM participants on this git repository.",
@@ -34,6 +33,31 @@ def _paths(initialized: bool = True) -> RunPaths:
             f"{paths.config_dir} has no team.toml", "run `autodev init` (or `autodev init --team pair`) first"
         )
     return paths
+
+
+def _version(value: bool) -> None:
+    if value:
+        import platform
+
+        from autodev import __version__
+
+        print(
+            f"autodev {__version__} (autodev-team) on Python {platform.python_version()} at {sys.executable}"
+        )
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and the Python it runs on.",
+    ),
+):
+    """Run a team of LLM participants on this git repository."""
 
 
 def main() -> None:
@@ -59,6 +83,27 @@ def init(
 
     folder = init_project(find_repo(), team, force)
     print(f'wrote {folder}/ — edit team.toml, then: autodev start "your objective"')
+
+
+@app.command()
+def doctor(
+    online: bool = typer.Option(
+        False, "--online", help="Also ask litellm about provider keys and contact each api_base."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+):
+    """Check what `start` needs, without starting anything: exit 0 when it would work, 2 when not."""
+    from autodev.doctor import FAIL, as_dicts, run_checks
+
+    checks = run_checks(online=online)
+    ready = not any(c.status == FAIL for c in checks)
+    if as_json:
+        print(json.dumps({"ready": ready, "checks": as_dicts(checks)}, indent=1))
+    else:
+        for c in checks:
+            print(f"{c.status:<4}  {c.name:<18} {c.detail}" + (f"  → fix: {c.fix}" if c.fix else ""))
+        print("start would work" if ready else "start would not work: fix the FAIL lines above")
+    raise typer.Exit(0 if ready else 2)
 
 
 @app.command("config")

@@ -16,7 +16,7 @@ import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -761,14 +761,21 @@ _LOCAL_DEFAULT_PROVIDERS = {"ollama", "ollama_chat"}
 _ANY_OF_PROVIDERS = {"gemini"}
 
 
-def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> list[str]:
+def provider_problems(
+    team: Team,
+    environ: Mapping[str, str] | None = None,
+    lookup: Callable[[str], tuple[list[str], str]] | None = None,
+) -> list[str]:
     """One sentence per missing provider requirement of the team; empty when all is set.
 
     `environ` is checked for api_key_env variables and counts for provider keys too; litellm's
     own check reads the process environment (os.environ), which is also where the provider
     calls read keys, so pass os.environ (the default) outside tests of api_key_env.
+    `lookup` replaces litellm's answer (the variables a model needs): `doctor` passes a table
+    so that it runs without importing litellm.
     """
     env: Mapping[str, str] = os.environ if environ is None else environ
+    missing_for = lookup or _litellm_missing
     problems: list[str] = []
 
     def check(who: str, model: str, api_base: str | None, api_key_env: str | None, where: str) -> None:
@@ -783,7 +790,7 @@ def provider_problems(team: Team, environ: Mapping[str, str] | None = None) -> l
             return
         if api_base:
             return
-        missing, error = _litellm_missing(model)
+        missing, error = missing_for(model)
         if error:
             problems.append(f"{who} (model {model}): {error}")
             return

@@ -9,6 +9,7 @@ over real HTTP through litellm, so the demo exercises the same path as a real ru
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -184,7 +185,14 @@ def run_demo(keep: bool = False) -> int:
         log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True)
         con.print("\n[bold]git log[/]\n" + log.stdout)
         if keep:
-            con.print(f"kept: {root}")
+            # The run's folder is under the demo's own AUTODEV_HOME, not the user's: say how to reach it.
+            con.print(f"kept: {root}\nlook at the kept run with:", highlight=False)
+            con.print(f"  cd {shlex.quote(str(repo))}", highlight=False, soft_wrap=True)
+            con.print(
+                f"  AUTODEV_HOME={shlex.quote(str(root / 'home'))} autodev status   (or: autodev panel)",
+                highlight=False,
+                soft_wrap=True,
+            )
         return 0 if code == 0 and st["state"] == "complete" else 1
     finally:
         if old_home is None:

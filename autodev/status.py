@@ -8,6 +8,8 @@ from __future__ import annotations
 from autodev.paths import RunPaths
 from autodev.state import StateFile
 
+START_WITH = 'autodev start "your objective"'
+
 
 def gather(paths: RunPaths) -> dict:
     from autodev.config import load_team
@@ -70,11 +72,16 @@ def gather(paths: RunPaths) -> dict:
                 }
             )
     pid = DaemonLock.holder(paths.lock)
+    # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
+    # (a queued message or control request alone does not make a run).
+    no_run_yet = not st.get("run_id") and not pid
     return {
         "repo": str(paths.repo),
         "run_dir": str(paths.run_dir),
         "run_id": st.get("run_id"),
-        "state": st["state"],
+        "state": "not_started" if no_run_yet else st["state"],
+        "no_run_yet": no_run_yet,
+        "start_with": START_WITH if no_run_yet else None,
         "reason": st.get("reason"),
         "daemon_pid": pid,
         "objective": (st.get("objective") or "").split("\n")[0][:200],
@@ -105,7 +112,10 @@ def render(d: dict) -> None:
 
     con = console()
     daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
-    con.print(f"[bold]{d['state']}[/]  ({daemon})  turn {d['turn']}  objective: {d['objective'] or '-'}")
+    if d.get("no_run_yet"):
+        con.print(f"[bold]no run yet[/] in {d['repo']}\n  start one with: {d['start_with']}")
+    else:
+        con.print(f"[bold]{d['state']}[/]  ({daemon})  turn {d['turn']}  objective: {d['objective'] or '-'}")
     if d["reason"] and d["state"] not in ("running",):
         con.print("\n[bold]The run stopped and why[/]" if d["state"] != "complete" else "\n[bold]Outcome[/]")
         con.print(f"  {d['reason'].get('text', '')}")

@@ -1,5 +1,6 @@
 """Commands that never call a model must not pay for importing litellm (about 3 s)."""
 
+import os
 import subprocess
 import sys
 
@@ -56,3 +57,19 @@ def test_panel_does_not_import_litellm():
     assert r.returncode == 0, r.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "textual" in imported and "litellm" not in imported
+
+
+def test_doctor_does_not_import_litellm_offline(repo):
+    write_team(repo, TEAM)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", "doctor"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+    )
+    assert r.returncode == 0, r.stdout + r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "autodev.doctor" in imported
+    assert "litellm" not in imported

@@ -1,0 +1,293 @@
+"""`autodev doctor`: will `start` work here? One line per check, with the fix; starts nothing.
+
+Offline by default and free of litellm: provider keys are checked against a small table of the
+variables litellm asks for (a test keeps the table equal to litellm's answer). `--online` asks
+litellm itself and contacts each participant's `api_base`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autodev.errors import AutodevError
+from autodev.paths import RunPaths, autodev_home, find_repo
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+# What litellm's validate_environment reports for `provider/...` models with nothing set.
+# tests/test_doctor.py checks every row against litellm, so the table cannot drift unseen.
+PROVIDER_KEYS: dict[str, list[str]] = {
+    "openai": ["OPENAI_API_KEY"],
+    "anthropic": ["ANTHROPIC_API_KEY"],
+    "gemini": ["GOOGLE_API_KEY", "GEMINI_API_KEY"],
+    "openrouter": ["OPENROUTER_API_KEY"],
+    "mistral": ["MISTRAL_API_KEY"],
+    "groq": ["GROQ_API_KEY"],
+    "deepseek": ["DEEPSEEK_API_KEY"],
+    "xai": ["XAI_API_KEY"],
+    "together_ai": ["TOGETHERAI_API_KEY"],
+    "fireworks_ai": ["FIREWORKS_AI_API_KEY"],
+    "cohere": ["COHERE_API_KEY"],
+    "perplexity": ["PERPLEXITYAI_API_KEY"],
+    "cerebras": ["CEREBRAS_API_KEY"],
+    "azure": ["AZURE_API_BASE", "AZURE_API_VERSION", "AZURE_API_KEY"],
+    "bedrock": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+    "vertex_ai": ["VERTEXAI_PROJECT", "VERTEXAI_LOCATION"],
+    "huggingface": ["HUGGINGFACE_API_KEY"],
+    "deepinfra": ["DEEPINFRA_API_KEY"],
+    "ollama": [],  # litellm defaults the endpoint to the local server
+    "ollama_chat": [],
+}
+
+AGENT_BINARIES = {"claude": "claude", "codex": "codex", "copilot": "copilot", "gemini": "gemini"}
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+MIN_FREE_MB = 200
+
+
+@dataclass
+class Check:
+    status: str  # ok, warn (start works, something optional is missing) or FAIL (start would not work)
+    name: str
+    detail: str
+    fix: str = ""
+
+
+def run_checks(start: Path | None = None, online: bool = False, environ: Mapping[str, str] | None = None):
+    env = os.environ if environ is None else environ
+    checks: list[Check] = []
+    git = shutil.which("git")
+    if git is None:
+        checks.append(Check(FAIL, "git", "git is not on PATH", "install git (e.g. `apt-get install git`)"))
+        return checks
+    version = subprocess.run([git, "--version"], capture_output=True, text=True).stdout.strip()
+    checks.append(Check(OK, "git", version))
+    try:
+        repo = find_repo(start)
+    except AutodevError as e:
+        checks.append(Check(FAIL, "repository", e.message, e.fix))
+        checks.append(disk_check(autodev_home()))
+        return checks
+    checks.append(Check(OK, "repository", str(repo)))
+    checks.append(_identity(repo, env))
+    paths = RunPaths(repo)
+    team = _team(paths, checks)
+    checks.append(_sandbox(paths))
+    if team is not None:
+        checks.extend(_providers(team, env, online))
+        checks.extend(_agents(team, env))
+        checks.extend(_browser(team))
+    checks.append(_daemon(paths))
+    checks.append(disk_check(paths.run_dir))
+    return checks
+
+
+def _identity(repo: Path, env: Mapping[str, str]) -> Check:
+    def get(key: str, var: str) -> str:
+        if env.get(var):
+            return env[var]
+        r = subprocess.run(["git", "config", "--get", key], cwd=repo, capture_output=True, text=True)
+        return r.stdout.strip()
+
+    name, email = get("user.name", "GIT_AUTHOR_NAME"), get("user.email", "GIT_AUTHOR_EMAIL")
+    missing = [k for k, v in (("user.name", name), ("user.email", email)) if not v]
+    if missing:
+        fix = "; ".join(
+            f'git config --global {k} "{"Your Name" if k == "user.name" else "you@example.com"}"'
+            for k in missing
+        )
+        return Check(
+            FAIL, "git identity", f"{' and '.join(missing)} not set: commits in the run would fail", fix
+        )
+    return Check(OK, "git identity", f"{name} <{email}>")
+
+
+def _team(paths: RunPaths, checks: list[Check]):
+    from autodev.config import load_config, load_team
+
+    if not paths.team_file.exists():
+        checks.append(
+            Check(
+                FAIL,
+                "team",
+                f"{paths.team_file} not found",
+                "run `autodev init` (or `autodev init --team pair`)",
+            )
+        )
+        return None
+    try:
+        load_config(paths.config_file)
+        team = load_team(paths.team_file)
+        if team.uses_scripted():
+            from autodev.scripted import load_script
+
+            load_script(team.script_path(paths.team_file))
+    except AutodevError as e:
+        checks.append(Check(FAIL, "team", e.message.replace("\n", " "), e.fix.replace("\n", " ")))
+        return None
+    names = ", ".join(team.names())
+    checks.append(Check(OK, "team", f"{len(team.participants)} participants ({names}) in {paths.team_file}"))
+    return team
+
+
+def _sandbox(paths: RunPaths) -> Check:
+    bwrap = shutil.which("bwrap")
+    if bwrap:
+        return Check(OK, "sandbox", f"bubblewrap at {bwrap}")
+    return Check(
+        WARN,
+        "sandbox",
+        "bubblewrap (bwrap) is not on PATH: participants' commands cannot run in a sandbox",
+        "install bubblewrap (e.g. `apt-get install bubblewrap`)",
+    )
+
+
+def _providers(team, env: Mapping[str, str], online: bool) -> list[Check]:
+    from autodev.config import provider_problems
+
+    unknown: list[str] = []
+
+    def offline_lookup(model: str) -> tuple[list[str], str]:
+        provider = model.split("/", 1)[0] if "/" in model else None
+        if provider in PROVIDER_KEYS:
+            return list(PROVIDER_KEYS[provider]), ""
+        unknown.append(model)
+        return [], ""
+
+    lookup = None if online else offline_lookup
+    out: list[Check] = []
+    subjects = [
+        (f"provider: {p.name}", p, team.model_copy(update={"participants": [p], "audit": None}))
+        for p in team.participants
+        if not getattr(p, "agent", None)  # a coding-agent CLI brings its own login
+    ]
+    if team.audit is not None:
+        subjects.append(
+            ("provider: audit", team.audit, team.model_copy(update={"participants": [], "audit": team.audit}))
+        )
+    for name, who, sub in subjects:
+        unknown.clear()
+        problems = provider_problems(sub, env, lookup=lookup)
+        models = [who.model, *getattr(who, "failover", [])]
+        if problems:
+            out.append(Check(FAIL, name, " | ".join(problems)))  # each sentence says what to set
+            continue
+        base = getattr(who, "api_base", None)
+        if base and online:
+            out.append(_reach(name, base))
+        elif unknown:
+            out.append(
+                Check(
+                    WARN,
+                    name,
+                    f"{', '.join(unknown)}: provider not known offline, key not checked",
+                    'run `autodev doctor --online` (asks litellm), or write the model as "provider/model"',
+                )
+            )
+        elif base:
+            out.append(Check(OK, name, f"{', '.join(models)} at {base} (not contacted; --online checks it)"))
+        else:
+            out.append(Check(OK, name, f"{', '.join(models)}: what the provider needs is set"))
+    return out
+
+
+def _reach(name: str, base: str) -> Check:
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(urllib.request.Request(base, method="GET"), timeout=5).close()
+    except urllib.error.HTTPError:
+        pass  # it answered: reachable, whatever it thinks of a bare GET
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        reason = getattr(e, "reason", e)
+        return Check(
+            FAIL,
+            name,
+            f"{base} is not reachable ({reason})",
+            "start the server, or fix api_base in team.toml",
+        )
+    return Check(OK, name, f"{base} answers")
+
+
+def _agents(team, env: Mapping[str, str]) -> list[Check]:
+    out = []
+    for p in team.participants:
+        agent = getattr(p, "agent", None)
+        if not agent:
+            continue
+        var = f"AUTODEV_{agent.upper()}_BIN"
+        path = env.get(var) or shutil.which(AGENT_BINARIES.get(agent, agent))
+        if path and Path(path).exists():
+            out.append(Check(OK, f"agent: {p.name}", f"{agent} CLI at {path}"))
+        else:
+            out.append(
+                Check(
+                    FAIL,
+                    f"agent: {p.name}",
+                    f"the {agent} CLI is not on PATH (nor named by {var})",
+                    f"install the {agent} CLI and log in, or set {var} to its path",
+                )
+            )
+    return out
+
+
+def chromium_path() -> str | None:
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    for name in CHROMIUM_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _browser(team) -> list[Check]:
+    users = [p.name for p in team.participants if "browser" in (getattr(p, "tools", None) or [])]
+    if not users:
+        return []
+    path = chromium_path()
+    if path:
+        return [Check(OK, "browser", f"chromium at {path} (for {', '.join(users)})")]
+    return [
+        Check(
+            FAIL,
+            "browser",
+            f"{', '.join(users)} use the browser capability but chromium is not installed",
+            "install chromium (e.g. `apt-get install chromium`)",
+        )
+    ]
+
+
+def _daemon(paths: RunPaths) -> Check:
+    from autodev.daemon import DaemonLock
+
+    pid = DaemonLock.holder(paths.lock)
+    if pid:
+        return Check(
+            FAIL, "daemon", f"a daemon (pid {pid}) already runs this repository", "`autodev stop` first"
+        )
+    return Check(OK, "daemon", "none running here")
+
+
+def disk_check(folder: Path, min_free_mb: int = MIN_FREE_MB) -> Check:
+    probe = Path(folder)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free_mb = shutil.disk_usage(probe).free // (1024 * 1024)
+    if free_mb < min_free_mb:
+        return Check(
+            FAIL,
+            "disk",
+            f"{free_mb} MB free for the run folder {folder} (under {min_free_mb} MB)",
+            "free some space, or set AUTODEV_HOME to a folder on a larger disk",
+        )
+    return Check(OK, "disk", f"{free_mb} MB free for the run folder {folder}")
+
+
+def as_dicts(checks: list[Check]) -> list[dict]:
+    return [asdict(c) for c in checks]

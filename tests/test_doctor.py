@@ -1,0 +1,215 @@
+"""`autodev doctor`: one line per check with the fix, and an exit code that says whether `start`
+would work. Each check is driven through the real command on a real repository."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+
+import pytest
+
+from autodev.daemon import DaemonLock
+from autodev.doctor import PROVIDER_KEYS, disk_check
+from autodev.paths import RunPaths
+from tests.conftest import write_team
+from tests.e2e.helpers import SOLO, done_accepted
+
+OPENAI_PAIR = """
+[[participants]]
+name = "builder"
+model = "openai/gpt-5"
+write = true
+
+[[participants]]
+name = "reviewer"
+model = "anthropic/claude-sonnet-4-5"
+"""
+
+
+def doctor(autodev, cwd, *args, env=None):
+    r = autodev(cwd, "doctor", *args, env=env)
+    lines = {}
+    for line in r.stdout.splitlines()[:-1]:
+        status, rest = line.split(None, 1)
+        lines[rest[:18].strip()] = (status, rest[18:].strip())
+    return r, lines
+
+
+@pytest.fixture(autouse=True)
+def no_provider_keys(monkeypatch):
+    for keys in PROVIDER_KEYS.values():
+        for k in keys:
+            monkeypatch.delenv(k, raising=False)
+
+
+def test_scripted_team_is_ready(autodev, repo):
+    write_team(repo, SOLO, done_accepted("solo"))
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "start would work"
+    for name in (
+        "git",
+        "repository",
+        "git identity",
+        "team",
+        "provider: solo",
+        "provider: audit",
+        "daemon",
+        "disk",
+    ):
+        assert lines[name][0] == "ok", (name, r.stdout)
+    assert "1 participants (solo)" in lines["team"][1]
+    data = json.loads(autodev(repo, "doctor", "--json").stdout)
+    assert data["ready"] is True and {c["name"] for c in data["checks"]} >= {
+        "git identity",
+        "sandbox",
+        "disk",
+    }
+
+
+def test_missing_provider_key_fails_and_names_it(autodev, repo):
+    write_team(repo, OPENAI_PAIR)
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 2, r.stdout
+    assert lines["provider: builder"][0] == "FAIL" and "OPENAI_API_KEY" in lines["provider: builder"][1]
+    assert lines["provider: reviewer"][0] == "FAIL" and "ANTHROPIC_API_KEY" in lines["provider: reviewer"][1]
+    assert "set it in the environment" in lines["provider: builder"][1]
+    assert r.stdout.splitlines()[-1].startswith("start would not work")
+
+    r, lines = doctor(autodev, repo, env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+    assert r.returncode == 0, r.stdout
+    assert lines["provider: builder"] == ("ok", "openai/gpt-5: what the provider needs is set")
+    # the secret itself never shows
+    assert "sk-test" not in r.stdout
+
+
+def test_online_asks_litellm_for_a_provider_the_table_does_not_know(autodev, repo):
+    write_team(repo, '[[participants]]\nname = "solo"\nmodel = "gpt-5"\nwrite = true\n')
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 0 and lines["provider: solo"][0] == "warn", r.stdout
+    assert "autodev doctor --online" in lines["provider: solo"][1]
+    r, lines = doctor(autodev, repo, "--online")
+    assert r.returncode == 2 and "OPENAI_API_KEY" in lines["provider: solo"][1], r.stdout
+
+
+@pytest.fixture
+def endpoint():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_endpoint_is_contacted_only_online(autodev, repo, endpoint):
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    write_team(
+        repo,
+        f"""
+[[participants]]
+name = "local"
+model = "openai/qwen"
+api_base = "{endpoint}"
+write = true
+
+[[participants]]
+name = "gone"
+model = "openai/qwen"
+api_base = "{dead}"
+""",
+    )
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 0, r.stdout
+    assert "not contacted" in lines["provider: gone"][1]
+    r, lines = doctor(autodev, repo, "--online")
+    assert r.returncode == 2, r.stdout
+    assert lines["provider: local"] == ("ok", f"{endpoint} answers")
+    assert lines["provider: gone"][0] == "FAIL" and "not reachable" in lines["provider: gone"][1]
+
+
+def test_git_identity_missing_is_a_failure_with_the_fix(autodev, tmp_path, monkeypatch):
+    bare = tmp_path / "noid"
+    bare.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=bare, check=True)
+    write_team(bare, SOLO, done_accepted("solo"))
+    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(k)
+    env = {
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(tmp_path),
+    }
+    r, lines = doctor(autodev, bare, env=env)
+    assert r.returncode == 2, r.stdout
+    status, text = lines["git identity"]
+    assert status == "FAIL" and 'git config --global user.email "you@example.com"' in text
+
+
+def test_outside_a_repository_and_without_a_team(autodev, tmp_path, repo):
+    r, lines = doctor(autodev, tmp_path)
+    assert r.returncode == 2 and lines["repository"][0] == "FAIL", r.stdout
+    assert "git init" in lines["repository"][1]
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 2 and lines["team"][0] == "FAIL" and "autodev init" in lines["team"][1]
+
+
+def test_a_broken_team_file_fails_with_its_message(autodev, repo):
+    write_team(repo, '[[participants]]\nname = "solo"\nmodle = "scripted"\n')
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 2 and lines["team"][0] == "FAIL" and "modle" in lines["team"][1], r.stdout
+
+
+def test_without_bubblewrap_the_sandbox_is_a_warning(autodev, repo, tmp_path):
+    write_team(repo, SOLO, done_accepted("solo"))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert lines["sandbox"][0] == "warn" and "apt-get install bubblewrap" in lines["sandbox"][1]
+    if shutil.which("bwrap"):
+        r, lines = doctor(autodev, repo)
+        assert lines["sandbox"][0] == "ok"
+
+
+def test_a_running_daemon_means_start_would_not_work(autodev, repo):
+    write_team(repo, SOLO, done_accepted("solo"))
+    paths = RunPaths(repo)
+    paths.ensure()
+    lock = DaemonLock(paths.lock)
+    lock.acquire()
+    try:
+        r, lines = doctor(autodev, repo)
+    finally:
+        os.close(lock.fd)
+    assert r.returncode == 2 and lines["daemon"][0] == "FAIL" and "autodev stop" in lines["daemon"][1]
+
+
+def test_disk_check_fails_below_the_minimum(tmp_path):
+    assert disk_check(tmp_path / "not" / "yet").status == "ok"
+    low = disk_check(tmp_path, min_free_mb=10**12)
+    assert low.status == "FAIL" and "AUTODEV_HOME" in low.fix
+
+
+def test_offline_key_table_matches_litellm():
+    from autodev.config import _litellm_missing
+
+    for provider, keys in PROVIDER_KEYS.items():
+        missing, error = _litellm_missing(f"{provider}/some-model")
+        assert not error and sorted(missing) == sorted(keys), provider
