@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench clean soak
+.PHONY: install demo test lint bench bench-peers clean soak
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -35,5 +35,9 @@ soak: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
+# Side by side with AutoGen AgentChat, installed into its own .venv-peers (bench/peers-requirements.txt).
+bench-peers: $(STAMP)
+	$(BIN)/python bench/run.py peers
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) .venv-peers build dist *.egg-info

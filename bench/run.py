@@ -3,12 +3,15 @@ bench/results.json with the machine they ran on. Nothing here is a test: a slow 
 nothing. Generated logs are cached under /tmp (AUTODEV_BENCH_CACHE), never in the repository.
 
     make bench                                  # everything (.venv/bin/python bench/run.py)
+    make bench-peers                            # side by side with AutoGen (bench/run.py peers)
     python bench/run.py scheduler prompt        # some of them
     python bench/run.py --markdown              # also print the table as markdown (README)
 
 Each benchmark returns one row: name, compare, detail, unit, ratio, target, holds; optionally
 `method` (how it was measured) and `also` (further rows of the same shape). `ratio` is the
-row's headline figure; `holds` is null for figures reported without a target.
+row's headline figure; `holds` is null for figures reported without a target. A benchmark that
+could not run (the peer's packages would not install) returns a row with `skipped` (the reason)
+and `ratio` null: it reports no figure rather than a made-up one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ sys.path.insert(0, str(ROOT.parent))
 from bench.commands import bench_commands  # noqa: E402
 from bench.flat import bench_prompt, bench_scheduler  # noqa: E402
 from bench.panel import bench_panel  # noqa: E402
+from bench.peers import bench_peers  # noqa: E402
 from bench.runs import bench_daemon, bench_restore, bench_routing  # noqa: E402
 
 BENCHES = {
@@ -36,6 +40,7 @@ BENCHES = {
     "daemon": bench_daemon,
     "restore": bench_restore,
     "panel": bench_panel,
+    "peers": bench_peers,
 }
 
 
@@ -75,6 +80,8 @@ def rows(results: list[dict]) -> list[dict]:
 
 
 def _figure(r: dict) -> str:
+    if r.get("skipped"):
+        return "skipped"
     v = r["ratio"]
     return f"{v:,}" if isinstance(v, (int, float)) else str(v)
 
@@ -142,6 +149,7 @@ def main(argv: list[str]) -> int:
         t = time.perf_counter()
         print(f"running {name} ...", file=sys.stderr, flush=True)
         r = BENCHES[name]()
+        r["bench"] = name
         r["seconds"] = round(time.perf_counter() - t, 1)
         results.append(r)
     mach = machine()
@@ -150,14 +158,32 @@ def main(argv: list[str]) -> int:
     print(f"\n{len(names)} benchmarks in {total} s on {mach['cpus']} CPUs, Python {mach['python']}")
     if md:
         print("\n" + markdown(results, mach))
+    kept = merged(ROOT / "results.json", results)
     (ROOT / "results.json").write_text(
-        json.dumps({"machine": mach, "seconds": total, "results": results}, indent=1, ensure_ascii=False)
+        json.dumps(
+            {"machine": mach, "seconds": round(sum(r.get("seconds", 0) for r in kept), 1), "results": kept},
+            indent=1,
+            ensure_ascii=False,
+        )
         + "\n"
     )
     missed = [r["name"].strip() for r in rows(results) if r["holds"] is False]
     if missed:
         print(f"targets missed: {', '.join(missed)}", file=sys.stderr)
     return 0
+
+
+def merged(path: Path, results: list[dict]) -> list[dict]:
+    """The new results, plus the previous file's rows of benchmarks not run this time, so that
+    `bench/run.py peers` does not wipe the others' figures. Rows are kept in BENCHES order."""
+    fresh = {r["bench"] for r in results}
+    try:
+        old = json.loads(path.read_text())["results"]
+    except (OSError, ValueError, KeyError, TypeError):
+        old = []
+    keep = [r for r in old if isinstance(r, dict) and r.get("bench") in BENCHES and r["bench"] not in fresh]
+    order = list(BENCHES)
+    return sorted(keep + results, key=lambda r: order.index(r["bench"]))
 
 
 if __name__ == "__main__":

@@ -36,10 +36,12 @@ def scripted_run(turns: int) -> dict:
         home = root / "home"
         # The talk limit would pause a run of uncredited talk: lift it above the run's length.
         repo = make_repo(root, rotation_steps(turns), {"maxTalkTurns": 2 * turns + 10})
-        ex = Child(repo, home, "start", "--foreground", "--until-idle", OBJECTIVE).wait(600)
+        # A loaded machine makes turns slow; a 10,000-turn run must not time out on it.
+        ex = Child(repo, home, "start", "--foreground", "--until-idle", OBJECTIVE).wait(600 + 2 * turns)
         rd = run_dir(repo, home)
         events = read_jsonl(rd / "events.jsonl")
-        requests = read_jsonl(rd / "scripted-requests.jsonl")
+        requests = _request_prompts(rd / "scripted-requests.jsonl")
+        durable = _durable_writes(rd, len(events))
         if ex.code != 0:
             raise RuntimeError(
                 f"the {turns}-turn scripted run exited {ex.code} (expected 0, "
@@ -49,8 +51,11 @@ def scripted_run(turns: int) -> dict:
         "turns": sum(1 for e in events if e["type"] == "turn_started"),
         "posts": sum(1 for e in events if e["type"] == "post"),
         "generations": sum(1 for e in events if e["type"] == "generation"),
-        "requests": len(requests),
-        "audit_requests": sum(1 for r in requests if r.get("participant") == "audit"),
+        "requests": len(requests["prompts"]),
+        "audit_requests": sum(1 for r in requests["prompts"] if r["who"] == "audit"),
+        "prompts": requests["prompts"],
+        "systems": requests["systems"],
+        **durable,
         "wall_s": ex.seconds,
         "peak_kb": ex.peak_kb,
         "code": ex.code,
@@ -58,6 +63,41 @@ def scripted_run(turns: int) -> dict:
     run.update(_timing(events))
     _RUNS[turns] = run
     return run
+
+
+def _durable_writes(rd: Path, events: int) -> dict:
+    """What the run wrote durably: fsynced log appends (events, harness log, thread) and
+    state.json replacements (each a file fsync, a rename and a directory fsync)."""
+    lines = 0
+    for name in ("harness.jsonl", "thread.jsonl"):
+        with open(rd / name, "rb") as f:
+            lines += sum(1 for _ in f)
+    state = json.loads((rd / "state.json").read_text())
+    return {"log_appends": events + lines, "state_writes": int(state.get("version", 0))}
+
+
+def _request_prompts(path: Path) -> dict:
+    """Every request the scripted server received, in order, with its prompt tokens (messages and
+    tool schemas apart), and each participant's system text. Read line by line: a 10,000-turn
+    run's request log is tens of MB."""
+    from bench.tokens import shared
+
+    counter, prompts, systems, last = shared(), [], {}, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            who, body = r["participant"], r["body"]
+            msgs = body.get("messages") or []
+            prompts.append(
+                {"who": who, "messages": counter.messages(msgs), "tools": counter.tools(body.get("tools"))}
+            )
+            if msgs and msgs[0].get("role") == "system":
+                systems.setdefault(who, msgs[0]["content"])
+            if who != "audit":
+                last = msgs
+    if last:
+        counter.check(last)  # the memoized sum is the whole count
+    return {"prompts": prompts, "systems": systems}
 
 
 def _timing(events: list[dict]) -> dict:

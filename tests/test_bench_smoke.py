@@ -107,3 +107,53 @@ def test_table_and_markdown_show_every_row():
     md = bench_run.markdown([row], bench_run.machine())
     assert md.count("\n| ") == 3  # the header and one line per row, sub-rows included
     assert "✘ missed" in md
+
+
+def test_peers_skip_without_the_peer_venv(tmp_path, monkeypatch):
+    """`make test` never installs the peer: with no venv, the row says why and holds no figure."""
+    from bench.peers import bench_peers
+
+    monkeypatch.setenv("AUTODEV_PEER_VENV", str(tmp_path / "no-venv"))
+    r = bench_peers(install=False)
+    assert r["skipped"] and "make bench-peers" in r["skipped"]
+    assert r["ratio"] is None and r["holds"] is None
+    assert "skipped" in bench_run.table([r])
+    json.dumps(r)
+
+
+def test_results_file_keeps_the_benchmarks_not_rerun(tmp_path):
+    path = tmp_path / "results.json"
+    old = [{"bench": "scheduler", "name": "old scheduler"}, {"bench": "peers", "name": "old peers"}]
+    path.write_text(json.dumps({"results": old}))
+    kept = bench_run.merged(path, [{"bench": "peers", "name": "new peers"}])
+    assert [r["name"] for r in kept] == ["old scheduler", "new peers"]
+
+
+def _peer_python():
+    from bench.peers import peer_python
+
+    py, why = peer_python(install=False)
+    if py is None:
+        pytest.skip(f"peer benchmark not checked: {why}")
+    return py
+
+
+def test_peers_side_by_side_at_tiny_sizes():
+    """Both sides on a 4- and 8-post workload: real scripted runs and the real AutoGen teams."""
+    _peer_python()
+    from bench.peers import bench_peers
+
+    r = bench_peers(sizes=(4, 8), our_sizes=(4, 8), selector_sizes=(4,), install=False)
+    check_row(r)
+    rows = {x["name"].strip(): x for x in bench_run.rows([r])}
+    assert r["versions"]["autogen-agentchat"] == "0.7.5"
+    # Counts, not timings: the same canned replies reach both sides' prompts.
+    routing = rows["side by side: routing calls per turn"]["detail"]
+    assert routing["autodev"] == 0
+    assert routing["SelectorGroupChat"] == 1.0
+    assert routing["SelectorGroupChat, selector wrong once per turn"] == 2.0
+    prompt = r["detail"]
+    assert prompt["AutoGen default 8"] > prompt["AutoGen default 4"] > 0
+    assert prompt["autodev 8"] > 0
+    seen = rows["AutoGen buffered(8): what the model sees"]["detail"]
+    assert seen["messages stored by its agent"] >= seen["messages in the last request"]
