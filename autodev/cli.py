@@ -351,6 +351,63 @@ def thread(
             seen = new[-1]["seq"]
 
 
+runs_app = typer.Typer(
+    no_args_is_help=False,
+    invoke_without_command=True,
+    help="Every run on this machine: list, totals, clean-up.",
+)
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback()
+def runs_list(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")
+):
+    """List runs across repositories, newest first (works outside a repository)."""
+    if ctx.invoked_subcommand:
+        return
+    from autodev import runs
+
+    rows = runs.listing()
+    if as_json:
+        print(json.dumps(rows, indent=1))
+    else:
+        runs.render_listing(rows)
+
+
+@runs_app.command("stats")
+def runs_stats(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """Totals over every run, and usage per model."""
+    from autodev import runs
+
+    s = runs.stats()
+    if as_json:
+        print(json.dumps(s, indent=1))
+    else:
+        runs.render_stats(s)
+
+
+@runs_app.command("prune")
+def runs_prune(
+    older_than: str = typer.Option(..., "--older-than", help="Age of the last activity, e.g. 30d, 12h."),
+):
+    """Remove run folders older than the age (never one whose daemon is alive), and forget
+    runs whose folder was deleted by hand."""
+    from autodev import runs
+
+    out = runs.prune(runs.parse_age(older_than))
+    for r in out["removed"]:
+        print(f"removed {r['run_dir']} ({r['repo']}, run {r['run']})")
+    for r in out["missing"]:
+        print(f"forgot {r['run_dir']} ({r['repo']}, run {r['run']}): its folder is gone")
+    for r in out["refused"]:
+        print(f"kept {r['run_dir']} ({r['repo']}): {r['why']}", file=sys.stderr)
+    if not any(out.values()):
+        print("nothing to prune")
+    if out["refused"]:
+        raise typer.Exit(1)
+
+
 @app.command()
 def panel():
     """Watch the run live and answer it from the keyboard (works with or without a daemon)."""

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from autodev import config as cfgmod
-from autodev import inbox, prompts, scheduler
+from autodev import inbox, prompts, runs, scheduler
 from autodev.effects import EffectsMixin
 from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWriteError, ProviderError
 from autodev.events import Events
@@ -129,6 +129,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             s.setdefault("objective", "")
             s["pid"] = os.getpid()
             s["daemon"] = "running"
+            s["sessions"] = s.get("sessions", 0) + 1
             s["team_error"] = None  # the team just loaded cleanly
             if s.get("state") in ("stopped", "faulted", None):
                 # Pick up where the run was: a question or a gate it left open is still open.
@@ -140,8 +141,10 @@ class Daemon(EffectsMixin, NoticesMixin):
                 s["paused_from"] = None
             return s
 
-        self.state.update(init)
+        st = self.state.update(init)
+        self.session = st["sessions"]
         self.events.emit("daemon_started", pid=os.getpid())
+        self._index(runs.start_record)
         self._recover()
 
     def _key_names(self) -> list[str]:
@@ -258,7 +261,23 @@ class Daemon(EffectsMixin, NoticesMixin):
             return EXIT_FAILED
         finally:
             self._mark_stopped()
+            if hasattr(self, "session"):
+                self._index(runs.end_record)
             self.close()
+
+    def _index(self, make) -> None:
+        """One line in $AUTODEV_HOME/index.jsonl; the run goes on without it if it fails."""
+        try:
+            runs.append(
+                make(self.run_id, self.session, self.paths.repo, self.paths.run_dir, self.state.read())
+            )
+        except (OSError, AutodevError) as e:
+            msg = f"could not append to the runs index: {e}"
+            print(f"autodev daemon: {msg}", file=sys.stderr)
+            try:
+                self.events.emit("warning", message=msg)
+            except (OSError, AutodevError):
+                pass
 
     def _mark_stopped(self) -> None:
         try:

@@ -15,6 +15,21 @@ from autodev.harness import providers
 from autodev.reasons import reason
 from autodev.thread import TAIL
 
+USAGE = ("prompt_tokens", "completion_tokens", "cost")
+
+
+def _add_models(s: dict, used: dict[str, dict]) -> None:
+    """Usage per model label, summed over the run (for `autodev runs stats`)."""
+    models = s.setdefault("models", {})
+    for label, u in used.items():
+        m = models.setdefault(
+            label, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        )
+        m["generations"] += u.get("generations", 0)
+        for k in USAGE:
+            m[k] += u.get(k) or 0
+        m["cost"] = round(m["cost"], 6)
+
 
 class EffectsMixin:
     def _gate_answer(self, msg: dict) -> None:
@@ -72,6 +87,7 @@ class EffectsMixin:
             if r.post and r.post.get("kind") == "work_done" and r.post.get("credit"):
                 q["credited"] += 1
             q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
+            _add_models(s, r.models)
             return s
 
         self.state.update(add)
@@ -234,6 +250,10 @@ class EffectsMixin:
             a["prompt_tokens"] += v.prompt_tokens
             a["completion_tokens"] += v.completion_tokens
             a["cost"] = round(a["cost"] + v.cost, 6)
+            model = self.team.audit_model().model
+            _add_models(
+                s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}}
+            )
             return s
 
         self.state.update(add)

@@ -30,6 +30,9 @@ write = true
         ["config"],
         ["answer", "1", "yes"],
         ["notice", "--release", "1"],
+        ["runs"],
+        ["runs", "--json"],
+        ["runs", "stats"],
     ],
 )
 def test_command_does_not_import_litellm(repo, args):

@@ -112,6 +112,7 @@ class TurnResult:
     cost: float = 0.0
     reason: str = ""
     told: bool = False
+    models: dict[str, dict] = field(default_factory=dict)  # usage per model label (runs stats)
 
 
 def _tool_specs(ctx: TurnContext) -> list[dict]:
@@ -272,6 +273,13 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
         result.prompt_tokens += gen.prompt_tokens
         result.completion_tokens += gen.completion_tokens
         result.cost += gen.cost or 0.0
+        used = result.models.setdefault(
+            gen.model, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        )
+        used["generations"] += 1
+        used["prompt_tokens"] += gen.prompt_tokens
+        used["completion_tokens"] += gen.completion_tokens
+        used["cost"] += gen.cost or 0.0
         ctx.hlog.append(
             {
                 "type": "generation_finished",

@@ -1,0 +1,115 @@
+"""`$AUTODEV_HOME/index.jsonl` and `autodev runs`: real runs in two repositories, a folder
+deleted by hand, prune refusing a live daemon."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from tests.conftest import git, run_dir, write_team
+from tests.e2e.helpers import (
+    PAIR,
+    QUESTION_SCRIPT,
+    SOLO,
+    call,
+    done_accepted,
+    records_of,
+    run_until_idle,
+    start_detached,
+    status_json,
+    step,
+    stop_daemon,
+    wait_for,
+)
+
+WORK = step(
+    "solo",
+    call("write_file", path="a.txt", content="a\n"),
+    call("run_command", command="git add -A && git commit -qm a"),
+) + step("solo", call("post", kind="work_done", text="a added"))
+
+
+def make_repo(root, name: str):
+    r = root / name
+    r.mkdir()
+    git(r, "init", "-q", "-b", "main")
+    (r / "README.md").write_text("# test repo\n")
+    (r / ".git" / "info" / "exclude").write_text(".autodev/\n")
+    git(r, "add", "-A")
+    git(r, "commit", "-qm", "start")
+    return r
+
+
+def runs_json(autodev, cwd, *args) -> list | dict:
+    r = autodev(cwd, "runs", *args, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def test_index_lists_runs_across_repositories_then_prunes(tmp_path, autodev, autodev_home):
+    one, two = make_repo(tmp_path, "one"), make_repo(tmp_path, "two")
+    write_team(one, SOLO, WORK + done_accepted("solo"))
+    write_team(two, SOLO, done_accepted("solo", "nothing to do"))
+    run_until_idle(autodev, one, "add a.txt", expect=0)
+    run_until_idle(autodev, two, "check it", expect=0)
+
+    index = records_of(autodev_home / "index.jsonl")
+    assert [(r["type"], r["repo"]) for r in index] == [
+        ("start", str(one)),
+        ("end", str(one)),
+        ("start", str(two)),
+        ("end", str(two)),
+    ]
+    assert len({r["id"] for r in index}) == 4
+    assert index[1]["state"] == "complete" and index[1]["credited"] == 1
+
+    rows = runs_json(autodev, tmp_path)  # outside any repository
+    assert [r["repo"] for r in rows] == [str(two), str(one)]  # newest first
+    assert [r["objective"] for r in rows] == ["check it", "add a.txt"]
+    assert all(r["state"] == "complete" and not r["missing"] for r in rows)
+    assert [r["turns"] for r in rows] == [1, 2] and [r["credited"] for r in rows] == [0, 1]
+    assert all(r["tokens"] > 0 and r["duration_sec"] is not None for r in rows)
+    text = autodev(tmp_path, "runs", check=True, env={"COLUMNS": "240"}).stdout
+    assert "add a.txt" in text and "complete" in text
+
+    stats = runs_json(autodev, tmp_path, "stats")
+    assert stats["runs"] == 2 and stats["turns"] == 3 and stats["credited"] == 1
+    assert stats["tokens"] == sum(r["tokens"] for r in rows)
+    # every generation of both runs, the audits' included, is counted under its model
+    assert stats["models"]["scripted"]["generations"] == 6
+    assert (
+        sum(m["prompt_tokens"] + m["completion_tokens"] for m in stats["models"].values()) == stats["tokens"]
+    )
+
+    shutil.rmtree(run_dir(two))  # deleted by hand
+    rows = runs_json(autodev, tmp_path)
+    assert [(r["repo"], r["state"], r["missing"]) for r in rows] == [
+        (str(two), "missing", True),
+        (str(one), "complete", False),
+    ]
+    assert rows[0]["turns"] == 1  # from its last end line
+
+    r = autodev(tmp_path, "runs", "prune", "--older-than", "30d", check=True)
+    assert "forgot" in r.stdout and str(run_dir(two)) in r.stdout
+    assert [r["repo"] for r in runs_json(autodev, tmp_path)] == [str(one)]
+    assert run_dir(one).exists()  # not old enough
+
+    r = autodev(tmp_path, "runs", "prune", "--older-than", "0m", check=True)
+    assert "removed" in r.stdout and not run_dir(one).exists()
+    assert runs_json(autodev, tmp_path) == []
+    assert records_of(autodev_home / "index.jsonl") == []
+
+
+def test_prune_refuses_a_live_daemon_and_bad_ages(repo, autodev):
+    write_team(repo, PAIR, QUESTION_SCRIPT)
+    start_detached(autodev, repo, "pick a colour")
+    wait_for("the question", lambda: status_json(autodev, repo)["state"] == "awaiting_user")
+    r = autodev(repo, "runs", "prune", "--older-than", "0m")
+    assert r.returncode == 1 and "is alive" in r.stderr, r.stdout + r.stderr
+    assert run_dir(repo).exists()
+    rows = runs_json(autodev, repo)
+    assert rows[0]["state"] == "awaiting_user" and rows[0]["daemon_pid"]
+
+    r = autodev(repo, "runs", "prune", "--older-than", "soon")
+    assert r.returncode == 2 and "--older-than" in r.stderr and "30d" in r.stderr
+    stop_daemon(autodev, repo)
