@@ -352,6 +352,10 @@ def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
 def test_disk_full_at_start_faults_the_run(repo, autodev):
     logs = asked_and_answered(autodev, repo)
     rd = run_dir(repo)
+    # A valid event line of 8 KiB, so the cap below leaves state.json room to record the fault.
+    pad = {"type": "warning", "ts": "2026-01-01T00:00:00Z", "run": "x", "schema": 1, "message": "p" * 8192}
+    with open(rd / "events.jsonl", "a") as f:
+        f.write(json.dumps(pad) + "\n")
     before = {p.name: p.read_bytes() for p in logs}
     # events.jsonl cannot grow at all: the very first append, at start-up, fails.
     r = capped_start(autodev, repo, (rd / "events.jsonl").stat().st_size)
