@@ -16,7 +16,7 @@ from tests.e2e.helpers import (
     records_of,
     run_until_idle,
     start_detached,
-    status_json,
+    state_of,
     step,
     stop_daemon,
     wait_for,
@@ -103,7 +103,7 @@ def test_index_lists_runs_across_repositories_then_prunes(tmp_path, autodev, aut
 def test_prune_refuses_a_live_daemon_and_bad_ages(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     start_detached(autodev, repo, "pick a colour")
-    wait_for("the question", lambda: status_json(autodev, repo)["state"] == "awaiting_user")
+    wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user", timeout=60)
     r = autodev(repo, "runs", "prune", "--older-than", "0m")
     assert r.returncode == 1 and "is alive" in r.stderr, r.stdout + r.stderr
     assert run_dir(repo).exists()
