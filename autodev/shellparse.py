@@ -1,0 +1,746 @@
+"""Which simple commands a bash command line would run, read from tree-sitter-bash's syntax tree.
+
+The command guard (`gates.py`) matches gateRequired patterns against simple commands, so it must
+see through compound commands (`cd x && git push`), pipes, subshells, command substitution
+(also inside double quotes and here-documents) and the wrappers that run another command
+(`sudo`, `env`, `timeout`, `xargs`, `find -exec`, `sh -c '...'`, `eval`, git aliases given with
+`-c`). tree-sitter-bash gives the structure; this module turns it into parts: each simple command's
+words after quote removal, and the chain of commands it unwraps to.
+
+Anything the tree cannot vouch for is refused, never guessed: a tree with ERROR or MISSING nodes
+(unbalanced quotes, a stray `)`), a command name computed at run time, `eval` or `sh -c` of
+computed text, a shell reading its commands from input, `case`, a substitution inside arithmetic,
+git configuration that runs programs (`-c core.hooksPath=...`). `UnparseableCommand.opaque` marks
+those where code runs that no parser could read from the command line.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+MAX_DEPTH = 8  # nested sh -c / eval / alias levels before we give up (and refuse when relevant)
+MAX_OPEN = 64  # nested ( / $( / ${ inside one script
+
+_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_NEEDS_QUOTES = re.compile(r"[\s'\"\\;&|()<>$`]")
+_GLOB = re.compile(r"[*?]|\[[^\s;&|()<>\[]*\]")
+_BRACE = re.compile(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}")
+_QUOTED = "\0"  # stands for quoted text in the unquoted skeleton of a word
+
+# Wrappers that run the rest of their arguments as a command:
+# name -> (short options taking an argument, long options taking a separate argument,
+#          positional arguments before the command, whether VAR=value words may precede it)
+_WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
+    "sudo": (
+        "CDghpRrTtUu",
+        frozenset(
+            {
+                "--chdir",
+                "--close-from",
+                "--group",
+                "--host",
+                "--other-user",
+                "--prompt",
+                "--role",
+                "--type",
+                "--user",
+                "--command-timeout",
+            }
+        ),
+        0,
+        True,
+    ),
+    "env": ("uC", frozenset({"--unset", "--chdir"}), 0, True),
+    "command": ("", frozenset(), 0, False),
+    "exec": ("a", frozenset(), 0, False),
+    "nohup": ("", frozenset(), 0, False),
+    "time": ("fo", frozenset({"--format", "--output"}), 0, False),
+    "nice": ("n", frozenset({"--adjustment"}), 0, False),
+    "timeout": ("ks", frozenset({"--kill-after", "--signal"}), 1, False),
+    "stdbuf": ("eio", frozenset({"--error", "--input", "--output"}), 0, False),
+}
+GIT_OPTS_WITH_ARG = {
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+    "--super-prefix",
+    "--config-env",
+}
+# git settings that make git run a program or read settings from elsewhere: code the guard
+# cannot see, whether given with -c, --config-env, GIT_CONFIG_* or written by `git config`.
+_GIT_RUNS = re.compile(
+    r"^(core\.(hookspath|sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)"
+    r"|sequence\.editor|diff\.external|credential\.helper|gpg\.program|gpg\.\w+\.program|include\.path"
+    r"|includeif\..*|pager\..*|filter\..*|merge\..*\.driver|diff\..*\.(command|textconv)"
+    r"|uploadpack\.packobjectshook|remote\..*\.(receivepack|uploadpack|vcs)|url\..*)$",
+    re.I,
+)
+_GIT_ENV = re.compile(r"^GIT_(CONFIG\w*|SSH|SSH_COMMAND|EXEC_PATH|ASKPASS|EDITOR|PAGER|SEQUENCE_EDITOR|DIR)$")
+_XARGS_SHORT_WITH_ARG = "adEILnPs"
+_XARGS_LONG_WITH_ARG = {
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-chars",
+    "--max-lines",
+    "--max-procs",
+    "--process-slot-var",
+}
+_FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
+_REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
+_SUBSTITUTIONS = {"command_substitution", "process_substitution"}
+_WORDLIKE = {
+    "word",
+    "string",
+    "raw_string",
+    "ansi_c_string",
+    "translated_string",
+    "concatenation",
+    "simple_expansion",
+    "expansion",
+    "arithmetic_expansion",
+    "number",
+    "test_operator",
+    *_SUBSTITUTIONS,
+}
+
+
+class UnparseableCommand(Exception):
+    """The guard cannot tell which commands a command line would run.
+
+    `opaque` is True when the line runs code no parser can see from the command line (a command
+    name computed at run time, eval of computed text, a shell reading commands from stdin, git
+    settings that run programs); gateOpaque decides those.
+    """
+
+    def __init__(self, why: str, *, opaque: bool = False):
+        self.why = why
+        self.opaque = opaque
+        super().__init__(
+            f"cannot check this command against gateRequired: {why}. Split it into plain "
+            "commands joined by &&, ; or | with their words written out (no $VAR or $(...) as a "
+            "command name or in a gated command, no eval or sh -c of computed text), or post "
+            "kind=gate naming the whole command exactly as written"
+        )
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str  # the word after quote removal; expansions keep their source text
+    raw: str  # the word as written
+    dynamic: bool = False  # contains $VAR, $(...), `...`: its value is only known at run time
+    glob: bool = False  # unquoted * ? [...]: the shell may replace it with file names
+    brace: bool = False  # unquoted {a,b} / {1..3}: the shell may turn it into several words
+
+    def show(self) -> str:
+        if self.dynamic or self.raw == self.text:
+            return self.raw
+        # quoted in the source: quote it again if the shell would otherwise read it differently
+        if (
+            self.text == ""
+            or _NEEDS_QUOTES.search(self.text)
+            or self.text.startswith("#")
+            or re.search(r"[*?\[{]", self.text)
+        ):
+            return f"'{self.text}'" if "'" not in self.text else shlex.quote(self.text)
+        return self.text
+
+
+@dataclass(frozen=True)
+class Part:
+    """One simple command: its words as written, and the commands it unwraps to (`sudo -u x git
+    push` -> `git push`; a git alias -> its expansion), first the words themselves."""
+
+    words: tuple[Word, ...]
+    chain: tuple[tuple[Word, ...], ...]
+    fed: bool = False  # xargs appends words read at run time to the last command of the chain
+
+    @property
+    def text(self) -> str:
+        return join(self.words)
+
+
+def join(words: Sequence[Word]) -> str:
+    return " ".join(w.show() for w in words)
+
+
+def basename(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+@lru_cache(maxsize=1)
+def _parser():
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def parse(command: str) -> list[Part]:
+    """The simple commands `command` would run, outer commands before the ones they contain.
+    Raises UnparseableCommand when that cannot be determined."""
+    return _Walker(command).parse()
+
+
+class _Walker:
+    def __init__(self, src: str, depth: int = 0, open_: int = 0):
+        if depth > MAX_DEPTH:
+            raise UnparseableCommand(f"commands nested more than {MAX_DEPTH} levels deep")
+        self.depth = depth
+        self.src = src.encode("utf-8", "surrogatepass")
+        self.open = open_  # tree levels being walked, nested scripts included
+
+    def text(self, node) -> str:
+        return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+    def parse(self) -> list[Part]:
+        root = _parser().parse(self.src).root_node
+        if root.has_error:
+            raise _diagnose(self, root)
+        out: list[Part] = []
+        self._walk(root, out)
+        return out
+
+    # - structure -
+
+    def _walk(self, node, out: list[Part]) -> None:
+        self.open += 1
+        if self.open > 2 * MAX_OPEN:  # bounded so deep nesting cannot exhaust Python's stack
+            raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses")
+        try:
+            self._node(node, out)
+        finally:
+            self.open -= 1
+
+    def _node(self, node, out: list[Part]) -> None:
+        t = node.type
+        if t == "comment":
+            return
+        if t == "command":
+            self._simple(node.children, out)
+            return
+        if t == "redirected_statement":
+            body = node.child_by_field_name("body")
+            rest = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) != "body"]
+            if body is not None and body.type == "command":
+                self._simple([*body.children, *rest], out)
+                return
+            self._redirected(body, rest, out)
+            return
+        if t == "case_statement":
+            raise UnparseableCommand("`case` statements are not analysed")
+        if t == "arithmetic_expansion" or (
+            t in ("compound_statement", "c_style_for_statement")
+            and node.child_count
+            and node.children[0].type in ("((", "for")
+        ):
+            for c in node.named_children:
+                if c.type == "do_group":
+                    self._walk(c, out)
+                elif _contains(c, _SUBSTITUTIONS):
+                    raise UnparseableCommand("a command substitution inside arithmetic")
+            return
+        if t == "test_command" and node.child_count and node.children[0].type == "[":
+            self._bracket_test(node, out)
+            return
+        if t == "function_definition":  # the body runs when called: its commands count now
+            self._redirected(
+                node.child_by_field_name("body"), [c for c in node.children if c.type in _REDIRECTS], out
+            )
+            return
+        if t == "heredoc_redirect":
+            self._heredoc(node, out)
+            return
+        for c in node.named_children:
+            self._walk(c, out)
+
+    def _redirected(self, body, redirects: list, out: list[Part]) -> None:
+        """A compound command with redirections: no word may follow them (`{ a; } > f b`)."""
+        if body is not None:
+            self._walk(body, out)
+        stray = [d for r in redirects if r.type == "file_redirect" for d in _destinations(r)[1:]]
+        if stray:
+            raise UnparseableCommand(f"`{self.text(stray[0])}` follows the redirection of a compound command")
+        self._simple(redirects, out)
+
+    def _simple(self, children, out: list[Part]) -> None:
+        """A simple command: its words, then what its substitutions and redirections run."""
+        nested: list[Part] = []
+        word_nodes = []
+        for c in children:
+            t = c.type
+            if t == "variable_assignment":
+                self._walk(c, nested)
+            elif t == "heredoc_redirect":
+                self._heredoc(c, nested)
+            elif t == "file_redirect":
+                dests = _destinations(c)
+                for d in dests[:1]:
+                    self._walk(d, nested)
+                word_nodes.extend(dests[1:])  # `> f y`: y is an argument, not the target
+            elif t in _REDIRECTS:
+                self._walk(c, nested)
+            elif t == "subshell":
+                raise UnparseableCommand("a `(` appears in the middle of a command")
+            elif t == "comment":
+                continue
+            elif t == "command_name":
+                word_nodes.extend(c.children)
+            else:
+                word_nodes.append(c)
+        words = tuple(self._word(g, nested) for g in _adjacent(word_nodes))
+        if words:
+            self._command(words, out)
+        out.extend(nested)
+
+    def _bracket_test(self, node, out: list[Part]) -> None:
+        """`[ -f x ]` is the command `[` (tree-sitter reads it as a test expression)."""
+        leaves = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type in _WORDLIKE or not n.children:
+                leaves.append(n)
+            else:
+                stack.extend(reversed(n.children))
+        nested: list[Part] = []
+        words = tuple(self._word(g, nested) for g in _adjacent(leaves))
+        self._command(words, out)
+        out.extend(nested)
+
+    def _heredoc(self, node, out: list[Part]) -> None:
+        """A here-document is data, but the shell expands its $(...) and `...` unless the
+        delimiter is quoted. tree-sitter-bash does not parse backticks (nor `<<-` bodies) there,
+        so the body is read again as the inside of a double-quoted word."""
+        for c in node.named_children:
+            if c.type not in ("heredoc_start", "heredoc_end", "heredoc_body"):
+                self._walk(c, out)  # the rest of the command line after `<<EOF` (a pipe, ...)
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        if start is not None and re.search(r"['\"\\]", self.text(start)):
+            return
+        body = "".join(self.text(c) for c in node.children if c.type == "heredoc_body")
+        if "$" not in body and "`" not in body:
+            return
+        escaped = re.sub(
+            r'(\\*)"', lambda m: m.group(1) + ("\\" if len(m.group(1)) % 2 == 0 else "") + '"', body
+        )
+        parts = _Walker(f'echo "{escaped}"', self.depth, self.open).parse()
+        out.extend(parts[1:])
+
+    # - words -
+
+    def _word(self, nodes: list, nested: list[Part]) -> Word:
+        text: list[str] = []
+        skeleton: list[str] = []
+        flags = {"dynamic": False, "brace": False}
+        for i, n in enumerate(nodes):
+            if n.type == "$" and i + 1 < len(nodes) and nodes[i + 1].type == "string":
+                continue  # $"...": a translatable string, otherwise double-quoted
+            self._piece(n, text, skeleton, nested, flags)
+        unquoted = "".join(skeleton)
+        raw = self.src[nodes[0].start_byte : nodes[-1].end_byte].decode("utf-8", "surrogatepass")
+        return Word(
+            "".join(text),
+            raw,
+            dynamic=flags["dynamic"],
+            glob=bool(_GLOB.search(unquoted)),
+            brace=flags["brace"] or bool(_BRACE.search(unquoted)),
+        )
+
+    def _piece(self, n, text: list[str], skeleton: list[str], nested: list[Part], flags: dict) -> None:
+        t = n.type
+        raw = self.text(n)
+        if t == "concatenation":
+            for c in n.children:
+                self._piece(c, text, skeleton, nested, flags)
+        elif t == "raw_string":
+            text.append(raw[1:-1])
+            skeleton.append(_QUOTED)
+        elif t == "ansi_c_string":
+            text.append(_c_unescape(raw[2:-1]))
+            skeleton.append(_QUOTED)
+        elif t in ("string", "translated_string"):
+            text.append(self._double_quoted(n, nested, flags))
+            skeleton.append(_QUOTED)
+        elif t in ("simple_expansion", "expansion", "arithmetic_expansion", *_SUBSTITUTIONS):
+            self._walk(n, nested)
+            text.append(raw)
+            skeleton.append(_QUOTED)
+            flags["dynamic"] = True
+        elif t == "brace_expression":
+            text.append(raw)
+            skeleton.append(raw)
+            flags["brace"] = True
+        else:  # word, number and the like: unquoted text with backslash escapes
+            plain, skel = _unescape(raw)
+            text.append(plain)
+            skeleton.append(skel)
+
+    def _double_quoted(self, node, nested: list[Part], flags: dict) -> str:
+        """Quote removal inside "...": `\\` escapes only $ ` " \\ and newline there."""
+        out: list[str] = []
+        start = node.start_byte + 1
+        for c in node.children:
+            if c.type == '"' or c.type == "$":
+                continue
+            if c.type == "string_content":
+                continue  # read with the gaps below, from the source
+            out.append(_dq_unescape(self.src[start : c.start_byte].decode("utf-8", "surrogatepass")))
+            self._walk(c, nested)
+            out.append(self.text(c))
+            flags["dynamic"] = True
+            start = c.end_byte
+        end = node.end_byte - 1 if self.src[node.end_byte - 1 : node.end_byte] == b'"' else node.end_byte
+        out.append(_dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
+        return "".join(out)
+
+    # - commands -
+
+    def _command(self, words: tuple[Word, ...], out: list[Part], fed: bool = False) -> None:
+        chain = [words]
+        while (inner := _unwrap(chain[-1])) is not None:
+            chain.append(inner)
+        inner = chain[-1]
+        head = inner[0]
+        if head.dynamic or head.glob or head.brace:
+            raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time", opaque=True)
+        name = basename(head.text)
+        if name == "git":
+            _git_opaque(chain)
+            alias = self._git_alias(inner, out)
+            if alias is not None:
+                chain.append(alias)
+        out.append(Part(words, tuple(chain), fed))
+        if name in _SHELLS:
+            self._shell(inner, out)
+        elif name == "eval":
+            args = inner[1:]
+            if any(w.dynamic for w in args):
+                raise UnparseableCommand(f"`eval` runs text computed at run time ({join(args)})", opaque=True)
+            self._nested(" ".join(w.text for w in args), out)
+        elif name == "xargs":
+            rest = _skip_options(inner[1:], _XARGS_SHORT_WITH_ARG, _XARGS_LONG_WITH_ARG)
+            replace = any(
+                w.text.startswith(("-I", "-i", "--replace")) for w in inner[1 : len(inner) - len(rest)]
+            )
+            if rest:
+                self._command(rest, out, fed=not replace)
+        elif name == "find":
+            i = 0
+            while i < len(inner):
+                if inner[i].text in _FIND_EXEC:
+                    j = i + 1
+                    while j < len(inner) and inner[j].text not in (";", "+"):
+                        j += 1
+                    if j > i + 1:
+                        self._command(inner[i + 1 : j], out)
+                    i = j
+                i += 1
+
+    def _git_alias(self, words: tuple[Word, ...], out: list[Part]) -> tuple[Word, ...] | None:
+        """`git -c alias.p=push p origin` runs `git push origin`; a `!` alias runs shell code."""
+        aliases: dict[str, str] = {}
+        i = 1
+        while i < len(words) and words[i].text.startswith("-"):
+            t = words[i].text
+            setting = (
+                words[i + 1].text if t == "-c" and i + 1 < len(words) else t[2:] if t.startswith("-c") else ""
+            )
+            key, _, value = setting.partition("=")
+            if key.lower().startswith("alias."):
+                aliases[key[6:].lower()] = value
+            i += 2 if t in GIT_OPTS_WITH_ARG else 1
+        if i >= len(words) or words[i].text.lower() not in aliases:
+            return None
+        value = aliases[words[i].text.lower()]
+        if value.startswith("!"):
+            self._nested(value[1:] + " " + " ".join(shlex.quote(w.text) for w in words[i + 1 :]), out)
+            return None
+        expanded = [Word(t, t) for t in shlex.split(value)] if value.strip() else []
+        if not expanded:
+            return None
+        return (words[0], *words[1:i], *expanded, *words[i + 1 :])
+
+    def _shell(self, words: tuple[Word, ...], out: list[Part]) -> None:
+        """`bash -c 'script'`: the script's commands are parts too."""
+        has_c = reads_stdin = False
+        i = 1
+        while i < len(words):
+            w = words[i]
+            t = w.text
+            if w.dynamic:
+                raise UnparseableCommand(f"a shell option `{w.raw}` is only known at run time", opaque=True)
+            if t in ("-", "--"):
+                i += 1
+                break
+            if t.startswith("--"):
+                i += 2 if t in ("--rcfile", "--init-file") else 1
+                continue
+            if len(t) > 1 and t[0] in "-+":
+                flags = t[1:]
+                has_c |= t[0] == "-" and "c" in flags
+                reads_stdin |= t[0] == "-" and "s" in flags
+                i += 2 if ("o" in flags or "O" in flags) else 1
+                continue
+            break
+        rest = words[i:]
+        if has_c:
+            if rest:
+                if rest[0].dynamic:
+                    raise UnparseableCommand(
+                        f"the shell script `{rest[0].raw}` is only known at run time", opaque=True
+                    )
+                self._nested(rest[0].text, out)
+        elif reads_stdin or not rest:
+            raise UnparseableCommand(
+                f"`{join(words)}` reads the commands it runs from its input", opaque=True
+            )
+
+    def _nested(self, script: str, out: list[Part]) -> None:
+        out.extend(_Walker(script, self.depth + 1, self.open).parse())
+
+
+def _destinations(redirect) -> list:
+    return [
+        d
+        for i, d in enumerate(redirect.children)
+        if redirect.field_name_for_child(i) == "destination" or (d.is_named and d.type != "file_descriptor")
+    ]
+
+
+def _contains(node, types: set[str]) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in types:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _adjacent(nodes: list) -> list[list]:
+    """Group nodes that touch into one shell word (tree-sitter sometimes splits `$"..."`)."""
+    groups: list[list] = []
+    for n in nodes:
+        if groups and groups[-1][-1].end_byte == n.start_byte:
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return groups
+
+
+def _unescape(raw: str) -> tuple[str, str]:
+    """Unquoted text: (text with backslash escapes removed, the same with escaped characters
+    blanked, so an escaped `*` is not taken for a glob)."""
+    text: list[str] = []
+    skel: list[str] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            nxt = raw[i + 1 : i + 2]
+            if nxt != "\n":
+                text.append(nxt or "\\")
+                skel.append(_QUOTED)
+            i += 2
+            continue
+        text.append(c)
+        skel.append(c)
+        i += 1
+    return "".join(text), "".join(skel)
+
+
+def _dq_unescape(s: str) -> str:
+    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), s)
+
+
+def _c_unescape(body: str) -> str:
+    simple = {
+        "n": "\n",
+        "t": "\t",
+        "r": "\r",
+        "a": "\a",
+        "b": "\b",
+        "e": "\x1b",
+        "E": "\x1b",
+        "f": "\f",
+        "v": "\v",
+        "\\": "\\",
+        "'": "'",
+        '"': '"',
+        "?": "?",
+    }
+
+    def one(m: re.Match) -> str:
+        s = m.group(0)[1:]
+        if s[0] in simple:
+            return simple[s[0]]
+        if s[0] in "xuU":
+            return chr(int(s[1:], 16)) if len(s) > 1 else m.group(0)
+        return chr(int(s, 8)) if s.isdigit() else m.group(0)
+
+    return re.sub(
+        r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", one, body, flags=re.S
+    )
+
+
+# -- wrappers ------------------------------------------------------------------------------------
+
+
+def skip_options(
+    words: Sequence[Word], short_arg: str, long_arg: set[str] | frozenset[str], assignments: bool = False
+) -> tuple[Word, ...]:
+    """Drop leading options (and the arguments of those that take one); returns the rest."""
+    i = 0
+    while i < len(words):
+        w = words[i]
+        t = w.text
+        if w.dynamic:
+            break
+        if t == "--":
+            i += 1
+            break
+        if assignments and _ASSIGNMENT.match(t):
+            i += 1
+            continue
+        if t.startswith("--"):
+            i += 2 if (t in long_arg and "=" not in t) else 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            skip = 1
+            for j, ch in enumerate(t[1:], 1):
+                if ch in short_arg:
+                    skip = 2 if j == len(t) - 1 else 1
+                    break
+            i += skip
+            continue
+        break
+    return tuple(words[i:])
+
+
+_skip_options = skip_options
+
+
+def _unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """`sudo -u x git push` -> `git push`; None when the first word is not a wrapper."""
+    head = words[0]
+    spec = _WRAPPERS.get(basename(head.text)) if not head.dynamic else None
+    if spec is None:
+        return None
+    short_arg, long_arg, positionals, assignments = spec
+    if head.text == "env":
+        for w in words[1:]:
+            if w.text.startswith("--split-string") or re.match(r"-[^-]*S", w.text):
+                raise UnparseableCommand("`env -S` (split string) is not analysed")
+            if not w.text.startswith("-"):
+                break
+    rest = _skip_options(words[1:], short_arg, long_arg, assignments)[positionals:]
+    return rest or None
+
+
+def _git_opaque(chain: list[tuple[Word, ...]]) -> None:
+    """Refuse git invocations whose settings run programs the command line does not show."""
+    for words in chain:
+        for w in words:
+            name = w.text.split("=", 1)[0]
+            if "=" in w.text and _GIT_ENV.match(name):
+                raise UnparseableCommand(f"`{w.show()}` changes which programs git runs", opaque=True)
+    words = chain[-1]
+    i = 1
+    while i < len(words) and words[i].text.startswith("-"):
+        t = words[i].text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        setting = nxt if t in ("-c", "--config-env") else t[2:] if t.startswith("-c") else ""
+        if t.startswith("--config-env="):
+            setting = t.split("=", 1)[1]
+        key = setting.split("=", 1)[0]
+        if _GIT_RUNS.match(key) or (t.startswith("--config-env") and key.lower().startswith("alias.")):
+            raise UnparseableCommand(f"git setting `{key}` makes git run a program", opaque=True)
+        if t in ("--exec-path",) or t.startswith("--exec-path="):
+            raise UnparseableCommand("`--exec-path` makes git run programs from elsewhere", opaque=True)
+        i += 2 if t in GIT_OPTS_WITH_ARG else 1
+    if i < len(words) and words[i].text == "config":
+        args = [w.text for w in words[i + 1 :]]
+        for k, a in enumerate(args):
+            if (a.lower().startswith("alias.") or _GIT_RUNS.match(a)) and k + 1 < len(args):
+                raise UnparseableCommand(f"`git config {a} ...` changes what git runs", opaque=True)
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+def _diagnose(w: _Walker, root) -> UnparseableCommand:
+    """Say why the tree has errors, as precisely as the first bad node allows."""
+    bad = None
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            bad = n
+            break
+        if n.has_error:
+            stack.extend(reversed(n.children))
+    src = w.src.decode("utf-8", "surrogatepass")
+    quote = _open_quote(src)
+    if quote:
+        return UnparseableCommand(quote)
+    if bad is not None and bad.is_missing:
+        tok = bad.type
+        parent = bad.parent
+        if tok == ")" and parent is not None and parent.type == "subshell" and parent.parent is not None:
+            if parent.parent.type == "command":
+                return UnparseableCommand("a `(` appears in the middle of a command")
+        if tok == "}" and parent is not None and parent.type == "expansion":
+            return UnparseableCommand("a `${` is not closed")
+        if tok == ")":
+            return UnparseableCommand("a `)` is missing (unbalanced parentheses)")
+        return UnparseableCommand(f"a `{tok}` is missing")
+    text = w.text(bad).strip() if bad is not None else ""
+    if text.startswith(")"):
+        return UnparseableCommand("a `)` has no matching `(`")
+    if re.fullmatch(r"\d*[<>&|]+", text):
+        return UnparseableCommand("a redirection has no target")
+    line_start = src.rfind("\n", 0, bad.start_byte if bad is not None else 0) + 1
+    first = re.match(r"[ \t]*([^\s;&|<>()]+)", src[line_start:])
+    if first and (_GLOB.search(first.group(1)) or _BRACE.search(first.group(1))):
+        return UnparseableCommand(
+            f"the command name `{first.group(1)}` is only known at run time", opaque=True
+        )
+    return UnparseableCommand(f"the shell parser cannot read `{text[:60] or src[:60]}`")
+
+
+def _open_quote(src: str) -> str | None:
+    """Which quote a command line leaves open, if any (comments and escapes respected)."""
+    state = None  # None, "'", '"', "`"
+    i = 0
+    while i < len(src):
+        c = src[i]
+        if state == "'":
+            if c == "'":
+                state = None
+        elif c == "\\":
+            i += 1
+        elif state is None and c == "#" and (i == 0 or src[i - 1] in " \t\n;&|()"):
+            nl = src.find("\n", i)
+            i = len(src) if nl < 0 else nl
+            continue
+        elif state is None and c in "'\"`":
+            state = c
+        elif state == '"' and c == '"':
+            state = None
+        elif state == "`" and c == "`":
+            state = None
+        i += 1
+    return {
+        "'": "a single quote (') is not closed",
+        '"': 'a double quote (") is not closed',
+        "`": "a backtick (`) is not closed",
+    }.get(state or "")
