@@ -30,6 +30,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _NEEDS_QUOTES = re.compile(r"[\s'\"\\;&|()<>$`]")
 _GLOB = re.compile(r"[*?]|\[[^\s;&|()<>\[]*\]")
 _BRACE = re.compile(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}")
+_ASCII_ONLY = bytes(range(128)) + b"a" * 128
 _QUOTED = "\0"  # stands for quoted text in the unquoted skeleton of a word
 
 # Wrappers that run the rest of their arguments as a command:
@@ -202,7 +203,11 @@ class _Walker:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
     def parse(self) -> list[Part]:
-        root = _parser().parse(self.src).root_node
+        # tree-sitter-bash's scanner can read outside its tables on non-ASCII input and crash the
+        # process (tree-sitter-bash#337: `{` then a 4-byte character). Bash treats those bytes as
+        # word characters, so the parser sees an ASCII letter in their place; offsets are kept and
+        # words are read from the original bytes.
+        root = _parser().parse(self.src.translate(_ASCII_ONLY)).root_node
         if root.has_error:
             raise _diagnose(self, root)
         out: list[Part] = []
