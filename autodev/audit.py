@@ -14,23 +14,27 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
+
 from autodev import prompts
-from autodev.errors import AutodevError
+from autodev.errors import AutodevError, ToolError
 from autodev.harness import providers
+from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.harness.tools import scrubbed_env
 
-VERDICT_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "verdict",
-        "description": "Your decision: accept the work, or reopen it naming the gap.",
-        "parameters": {
-            "type": "object",
-            "properties": {"accept": {"type": "boolean"}, "gap": {"type": "string"}},
-            "required": ["accept"],
-        },
-    },
-}
+
+class VerdictArgs(Args):
+    accept: Boolean = Field(description="true: the work is done; false: reopen it")
+    gap: String = Field("", description="what is missing (required when accept is false)")
+
+
+VERDICT = Tool(
+    "verdict",
+    "Your decision: accept the work, or reopen it naming the gap.",
+    "audit",
+    lambda env, accept, gap: (accept, gap),
+    args=VerdictArgs,
+)
 MAX_STEPS = 3
 
 
@@ -123,7 +127,7 @@ def audit(
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        gen = providers.complete(targets[0], messages, [VERDICT_TOOL], turn_id=audit_id, timeout=600)
+        gen = providers.complete(targets[0], messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0
@@ -139,20 +143,11 @@ def audit(
                 )
                 continue
             try:
-                args = json.loads(call["function"]["arguments"] or "{}")
-                accept = args["accept"]
-                if not isinstance(accept, bool):
-                    raise TypeError
-            except (ValueError, KeyError, TypeError):
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call["id"],
-                        "content": "error: verdict needs accept (true/false) and gap (text)",
-                    }
-                )
+                accept, gap = VERDICT.call(ToolEnv(), json.loads(call["function"]["arguments"] or "{}"))
+            except (ValueError, ToolError) as e:
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"error: {e}"})
                 continue
-            v.accept, v.gap = accept, str(args.get("gap") or "")
+            v.accept, v.gap = accept, gap
             if not v.accept and not v.gap:
                 v.gap = "the audit reopened the work without naming a gap"
             return v

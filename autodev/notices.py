@@ -14,11 +14,12 @@ from autodev.thread import now_ts
 class NoticesMixin:
     def _raise_notice(self, name: str):
         from autodev.errors import ToolError
-        from autodev.harness.tools import CAPABILITIES
+        from autodev.harness.catalog import BUILTIN
 
         def tell(text: str, hold: str | None) -> str:
-            if hold is not None and hold not in CAPABILITIES:
-                raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(sorted(CAPABILITIES))}")
+            holdable = BUILTIN.holdable()
+            if hold is not None and hold not in holdable:
+                raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(holdable)}")
             st = self.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
             nid = str(st["notice_seq"])
             notice = {
@@ -98,10 +99,7 @@ class NoticesMixin:
         return notes, ids
 
     def _withheld(self, name: str, st: dict) -> frozenset[str]:
-        from autodev.harness.tools import CAPABILITIES
+        from autodev.harness.catalog import BUILTIN
 
-        out: set[str] = set()
-        for n in st.get("notices", {}).values():
-            if n["from"] == name and n.get("hold"):
-                out |= CAPABILITIES.get(n["hold"], frozenset())
-        return frozenset(out)
+        held = [n["hold"] for n in st.get("notices", {}).values() if n["from"] == name and n.get("hold")]
+        return BUILTIN.withheld(held)

@@ -109,11 +109,11 @@ def _system_prompt(name: str) -> str:
 
 def _tool_tokens(litellm) -> int:
     """Tokens the tool schemas add to a request (a writer's full tool set)."""
+    from autodev.harness.thread_tools import POST, READ_THREAD
     from autodev.harness.tools import Workspace
-    from autodev.harness.turn import POST_TOOL, READ_THREAD_TOOL
 
     with tempfile.TemporaryDirectory() as d:
-        specs = [POST_TOOL, READ_THREAD_TOOL, *Workspace(Path(d), write=True, command_timeout=60).specs()]
+        specs = [POST.spec(), READ_THREAD.spec(), *Workspace(Path(d), write=True, command_timeout=60).specs()]
     probe = [{"role": "user", "content": "x"}]
     return litellm.token_counter(model=TOKEN_MODEL, messages=probe, tools=specs) - litellm.token_counter(
         model=TOKEN_MODEL, messages=probe

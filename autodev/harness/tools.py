@@ -47,12 +47,10 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pydantic import Field
+
 from autodev.errors import ToolError
-
-# Tools that only read: re-running one after a crash cannot change anything.
-REPLAY_SAFE: frozenset[str] = frozenset({"read_file", "list_files", "search"})
-
-WRITE_TOOLS: frozenset[str] = frozenset({"write_file", "edit_file"})
+from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
 
 _LIST_CAP = 500
 _SEARCH_CAP = 200
@@ -116,177 +114,132 @@ def scrubbed_env(secret_env: Iterable[str], base: Mapping[str, str] | None = Non
     return {k: v for k, v in source.items() if not _is_secret_name(k, extra)}
 
 
-# ---------------------------------------------------------------------------- tool table
-
-
-@dataclass(frozen=True)
-class _Param:
-    name: str
-    kind: str  # JSON schema type: "string", "integer" or "number"
-    description: str
-    required: bool = True
-    default: Any = None
-    minimum: float | None = None
-
-
-@dataclass(frozen=True)
-class _Tool:
-    name: str
-    description: str
-    params: tuple[_Param, ...]
-
-    def usage(self) -> str:
-        parts = []
-        for p in self.params:
-            if p.required:
-                parts.append(f"{p.name}: {p.kind}")
-            else:
-                parts.append(f"{p.name}?: {p.kind} = {p.default!r}")
-        return f"{self.name}({', '.join(parts)})"
-
-    def spec(self) -> dict:
-        props: dict[str, dict] = {}
-        for p in self.params:
-            prop: dict[str, Any] = {"type": p.kind, "description": p.description}
-            if not p.required and p.default is not None:
-                prop["default"] = p.default
-            if p.minimum is not None:
-                prop["minimum"] = p.minimum
-            props[p.name] = prop
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": {
-                    "type": "object",
-                    "properties": props,
-                    "required": [p.name for p in self.params if p.required],
-                    "additionalProperties": False,
-                },
-            },
-        }
+# ---------------------------------------------------------------------------- the tools
 
 
 _PATH_HELP = "relative to the repository root, e.g. 'src/app.py'"
 
-_TOOLS: tuple[_Tool, ...] = (
-    _Tool(
+
+class ReadFileArgs(Args):
+    path: String = Field(description=f"file path, {_PATH_HELP}")
+    offset: Integer = Field(1, ge=1, description="first line to show (1 = the first line)")
+    limit: Integer = Field(400, ge=1, description="how many lines to show at most")
+
+
+class ListFilesArgs(Args):
+    path: String = Field(".", description=f"folder, {_PATH_HELP}; '.' is the root")
+    depth: Integer = Field(2, ge=1, description="how many levels deep to list")
+
+
+class SearchArgs(Args):
+    pattern: String = Field(description="Python regular expression, e.g. 'def run_\\w+'")
+    path: String = Field(".", description=f"folder or file to search, {_PATH_HELP}")
+    glob: String | None = Field(
+        None,
+        description="only files whose name matches, e.g. '*.py' (with a '/', "
+        "matched against the whole relative path, e.g. 'tests/*.py')",
+    )
+
+
+class WriteFileArgs(Args):
+    path: String = Field(description=f"file path, {_PATH_HELP}")
+    content: String = Field(description="the complete new content of the file")
+
+
+class EditFileArgs(Args):
+    path: String = Field(description=f"file path, {_PATH_HELP}")
+    old: String = Field(description="the exact text to replace")
+    new: String = Field(description="the replacement text")
+    count: Integer = Field(
+        1, ge=1, description="how many occurrences to replace; must equal the number of times 'old' occurs"
+    )
+
+
+class RunCommandArgs(Args):
+    command: String = Field(description="the shell command, e.g. 'python -m pytest -q'")
+    timeout_sec: Number | None = Field(
+        None,
+        gt=0,
+        description="seconds before the command is killed; capped by the configured command timeout",
+    )
+
+
+def _on_workspace(method: str) -> Callable[..., str]:
+    def handler(env: ToolEnv, **kwargs: Any) -> str:
+        return env.workspace.invoke(method, kwargs)
+
+    return handler
+
+
+def _workspace_tool(name: str, capability: str, args: type[Args], description: str) -> Tool:
+    return Tool(
+        name,
+        description,
+        capability,
+        _on_workspace(f"_t_{name}"),
+        args=args,
+        replay_safe=capability == "read",
+    )
+
+
+WORKSPACE_TOOLS: tuple[Tool, ...] = (
+    _workspace_tool(
         "read_file",
+        "read",
+        ReadFileArgs,
         "Read a text file with numbered lines. Says the total line count; long files come in "
         "pages, and the result ends with the call that reads the next page.",
-        (
-            _Param("path", "string", f"file path, {_PATH_HELP}"),
-            _Param("offset", "integer", "first line to show (1 = the first line)", False, 1, 1),
-            _Param("limit", "integer", "how many lines to show at most", False, 400, 1),
-        ),
     ),
-    _Tool(
+    _workspace_tool(
         "list_files",
+        "read",
+        ListFilesArgs,
         "List files and folders under a folder (folders end with '/'), as paths relative to "
         "the repository root. Skips .git; folders git ignores are shown but not expanded.",
-        (
-            _Param("path", "string", f"folder, {_PATH_HELP}; '.' is the root", False, "."),
-            _Param("depth", "integer", "how many levels deep to list", False, 2, 1),
-        ),
     ),
-    _Tool(
+    _workspace_tool(
         "search",
+        "read",
+        SearchArgs,
         "Search text files for a Python regular expression, line by line. Results are "
         "'path:line: text'. Skips .git, git-ignored files and binary files.",
-        (
-            _Param("pattern", "string", "Python regular expression, e.g. 'def run_\\w+'"),
-            _Param("path", "string", f"folder or file to search, {_PATH_HELP}", False, "."),
-            _Param(
-                "glob",
-                "string",
-                "only files whose name matches, e.g. '*.py' (with a '/', "
-                "matched against the whole relative path, e.g. 'tests/*.py')",
-                False,
-                None,
-            ),
-        ),
     ),
-    _Tool(
+    _workspace_tool(
         "write_file",
+        "write",
+        WriteFileArgs,
         "Create or replace a file with the given content. Missing parent folders are created.",
-        (
-            _Param("path", "string", f"file path, {_PATH_HELP}"),
-            _Param("content", "string", "the complete new content of the file"),
-        ),
     ),
-    _Tool(
+    _workspace_tool(
         "edit_file",
+        "write",
+        EditFileArgs,
         "Replace text in a file. 'old' must occur exactly 'count' times (copy it exactly from "
         "read_file, whitespace included), otherwise nothing changes and the error says how "
         "many times it occurs.",
-        (
-            _Param("path", "string", f"file path, {_PATH_HELP}"),
-            _Param("old", "string", "the exact text to replace"),
-            _Param("new", "string", "the replacement text"),
-            _Param(
-                "count",
-                "integer",
-                "how many occurrences to replace; must equal the number of times 'old' occurs",
-                False,
-                1,
-                1,
-            ),
-        ),
     ),
-    _Tool(
+    _workspace_tool(
         "run_command",
+        "commands",
+        RunCommandArgs,
         "Run a shell command (bash -c) in the repository root, without stdin, and return its "
         "exit code and combined output. On timeout the command and everything it started are "
         "killed; background processes are stopped when the command ends.",
-        (
-            _Param("command", "string", "the shell command, e.g. 'python -m pytest -q'"),
-            _Param(
-                "timeout_sec",
-                "number",
-                "seconds before the command is killed; capped by the configured command timeout",
-                False,
-                None,
-                0,
-            ),
-        ),
     ),
 )
-_BY_NAME = {t.name: t for t in _TOOLS}
+_BY_NAME = {t.name: t for t in WORKSPACE_TOOLS}
 
 
-def _coerce(tool: _Tool, p: _Param, value: Any) -> Any:
-    """Check one argument's type; accept numbers written as strings, which models often send."""
+def write_refusal(name: str) -> str:
+    return (
+        f"{name}: this participant cannot change files (write = false); "
+        "read, search and run commands instead, or hand off to a writer"
+    )
 
-    def bad(expected: str) -> ToolError:
-        return ToolError(
-            f"{tool.name}: argument '{p.name}' must be {expected}, got "
-            f"{_short(repr(value), 60)}; usage: {tool.usage()}"
-        )
 
-    if p.kind == "string":
-        if not isinstance(value, str):
-            raise bad("a string")
-        return value
-    if isinstance(value, str):
-        try:
-            value = float(value.strip()) if p.kind == "number" else int(value.strip())
-        except ValueError:
-            raise bad(f"{'a number' if p.kind == 'number' else 'an integer'}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise bad("a number" if p.kind == "number" else "an integer")
-    if p.kind == "integer":
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise bad("an integer")
-            value = int(value)
-        if p.minimum is not None and value < p.minimum:
-            raise bad(f"an integer >= {int(p.minimum)}")
-    else:
-        value = float(value)
-        if p.minimum is not None and not value > p.minimum:
-            raise bad(f"a number > {p.minimum:g}")
-    return value
+# Tools that only read: re-running one after a crash cannot change anything.
+REPLAY_SAFE: frozenset[str] = frozenset(t.name for t in WORKSPACE_TOOLS if t.replay_safe)
+WRITE_TOOLS: frozenset[str] = frozenset(t.name for t in WORKSPACE_TOOLS if t.capability == "write")
 
 
 def _short(text: str, n: int) -> str:
@@ -349,12 +302,16 @@ class Workspace:
 
     # -- the public surface
 
+    def tools(self) -> list[Tool]:
+        """The workspace tools this participant may use."""
+        return [t for t in WORKSPACE_TOOLS if self.write or t.capability != "write"]
+
     def specs(self) -> list[dict]:
         """OpenAI-style tool schemas of the tools this participant may use."""
-        return [t.spec() for t in _TOOLS if self.write or t.name not in WRITE_TOOLS]
+        return [t.spec() for t in self.tools()]
 
     def names(self) -> set[str]:
-        return {t.name for t in _TOOLS if self.write or t.name not in WRITE_TOOLS}
+        return {t.name for t in self.tools()}
 
     def call(self, name: str, args: Mapping | None) -> str:
         """Run one tool and return its text result; raise ToolError on misuse."""
@@ -364,41 +321,18 @@ class Workspace:
                 f"unknown tool '{name}'; the workspace tools are: {', '.join(sorted(self.names()))}"
             )
         if name in WRITE_TOOLS and not self.write:
-            raise ToolError(
-                f"{name}: this participant cannot change files (write = false); "
-                "read, search and run commands instead, or hand off to a writer"
-            )
-        kwargs = self._parse_args(tool, args)
+            raise ToolError(write_refusal(name))
+        return tool.call(ToolEnv(workspace=self), args)
+
+    def invoke(self, method: str, kwargs: dict[str, Any]) -> str:
+        """Run a tool's method with checked arguments; its result with secrets masked."""
         try:
-            result = getattr(self, f"_t_{name}")(**kwargs)
+            result = getattr(self, method)(**kwargs)
         except OSError as e:
-            raise ToolError(f"{name}: {e.strerror or e}") from None
+            raise ToolError(f"{method.removeprefix('_t_')}: {e.strerror or e}") from None
         return self._redact(result)
 
-    # -- arguments and paths
-
-    @staticmethod
-    def _parse_args(tool: _Tool, args: Mapping | None) -> dict[str, Any]:
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            raise ToolError(f"{tool.name}: arguments must be a JSON object; usage: {tool.usage()}")
-        known = {p.name for p in tool.params}
-        unknown = sorted(str(k) for k in args if k not in known)
-        if unknown:
-            raise ToolError(f"{tool.name}: unknown argument(s) {', '.join(unknown)}; usage: {tool.usage()}")
-        out: dict[str, Any] = {}
-        for p in tool.params:
-            value = args.get(p.name)
-            if value is None:
-                if p.required:
-                    raise ToolError(
-                        f"{tool.name}: missing argument '{p.name}' ({p.kind}); usage: {tool.usage()}"
-                    )
-                out[p.name] = p.default
-            else:
-                out[p.name] = _coerce(tool, p, value)
-        return out
+    # -- paths
 
     def _resolve(self, tool: str, raw: str) -> tuple[str, str]:
         """(real absolute path, repository-relative display path) of a path argument."""
@@ -811,13 +745,3 @@ def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float, ma
         output=capture.text(),
         abandoned=abandoned,
     )
-
-
-# Capabilities: named tool groups a participant holds or not. A notice can hold one (the
-# participant gives it up until the user releases it). "browser" has no tools yet; the
-# mechanism is general so browser tools can join it later.
-CAPABILITIES: dict[str, frozenset[str]] = {
-    "browser": frozenset(),
-    "commands": frozenset({"run_command"}),
-    "write": WRITE_TOOLS,
-}

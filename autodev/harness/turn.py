@@ -15,58 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev import credit, prompts
-from autodev.errors import PostRefused, ProviderError, ToolError
+from autodev.errors import ProviderError, ToolError
 from autodev.harness import providers
 from autodev.harness.recovery import INTERRUPTED, Resume
-from autodev.harness.tools import REPLAY_SAFE, Workspace
-from autodev.moves import MOVES, check_post
-
-READ_PAGE = 20
-POST_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "post",
-        "description": "Make your one move for this turn; your first accepted post ends the turn.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": list(MOVES)},
-                "text": {"type": "string", "description": "What you say on the thread."},
-                "handoff": {
-                    "type": "string",
-                    "description": 'Who speaks next: a participant\'s name, or "user" (only with kind say).',
-                },
-            },
-            "required": ["kind", "text"],
-        },
-    },
-}
-TELL_USER_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "tell_user",
-        "description": "Raise a notice for the human (not a move; at most one per turn). Their answer "
-        'reaches you in a later turn. `hold` names a capability (e.g. "browser") '
-        "you give up until they release it.",
-        "parameters": {
-            "type": "object",
-            "properties": {"text": {"type": "string"}, "hold": {"type": "string"}},
-            "required": ["text"],
-        },
-    },
-}
-READ_THREAD_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read_thread",
-        "description": f"Full text of thread posts from_seq..to_seq (at most {READ_PAGE} per call).",
-        "parameters": {
-            "type": "object",
-            "properties": {"from_seq": {"type": "integer"}, "to_seq": {"type": "integer"}},
-            "required": ["from_seq"],
-        },
-    },
-}
+from autodev.harness.registry import Tool, ToolEnv
+from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
+from autodev.harness.tools import WORKSPACE_TOOLS, Workspace, write_refusal
+from autodev.moves import MOVES
 
 
 class AllModelsLimited(Exception):
@@ -115,33 +70,12 @@ class TurnResult:
     models: dict[str, dict] = field(default_factory=dict)  # usage per model label (runs stats)
 
 
-def _tool_specs(ctx: TurnContext) -> list[dict]:
-    thread_tools = [POST_TOOL, READ_THREAD_TOOL] + ([TELL_USER_TOOL] if ctx.tell_user else [])
-    return thread_tools + [t for t in ctx.workspace.specs() if t["function"]["name"] not in ctx.withheld]
-
-
-def tool_names(ctx: TurnContext) -> list[str]:
-    return [t["function"]["name"] for t in _tool_specs(ctx)]
-
-
-def _read_thread(ctx: TurnContext, args: dict) -> str:
-    try:
-        start = int(args["from_seq"])
-        end = int(args.get("to_seq") or start + READ_PAGE - 1)
-    except (KeyError, TypeError, ValueError):
-        raise ToolError("read_thread needs from_seq (an integer) and optionally to_seq") from None
-    start = max(1, start)
-    posts = ctx.thread.read(start, end, limit=READ_PAGE)
-    if not posts:
-        return f"no posts in {start}..{end} (the thread has {ctx.thread.last_seq})"
-    out = []
-    for p in posts:
-        arrow = f" → {p['handoff']}" if p.get("handoff") else ""
-        out.append(f"#{p['seq']} {p['from']} [{p['kind']}{arrow}] {p['ts']}\n{p['text']}")
-    more = posts[-1]["seq"] < min(end, ctx.thread.last_seq)
-    if more:
-        out.append(f"(more: read_thread(from_seq={posts[-1]['seq'] + 1}, to_seq={end}))")
-    return "\n\n".join(out)
+def offered(ctx: TurnContext) -> dict[str, Tool]:
+    """The tools this turn offers the model, by name: the thread tools, then the workspace
+    tools the participant may use, less those of capabilities a notice holds."""
+    thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
+    tools = thread + [t for t in ctx.workspace.tools() if t.name not in ctx.withheld]
+    return {t.name: t for t in tools}
 
 
 def _generate(ctx: TurnContext, messages: list[dict], step: int, attempt: int = 0) -> providers.Generation:
@@ -168,7 +102,7 @@ def _generate(ctx: TurnContext, messages: list[dict], step: int, attempt: int = 
             return providers.complete(
                 target,
                 messages,
-                _tool_specs(ctx),
+                [t.spec() for t in offered(ctx).values()],
                 turn_id=f"{ctx.run_id}:{ctx.turn}",
                 timeout=ctx.timeout_sec,
             )
@@ -200,21 +134,6 @@ def _generate(ctx: TurnContext, messages: list[dict], step: int, attempt: int = 
                 error=str(e)[:300],
             )
             providers.sleep(delay)
-
-
-def _post(ctx: TurnContext, args: dict, baseline: credit.Baseline) -> dict:
-    move = check_post(
-        args, author=ctx.name, can_write=ctx.can_write, team=ctx.team_writers, restricted=ctx.restricted
-    )
-    extra = {}
-    if move.kind == "work_done":
-        extra["credit"] = credit.credit_since(ctx.repo, baseline)
-    pid = f"{ctx.run_id}:t{ctx.turn}:post"
-    ctx.hlog.append({"type": "post_started", "run": ctx.run_id, "turn": ctx.turn, "id": pid + ":intent"})
-    rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
-    ctx.hlog.append({"type": "post_committed", "run": ctx.run_id, "turn": ctx.turn, "seq": rec["seq"]})
-    ctx.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
-    return rec
 
 
 def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
@@ -374,17 +293,11 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
             raise ValueError("arguments must be a JSON object")
     except ValueError as e:
         return f"error: the arguments of {name} are not valid JSON ({e}); send a JSON object"
-    if name == "post":
-        if result.post is not None:
-            return "refused: you already posted this turn; a turn has exactly one post"
-        try:
-            result.post = _post(ctx, args, baseline)
-        except PostRefused as e:
-            return f"refused: {e}"
-        return f"posted as #{result.post['seq']}; your turn is over"
-    if name == "tell_user":
-        return _tell_user(ctx, call, args, result)
-    safe = name in REPLAY_SAFE or name == "read_thread"
+    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
+    tools = offered(ctx)
+    if name == "post":  # it keeps its own intent records
+        return POST.call(env, args)
+    tool = tools.get(name)
     ctx.hlog.append(
         {
             "type": "tool_started",
@@ -393,19 +306,17 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
             "call_id": call["id"],
             "name": name,
             "args": args,
-            "replay_safe": safe,
+            "replay_safe": bool(tool and tool.replay_safe),
         }
     )
     ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
-    if result.post is not None:
+    if result.post is not None and not (tool and tool.capability == "thread"):
         out = "skipped: your turn ended with your post"
     else:
         try:
-            if name in ctx.withheld:
-                raise ToolError(
-                    f"{name} is not available: its capability is held by a notice until the user releases it"
-                )
-            out = _read_thread(ctx, args) if name == "read_thread" else ctx.workspace.call(name, args)
+            if tool is None:
+                raise ToolError(_unavailable(ctx, name, tools))
+            out = str(tool.call(env, args))
         except ToolError as e:
             out = f"error: {e}"
     ctx.hlog.append(
@@ -420,34 +331,10 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
     return out
 
 
-def _tell_user(ctx: TurnContext, call: dict, args: dict, result: TurnResult) -> str:
-    if ctx.tell_user is None:
-        return "error: tell_user is not available"
-    if result.told:
-        return "refused: tell_user was already used this turn (at most one notice per turn)"
-    text, hold = args.get("text"), args.get("hold")
-    if not isinstance(text, str) or not text.strip():
-        return "error: tell_user needs text (a non-empty string)"
-    if hold is not None and not isinstance(hold, str):
-        return 'error: hold must be a capability name such as "browser"'
-    ctx.hlog.append(
-        {
-            "type": "tool_started",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call["id"],
-            "name": "tell_user",
-            "args": args,
-            "replay_safe": False,
-        }
-    )
-    try:
-        nid = ctx.tell_user(text.strip(), hold or None)
-        result.told = True
-        out = f"notice {nid} raised; the user's answer will reach you in a later turn"
-    except ToolError as e:
-        out = f"error: {e}"
-    ctx.hlog.append(
-        {"type": "tool_finished", "run": ctx.run_id, "turn": ctx.turn, "call_id": call["id"], "result": out}
-    )
-    return out
+def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool]) -> str:
+    """Why a tool this turn does not offer cannot be called."""
+    if name in ctx.withheld:
+        return f"{name} is not available: its capability is held by a notice until the user releases it"
+    if any(t.name == name and t.capability == "write" for t in WORKSPACE_TOOLS):
+        return write_refusal(name)
+    return f"unknown tool '{name}'; your tools are: {', '.join(sorted(tools))}"

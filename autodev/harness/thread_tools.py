@@ -1,0 +1,122 @@
+"""The thread tools every participant has: `post` (its one move), `read_thread`, `tell_user`.
+
+Declared in the tool registry like the workspace tools; their handlers act on the turn
+(``env.turn``, ``env.result``, ``env.baseline``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from autodev import credit
+from autodev.errors import PostRefused, ToolError
+from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
+from autodev.moves import MOVES, check_post
+
+READ_PAGE = 20
+
+
+class PostArgs(Args):
+    kind: Literal[MOVES] = Field(description="Your move: " + ", ".join(MOVES) + ".")  # type: ignore[valid-type]
+    text: str = Field(description="What you say on the thread.")
+    handoff: str | None = Field(
+        None, description='Who speaks next: a participant\'s name, or "user" (only with kind say).'
+    )
+
+
+class ReadThreadArgs(Args):
+    from_seq: Integer = Field(description="first post to read (its #seq)")
+    to_seq: Integer | None = Field(
+        None, ge=0, description=f"last post to read; default from_seq + {READ_PAGE - 1}"
+    )
+
+
+class TellUserArgs(Args):
+    text: String = Field(description="what the human should know or do")
+    hold: String | None = Field(
+        None, description='a capability (e.g. "browser") you give up until the user releases it'
+    )
+
+
+def post(env: ToolEnv, **args: object) -> str:
+    """Check the move (SPEC §4) and append it once, by its provisioned id."""
+    ctx, result = env.turn, env.result
+    if result.post is not None:
+        return "refused: you already posted this turn; a turn has exactly one post"
+    try:
+        move = check_post(
+            args, author=ctx.name, can_write=ctx.can_write, team=ctx.team_writers, restricted=ctx.restricted
+        )
+    except PostRefused as e:
+        return f"refused: {e}"
+    extra = {}
+    if move.kind == "work_done":
+        extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
+    pid = f"{ctx.run_id}:t{ctx.turn}:post"
+    ctx.hlog.append({"type": "post_started", "run": ctx.run_id, "turn": ctx.turn, "id": pid + ":intent"})
+    rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
+    ctx.hlog.append({"type": "post_committed", "run": ctx.run_id, "turn": ctx.turn, "seq": rec["seq"]})
+    ctx.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
+    result.post = rec
+    return f"posted as #{rec['seq']}; your turn is over"
+
+
+def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
+    thread = env.turn.thread
+    start = max(1, from_seq)
+    end = to_seq or from_seq + READ_PAGE - 1
+    posts = thread.read(start, end, limit=READ_PAGE)
+    if not posts:
+        return f"no posts in {start}..{end} (the thread has {thread.last_seq})"
+    out = []
+    for p in posts:
+        arrow = f" → {p['handoff']}" if p.get("handoff") else ""
+        out.append(f"#{p['seq']} {p['from']} [{p['kind']}{arrow}] {p['ts']}\n{p['text']}")
+    if posts[-1]["seq"] < min(end, thread.last_seq):
+        out.append(f"(more: read_thread(from_seq={posts[-1]['seq'] + 1}, to_seq={end}))")
+    return "\n\n".join(out)
+
+
+def tell_user(env: ToolEnv, text: str, hold: str | None) -> str:
+    ctx, result = env.turn, env.result
+    if ctx.tell_user is None:
+        raise ToolError("tell_user is not available")
+    if result.told:
+        return "refused: tell_user was already used this turn (at most one notice per turn)"
+    if not text.strip():
+        raise ToolError("tell_user needs text (a non-empty string)")
+    nid = ctx.tell_user(text.strip(), hold or None)
+    result.told = True
+    return f"notice {nid} raised; the user's answer will reach you in a later turn"
+
+
+# `post` writes its own intent records (post_started, post_committed) and checks its own
+# arguments with the refusals of SPEC §4; the model gives the provider its schema.
+POST = Tool(
+    "post",
+    "Make your one move for this turn; your first accepted post ends the turn.",
+    "thread",
+    post,
+    args=PostArgs,
+    own_checks=True,
+)
+READ_THREAD = Tool(
+    "read_thread",
+    f"Full text of thread posts from_seq..to_seq (at most {READ_PAGE} per call).",
+    "thread",
+    read_thread,
+    args=ReadThreadArgs,
+    replay_safe=True,
+)
+TELL_USER = Tool(
+    "tell_user",
+    "Raise a notice for the human (not a move; at most one per turn). Their answer "
+    'reaches you in a later turn. `hold` names a capability (e.g. "browser") '
+    "you give up until they release it.",
+    "thread",
+    tell_user,
+    args=TellUserArgs,
+)
+THREAD_TOOLS: tuple[Tool, ...] = (POST, READ_THREAD, TELL_USER)
