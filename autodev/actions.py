@@ -7,6 +7,7 @@ Nothing here imports more than the inbox and state modules: these paths must sta
 from __future__ import annotations
 
 from autodev import inbox
+from autodev.errors import UsageError
 from autodev.paths import RunPaths
 from autodev.state import StateFile
 
@@ -14,8 +15,53 @@ CONTROLS = ("pause", "resume", "stop")
 
 
 def send(paths: RunPaths, text: str) -> dict:
+    if not text.strip():
+        # An empty message would still count as the answer to an open question.
+        raise UsageError("the message is empty; nothing was sent", 'give the text: autodev send "..."')
     paths.ensure()
     return inbox.drop(paths.inbox, "send", text=text)
+
+
+# -- what exists: an answer, a decision or a hold for something that is not there is refused
+# here, where the user can still fix it, instead of being dropped by the daemon later.
+
+
+def _state(paths: RunPaths) -> dict:
+    return StateFile(paths.state).read()
+
+
+def open_notices(st: dict) -> list[str]:
+    """Notices that still need the user: unanswered, or holding a capability."""
+    return [
+        nid
+        for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0]))
+        if n.get("answer") is None or n.get("hold")
+    ]
+
+
+def require_notice(paths: RunPaths, notice_id: str) -> None:
+    st = _state(paths)
+    if str(notice_id) in st.get("notices", {}):
+        return
+    ids = open_notices(st)
+    raise UsageError(
+        f"there is no notice {notice_id}; "
+        + (f"open notices: {', '.join(ids)}" if ids else "no notice is open"),
+        "see `autodev status` for the notices and their ids",
+    )
+
+
+def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
+    """The id of the open gate that `gate_id` (default: the open one) names."""
+    gate = _state(paths).get("gate")
+    if not gate:
+        raise UsageError(f"no gate is open; nothing to {verb}", "see `autodev status` for what needs you")
+    if gate_id is not None and str(gate_id) != gate["id"]:
+        raise UsageError(
+            f"gate {gate_id} is not open; the open gate is {gate['id']}",
+            f"autodev {verb} {gate['id']}",
+        )
+    return gate["id"]
 
 
 def answer(paths: RunPaths, notice_id: str, text: str) -> dict:

@@ -178,7 +178,7 @@ def start(
         _print_outcome(paths)
         raise typer.Exit(code)
     paths.ensure()
-    log = open(paths.daemon_log, "ab")
+    log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     proc = subprocess.Popen(
         [sys.executable, "-m", "autodev.daemon", str(paths.repo)],
         stdin=subprocess.DEVNULL,
@@ -224,18 +224,41 @@ def _print_outcome(paths: RunPaths) -> None:
         print(f"  continue with: {r['continue']}")
 
 
+def _read_text(source: str) -> str:
+    """A message from stdin (`-`) or a file, whatever its bytes: invalid UTF-8 is kept visible
+    as escapes instead of failing."""
+    from autodev.journal import safe_text
+
+    try:
+        raw = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
+    except OSError as e:
+        raise UsageError(f"cannot read {source}: {e.strerror or e}", "give a readable file") from None
+    return safe_text(raw.decode("utf-8", errors="surrogateescape"))
+
+
 @app.command()
-def send(text: str = typer.Argument(..., help="Your message to the team.")):
+def send(
+    text: str | None = typer.Argument(None, help="Your message to the team; - reads it from stdin."),
+    file: str | None = typer.Option(None, "--file", "-f", help="Read the message from this file."),
+):
     """Send a message to the run (works with or without a running daemon)."""
-    msg = actions.send(_paths(), text)
+    if (text is None) == (file is None):
+        raise UsageError(
+            "give the message as an argument, as - (stdin), or with --file, exactly one of them",
+            'autodev send "..."  |  autodev send - < notes.txt  |  autodev send --file notes.txt',
+        )
+    body = _read_text(file if file is not None else "-") if text in (None, "-") else text
+    msg = actions.send(_paths(), body)
     print(f"sent ({msg['id']})")
 
 
 @app.command()
 def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (default: the open gate).")):
     """Approve the open gate."""
-    actions.approve(_paths(), gate_id)
-    print("approval sent")
+    paths = _paths()
+    gid = actions.require_gate(paths, gate_id, "approve")
+    actions.approve(paths, gid)
+    print(f"approval of gate {gid} sent")
 
 
 @app.command()
@@ -244,8 +267,10 @@ def deny(
     reason: str = typer.Option("", "--reason", help="Why, for the declarer."),
 ):
     """Deny the open gate."""
-    actions.deny(_paths(), gate_id, reason)
-    print("denial sent")
+    paths = _paths()
+    gid = actions.require_gate(paths, gate_id, "deny")
+    actions.deny(paths, gid, reason)
+    print(f"denial of gate {gid} sent")
 
 
 @app.command()
@@ -254,7 +279,11 @@ def answer(
     text: str = typer.Argument(..., help="Your answer."),
 ):
     """Answer a participant's notice; the answer reaches it in its next turn."""
-    actions.answer(_paths(), notice_id, text)
+    if not text.strip():
+        raise UsageError("the answer is empty; nothing was sent", f'autodev answer {notice_id} "..."')
+    paths = _paths()
+    actions.require_notice(paths, notice_id)
+    actions.answer(paths, notice_id, text)
     print(f"answer to notice {notice_id} sent")
 
 
@@ -269,7 +298,9 @@ def notice(
     if (release is None) == (hold is None):
         raise UsageError("give exactly one of --release ID or --hold ID", "e.g. `autodev notice --release 3`")
     nid, action = (release, "release") if release is not None else (hold, "hold")
-    actions.notice(_paths(), nid, action)
+    paths = _paths()
+    actions.require_notice(paths, nid)
+    actions.notice(paths, nid, action)
     print(f"{action} of notice {nid} sent")
 
 

@@ -92,24 +92,28 @@ class RunConfig(BaseModel):
         30,
         alias="waitFirstSec",
         gt=0,
+        le=86400,
         description="Seconds before the first recheck of a wait; each later recheck doubles the delay.",
     )
     wait_cap_sec: float = Field(
         480,
         alias="waitCapSec",
         gt=0,
+        le=86400,
         description="Longest delay between rechecks of a wait, in seconds (at least waitFirstSec).",
     )
     max_wait_min: float = Field(
         60,
         alias="maxWaitMin",
         gt=0,
+        le=43200,
         description="A wait that lasts longer than this many minutes pauses the run.",
     )
     max_accept_checks: int = Field(
         3,
         alias="maxAcceptChecks",
         ge=1,
+        le=100,
         description="Audits (after `done`) before the run pauses for review; a user message "
         "resets the count.",
     )
@@ -117,6 +121,7 @@ class RunConfig(BaseModel):
         6,
         alias="maxTalkTurns",
         ge=1,
+        le=10000,
         description="Turns in a row without credited work before the talk limit applies; a "
         "user message resets the count.",
     )
@@ -124,18 +129,21 @@ class RunConfig(BaseModel):
         40,
         alias="maxStepsPerTurn",
         ge=1,
+        le=10000,
         description="Model requests in one turn before the turn ends without a post (silent).",
     )
     turn_timeout_min: float = Field(
         20,
         alias="turnTimeoutMin",
         gt=0,
+        le=1440,
         description="A turn running longer than this many minutes is cut (silent).",
     )
     command_timeout_sec: float = Field(
         600,
         alias="commandTimeoutSec",
         gt=0,
+        le=86400,
         description="Seconds a command run by a participant may take before it is killed.",
     )
     audit_check: str = Field(
@@ -149,6 +157,7 @@ class RunConfig(BaseModel):
         4,
         alias="maxRetries",
         ge=0,
+        le=100,
         description="(autodev addition) Retries of a model request after a transient provider "
         "error (timeout, connection error, HTTP 5xx) before the turn fails.",
     )
@@ -156,6 +165,7 @@ class RunConfig(BaseModel):
         2.0,
         alias="retryBackoffSec",
         gt=0,
+        le=3600,
         description="(autodev addition) Seconds before the first retry of a transient provider "
         "error; doubles with each retry.",
     )
@@ -163,6 +173,7 @@ class RunConfig(BaseModel):
         3,
         alias="maxSilentTurns",
         ge=1,
+        le=1000,
         description="(autodev addition) Turns in a row that a participant ends without a post "
         "before the run pauses, naming it.",
     )
@@ -170,6 +181,7 @@ class RunConfig(BaseModel):
         20000,
         alias="auditDiffChars",
         ge=1,
+        le=10_000_000,
         description="(autodev addition) How many characters of the run's diff the audit reads; "
         "a longer diff is cut and the cut is stated.",
     )

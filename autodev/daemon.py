@@ -427,8 +427,11 @@ class Daemon(EffectsMixin, NoticesMixin):
             )
         return stop
 
+    def _set_aside(self, path: Path, why: str) -> None:
+        self.events.emit("warning", message=f"inbox file {path.name} set aside: {why}")
+
     def _apply_inbox(self) -> None:
-        for path, msg in inbox.pending(self.paths.inbox):
+        for path, msg in inbox.pending(self.paths.inbox, self._set_aside):
             if msg.get("kind") == "send":
                 self._user_message(msg)
             elif msg.get("kind") in ("approve", "deny"):

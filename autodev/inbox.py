@@ -5,6 +5,10 @@ terminals: each message is written to a temporary name and renamed into place, s
 sees whole messages only. File names sort by time, then sender, so one sender's order is kept.
 The daemon appends the message to the thread under the message id (idempotent) before it
 deletes the file, so a crash in between never loses or duplicates it.
+
+A file that is not a message autodev wrote (not JSON, not UTF-8, not an object, a field missing
+or of the wrong type) is set aside under a `.bad` name for the user to inspect: it never reaches
+the thread and never stops the daemon.
 """
 
 from __future__ import annotations
@@ -13,24 +17,35 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from autodev.journal import fsync_dir
+from autodev.journal import fsync_dir, safe
 from autodev.thread import now_ts
 
 KINDS = ("send", "answer", "approve", "deny", "notice")
+
+# The fields each kind needs, and their types (None: the field may be null or absent).
+_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "send": {"text": (str,)},
+    "answer": {"notice_id": (str,), "text": (str,)},
+    "approve": {"gate_id": (str, type(None))},
+    "deny": {"gate_id": (str, type(None)), "reason": (str, type(None))},
+    "notice": {"notice_id": (str,), "action": (str,)},
+}
 
 
 def drop(inbox: Path, kind: str, **payload) -> dict:
     """Write one message into the inbox; returns it (with its id)."""
     if kind not in KINDS:
         raise ValueError(f"unknown inbox kind {kind!r}")
-    inbox.mkdir(parents=True, exist_ok=True)
+    inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
     mid = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
-    msg = {"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload}
+    msg = safe({"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload})
     tmp = inbox / f".{mid}.tmp"
-    with open(tmp, "w") as f:
-        json.dump(msg, f)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private to the user
+    with open(fd, "w", encoding="utf-8") as f:
+        json.dump(msg, f, ensure_ascii=False)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, inbox / f"{mid}.json")
@@ -38,20 +53,54 @@ def drop(inbox: Path, kind: str, **payload) -> dict:
     return msg
 
 
-def pending(inbox: Path) -> list[tuple[Path, dict]]:
-    """Complete messages in arrival order."""
+def problem(msg: object) -> str | None:
+    """Why `msg` is not a message the daemon can act on, or None when it is one."""
+    if not isinstance(msg, dict):
+        return f"it is a JSON {type(msg).__name__}, not an object"
+    if not isinstance(msg.get("id"), str) or not msg["id"]:
+        return 'it has no "id" string'
+    kind = msg.get("kind")
+    if kind not in KINDS:
+        return f'its "kind" is {kind!r}, not one of {", ".join(KINDS)}'
+    for name, types in _FIELDS[kind].items():
+        value = msg.get(name)
+        if not isinstance(value, types):
+            want = "a string" if types == (str,) else "a string or null"
+            return f'its "{name}" must be {want} for a {kind} message'
+    return None
+
+
+def pending(
+    inbox: Path, set_aside: Callable[[Path, str], None] | None = None
+) -> list[tuple[Path, dict]]:
+    """Complete, well-formed messages in arrival order.
+
+    With `set_aside`, a damaged file is renamed to `<name>.bad` and reported through it;
+    without (a reader only peeking), it is skipped and left for the daemon.
+    """
     if not inbox.exists():
         return []
     out = []
     for p in sorted(inbox.glob("*.json")):
         try:
-            out.append((p, json.loads(p.read_text())))
+            msg = json.loads(p.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             continue
-        except ValueError:
+        except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested beyond reason
+            why = f"it is not a JSON message ({type(e).__name__}: {str(e)[:120]})"
+        else:
+            why = problem(msg)
+            if why is None:
+                out.append((p, msg))
+                continue
+        if set_aside is not None:
             # Renamed into place only when whole, so this is damage from outside autodev:
             # keep the file for the user to inspect, under a name the daemon skips.
-            p.rename(p.with_suffix(".bad"))
+            try:
+                p.rename(p.with_suffix(".bad"))
+            except FileNotFoundError:
+                continue
+            set_aside(p.with_suffix(".bad"), why)
     return out
 
 

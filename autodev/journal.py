@@ -13,13 +13,43 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from autodev.errors import CorruptLogError, LogWriteError
 
 _BLOCK = 64 * 1024
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(m: re.Match) -> str:
+    c = ord(m.group())
+    # U+DC80..U+DCFF is how Python carries an undecodable byte (surrogateescape): show the byte.
+    return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+
+
+def safe_text(text: str) -> str:
+    """`text` as valid UTF-8: undecodable bytes (file names, argv) and lone surrogates (a model's
+    JSON may carry them) become visible escapes such as `\\xff`, so no write of it can fail."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape_surrogate, text)
+
+
+def safe(obj: Any) -> Any:
+    """`obj` with every string (keys included) passed through `safe_text`."""
+    if isinstance(obj, str):
+        return safe_text(obj)
+    if isinstance(obj, dict):
+        return {safe(k): safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [safe(v) for v in obj]
+    return obj
 
 
 def fsync_dir(path: Path) -> None:
@@ -66,6 +96,8 @@ class Journal:
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         if created:
             fsync_dir(self.path.parent)
+        elif os.fstat(self._fd).st_mode & 0o077:
+            os.fchmod(self._fd, 0o600)  # a log an older autodev left readable to others
         # Validate before repairing: a damaged log must be left exactly as it was found.
         for rec in self._load_tail_records(check_tail_bytes):
             self._remember(rec)
@@ -157,7 +189,11 @@ class Journal:
             return self._ids[rid]
         if self._redact is not None:
             record = self._redact(record)  # secrets never reach a log
-        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        try:
+            data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        except UnicodeEncodeError:
+            record = safe(record)  # what is returned and remembered is what the log holds
+            data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         size = os.fstat(self._fd).st_size
         try:
             written = os.write(self._fd, data)

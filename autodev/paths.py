@@ -102,8 +102,12 @@ class RunPaths:
         return self.run_dir / "scripted-ledger.json"
 
     def ensure(self) -> None:
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.inbox.mkdir(exist_ok=True)
+        """Create the run folder, private to the user (0700): it holds what participants said,
+        what tools printed and what the user sent."""
+        for d in (self.run_dir, self.inbox):
+            d.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if d.stat().st_mode & 0o077:
+                os.chmod(d, 0o700)  # a folder an older autodev made readable to others
 
 
 def git_head(repo: Path) -> str | None:

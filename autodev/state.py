@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from autodev.errors import StateConflictError
-from autodev.journal import fsync_dir
+from autodev.journal import fsync_dir, safe
 
 STATES = (
     "running",
@@ -62,7 +62,7 @@ class StateFile:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self._lock_path, "a") as lock:
+        with open(os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 yield
@@ -73,8 +73,12 @@ class StateFile:
         if self._redact is not None:
             data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
+        # Readers get valid UTF-8 whatever text reached the state (a file name, a model's post).
+        raw = json.dumps(safe(data), indent=1, sort_keys=True, ensure_ascii=False).encode()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private to the user
+        os.fchmod(fd, 0o600)
+        with open(fd, "wb") as f:
+            f.write(raw)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)

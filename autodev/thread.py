@@ -80,7 +80,8 @@ class Thread:
     def _save_index(self, spoke: dict[str, int]) -> None:
         # A cache, so no fsync: a lost or stale copy is caught up from the thread on open.
         tmp = self._index_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"seq": self.last_seq, "last_spoke": spoke}))
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(json.dumps({"seq": self.last_seq, "last_spoke": spoke}))
         os.replace(tmp, self._index_path)
 
     # -- appending ---------------------------------------------------------------------------

@@ -42,8 +42,15 @@ def test_unknown_kind_is_refused(tmp_path):
 
 def test_one_senders_order_is_preserved(tmp_path):
     box = tmp_path / "inbox"
-    kinds = ["send", "answer", "approve", "deny", "notice"] * 6
-    ids = [inbox.drop(box, k, i=i)["id"] for i, k in enumerate(kinds)]
+    fields = {
+        "send": {"text": "t"},
+        "answer": {"notice_id": "1", "text": "t"},
+        "approve": {"gate_id": None},
+        "deny": {"gate_id": "2", "reason": ""},
+        "notice": {"notice_id": "1", "action": "hold"},
+    }
+    kinds = list(fields) * 6
+    ids = [inbox.drop(box, k, i=i, **fields[k])["id"] for i, k in enumerate(kinds)]
     got = inbox.pending(box)
     assert [m["id"] for _, m in got] == ids
     assert [m["i"] for _, m in got] == list(range(len(kinds)))
@@ -66,14 +73,54 @@ def test_non_json_file_is_set_aside_not_lost(tmp_path):
     bad = box / "00000000000000000001-1-dead.json"  # sorts first
     bad.write_text("this is not json {")
     last = inbox.drop(box, "send", text="after")
-    got = inbox.pending(box)
+    # A reader only peeking skips the damaged file and leaves it for the daemon.
+    assert [b for _, b in inbox.pending(box)] == [first, last]
+    assert bad.exists()
+    reported = []
+    got = inbox.pending(box, lambda p, why: reported.append((p.name, why)))
     assert [b for _, b in got] == [first, last]
     kept = box / "00000000000000000001-1-dead.bad"
+    assert reported == [(kept.name, reported[0][1])] and "not a JSON message" in reported[0][1]
     assert not bad.exists()
     assert kept.read_text() == "this is not json {"
     # The set-aside file is skipped from now on.
     assert [b for _, b in inbox.pending(box)] == [first, last]
     assert kept.exists()
+
+
+@pytest.mark.parametrize(
+    "raw, why",
+    [
+        (b'{"kind":"send"}', 'no "id"'),
+        (b"[1,2,3]", "JSON list"),
+        (b"\xff\xfe", "not a JSON message"),
+        (b'{"id":"in-x","kind":"send","text":7}', '"text" must be a string'),
+        (b'{"id":"in-x","kind":"launch","text":"x"}', "not one of send"),
+        (b'{"id":"in-x","kind":"answer","text":"x"}', '"notice_id" must be a string'),
+        (b"[" * 100000, "not a JSON message"),
+    ],
+)
+def test_malformed_messages_are_set_aside_with_the_reason(tmp_path, raw, why):
+    box = tmp_path / "inbox"
+    bad = box / "00000000000000000001-1-dead.json"
+    box.mkdir()
+    bad.write_bytes(raw)
+    good = inbox.drop(box, "send", text="fine")
+    reported = []
+    got = inbox.pending(box, lambda p, w: reported.append(w))
+    assert [b for _, b in got] == [good]
+    assert len(reported) == 1 and why in reported[0]
+    assert bad.with_suffix(".bad").read_bytes() == raw
+
+
+def test_undecodable_and_surrogate_text_is_stored_as_valid_utf8(tmp_path):
+    box = tmp_path / "inbox"
+    msg = inbox.drop(box, "send", text="\udcff\udcfe and \ud800")
+    assert msg["text"] == "\\xff\\xfe and \\ud800"
+    (path, body), = inbox.pending(box)
+    assert body == msg
+    path.read_bytes().decode("utf-8")  # strictly valid
+    assert os.stat(path).st_mode & 0o777 == 0o600
 
 
 SENDER = textwrap.dedent("""

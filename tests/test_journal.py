@@ -247,3 +247,30 @@ def test_file_mode_is_private(tmp_path):
     p = tmp_path / "log.jsonl"
     Journal(p).close()
     assert os.stat(p).st_mode & 0o077 == 0
+
+
+# -- any text: a write never fails on what it carries ------------------------------------------
+
+
+def test_undecodable_bytes_and_lone_surrogates_are_escaped_not_fatal(tmp_path):
+    p = tmp_path / "log.jsonl"
+    with Journal(p) as j:
+        # A Latin-1 file name as Python sees it (surrogateescape), and a lone surrogate from JSON.
+        rec = j.append({"id": "a", "text": "caf\udce9 \ud800", "args": {"p\udcff": ["\udcfe"]}})
+        assert rec == {"id": "a", "text": "caf\\xe9 \\ud800", "args": {"p\\xff": ["\\xfe"]}}
+        assert j.seen("a") == rec  # what the log holds is what is remembered
+        j.append({"n": 2, "text": "plain"})
+    raw = p.read_bytes()
+    raw.decode("utf-8")  # strictly valid UTF-8
+    assert lines(p)[0] == rec and lines(p)[1] == {"n": 2, "text": "plain"}
+    with Journal(p) as j:  # and it opens again
+        assert j.seen("a") == rec
+
+
+def test_logs_are_private_to_the_user(tmp_path):
+    p = tmp_path / "log.jsonl"
+    Journal(p).close()
+    assert p.stat().st_mode & 0o777 == 0o600
+    os.chmod(p, 0o644)  # left readable by an older version
+    Journal(p).close()
+    assert p.stat().st_mode & 0o777 == 0o600

@@ -143,3 +143,13 @@ def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
     for k in range(procs):
         mine = [c["i"] for c in controls if c["who"] == f"w{k}"]
         assert mine == list(range(per))  # each writer's own order is kept
+
+
+def test_any_text_is_written_as_valid_utf8_and_privately(tmp_path):
+    s = StateFile(tmp_path / "run" / "state.json")
+    s.update(lambda st: {**st, "objective": "caf\udce9", "question": {"text": "\ud83d alone"}})
+    raw = s.path.read_bytes().decode("utf-8")  # strictly valid
+    assert "\\udce9" not in raw
+    got = s.read()
+    assert got["objective"] == "caf\\xe9" and got["question"]["text"] == "\\ud83d alone"
+    assert s.path.stat().st_mode & 0o777 == 0o600

@@ -39,6 +39,13 @@ CASES = {
         'maxTalkTurns = "six"\n',
         [".autodev/config.toml", "maxTalkTurns"],
     ),
+    # Once an OverflowError at every command: numbers have upper bounds, and the error says them.
+    "config number beyond its bound": (
+        TEAM,
+        "commandTimeoutSec = 1e10\n",
+        [".autodev/config.toml", "commandTimeoutSec", "at most 86400"],
+    ),
+    "config number not finite": (TEAM, "turnTimeoutMin = inf\n", ["turnTimeoutMin", "at most 1440"]),
     "config enum out of range": (TEAM, 'gateMode = "sometimes"\n', [".autodev/config.toml", "gateMode"]),
     "config TOML syntax error": (TEAM, "maxTalkTurns = 3\ngateMode = \n", [".autodev/config.toml", "line 2"]),
     "team TOML syntax error": (
