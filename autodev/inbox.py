@@ -70,9 +70,7 @@ def problem(msg: object) -> str | None:
     return None
 
 
-def pending(
-    inbox: Path, set_aside: Callable[[Path, str], None] | None = None
-) -> list[tuple[Path, dict]]:
+def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -> list[tuple[Path, dict]]:
     """Complete, well-formed messages in arrival order.
 
     With `set_aside`, a damaged file is renamed to `<name>.bad` and reported through it;

@@ -117,7 +117,7 @@ def test_undecodable_and_surrogate_text_is_stored_as_valid_utf8(tmp_path):
     box = tmp_path / "inbox"
     msg = inbox.drop(box, "send", text="\udcff\udcfe and \ud800")
     assert msg["text"] == "\\xff\\xfe and \\ud800"
-    (path, body), = inbox.pending(box)
+    ((path, body),) = inbox.pending(box)
     assert body == msg
     path.read_bytes().decode("utf-8")  # strictly valid
     assert os.stat(path).st_mode & 0o777 == 0o600
