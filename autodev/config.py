@@ -83,10 +83,30 @@ class RunConfig(BaseModel):
         "Checked before gateAutoApprove.",
     )
     gate_required: list[str] = Field(
-        default_factory=lambda: ["git push*", "rm -rf *"],
+        default_factory=lambda: [
+            "git push*",
+            "rm -rf *",
+            "git clean -f*",
+            "git reset --hard*",
+            "git checkout -- *",
+        ],
         alias="gateRequired",
         description="Glob patterns on commands: the command runner refuses a matching command "
-        "unless a gate for it was approved.",
+        "unless a gate for it was approved. Patterns match normalised commands: through wrappers "
+        "(sudo, env, xargs, sh -c, ...), git's options and -c aliases, `git send-pack` as push, "
+        "and option spellings (`rm -fr`, `-Rf`, `-r -f`, `--recursive --force` are `rm -rf`). "
+        "An empty list turns the guard off.",
+    )
+    gate_opaque: Literal["gated", "allow"] = Field(
+        "gated",
+        alias="gateOpaque",
+        description="(autodev addition) Commands the guard cannot see into: a script or module "
+        "file created or changed during the run (`bash push.sh`, `./push.sh`, `python x.py`), "
+        "inline interpreter code (`python -c`, `perl -e`, `node -e`, ...), a program read from "
+        "input (`curl ... | sh`), eval of computed text, git settings that run programs "
+        '(`git -c core.hooksPath=...`) and lines the parser cannot read. "gated" refuses them '
+        'unless an approved gate names them, like a gateRequired match; "allow" runs them '
+        "(an unreadable line is still refused when it mentions a pattern's first word).",
     )
     wait_first_sec: float = Field(
         30,

@@ -671,8 +671,15 @@ class Daemon(EffectsMixin, NoticesMixin):
         from autodev import gates
 
         def guard(command: str) -> str | None:
-            approved = [g for g in self.state.read().get("approved_gates", []) if g["declarer"] == name]
-            refusal, used = gates.guard(command, self.config.gate_required, approved)
+            st = self.state.read()
+            approved = [g for g in st.get("approved_gates", []) if g["declarer"] == name]
+            refusal, used = gates.guard(
+                command,
+                self.config.gate_required,
+                approved,
+                opaque=self.config.gate_opaque,
+                written=gates.written_since(self.paths.repo, st.get("started_at")),
+            )
             if refusal:
                 self.events.emit("command_refused", participant=name, command=command[:300])
                 return refusal

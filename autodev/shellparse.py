@@ -280,9 +280,11 @@ class _Walker:
         """A simple command: its words, then what its substitutions and redirections run."""
         nested: list[Part] = []
         word_nodes = []
+        assigns: list[str] = []
         for c in children:
             t = c.type
             if t == "variable_assignment":
+                assigns.append(self.text(c))
                 self._walk(c, nested)
             elif t == "heredoc_redirect":
                 self._heredoc(c, nested)
@@ -303,7 +305,7 @@ class _Walker:
                 word_nodes.append(c)
         words = tuple(self._word(g, nested) for g in _adjacent(word_nodes))
         if words:
-            self._command(words, out)
+            self._command(words, out, assigns=assigns)
         out.extend(nested)
 
     def _bracket_test(self, node, out: list[Part]) -> None:
@@ -409,7 +411,9 @@ class _Walker:
 
     # - commands -
 
-    def _command(self, words: tuple[Word, ...], out: list[Part], fed: bool = False) -> None:
+    def _command(
+        self, words: tuple[Word, ...], out: list[Part], fed: bool = False, assigns: Sequence[str] = ()
+    ) -> None:
         chain = [words]
         while (inner := _unwrap(chain[-1])) is not None:
             chain.append(inner)
@@ -419,11 +423,13 @@ class _Walker:
             raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time", opaque=True)
         name = basename(head.text)
         if name == "git":
-            _git_opaque(chain)
-            alias = self._git_alias(inner, out)
+            _git_opaque(chain, assigns)
+            alias, script = _git_alias(inner)
             if alias is not None:
                 chain.append(alias)
         out.append(Part(words, tuple(chain), fed))
+        if name == "git" and script is not None:
+            self._nested(script, out)
         if name in _SHELLS:
             self._shell(inner, out)
         elif name == "eval":
@@ -449,30 +455,6 @@ class _Walker:
                         self._command(inner[i + 1 : j], out)
                     i = j
                 i += 1
-
-    def _git_alias(self, words: tuple[Word, ...], out: list[Part]) -> tuple[Word, ...] | None:
-        """`git -c alias.p=push p origin` runs `git push origin`; a `!` alias runs shell code."""
-        aliases: dict[str, str] = {}
-        i = 1
-        while i < len(words) and words[i].text.startswith("-"):
-            t = words[i].text
-            setting = (
-                words[i + 1].text if t == "-c" and i + 1 < len(words) else t[2:] if t.startswith("-c") else ""
-            )
-            key, _, value = setting.partition("=")
-            if key.lower().startswith("alias."):
-                aliases[key[6:].lower()] = value
-            i += 2 if t in GIT_OPTS_WITH_ARG else 1
-        if i >= len(words) or words[i].text.lower() not in aliases:
-            return None
-        value = aliases[words[i].text.lower()]
-        if value.startswith("!"):
-            self._nested(value[1:] + " " + " ".join(shlex.quote(w.text) for w in words[i + 1 :]), out)
-            return None
-        expanded = [Word(t, t) for t in shlex.split(value)] if value.strip() else []
-        if not expanded:
-            return None
-        return (words[0], *words[1:i], *expanded, *words[i + 1 :])
 
     def _shell(self, words: tuple[Word, ...], out: list[Part]) -> None:
         """`bash -c 'script'`: the script's commands are parts too."""
@@ -651,13 +633,39 @@ def _unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
     return rest or None
 
 
-def _git_opaque(chain: list[tuple[Word, ...]]) -> None:
+def _git_alias(words: tuple[Word, ...]) -> tuple[tuple[Word, ...] | None, str | None]:
+    """`git -c alias.p=push p origin` runs `git push origin`: (the expanded words, None); a `!`
+    alias runs shell code: (None, the script)."""
+    aliases: dict[str, str] = {}
+    i = 1
+    while i < len(words) and words[i].text.startswith("-"):
+        t = words[i].text
+        setting = (
+            words[i + 1].text if t == "-c" and i + 1 < len(words) else t[2:] if t.startswith("-c") else ""
+        )
+        key, _, value = setting.partition("=")
+        if key.lower().startswith("alias."):
+            aliases[key[6:].lower()] = value
+        i += 2 if t in GIT_OPTS_WITH_ARG else 1
+    if i >= len(words) or words[i].text.lower() not in aliases:
+        return None, None
+    value = aliases[words[i].text.lower()]
+    if value.startswith("!"):
+        return None, value[1:] + " " + " ".join(shlex.quote(w.text) for w in words[i + 1 :])
+    try:
+        expanded = [Word(t, t) for t in shlex.split(value)]
+    except ValueError:
+        raise UnparseableCommand(f"the git alias `{words[i].text}` cannot be read", opaque=True) from None
+    if not expanded:
+        return None, None
+    return (words[0], *words[1:i], *expanded, *words[i + 1 :]), None
+
+
+def _git_opaque(chain: list[tuple[Word, ...]], assigns: Sequence[str]) -> None:
     """Refuse git invocations whose settings run programs the command line does not show."""
-    for words in chain:
-        for w in words:
-            name = w.text.split("=", 1)[0]
-            if "=" in w.text and _GIT_ENV.match(name):
-                raise UnparseableCommand(f"`{w.show()}` changes which programs git runs", opaque=True)
+    for text in [*assigns, *(w.text for words in chain for w in words)]:
+        if "=" in text and _GIT_ENV.match(text.split("=", 1)[0]):
+            raise UnparseableCommand(f"`{text}` changes which programs git runs", opaque=True)
     words = chain[-1]
     i = 1
     while i < len(words) and words[i].text.startswith("-"):

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # (or not at all) shows up as a default.
 EVERY_KEY = {
     "gateMode": "auto",
+    "gateOpaque": "allow",
     "gateAutoApprove": ["pip install *"],
     "gateAutoDeny": ["*--force*"],
     "gateRequired": ["git push*"],
@@ -84,7 +85,14 @@ def test_missing_config_file_means_defaults(tmp_path):
     cfg = load_config(tmp_path / ".autodev" / "config.toml")
     assert cfg == RunConfig()
     assert cfg.gate_mode == "gated" and cfg.wait_first_sec == 30 and cfg.wait_cap_sec == 480
-    assert cfg.gate_required == ["git push*", "rm -rf *"]
+    assert cfg.gate_required == [
+        "git push*",
+        "rm -rf *",
+        "git clean -f*",
+        "git reset --hard*",
+        "git checkout -- *",
+    ]
+    assert cfg.gate_opaque == "gated"
     assert cfg.max_talk_turns == 6 and cfg.max_accept_checks == 3
 
 
@@ -152,7 +160,9 @@ def test_config_rows_cover_every_field():
     by_key = {r[0]: r for r in rows}
     assert by_key["gateMode"][1:3] == ('"auto"', '"gated"')
     assert by_key["maxTalkTurns"][1:3] == ("2", "6")
-    assert by_key["gateRequired"][2] == '["git push*", "rm -rf *"]'
+    assert by_key["gateRequired"][2] == (
+        '["git push*", "rm -rf *", "git clean -f*", "git reset --hard*", "git checkout -- *"]'
+    )
     assert all(r[3] for r in rows), "every key needs a meaning"
     # every default row must be valid TOML that loads back to the default
     parsed = tomllib.loads("\n".join(f"{k} = {d}" for k, _c, d, _m in rows))
