@@ -223,6 +223,7 @@ def rows(
             **{f"AutoGen default {_k(n)}": d[n]["last"] for n in sizes},
             **{f"AutoGen buffered({BUFFER}) {_k(n)}": b[n]["last"] for n in sizes},
             "AutoGen default growth": f"{peer_growth:.1f}×",
+            f"autodev growth {_k(our_sizes[-1])} vs {_k(small)}": f"{us[our_sizes[-1]]['last'] / us[small]['last']:.2f}×",
         },
         "unit": f"tokens ({TOKEN_MODEL}), messages only",
         "ratio": round(ours_growth, 2),

@@ -157,3 +157,21 @@ def test_peers_side_by_side_at_tiny_sizes():
     assert prompt["autodev 8"] > 0
     seen = rows["AutoGen buffered(8): what the model sees"]["detail"]
     assert seen["messages stored by its agent"] >= seen["messages in the last request"]
+
+
+def test_profile_sorts_loop_samples_by_cause():
+    from bench.profile import categorize
+
+    loop = "main (autodev/cli.py:1);Daemon._loop (autodev/daemon.py:308);Daemon._one_turn (autodev/daemon.py:517)"
+    raw = "\n".join(
+        [
+            f"{loop};StateFile._write (autodev/state.py:81);fsync_dir (autodev/journal.py:28) 4",
+            f"{loop};take_baseline (autodev/harness/turn.py:1);Git._call_process (git/cmd.py:1) 3",
+            f"{loop};run_turn (autodev/harness/turn.py:1);_generate (autodev/harness/turn.py:2) 50",
+            f"{loop};render (autodev/prompts.py:1) 2",
+            "main (autodev/cli.py:1);_find_and_load (<frozen>:1) 9",
+        ]
+    )
+    total, cats = categorize(raw)
+    assert total == 9  # the model request and the import are not the daemon's own time
+    assert {k.split()[0]: v for k, v in cats.items()} == {"fsync": 4, "git": 3, "python": 2}
