@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.live import env_for, make_repo, rotation_steps  # noqa: E402
-from bench.runs import OBJECTIVE  # noqa: E402
+from bench.runs import MAX_TALK, OBJECTIVE  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -69,7 +69,7 @@ def main(argv: list[str]) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="autodev-profile-") as tmp:
         root = Path(tmp)
-        repo = make_repo(root, rotation_steps(turns), {"maxTalkTurns": 2 * turns + 10})
+        repo = make_repo(root, rotation_steps(turns), {"maxTalkTurns": min(2 * turns + 10, MAX_TALK)})
         out = root / "profile.txt"
         cmd = [spy, "record", "--idle", "--rate", "200", "--format", "raw", "-o", str(out), "--"]
         cmd += [sys.executable, "-m", "autodev", "start", "--foreground", "--until-idle", OBJECTIVE]

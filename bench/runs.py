@@ -24,6 +24,16 @@ from bench.live import (
 )
 
 OBJECTIVE = "Benchmark run: take turns until the script ends."
+
+
+def _talk_bound() -> int:
+    """The upper bound config puts on maxTalkTurns (read from the model, so it stays true)."""
+    from autodev.config import RunConfig
+
+    return min(getattr(m, "le", 10**9) for m in RunConfig.model_fields["max_talk_turns"].metadata)
+
+
+MAX_TALK = _talk_bound()
 _RUNS: dict[int, dict] = {}  # one scripted run per length, shared by routing and overhead
 
 
@@ -34,8 +44,10 @@ def scripted_run(turns: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="autodev-bench-") as tmp:
         root = Path(tmp)
         home = root / "home"
-        # The talk limit would pause a run of uncredited talk: lift it above the run's length.
-        repo = make_repo(root, rotation_steps(turns), {"maxTalkTurns": 2 * turns + 10})
+        # The talk limit would pause a run of uncredited talk: lift it above the run's length,
+        # within the config's bound (10,000 still lets a 10,000-turn run finish: its last turn
+        # is the `done`, which goes to the audit before the limit is looked at).
+        repo = make_repo(root, rotation_steps(turns), {"maxTalkTurns": min(2 * turns + 10, MAX_TALK)})
         # A loaded machine makes turns slow; a 10,000-turn run must not time out on it.
         ex = Child(repo, home, "start", "--foreground", "--until-idle", OBJECTIVE).wait(600 + 2 * turns)
         rd = run_dir(repo, home)
