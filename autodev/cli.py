@@ -82,7 +82,9 @@ def init(
     from autodev.project import init_project
 
     folder = init_project(find_repo(), team, force)
-    print(f'wrote {folder}/ — edit team.toml, then: autodev start "your objective"')
+    print(
+        f'wrote {folder}/ — edit team.toml, check with `autodev doctor`, then: autodev start "your objective"'
+    )
 
 
 @app.command()

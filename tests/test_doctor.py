@@ -17,7 +17,7 @@ from autodev.daemon import DaemonLock
 from autodev.doctor import PROVIDER_KEYS, disk_check
 from autodev.paths import RunPaths
 from tests.conftest import write_team
-from tests.e2e.helpers import SOLO, done_accepted
+from tests.e2e.helpers import SOLO, done_accepted, team_of_one
 
 OPENAI_PAIR = """
 [[participants]]
@@ -213,3 +213,46 @@ def test_offline_key_table_matches_litellm():
     for provider, keys in PROVIDER_KEYS.items():
         missing, error = _litellm_missing(f"{provider}/some-model")
         assert not error and sorted(missing) == sorted(keys), provider
+
+
+def _has_key(name: str) -> bool:
+    from autodev.config import Participant
+
+    return name in Participant.model_fields
+
+
+def _fake_exe(folder, name):
+    folder.mkdir(exist_ok=True)
+    exe = folder / name
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    return exe
+
+
+@pytest.mark.skipif(not _has_key("tools"), reason="participants have no `tools` key yet")
+def test_browser_capability_needs_chromium(autodev, repo, tmp_path):
+    write_team(repo, team_of_one("solo", 'tools = ["browser"]'), done_accepted("solo"))
+    bin_dir = tmp_path / "bin"
+    (bin_dir).mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    if not os.path.exists("/usr/bin/chromium"):
+        r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+        assert r.returncode == 2 and lines["browser"][0] == "FAIL", r.stdout
+        assert "apt-get install chromium" in lines["browser"][1]
+        _fake_exe(bin_dir, "chromium")
+    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+    assert lines["browser"][0] == "ok" and "chromium at" in lines["browser"][1], r.stdout
+
+
+@pytest.mark.skipif(not _has_key("agent"), reason="participants have no `agent` key yet")
+def test_agent_cli_is_found_on_path_or_by_its_variable(autodev, repo, tmp_path):
+    write_team(repo, '[[participants]]\nname = "coder"\nagent = "claude"\nwrite = true\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(shutil.which("git"))
+    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+    assert r.returncode == 2 and lines["agent: coder"][0] == "FAIL", r.stdout
+    assert "AUTODEV_CLAUDE_BIN" in lines["agent: coder"][1]
+    exe = _fake_exe(tmp_path / "elsewhere", "claude")
+    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe)})
+    assert lines["agent: coder"] == ("ok", f"claude CLI at {exe}"), r.stdout

@@ -58,3 +58,9 @@ def test_demo_keep_prints_the_lines_that_reach_the_kept_run(tmp_path):
     assert st.returncode == 0, st.stderr
     data = json.loads(st.stdout)
     assert data["state"] == "complete" and data["no_run_yet"] is False and data["totals"]["credited"] >= 3
+
+
+def test_init_points_to_doctor_then_start(autodev, repo):
+    r = autodev(repo, "init", "--team", "pair", check=True)
+    assert "check with `autodev doctor`" in r.stdout and 'autodev start "your objective"' in r.stdout
+    assert "no run yet" in autodev(repo, "status", env=WIDE, check=True).stdout
