@@ -17,85 +17,39 @@ those where code runs that no parser could read from the command line.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+
+from autodev.shellwords import (
+    FIND_EXEC,
+    QUOTED,
+    XARGS_LONG_WITH_ARG,
+    XARGS_SHORT_WITH_ARG,
+    Part,
+    UnparseableCommand,
+    Word,
+    basename,
+    c_unescape,
+    dq_unescape,
+    git_alias,
+    git_opaque,
+    join,
+    open_quote,
+    skip_options,
+    unescape,
+    unwrap,
+)
+
+__all__ = ["MAX_DEPTH", "MAX_OPEN", "Part", "UnparseableCommand", "Word", "parse"]
 
 MAX_DEPTH = 8  # nested sh -c / eval / alias levels before we give up (and refuse when relevant)
 MAX_OPEN = 64  # nested ( / $( / ${ inside one script
 
-_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
-_NEEDS_QUOTES = re.compile(r"[\s'\"\\;&|()<>$`]")
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
 _GLOB = re.compile(r"[*?]|\[[^\s;&|()<>\[]*\]")
 _BRACE = re.compile(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}")
 _ASCII_ONLY = bytes(range(128)) + b"a" * 128
-_QUOTED = "\0"  # stands for quoted text in the unquoted skeleton of a word
 
-# Wrappers that run the rest of their arguments as a command:
-# name -> (short options taking an argument, long options taking a separate argument,
-#          positional arguments before the command, whether VAR=value words may precede it)
-_WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
-    "sudo": (
-        "CDghpRrTtUu",
-        frozenset(
-            {
-                "--chdir",
-                "--close-from",
-                "--group",
-                "--host",
-                "--other-user",
-                "--prompt",
-                "--role",
-                "--type",
-                "--user",
-                "--command-timeout",
-            }
-        ),
-        0,
-        True,
-    ),
-    "env": ("uC", frozenset({"--unset", "--chdir"}), 0, True),
-    "command": ("", frozenset(), 0, False),
-    "exec": ("a", frozenset(), 0, False),
-    "nohup": ("", frozenset(), 0, False),
-    "time": ("fo", frozenset({"--format", "--output"}), 0, False),
-    "nice": ("n", frozenset({"--adjustment"}), 0, False),
-    "timeout": ("ks", frozenset({"--kill-after", "--signal"}), 1, False),
-    "stdbuf": ("eio", frozenset({"--error", "--input", "--output"}), 0, False),
-}
-GIT_OPTS_WITH_ARG = {
-    "-C",
-    "-c",
-    "--git-dir",
-    "--work-tree",
-    "--namespace",
-    "--exec-path",
-    "--super-prefix",
-    "--config-env",
-}
-# git settings that make git run a program or read settings from elsewhere: code the guard
-# cannot see, whether given with -c, --config-env, GIT_CONFIG_* or written by `git config`.
-_GIT_RUNS = re.compile(
-    r"^(core\.(hookspath|sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)"
-    r"|sequence\.editor|diff\.external|credential\.helper|gpg\.program|gpg\.\w+\.program|include\.path"
-    r"|includeif\..*|pager\..*|filter\..*|merge\..*\.driver|diff\..*\.(command|textconv)"
-    r"|uploadpack\.packobjectshook|remote\..*\.(receivepack|uploadpack|vcs)|url\..*)$",
-    re.I,
-)
-_GIT_ENV = re.compile(r"^GIT_(CONFIG\w*|SSH|SSH_COMMAND|EXEC_PATH|ASKPASS|EDITOR|PAGER|SEQUENCE_EDITOR|DIR)$")
-_XARGS_SHORT_WITH_ARG = "adEILnPs"
-_XARGS_LONG_WITH_ARG = {
-    "--arg-file",
-    "--delimiter",
-    "--max-args",
-    "--max-chars",
-    "--max-lines",
-    "--max-procs",
-    "--process-slot-var",
-}
-_FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
 _WORDLIKE = {
@@ -114,69 +68,6 @@ _WORDLIKE = {
 }
 
 
-class UnparseableCommand(Exception):
-    """The guard cannot tell which commands a command line would run.
-
-    `opaque` is True when the line runs code no parser can see from the command line (a command
-    name computed at run time, eval of computed text, a shell reading commands from stdin, git
-    settings that run programs); gateOpaque decides those.
-    """
-
-    def __init__(self, why: str, *, opaque: bool = False):
-        self.why = why
-        self.opaque = opaque
-        super().__init__(
-            f"cannot check this command against gateRequired: {why}. Split it into plain "
-            "commands joined by &&, ; or | with their words written out (no $VAR or $(...) as a "
-            "command name or in a gated command, no eval or sh -c of computed text), or post "
-            "kind=gate naming the whole command exactly as written"
-        )
-
-
-@dataclass(frozen=True)
-class Word:
-    text: str  # the word after quote removal; expansions keep their source text
-    raw: str  # the word as written
-    dynamic: bool = False  # contains $VAR, $(...), `...`: its value is only known at run time
-    glob: bool = False  # unquoted * ? [...]: the shell may replace it with file names
-    brace: bool = False  # unquoted {a,b} / {1..3}: the shell may turn it into several words
-
-    def show(self) -> str:
-        if self.dynamic or self.raw == self.text:
-            return self.raw
-        # quoted in the source: quote it again if the shell would otherwise read it differently
-        if (
-            self.text == ""
-            or _NEEDS_QUOTES.search(self.text)
-            or self.text.startswith("#")
-            or re.search(r"[*?\[{]", self.text)
-        ):
-            return f"'{self.text}'" if "'" not in self.text else shlex.quote(self.text)
-        return self.text
-
-
-@dataclass(frozen=True)
-class Part:
-    """One simple command: its words as written, and the commands it unwraps to (`sudo -u x git
-    push` -> `git push`; a git alias -> its expansion), first the words themselves."""
-
-    words: tuple[Word, ...]
-    chain: tuple[tuple[Word, ...], ...]
-    fed: bool = False  # xargs appends words read at run time to the last command of the chain
-
-    @property
-    def text(self) -> str:
-        return join(self.words)
-
-
-def join(words: Sequence[Word]) -> str:
-    return " ".join(w.show() for w in words)
-
-
-def basename(name: str) -> str:
-    return name.rsplit("/", 1)[-1]
-
-
 @lru_cache(maxsize=1)
 def _parser():
     import tree_sitter_bash
@@ -188,7 +79,10 @@ def _parser():
 def parse(command: str) -> list[Part]:
     """The simple commands `command` would run, outer commands before the ones they contain.
     Raises UnparseableCommand when that cannot be determined."""
-    return _Walker(command).parse()
+    try:
+        return _Walker(command).parse()
+    except RecursionError:  # MAX_OPEN bounds the walk; a caller deep in its own stack may still hit this
+        raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses") from None
 
 
 class _Walker:
@@ -370,24 +264,24 @@ class _Walker:
                 self._piece(c, text, skeleton, nested, flags)
         elif t == "raw_string":
             text.append(raw[1:-1])
-            skeleton.append(_QUOTED)
+            skeleton.append(QUOTED)
         elif t == "ansi_c_string":
-            text.append(_c_unescape(raw[2:-1]))
-            skeleton.append(_QUOTED)
+            text.append(c_unescape(raw[2:-1]))
+            skeleton.append(QUOTED)
         elif t in ("string", "translated_string"):
             text.append(self._double_quoted(n, nested, flags))
-            skeleton.append(_QUOTED)
+            skeleton.append(QUOTED)
         elif t in ("simple_expansion", "expansion", "arithmetic_expansion", *_SUBSTITUTIONS):
             self._walk(n, nested)
             text.append(raw)
-            skeleton.append(_QUOTED)
+            skeleton.append(QUOTED)
             flags["dynamic"] = True
         elif t == "brace_expression":
             text.append(raw)
             skeleton.append(raw)
             flags["brace"] = True
         else:  # word, number and the like: unquoted text with backslash escapes
-            plain, skel = _unescape(raw)
+            plain, skel = unescape(raw)
             text.append(plain)
             skeleton.append(skel)
 
@@ -400,13 +294,13 @@ class _Walker:
                 continue
             if c.type == "string_content":
                 continue  # read with the gaps below, from the source
-            out.append(_dq_unescape(self.src[start : c.start_byte].decode("utf-8", "surrogatepass")))
+            out.append(dq_unescape(self.src[start : c.start_byte].decode("utf-8", "surrogatepass")))
             self._walk(c, nested)
             out.append(self.text(c))
             flags["dynamic"] = True
             start = c.end_byte
         end = node.end_byte - 1 if self.src[node.end_byte - 1 : node.end_byte] == b'"' else node.end_byte
-        out.append(_dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
+        out.append(dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
         return "".join(out)
 
     # - commands -
@@ -415,7 +309,7 @@ class _Walker:
         self, words: tuple[Word, ...], out: list[Part], fed: bool = False, assigns: Sequence[str] = ()
     ) -> None:
         chain = [words]
-        while (inner := _unwrap(chain[-1])) is not None:
+        while (inner := unwrap(chain[-1])) is not None:
             chain.append(inner)
         inner = chain[-1]
         head = inner[0]
@@ -423,22 +317,31 @@ class _Walker:
             raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time", opaque=True)
         name = basename(head.text)
         if name == "git":
-            _git_opaque(chain, assigns)
-            alias, script = _git_alias(inner)
+            git_opaque(chain, assigns)
+            alias, script = git_alias(inner)
             if alias is not None:
                 chain.append(alias)
         out.append(Part(words, tuple(chain), fed))
         if name == "git" and script is not None:
             self._nested(script, out)
-        if name in _SHELLS:
+        if name in SHELLS:
             self._shell(inner, out)
         elif name == "eval":
             args = inner[1:]
             if any(w.dynamic for w in args):
                 raise UnparseableCommand(f"`eval` runs text computed at run time ({join(args)})", opaque=True)
             self._nested(" ".join(w.text for w in args), out)
+        elif name in ("trap", "alias"):
+            # a trap's handler runs later in this shell; an alias's value runs when it is used
+            args = [w for w in inner[1:] if w.text not in ("-p", "-l", "-P", "--")]
+            code = args[:1] if name == "trap" else [w for w in args if "=" in w.text or w.dynamic]
+            for w in code:
+                if w.dynamic:
+                    raise UnparseableCommand(f"`{name}` is given code computed at run time", opaque=True)
+                if w.text != "-":
+                    self._nested(w.text.split("=", 1)[1] if name == "alias" else w.text, out)
         elif name == "xargs":
-            rest = _skip_options(inner[1:], _XARGS_SHORT_WITH_ARG, _XARGS_LONG_WITH_ARG)
+            rest = skip_options(inner[1:], XARGS_SHORT_WITH_ARG, XARGS_LONG_WITH_ARG)
             replace = any(
                 w.text.startswith(("-I", "-i", "--replace")) for w in inner[1 : len(inner) - len(rest)]
             )
@@ -447,7 +350,7 @@ class _Walker:
         elif name == "find":
             i = 0
             while i < len(inner):
-                if inner[i].text in _FIND_EXEC:
+                if inner[i].text in FIND_EXEC:
                     j = i + 1
                     while j < len(inner) and inner[j].text not in (";", "+"):
                         j += 1
@@ -524,169 +427,6 @@ def _adjacent(nodes: list) -> list[list]:
     return groups
 
 
-def _unescape(raw: str) -> tuple[str, str]:
-    """Unquoted text: (text with backslash escapes removed, the same with escaped characters
-    blanked, so an escaped `*` is not taken for a glob)."""
-    text: list[str] = []
-    skel: list[str] = []
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\":
-            nxt = raw[i + 1 : i + 2]
-            if nxt != "\n":
-                text.append(nxt or "\\")
-                skel.append(_QUOTED)
-            i += 2
-            continue
-        text.append(c)
-        skel.append(c)
-        i += 1
-    return "".join(text), "".join(skel)
-
-
-def _dq_unescape(s: str) -> str:
-    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), s)
-
-
-def _c_unescape(body: str) -> str:
-    simple = {
-        "n": "\n",
-        "t": "\t",
-        "r": "\r",
-        "a": "\a",
-        "b": "\b",
-        "e": "\x1b",
-        "E": "\x1b",
-        "f": "\f",
-        "v": "\v",
-        "\\": "\\",
-        "'": "'",
-        '"': '"',
-        "?": "?",
-    }
-
-    def one(m: re.Match) -> str:
-        s = m.group(0)[1:]
-        if s[0] in simple:
-            return simple[s[0]]
-        if s[0] in "xuU":
-            return chr(int(s[1:], 16)) if len(s) > 1 else m.group(0)
-        return chr(int(s, 8)) if s.isdigit() else m.group(0)
-
-    return re.sub(
-        r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", one, body, flags=re.S
-    )
-
-
-# -- wrappers ------------------------------------------------------------------------------------
-
-
-def skip_options(
-    words: Sequence[Word], short_arg: str, long_arg: set[str] | frozenset[str], assignments: bool = False
-) -> tuple[Word, ...]:
-    """Drop leading options (and the arguments of those that take one); returns the rest."""
-    i = 0
-    while i < len(words):
-        w = words[i]
-        t = w.text
-        if w.dynamic:
-            break
-        if t == "--":
-            i += 1
-            break
-        if assignments and _ASSIGNMENT.match(t):
-            i += 1
-            continue
-        if t.startswith("--"):
-            i += 2 if (t in long_arg and "=" not in t) else 1
-            continue
-        if t.startswith("-") and len(t) > 1:
-            skip = 1
-            for j, ch in enumerate(t[1:], 1):
-                if ch in short_arg:
-                    skip = 2 if j == len(t) - 1 else 1
-                    break
-            i += skip
-            continue
-        break
-    return tuple(words[i:])
-
-
-_skip_options = skip_options
-
-
-def _unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
-    """`sudo -u x git push` -> `git push`; None when the first word is not a wrapper."""
-    head = words[0]
-    spec = _WRAPPERS.get(basename(head.text)) if not head.dynamic else None
-    if spec is None:
-        return None
-    short_arg, long_arg, positionals, assignments = spec
-    if head.text == "env":
-        for w in words[1:]:
-            if w.text.startswith("--split-string") or re.match(r"-[^-]*S", w.text):
-                raise UnparseableCommand("`env -S` (split string) is not analysed")
-            if not w.text.startswith("-"):
-                break
-    rest = _skip_options(words[1:], short_arg, long_arg, assignments)[positionals:]
-    return rest or None
-
-
-def _git_alias(words: tuple[Word, ...]) -> tuple[tuple[Word, ...] | None, str | None]:
-    """`git -c alias.p=push p origin` runs `git push origin`: (the expanded words, None); a `!`
-    alias runs shell code: (None, the script)."""
-    aliases: dict[str, str] = {}
-    i = 1
-    while i < len(words) and words[i].text.startswith("-"):
-        t = words[i].text
-        setting = (
-            words[i + 1].text if t == "-c" and i + 1 < len(words) else t[2:] if t.startswith("-c") else ""
-        )
-        key, _, value = setting.partition("=")
-        if key.lower().startswith("alias."):
-            aliases[key[6:].lower()] = value
-        i += 2 if t in GIT_OPTS_WITH_ARG else 1
-    if i >= len(words) or words[i].text.lower() not in aliases:
-        return None, None
-    value = aliases[words[i].text.lower()]
-    if value.startswith("!"):
-        return None, value[1:] + " " + " ".join(shlex.quote(w.text) for w in words[i + 1 :])
-    try:
-        expanded = [Word(t, t) for t in shlex.split(value)]
-    except ValueError:
-        raise UnparseableCommand(f"the git alias `{words[i].text}` cannot be read", opaque=True) from None
-    if not expanded:
-        return None, None
-    return (words[0], *words[1:i], *expanded, *words[i + 1 :]), None
-
-
-def _git_opaque(chain: list[tuple[Word, ...]], assigns: Sequence[str]) -> None:
-    """Refuse git invocations whose settings run programs the command line does not show."""
-    for text in [*assigns, *(w.text for words in chain for w in words)]:
-        if "=" in text and _GIT_ENV.match(text.split("=", 1)[0]):
-            raise UnparseableCommand(f"`{text}` changes which programs git runs", opaque=True)
-    words = chain[-1]
-    i = 1
-    while i < len(words) and words[i].text.startswith("-"):
-        t = words[i].text
-        nxt = words[i + 1].text if i + 1 < len(words) else ""
-        setting = nxt if t in ("-c", "--config-env") else t[2:] if t.startswith("-c") else ""
-        if t.startswith("--config-env="):
-            setting = t.split("=", 1)[1]
-        key = setting.split("=", 1)[0]
-        if _GIT_RUNS.match(key) or (t.startswith("--config-env") and key.lower().startswith("alias.")):
-            raise UnparseableCommand(f"git setting `{key}` makes git run a program", opaque=True)
-        if t in ("--exec-path",) or t.startswith("--exec-path="):
-            raise UnparseableCommand("`--exec-path` makes git run programs from elsewhere", opaque=True)
-        i += 2 if t in GIT_OPTS_WITH_ARG else 1
-    if i < len(words) and words[i].text == "config":
-        args = [w.text for w in words[i + 1 :]]
-        for k, a in enumerate(args):
-            if (a.lower().startswith("alias.") or _GIT_RUNS.match(a)) and k + 1 < len(args):
-                raise UnparseableCommand(f"`git config {a} ...` changes what git runs", opaque=True)
-
-
 # -- errors --------------------------------------------------------------------------------------
 
 
@@ -702,7 +442,7 @@ def _diagnose(w: _Walker, root) -> UnparseableCommand:
         if n.has_error:
             stack.extend(reversed(n.children))
     src = w.src.decode("utf-8", "surrogatepass")
-    quote = _open_quote(src)
+    quote = open_quote(src)
     if quote:
         return UnparseableCommand(quote)
     if bad is not None and bad.is_missing:
@@ -728,32 +468,3 @@ def _diagnose(w: _Walker, root) -> UnparseableCommand:
             f"the command name `{first.group(1)}` is only known at run time", opaque=True
         )
     return UnparseableCommand(f"the shell parser cannot read `{text[:60] or src[:60]}`")
-
-
-def _open_quote(src: str) -> str | None:
-    """Which quote a command line leaves open, if any (comments and escapes respected)."""
-    state = None  # None, "'", '"', "`"
-    i = 0
-    while i < len(src):
-        c = src[i]
-        if state == "'":
-            if c == "'":
-                state = None
-        elif c == "\\":
-            i += 1
-        elif state is None and c == "#" and (i == 0 or src[i - 1] in " \t\n;&|()"):
-            nl = src.find("\n", i)
-            i = len(src) if nl < 0 else nl
-            continue
-        elif state is None and c in "'\"`":
-            state = c
-        elif state == '"' and c == '"':
-            state = None
-        elif state == "`" and c == "`":
-            state = None
-        i += 1
-    return {
-        "'": "a single quote (') is not closed",
-        '"': 'a double quote (") is not closed',
-        "`": "a backtick (`) is not closed",
-    }.get(state or "")

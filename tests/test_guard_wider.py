@@ -181,3 +181,32 @@ def test_written_since_uses_the_change_time_against_the_run_start(tmp_path):
     future = written_since(tmp_path, "2999-01-01T00:00:00.000Z")
     assert future("old.sh") is False
     assert written_since(tmp_path, None)("old.sh") is True  # no start time: assume written
+
+
+MORE_WRAPPERS = [
+    ("coproc git push", ["coproc git push"]),
+    ("doas -u deploy git push", ["doas -u deploy git push"]),
+    ("setsid git push", ["setsid git push"]),
+    ("ionice -c 3 git push", ["ionice -c 3 git push"]),
+    ("trap 'git push' EXIT", ["trap 'git push' EXIT", "git push"]),
+    ("alias p='git push'; p", ["alias 'p=git push'", "git push", "p"]),
+    ("git 2>/dev/null push origin", ["git push origin"]),  # words after a redirection still count
+    ("git push &>/dev/null &", ["git push"]),
+]
+
+
+@pytest.mark.parametrize("command,parts", MORE_WRAPPERS)
+def test_more_wrappers_and_code_holders_are_seen_through(command, parts):
+    assert command_parts(command) == parts
+    assert guard(command, ["git push*"], [])[0] is not None
+
+
+@pytest.mark.parametrize("command", ["trap - EXIT", "trap -p", "alias ll"])
+def test_traps_and_aliases_without_code_are_plain_commands(command):
+    assert command_parts(command) == [command]
+
+
+def test_code_given_to_trap_at_run_time_is_opaque():
+    with pytest.raises(UnparseableCommand) as info:
+        command_parts('trap "$X" EXIT')
+    assert info.value.opaque

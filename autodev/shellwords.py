@@ -1,0 +1,336 @@
+"""The words and simple commands a shell command line is made of, and the rules for commands
+that run other commands (`sudo`, `env`, `timeout`, git aliases and settings, ...).
+
+`shellparse` reads a command line into these; `gates` matches them against patterns.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+_NEEDS_QUOTES = re.compile(r"[\s'\"\\;&|()<>$`]")
+QUOTED = "\0"  # stands for quoted text in the unquoted skeleton of a word
+
+# Wrappers that run the rest of their arguments as a command:
+# name -> (short options taking an argument, long options taking a separate argument,
+#          positional arguments before the command, whether VAR=value words may precede it)
+WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
+    "sudo": (
+        "CDghpRrTtUu",
+        frozenset(
+            {
+                "--chdir",
+                "--close-from",
+                "--group",
+                "--host",
+                "--other-user",
+                "--prompt",
+                "--role",
+                "--type",
+                "--user",
+                "--command-timeout",
+            }
+        ),
+        0,
+        True,
+    ),
+    "env": ("uC", frozenset({"--unset", "--chdir"}), 0, True),
+    "command": ("", frozenset(), 0, False),
+    "exec": ("a", frozenset(), 0, False),
+    "nohup": ("", frozenset(), 0, False),
+    "time": ("fo", frozenset({"--format", "--output"}), 0, False),
+    "nice": ("n", frozenset({"--adjustment"}), 0, False),
+    "timeout": ("ks", frozenset({"--kill-after", "--signal"}), 1, False),
+    "stdbuf": ("eio", frozenset({"--error", "--input", "--output"}), 0, False),
+    "doas": ("uC", frozenset(), 0, False),
+    "setsid": ("", frozenset(), 0, False),
+    "ionice": ("cnp", frozenset({"--class", "--classdata", "--pid"}), 0, False),
+    "coproc": ("", frozenset(), 0, False),
+}
+GIT_OPTS_WITH_ARG = {
+    "-C",
+    "-c",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--exec-path",
+    "--super-prefix",
+    "--config-env",
+}
+# git settings that make git run a program or read settings from elsewhere: code the guard
+# cannot see, whether given with -c, --config-env, GIT_CONFIG_* or written by `git config`.
+_GIT_RUNS = re.compile(
+    r"^(core\.(hookspath|sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)"
+    r"|sequence\.editor|diff\.external|credential\.helper|gpg\.program|gpg\.\w+\.program|include\.path"
+    r"|includeif\..*|pager\..*|filter\..*|merge\..*\.driver|diff\..*\.(command|textconv)"
+    r"|uploadpack\.packobjectshook|remote\..*\.(receivepack|uploadpack|vcs)|url\..*)$",
+    re.I,
+)
+_GIT_ENV = re.compile(r"^GIT_(CONFIG\w*|SSH|SSH_COMMAND|EXEC_PATH|ASKPASS|EDITOR|PAGER|SEQUENCE_EDITOR|DIR)$")
+XARGS_SHORT_WITH_ARG = "adEILnPs"
+XARGS_LONG_WITH_ARG = {
+    "--arg-file",
+    "--delimiter",
+    "--max-args",
+    "--max-chars",
+    "--max-lines",
+    "--max-procs",
+    "--process-slot-var",
+}
+FIND_EXEC = {"-exec", "-execdir", "-ok", "-okdir"}
+
+
+class UnparseableCommand(Exception):
+    """The guard cannot tell which commands a command line would run.
+
+    `opaque` is True when the line runs code no parser can see from the command line (a command
+    name computed at run time, eval of computed text, a shell reading commands from stdin, git
+    settings that run programs); gateOpaque decides those.
+    """
+
+    def __init__(self, why: str, *, opaque: bool = False):
+        self.why = why
+        self.opaque = opaque
+        super().__init__(
+            f"cannot check this command against gateRequired: {why}. Split it into plain "
+            "commands joined by &&, ; or | with their words written out (no $VAR or $(...) as a "
+            "command name or in a gated command, no eval or sh -c of computed text), or post "
+            "kind=gate naming the whole command exactly as written"
+        )
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str  # the word after quote removal; expansions keep their source text
+    raw: str  # the word as written
+    dynamic: bool = False  # contains $VAR, $(...), `...`: its value is only known at run time
+    glob: bool = False  # unquoted * ? [...]: the shell may replace it with file names
+    brace: bool = False  # unquoted {a,b} / {1..3}: the shell may turn it into several words
+
+    def show(self) -> str:
+        if self.dynamic or self.raw == self.text:
+            return self.raw
+        # quoted in the source: quote it again if the shell would otherwise read it differently
+        if (
+            self.text == ""
+            or _NEEDS_QUOTES.search(self.text)
+            or self.text.startswith("#")
+            or re.search(r"[*?\[{]", self.text)
+        ):
+            return f"'{self.text}'" if "'" not in self.text else shlex.quote(self.text)
+        return self.text
+
+
+@dataclass(frozen=True)
+class Part:
+    """One simple command: its words as written, and the commands it unwraps to (`sudo -u x git
+    push` -> `git push`; a git alias -> its expansion), first the words themselves."""
+
+    words: tuple[Word, ...]
+    chain: tuple[tuple[Word, ...], ...]
+    fed: bool = False  # xargs appends words read at run time to the last command of the chain
+
+    @property
+    def text(self) -> str:
+        return join(self.words)
+
+
+def join(words: Sequence[Word]) -> str:
+    return " ".join(w.show() for w in words)
+
+
+def basename(name: str) -> str:
+    return name.rsplit("/", 1)[-1]
+
+
+def unescape(raw: str) -> tuple[str, str]:
+    """Unquoted text: (text with backslash escapes removed, the same with escaped characters
+    blanked, so an escaped `*` is not taken for a glob)."""
+    text: list[str] = []
+    skel: list[str] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            nxt = raw[i + 1 : i + 2]
+            if nxt != "\n":
+                text.append(nxt or "\\")
+                skel.append(QUOTED)
+            i += 2
+            continue
+        text.append(c)
+        skel.append(c)
+        i += 1
+    return "".join(text), "".join(skel)
+
+
+def dq_unescape(s: str) -> str:
+    return re.sub(r"\\([$`\"\\\n])", lambda m: "" if m.group(1) == "\n" else m.group(1), s)
+
+
+def c_unescape(body: str) -> str:
+    simple = {
+        "n": "\n",
+        "t": "\t",
+        "r": "\r",
+        "a": "\a",
+        "b": "\b",
+        "e": "\x1b",
+        "E": "\x1b",
+        "f": "\f",
+        "v": "\v",
+        "\\": "\\",
+        "'": "'",
+        '"': '"',
+        "?": "?",
+    }
+
+    def one(m: re.Match) -> str:
+        s = m.group(0)[1:]
+        if s[0] in simple:
+            return simple[s[0]]
+        if s[0] in "xuU":
+            return chr(int(s[1:], 16)) if len(s) > 1 else m.group(0)
+        return chr(int(s, 8)) if s.isdigit() else m.group(0)
+
+    return re.sub(
+        r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", one, body, flags=re.S
+    )
+
+
+def open_quote(src: str) -> str | None:
+    """Which quote a command line leaves open, if any (comments and escapes respected)."""
+    state = None  # None, "'", '"', "`"
+    i = 0
+    while i < len(src):
+        c = src[i]
+        if state == "'":
+            if c == "'":
+                state = None
+        elif c == "\\":
+            i += 1
+        elif state is None and c == "#" and (i == 0 or src[i - 1] in " \t\n;&|()"):
+            nl = src.find("\n", i)
+            i = len(src) if nl < 0 else nl
+            continue
+        elif state is None and c in "'\"`":
+            state = c
+        elif state == '"' and c == '"':
+            state = None
+        elif state == "`" and c == "`":
+            state = None
+        i += 1
+    return {
+        "'": "a single quote (') is not closed",
+        '"': 'a double quote (") is not closed',
+        "`": "a backtick (`) is not closed",
+    }.get(state or "")
+
+
+# -- wrappers ------------------------------------------------------------------------------------
+
+
+def skip_options(
+    words: Sequence[Word], short_arg: str, long_arg: set[str] | frozenset[str], assignments: bool = False
+) -> tuple[Word, ...]:
+    """Drop leading options (and the arguments of those that take one); returns the rest."""
+    i = 0
+    while i < len(words):
+        w = words[i]
+        t = w.text
+        if w.dynamic:
+            break
+        if t == "--":
+            i += 1
+            break
+        if assignments and _ASSIGNMENT.match(t):
+            i += 1
+            continue
+        if t.startswith("--"):
+            i += 2 if (t in long_arg and "=" not in t) else 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            skip = 1
+            for j, ch in enumerate(t[1:], 1):
+                if ch in short_arg:
+                    skip = 2 if j == len(t) - 1 else 1
+                    break
+            i += skip
+            continue
+        break
+    return tuple(words[i:])
+
+
+def unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
+    """`sudo -u x git push` -> `git push`; None when the first word is not a wrapper."""
+    head = words[0]
+    spec = WRAPPERS.get(basename(head.text)) if not head.dynamic else None
+    if spec is None:
+        return None
+    short_arg, long_arg, positionals, assignments = spec
+    if head.text == "env":
+        for w in words[1:]:
+            if w.text.startswith("--split-string") or re.match(r"-[^-]*S", w.text):
+                raise UnparseableCommand("`env -S` (split string) is not analysed")
+            if not w.text.startswith("-"):
+                break
+    rest = skip_options(words[1:], short_arg, long_arg, assignments)[positionals:]
+    return rest or None
+
+
+def git_alias(words: tuple[Word, ...]) -> tuple[tuple[Word, ...] | None, str | None]:
+    """`git -c alias.p=push p origin` runs `git push origin`: (the expanded words, None); a `!`
+    alias runs shell code: (None, the script)."""
+    aliases: dict[str, str] = {}
+    i = 1
+    while i < len(words) and words[i].text.startswith("-"):
+        t = words[i].text
+        setting = (
+            words[i + 1].text if t == "-c" and i + 1 < len(words) else t[2:] if t.startswith("-c") else ""
+        )
+        key, _, value = setting.partition("=")
+        if key.lower().startswith("alias."):
+            aliases[key[6:].lower()] = value
+        i += 2 if t in GIT_OPTS_WITH_ARG else 1
+    if i >= len(words) or words[i].text.lower() not in aliases:
+        return None, None
+    value = aliases[words[i].text.lower()]
+    if value.startswith("!"):
+        return None, value[1:] + " " + " ".join(shlex.quote(w.text) for w in words[i + 1 :])
+    try:
+        expanded = [Word(t, t) for t in shlex.split(value)]
+    except ValueError:
+        raise UnparseableCommand(f"the git alias `{words[i].text}` cannot be read", opaque=True) from None
+    if not expanded:
+        return None, None
+    return (words[0], *words[1:i], *expanded, *words[i + 1 :]), None
+
+
+def git_opaque(chain: list[tuple[Word, ...]], assigns: Sequence[str]) -> None:
+    """Refuse git invocations whose settings run programs the command line does not show."""
+    for text in [*assigns, *(w.text for words in chain for w in words)]:
+        if "=" in text and _GIT_ENV.match(text.split("=", 1)[0]):
+            raise UnparseableCommand(f"`{text}` changes which programs git runs", opaque=True)
+    words = chain[-1]
+    i = 1
+    while i < len(words) and words[i].text.startswith("-"):
+        t = words[i].text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        setting = nxt if t in ("-c", "--config-env") else t[2:] if t.startswith("-c") else ""
+        if t.startswith("--config-env="):
+            setting = t.split("=", 1)[1]
+        key = setting.split("=", 1)[0]
+        if _GIT_RUNS.match(key) or (t.startswith("--config-env") and key.lower().startswith("alias.")):
+            raise UnparseableCommand(f"git setting `{key}` makes git run a program", opaque=True)
+        if t in ("--exec-path",) or t.startswith("--exec-path="):
+            raise UnparseableCommand("`--exec-path` makes git run programs from elsewhere", opaque=True)
+        i += 2 if t in GIT_OPTS_WITH_ARG else 1
+    if i < len(words) and words[i].text == "config":
+        args = [w.text for w in words[i + 1 :]]
+        for k, a in enumerate(args):
+            if (a.lower().startswith("alias.") or _GIT_RUNS.match(a)) and k + 1 < len(args):
+                raise UnparseableCommand(f"`git config {a} ...` changes what git runs", opaque=True)
