@@ -24,17 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from autodev.errors import ConfigError
+from autodev.names import NAME_PATTERN, is_scripted
+from autodev.names import RESERVED as RESERVED_NAMES
 
-SCRIPTED = "scripted"
-
-
-def is_scripted(model: str) -> bool:
-    """ "scripted", or "scripted:LABEL" (a second scripted model, e.g. as a failover)."""
-    return model == SCRIPTED or model.startswith(SCRIPTED + ":")
-
-
-RESERVED_NAMES = ("user", "system", "audit")
-NAME_PATTERN = r"^[a-z][a-z0-9_-]{0,31}$"
 Effort = Literal["low", "medium", "high"]
 
 # strict: TOML already gives real types, so `maxTalkTurns = "3"` is a mistake worth reporting,

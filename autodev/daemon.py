@@ -31,9 +31,7 @@ from autodev.state import StateFile
 from autodev.thread import TAIL, Thread, now_ts
 
 IDLE = ("awaiting_user", "gated", "paused")
-EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_USER = 0, 1, 2, 3
-USER_KEEP = 10  # user messages kept in state for the audit's view of the objectiveIDLE = ("awaiting_user", "gated", "paused")
-EXIT_COMPLETE, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_USER = 0, 1, 2, 3
+EXIT_COMPLETE, EXIT_FAILED, EXIT_NEEDS_USER = 0, 1, 3
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
 
 
@@ -61,6 +59,11 @@ class DaemonLock:
             ) from None
         os.ftruncate(self.fd, 0)
         os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+
+    def release(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing the descriptor drops the flock
+            self.fd = -1
 
     @staticmethod
     def holder(path: Path) -> int | None:
@@ -127,6 +130,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             s.setdefault("audits", 0)
             s.setdefault("user_messages", [])
             s.setdefault("objective", "")
+            # A state written before turns were accounted by number: its turns are all counted.
+            s.setdefault("accounted_turn", s["turn"])
             s["pid"] = os.getpid()
             s["daemon"] = "running"
             s["sessions"] = s.get("sessions", 0) + 1
@@ -170,49 +175,45 @@ class Daemon(EffectsMixin, NoticesMixin):
         for name in ("thread", "events", "hlog"):
             if hasattr(self, name):
                 getattr(self, name).close()
+        if hasattr(self, "lock"):
+            self.lock.release()
 
-    def _apply_pending_effects(self) -> None:
-        """A crash between a turn's end and its post's effects: apply them now."""
-        applied = self.state.read().get("applied_seq", 0)
-        for post in reversed(self.thread.tail(TAIL)):
-            if post["seq"] <= applied:
-                return
-            if post.get("turn") is not None:  # a participant's post (user/system/audit have none)
-                self.events.emit("effects_recovered", seq=post["seq"])
-                self._after_post(post, post["from"])
-                self._plan_next()
-                return
-
-    def _open_turn_records(self) -> list[dict] | None:
-        """The newest turn's harness records if it never finished (read backwards, bounded by
-        the size of that one turn)."""
+    def _last_turn_records(self) -> tuple[list[dict], bool]:
+        """The newest turn's harness records, oldest first, and whether it finished (read
+        backwards, bounded by the size of that one turn)."""
         from autodev.journal import iter_records_reverse
 
         recs: list[dict] = []
         for rec in iter_records_reverse(self.paths.harness_log):
-            if rec.get("type") == "turn_finished":
-                return None
             recs.append(rec)
             if rec.get("type") == "turn_started":
                 recs.reverse()
-                return recs
-        return None
+                return recs, recs[-1].get("type") == "turn_finished"
+        return [], False
 
     def _recover(self) -> None:
-        """Find a turn a crash (or a usage limit) left open. If its post reached the thread the
-        turn is closed and the post's effects applied; otherwise it resumes at the next turn
-        boundary from its last safe point. A committed post is never made twice: its id is
-        provisioned from the turn number."""
+        """Settle the newest turn of the harness log. A turn a crash (or a usage limit) left
+        open resumes at the next turn boundary from its last safe point, unless its post reached
+        the thread: then it is closed. A closed turn whose figures and effects never reached
+        state.json (a crash right after it) gets them now, exactly once: they are written in one
+        update with `applied_seq` / `accounted_turn`. A committed post is never made twice: its
+        id is provisioned from the turn number."""
         from autodev.harness.recovery import rebuild
 
         self.resume = None
-        recs = self._open_turn_records()
+        recs, finished = self._last_turn_records()
         if not recs:
-            self._apply_pending_effects()
             return
-        turn = recs[0]["turn"]
+        turn, who = recs[0]["turn"], recs[0]["participant"]
         post = self.thread.seen(f"{self.run_id}:t{turn}:post")
-        if post:
+        if not finished and not post:
+            self.resume = rebuild(recs)
+            self.events.emit(
+                "turn_recovered", turn=turn, participant=who, step=self.resume.steps, posted=None
+            )
+            self.state.update(lambda s: {**s, "recovered_turn": turn})
+            return
+        if not finished:
             self.hlog.append(
                 {
                     "type": "turn_finished",
@@ -222,21 +223,17 @@ class Daemon(EffectsMixin, NoticesMixin):
                     "reason": "recovered: its post was committed",
                 }
             )
-            self.events.emit(
-                "turn_recovered", turn=turn, participant=recs[0]["participant"], posted=post["seq"]
-            )
-            self._after_post(post, recs[0]["participant"])
-            self._plan_next()
+            self.events.emit("turn_recovered", turn=turn, participant=who, posted=post["seq"])
+        st = self.state.read()
+        if post and post["seq"] > st.get("applied_seq", 0):
+            self.events.emit("effects_recovered", seq=post["seq"])
+            self._after_post(post, who, turn, rebuild(recs))
+        elif not post and st.get("accounted_turn", turn) < turn and who in self.team.names():
+            self.events.emit("effects_recovered", turn=turn)
+            self._silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
+        else:
             return
-        self.resume = rebuild(recs)
-        self.events.emit(
-            "turn_recovered",
-            turn=turn,
-            participant=self.resume.participant,
-            step=self.resume.steps,
-            posted=None,
-        )
-        self.state.update(lambda s: {**s, "recovered_turn": turn})
+        self._plan_next()
 
     # -- the loop ----------------------------------------------------------------------------
 
@@ -534,11 +531,10 @@ class Daemon(EffectsMixin, NoticesMixin):
                 speaking=None,
             )
             return
-        self._account(p.name, result)
         if result.post:
-            self._after_post(result.post, p.name)
+            self._after_post(result.post, p.name, turn_no, result)
         else:
-            self._silent(p.name, result.reason)
+            self._silent(p.name, result.reason, turn_no, result)
         self._plan_next()
 
     def _run_turn(self, p, turn_no: int, st: dict, decision, resume=None):

@@ -31,6 +31,36 @@ def _add_models(s: dict, used: dict[str, dict]) -> None:
         m["cost"] = round(m["cost"], 6)
 
 
+def account(s: dict, name: str, turn: int, figures, post: dict | None) -> dict:
+    """Add one turn's figures (anything with prompt_tokens, completion_tokens and cost) to its
+    participant (pure). Once per turn: `accounted_turn` records the last turn counted."""
+    if s.get("accounted_turn", 0) >= turn:
+        return s
+    ps = s.setdefault("participants", {})
+    q = ps.setdefault(
+        name,
+        {
+            "turns": 0,
+            "credited": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost": 0.0,
+            "silent_streak": 0,
+        },
+    )
+    q["turns"] += 1
+    q["prompt_tokens"] += figures.prompt_tokens
+    q["completion_tokens"] += figures.completion_tokens
+    q["cost"] = round(q["cost"] + (figures.cost or 0.0), 6)
+    q["last_turn"] = turn
+    if post and post.get("kind") == "work_done" and post.get("credit"):
+        q["credited"] += 1
+    q["silent_streak"] = 0 if post else q.get("silent_streak", 0) + 1
+    _add_models(s, getattr(figures, "models", None) or {})
+    s["accounted_turn"] = turn
+    return s
+
+
 class EffectsMixin:
     def _gate_answer(self, msg: dict) -> None:
         st = self.state.read()
@@ -65,44 +95,34 @@ class EffectsMixin:
         self.state.update(lambda s: {**s, **ch})
         self.events.emit("state", state="running", reason=None)
 
-    def _account(self, name: str, r) -> None:
-        def add(s: dict) -> dict:
-            ps = s.setdefault("participants", {})
-            q = ps.setdefault(
-                name,
-                {
-                    "turns": 0,
-                    "credited": 0,
-                    "prompt_tokens": 0,
-                    "completion_tokens": 0,
-                    "cost": 0.0,
-                    "silent_streak": 0,
-                },
-            )
-            q["turns"] += 1
-            q["prompt_tokens"] += r.prompt_tokens
-            q["completion_tokens"] += r.completion_tokens
-            q["cost"] = round(q["cost"] + r.cost, 6)
-            q["last_turn"] = s["turn"]
-            if r.post and r.post.get("kind") == "work_done" and r.post.get("credit"):
-                q["credited"] += 1
-            q["silent_streak"] = 0 if r.post else q.get("silent_streak", 0) + 1
-            _add_models(s, r.models)
+    def _silent(self, name: str, why: str, turn: int, figures) -> None:
+        """A turn that ended without a post: its figures, the silent streak and the pause rule,
+        in one state update marked with `accounted_turn` (so a restart neither loses nor
+        repeats it)."""
+        paused = None
+
+        def change(s: dict) -> dict:
+            nonlocal paused
+            if s.get("accounted_turn", 0) >= turn:
+                return s
+            s = account(s, name, turn, figures, None)
+            n = s["participants"][name]["silent_streak"]
+            if n >= self.config.max_silent_turns:
+                paused = reason("silent", who=name, n=n)
+                s["state"], s["reason"] = "paused", paused
             return s
 
-        self.state.update(add)
-
-    def _silent(self, name: str, why: str) -> None:
-        st = self.state.read()
-        n = st["participants"][name]["silent_streak"]
+        st = self.state.update(change)
+        n = st["participants"].get(name, {}).get("silent_streak", 0)
         self.events.emit("silent_turn", participant=name, reason=why, streak=n)
-        if n >= self.config.max_silent_turns:
-            self._set("paused", reason("silent", who=name, n=n))
+        if paused:
+            self.events.emit("state", state="paused", reason=paused)
 
-    def _after_post(self, post: dict, author: str) -> None:
-        """Apply a post's effects exactly once. Everything they change in state is written in
-        one update together with `applied_seq`, and the thread notes they add are idempotent
-        by id, so a crash anywhere in here is repaired by applying them again on restart."""
+    def _after_post(self, post: dict, author: str, turn: int | None = None, figures=None) -> None:
+        """Apply a post's effects exactly once. Everything they change in state (with the
+        turn's figures when given) is written in one update together with `applied_seq`, and
+        the thread notes they add are idempotent by id, so a crash anywhere in here is repaired
+        by applying them again on restart."""
         st = self.state.read()
         if post["seq"] <= st.get("applied_seq", 0):
             return
@@ -134,7 +154,10 @@ class EffectsMixin:
             if not (handed_to_writer and talk == self.config.max_talk_turns + 1):
                 ch.update(state="paused", reason=reason("talk_limit", n=talk))
         ch["applied_seq"] = post["seq"]
-        self.state.update(lambda s: {**s, **ch})
+        if figures is None or turn is None:
+            self.state.update(lambda s: {**s, **ch})
+        else:
+            self.state.update(lambda s: account({**s, **ch}, author, turn, figures, post))
         if "state" in ch:
             self.events.emit("state", state=ch["state"], reason=ch.get("reason"))
 

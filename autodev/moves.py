@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from autodev.errors import PostRefused
+from autodev.names import RESERVED
 
 MOVES = ("say", "work_done", "handoff", "wait", "gate", "done")
-RESERVED = ("user", "system", "audit")
+
 ARGUMENTS = ("kind", "text", "handoff")
 
 _MEANINGS = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-RESERVED = ("user", "system", "audit")
+from autodev.names import RESERVED
 
 RULES = (
     "user_message",

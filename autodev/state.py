@@ -17,17 +17,6 @@ from pathlib import Path
 from autodev.errors import StateConflictError
 from autodev.journal import fsync_dir, safe
 
-STATES = (
-    "running",
-    "waiting",
-    "awaiting_user",
-    "gated",
-    "auditing",
-    "paused",
-    "stopped",
-    "complete",
-    "faulted",
-)
 SCHEMA = 1
 
 
@@ -91,19 +80,6 @@ class StateFile:
             new = change(dict(cur))
             new = cur if new is None else new
             new["version"] = cur["version"] + 1
-            self._write(new)
-            return new
-
-    def compare_and_swap(self, expected_version: int, new: dict) -> dict:
-        """Write `new` only if nobody wrote since `expected_version` was read."""
-        with self._locked():
-            cur = self.read()
-            if cur["version"] != expected_version:
-                raise StateConflictError(
-                    f"state.json changed underneath (version {cur['version']}, expected {expected_version})",
-                    "read the state again and retry",
-                )
-            new = {**new, "version": expected_version + 1}
             self._write(new)
             return new
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from autodev.errors import CorruptLogError
 from autodev.journal import Journal, iter_records, iter_records_reverse, read_tail
 
-RESERVED = ("user", "system", "audit")
 TAIL = 100  # records the scheduler and the prompt builder look at
 
 

@@ -55,21 +55,6 @@ def test_update_that_raises_writes_nothing(tmp_path):
     assert s.path.read_bytes() == before
 
 
-def test_compare_and_swap(tmp_path):
-    s = StateFile(tmp_path / "state.json")
-    cur = s.read()
-    ok = s.compare_and_swap(cur["version"], {**cur, "state": "paused", "reason": "user"})
-    assert ok["version"] == 1
-    assert s.read()["state"] == "paused"
-    # Someone else writes in between: the stale writer loses and changes nothing.
-    stale = s.read()
-    s.update(lambda st: {**st, "state": "running"})
-    with pytest.raises(StateConflictError, match="version 2, expected 1"):
-        s.compare_and_swap(stale["version"], {**stale, "state": "stopped"})
-    assert s.read()["state"] == "running"
-    assert s.read()["version"] == 2
-
-
 def test_corrupt_state_file_is_reported(tmp_path):
     s = StateFile(tmp_path / "state.json")
     s.path.write_text("{half")

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from autodev.errors import ProviderError
-
-SCRIPTED = "scripted"
+from autodev.names import is_scripted
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ def targets_for(
 ) -> list[Target]:
     out = []
     for m in [model, *failover]:
-        if m == SCRIPTED or m.startswith(SCRIPTED + ":"):
+        if is_scripted(m):
             if not scripted_url:
                 raise ProviderError(
                     f"{who} uses the scripted model but no scripted server is running",

@@ -30,6 +30,7 @@ class Resume:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    models: dict[str, dict] = field(default_factory=dict)  # usage per model label, as TurnResult
     pending: list[tuple[dict, dict | None]] = field(default_factory=list)  # (call, tool_started)
 
 
@@ -60,6 +61,13 @@ def rebuild(records: list[dict]) -> Resume:
             r.prompt_tokens += rec.get("prompt_tokens", 0)
             r.completion_tokens += rec.get("completion_tokens", 0)
             r.cost += rec.get("cost") or 0.0
+            used = r.models.setdefault(
+                rec.get("model") or "?",
+                {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
+            )
+            used["generations"] += 1
+            for k in ("prompt_tokens", "completion_tokens", "cost"):
+                used[k] += rec.get(k) or 0
             r.messages.append(rec["message"])
             last_calls = list(rec["message"].get("tool_calls") or [])
             for call in last_calls:

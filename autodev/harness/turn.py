@@ -163,6 +163,9 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
         baseline = credit.baseline_from_json(resume.baseline)
         messages, nudged, attempts = resume.messages, resume.nudged, resume.attempts
         result.steps, result.told = resume.steps, resume.told
+        # Tokens and cost spent before the crash or the provider pause are part of this turn.
+        result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
+        result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
         ctx.events.emit(
             "turn_resumed",
             participant=ctx.name,

@@ -373,6 +373,12 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
     assert len(fin) == 1 and not fin[0].get("synthetic")
     ev = events_of(repo)
     assert not any(e["type"] == "tool_interrupted" for e in ev)
+    # The generation made before the kill is counted with the resumed turn, not lost.
+    gens = [x for x in hl if x["type"] == "generation_finished" and x["turn"] == 1]
+    assert len(gens) >= 2 and all(g["prompt_tokens"] > 0 for g in gens)
+    solo = json.loads((run_dir(repo) / "state.json").read_text())["participants"]["solo"]
+    assert solo["prompt_tokens"] == sum(g["prompt_tokens"] for g in gens)
+    assert solo["completion_tokens"] == sum(g["completion_tokens"] for g in gens)
     assert [(x["from"], x["kind"]) for x in thread_of(repo)] == [
         ("user", "say"),
         ("solo", "done"),
