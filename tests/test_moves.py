@@ -212,4 +212,4 @@ def test_moves_imports_nothing_that_does_io():
     tree = ast.parse(inspect.getsource(module))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.errors"}
+    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.errors", "autodev.names"}
