@@ -155,6 +155,6 @@ def written_since(repo: Path, started_at: str | None) -> Callable[[str], bool | 
             st = (p if p.is_absolute() else repo / p).stat()
         except (OSError, ValueError):
             return None
-        return st.st_ctime >= since - 1  # one second of slack for coarse file-system clocks
+        return st.st_ctime >= since
 
     return written
