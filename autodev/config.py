@@ -198,6 +198,22 @@ class RunConfig(BaseModel):
         "a longer diff is cut and the cut is stated.",
     )
 
+    max_cost_usd: float | None = Field(
+        None,
+        alias="maxCostUsd",
+        gt=0,
+        description="Spending cap of the run in US dollars (litellm's prices; audits included). "
+        "Reaching it pauses the run before the next turn with reason `budget`; raise it and "
+        "`autodev resume`. Unset: no cap.",
+    )
+    max_tokens: int | None = Field(
+        None,
+        alias="maxTokens",
+        ge=1,
+        description="Token cap of the run (prompt and completion tokens, audits included). "
+        "Reaching it pauses the run before the next turn with reason `budget`. Unset: no cap.",
+    )
+
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required")
     @classmethod
     def _patterns_not_blank(cls, v: list[str]) -> list[str]:
@@ -266,6 +282,19 @@ class Participant(BaseModel):
         description="Name of the environment variable holding this participant's API key, "
         "used instead of the provider's usual variable. Commands the participant "
         "runs never see it.",
+    )
+
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="Spending cap of this participant in US dollars. When it is reached and the "
+        "participant is next to speak, the run pauses with reason `budget`. Unset: no cap.",
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Token cap of this participant; reached when it is next to speak, the run "
+        "pauses with reason `budget`. Unset: no cap.",
     )
 
     @field_validator("name")

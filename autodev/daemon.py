@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+from autodev import budget, inbox, prompts, runs, scheduler
 from autodev import config as cfgmod
-from autodev import inbox, prompts, runs, scheduler
 from autodev.effects import EffectsMixin
 from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWriteError, ProviderError
 from autodev.events import Events
@@ -89,6 +89,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.config, self.team = load_settings(self.paths)
         self.team_mtime = self._team_mtime()
         self.server = None
+        self.scripted_price = None
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -164,6 +165,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         from autodev.scripted import ScriptedServer, load_script
 
         script = load_script(self.team.script_path(self.paths.team_file))
+        self.scripted_price = script.price
         self.server = ScriptedServer(
             script, self.paths.scripted_ledger, self.paths.run_dir / "scripted-requests.jsonl"
         )
@@ -486,14 +488,19 @@ class Daemon(EffectsMixin, NoticesMixin):
             resume = None
         if resume:
             p, turn_no, decision = self.team.get(resume.participant), resume.turn, None
+            if self._budget_reached(p.name):
+                self.resume = resume  # the open turn continues once the cap is raised
+                return
             self.state.update(lambda s: {**s, "speaking": p.name, "next": None})
         else:
             decision = scheduler.next_speaker(
                 self.team.names(), self.thread.tail(TAIL), self.thread.last_spoke
             )
+            p = self.team.get(decision.speaker)
+            if self._budget_reached(p.name):
+                return
             for w in decision.warnings:
                 self.events.emit("warning", message=w)
-            p = self.team.get(decision.speaker)
             turn_no = st["turn"] + 1
             self.state.update(
                 lambda s: {
@@ -536,6 +543,16 @@ class Daemon(EffectsMixin, NoticesMixin):
         else:
             self._silent(p.name, result.reason, turn_no, result)
         self._plan_next()
+
+    def _budget_reached(self, speaker: str) -> bool:
+        """At a turn boundary: pause (reason `budget`) when a cap of the run or of the next
+        speaker is reached. Spend is never reset; a raised cap lets the next check pass."""
+        why = budget.reached(self.config, self.team, self.state.read(), speaker)
+        if why is None:
+            return False
+        self.events.emit("budget_reached", participant=speaker, text=why["text"])
+        self._set("paused", why, speaking=None, paused_from=None)
+        return True
 
     def _run_turn(self, p, turn_no: int, st: dict, decision, resume=None):
         from autodev.harness.tools import Workspace
@@ -634,6 +651,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             api_base=p.api_base,
             api_key_env=p.api_key_env,
             scripted_url=self.server.base_url if self.server else None,
+            scripted_price=self.scripted_price,
         )
 
     def _system_prompt(self, p, workspace, withheld=frozenset()) -> str:

@@ -226,6 +226,7 @@ class EffectsMixin:
             api_base=a.api_base,
             api_key_env=a.api_key_env,
             scripted_url=self.server.base_url if self.server else None,
+            scripted_price=self.scripted_price,
         )
         n = st.get("audits", 0) + 1
         audit_id = f"{self.run_id}:audit{post['seq']}"

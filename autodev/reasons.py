@@ -15,6 +15,7 @@ REASONS = {
     "no_objective": "the run has no objective yet",
     "fault": "a log append failed: {error}",
     "stagnation": "{who}'s last three posts were identical ({kind})",
+    "budget": "{text}",  # built by budget.reached(): names the cap and the spend
 }
 CONTINUE = {
     "question": 'autodev send "your answer"',

@@ -79,6 +79,7 @@ class Step:
 class Script:
     path: Path
     steps: list[Step]
+    price: dict | None = None  # USD per token: {input_per_token, output_per_token}
 
     def for_participant(self, name: str) -> list[Step]:
         return [s for s in self.steps if s.participant == name]
@@ -114,14 +115,15 @@ def load_script(path: Path) -> Script:
             line=line,
         ) from e
 
-    extra = sorted(set(doc) - {"step"})
+    extra = sorted(set(doc) - {"step", "price"})
     if extra:
         raise ScriptError(
             f"script {path}: unknown top-level key {extra[0]!r}",
-            "a script holds only [[step]] tables",
+            "a script holds [[step]] tables and an optional [price] table",
             path=path,
             key=extra[0],
         )
+    price = _check_price(path, doc.get("price"))
     tables = doc.get("step")
     if not isinstance(tables, list) or not tables:
         raise ScriptError(
@@ -130,7 +132,37 @@ def load_script(path: Path) -> Script:
             path=path,
             key="step",
         )
-    return Script(path=path, steps=[_check_step(path, n, t) for n, t in enumerate(tables, 1)])
+    return Script(path=path, steps=[_check_step(path, n, t) for n, t in enumerate(tables, 1)], price=price)
+
+
+PRICE_KEYS = ("input_per_token", "output_per_token")
+
+
+def _check_price(path: Path, t: Any) -> dict | None:
+    """The optional [price] table: USD per prompt and per completion token. litellm has no
+    price for the scripted model, so the daemon hands these to litellm as custom prices and
+    the run's cost (and budgets) work offline exactly as with a priced provider."""
+    if t is None:
+        return None
+    fix = "write\n    [price]\n    input_per_token = 0.000001\n    output_per_token = 0.000002"
+    if not isinstance(t, dict):
+        raise ScriptError(f"script {path}: price must be a table", fix, path=path, key="price")
+    for k, v in t.items():
+        if k not in PRICE_KEYS:
+            raise ScriptError(
+                f"script {path}: price has unknown key {k!r}",
+                f"use only {', '.join(PRICE_KEYS)}",
+                path=path,
+                key=k,
+            )
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ScriptError(
+                f"script {path}: price.{k} must be a number of dollars, at least 0 (got {v!r})",
+                fix,
+                path=path,
+                key=k,
+            )
+    return {k: float(t.get(k, 0.0)) for k in PRICE_KEYS}
 
 
 def _check_step(path: Path, n: int, t: Any) -> Step:

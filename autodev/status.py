@@ -19,7 +19,16 @@ def gather(paths: RunPaths) -> dict:
     st = StateFile(paths.state).read()
     try:
         team = load_team(paths.team_file)
-        models = {p.name: {"model": p.model, "effort": p.effort, "write": p.write} for p in team.participants}
+        models = {
+            p.name: {
+                "model": p.model,
+                "effort": p.effort,
+                "write": p.write,
+                "max_cost_usd": p.max_cost_usd,
+                "max_tokens": p.max_tokens,
+            }
+            for p in team.participants
+        }
         team_error = st.get("team_error")
     except ConfigError as e:
         models, team_error = {}, str(e)
@@ -96,6 +105,7 @@ def gather(paths: RunPaths) -> dict:
         "team_error": team_error,
         "warnings": st.get("warnings", []),
         "audit_usage": st.get("audit_usage"),
+        "budget": _budget(paths, st),
         "totals": {
             "turns": sum(p["turns"] for p in parts),
             "credited": sum(p["credited"] for p in parts),
@@ -103,6 +113,40 @@ def gather(paths: RunPaths) -> dict:
             "cost": round(sum(p["cost"] for p in parts), 6),
         },
     }
+
+
+def _budget(paths: RunPaths, st: dict) -> dict:
+    """The run's spend (audits included) against its caps (None: no cap)."""
+    from autodev.budget import run_spend
+    from autodev.config import load_config
+    from autodev.errors import ConfigError
+
+    try:
+        cfg = load_config(paths.config_file)
+        caps = {"max_cost_usd": cfg.max_cost_usd, "max_tokens": cfg.max_tokens}
+    except ConfigError:
+        caps = {"max_cost_usd": None, "max_tokens": None}
+    return {**run_spend(st), **caps}
+
+
+def spend_text(b: dict) -> str:
+    """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
+    cost = f"spend ${b['cost']:.4f}"
+    if b.get("max_cost_usd") is not None:
+        cost += f" of ${b['max_cost_usd']:.4f} (maxCostUsd)"
+    tokens = f"{b['tokens']:,}"
+    tokens += f" of {b['max_tokens']:,} tokens (maxTokens)" if b.get("max_tokens") is not None else " tokens"
+    return f"{cost} · {tokens}"
+
+
+def cap_text(p: dict) -> str:
+    """A participant's cost, with its cap when it has one."""
+    out = f"${p['cost']:.4f}"
+    if p.get("max_cost_usd") is not None:
+        out += f" of ${p['max_cost_usd']:.4f}"
+    if p.get("max_tokens") is not None:
+        out += f" ({p['prompt_tokens'] + p['completion_tokens']:,} of {p['max_tokens']:,} tokens)"
+    return out
 
 
 def render(d: dict) -> None:
@@ -121,6 +165,8 @@ def render(d: dict) -> None:
         con.print(f"  {d['reason'].get('text', '')}")
         if d["reason"].get("continue"):
             con.print(f"  continue: {d['reason']['continue']}")
+    if d.get("budget") and not d.get("no_run_yet"):
+        con.print(f"\n{spend_text(d['budget'])}")
     if d["speaking"]:
         con.print(f"\nspeaking now: {d['speaking']}")
     elif d["next"]:
@@ -151,7 +197,7 @@ def render(d: dict) -> None:
             str(p["turns"]),
             str(p["credited"]),
             str(p["prompt_tokens"] + p["completion_tokens"]),
-            f"${p['cost']:.4f}",
+            cap_text(p),
         )
     con.print()
     con.print(t)

@@ -413,3 +413,20 @@ def test_module_entry_point_serves_until_killed(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.stderr.read() == ""
+
+
+def test_price_table_is_checked_and_read(tmp_path):
+    one = '[[step]]\nparticipant = "a"\ntext = "x"\n'
+    p = tmp_path / "s.toml"
+    p.write_text("[price]\ninput_per_token = 0.001\noutput_per_token = 0.002\n" + one)
+    assert load_script(p).price == {"input_per_token": 0.001, "output_per_token": 0.002}
+    p.write_text(one)
+    assert load_script(p).price is None
+    for bad, words in (
+        ('[price]\ninput_per_token = "cheap"\n', "price.input_per_token must be a number"),
+        ("[price]\ninput_per_tokens = 1\n", "price has unknown key 'input_per_tokens'"),
+    ):
+        p.write_text(bad + one)
+        with pytest.raises(ScriptError) as e:
+            load_script(p)
+        assert words in e.value.message and e.value.fix

@@ -53,6 +53,7 @@ def targets_for(
     api_base: str | None,
     api_key_env: str | None,
     scripted_url: str | None,
+    scripted_price: dict | None = None,
 ) -> list[Target]:
     out = []
     for m in [model, *failover]:
@@ -63,9 +64,11 @@ def targets_for(
                     "add a [scripted] section with a script path to .autodev/team.toml",
                 )
             # The participant's name is the model id: the scripted server serves steps by it.
-            out.append(
-                Target(m, f"openai/{who}", {"api_base": scripted_url, "api_key": "scripted"}, scripted=True)
-            )
+            kw = {"api_base": scripted_url, "api_key": "scripted"}
+            if scripted_price:  # the script's stated prices, as litellm custom pricing
+                kw["input_cost_per_token"] = scripted_price["input_per_token"]
+                kw["output_cost_per_token"] = scripted_price["output_per_token"]
+            out.append(Target(m, f"openai/{who}", kw, scripted=True))
             continue
         kw: dict[str, Any] = {}
         if api_base:

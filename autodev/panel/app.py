@@ -27,6 +27,7 @@ from autodev import actions
 from autodev.panel.feed import EventTail
 from autodev.paths import RunPaths
 from autodev.render import event_text
+from autodev.status import cap_text, spend_text
 
 FEED_KEEP = 2000  # events kept in memory for re-rendering when folding changes
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
@@ -259,9 +260,10 @@ class PanelApp(App):
         au = d.get("audit_usage") or {}
         tokens = tot.get("tokens", 0) + au.get("prompt_tokens", 0) + au.get("completion_tokens", 0)
         cost = tot.get("cost", 0.0) + au.get("cost", 0.0)
+        b = d.get("budget") or {"cost": cost, "tokens": tokens}
         t.append(
             f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
-            f"credited {tot.get('credited', 0)} · tokens {tokens:,} · cost ${cost:.4f}"
+            f"credited {tot.get('credited', 0)} · {spend_text(b)}"
         )
         if d.get("speaking"):
             t.append(f"\nspeaking now: {d['speaking']}", style="bold")
@@ -330,7 +332,7 @@ class PanelApp(App):
                 str(p["credited"]),
                 str(p.get("silent_streak", 0)),
                 f"{p['prompt_tokens'] + p['completion_tokens']:,}",
-                f"${p['cost']:.4f}",
+                cap_text(p),
                 spoke,
             )
 
