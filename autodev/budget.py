@@ -29,12 +29,12 @@ def participant_spend(st: dict, name: str) -> dict:
 def reached(config, team, st: dict, speaker: str | None) -> dict | None:
     """The `budget` reason when a cap of the run, or of `speaker`, is reached; else None."""
     spent = run_spend(st)
-    if config.max_cost_usd is not None and spent["cost"] >= config.max_cost_usd:
+    if config.max_cost_usd and spent["cost"] >= config.max_cost_usd:
         return _reason(
             f"the run's maxCostUsd (${config.max_cost_usd:.4f}) is reached: spent ${spent['cost']:.4f}",
             "raise maxCostUsd in .autodev/config.toml, then autodev resume",
         )
-    if config.max_tokens is not None and spent["tokens"] >= config.max_tokens:
+    if config.max_tokens and spent["tokens"] >= config.max_tokens:
         return _reason(
             f"the run's maxTokens ({config.max_tokens:,}) is reached: used {spent['tokens']:,} tokens",
             "raise maxTokens in .autodev/config.toml, then autodev resume",

@@ -198,20 +198,20 @@ class RunConfig(BaseModel):
         "a longer diff is cut and the cut is stated.",
     )
 
-    max_cost_usd: float | None = Field(
-        None,
+    max_cost_usd: float = Field(
+        0,
         alias="maxCostUsd",
-        gt=0,
+        ge=0,
         description="Spending cap of the run in US dollars (litellm's prices; audits included). "
         "Reaching it pauses the run before the next turn with reason `budget`; raise it and "
-        "`autodev resume`. Unset: no cap.",
+        "`autodev resume`. 0: no cap.",
     )
-    max_tokens: int | None = Field(
-        None,
+    max_tokens: int = Field(
+        0,
         alias="maxTokens",
-        ge=1,
+        ge=0,
         description="Token cap of the run (prompt and completion tokens, audits included). "
-        "Reaching it pauses the run before the next turn with reason `budget`. Unset: no cap.",
+        "Reaching it pauses the run before the next turn with reason `budget`. 0: no cap.",
     )
 
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required")

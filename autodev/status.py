@@ -123,7 +123,7 @@ def _budget(paths: RunPaths, st: dict) -> dict:
 
     try:
         cfg = load_config(paths.config_file)
-        caps = {"max_cost_usd": cfg.max_cost_usd, "max_tokens": cfg.max_tokens}
+        caps = {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None}
     except ConfigError:
         caps = {"max_cost_usd": None, "max_tokens": None}
     return {**run_spend(st), **caps}

@@ -45,6 +45,8 @@ EVERY_KEY = {
     "retryBackoffSec": 0.01,
     "maxSilentTurns": 2,
     "auditDiffChars": 500,
+    "maxCostUsd": 2.5,
+    "maxTokens": 100000,
 }
 
 
