@@ -96,6 +96,19 @@ class _Walker:
     def text(self, node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
+    def _adjacent(self, nodes: list) -> list[list]:
+        """Group nodes that make one shell word: touching (tree-sitter sometimes splits `$"..."`),
+        or separated only by backslash-newlines, which bash removes (`gi\\<newline>t` is `git`;
+        tree-sitter takes them for blanks)."""
+        groups: list[list] = []
+        for n in nodes:
+            gap = self.src[groups[-1][-1].end_byte : n.start_byte] if groups else b" "
+            if not gap.replace(b"\\\n", b""):
+                groups[-1].append(n)
+            else:
+                groups.append([n])
+        return groups
+
     def parse(self) -> list[Part]:
         # tree-sitter-bash's scanner can read outside its tables on non-ASCII input and crash the
         # process (tree-sitter-bash#337: `{` then a 4-byte character). Bash treats those bytes as
@@ -125,6 +138,11 @@ class _Walker:
             return
         if t == "command":
             self._simple(node.children, out)
+            return
+        if t == "command_substitution" and node.child_count and node.children[0].type == "`":
+            # bash removes one level of \` \$ \\ escapes, then parses: nested backticks run too
+            inner = self.text(node)[1:-1] if self.text(node).endswith("`") else self.text(node)[1:]
+            self._nested(re.sub(r"\\([$`\\])", r"\1", inner), out)
             return
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
@@ -197,7 +215,7 @@ class _Walker:
                 word_nodes.extend(c.children)
             else:
                 word_nodes.append(c)
-        words = tuple(self._word(g, nested) for g in _adjacent(word_nodes))
+        words = tuple(self._word(g, nested) for g in self._adjacent(word_nodes))
         if words:
             self._command(words, out, assigns=assigns)
         out.extend(nested)
@@ -213,7 +231,7 @@ class _Walker:
             else:
                 stack.extend(reversed(n.children))
         nested: list[Part] = []
-        words = tuple(self._word(g, nested) for g in _adjacent(leaves))
+        words = tuple(self._word(g, nested) for g in self._adjacent(leaves))
         self._command(words, out)
         out.extend(nested)
 
@@ -414,20 +432,6 @@ def _contains(node, types: set[str]) -> bool:
             return True
         stack.extend(n.children)
     return False
-
-
-def _adjacent(nodes: list) -> list[list]:
-    """Group nodes that touch into one shell word (tree-sitter sometimes splits `$"..."`)."""
-    groups: list[list] = []
-    for n in nodes:
-        if groups and groups[-1][-1].end_byte == n.start_byte:
-            groups[-1].append(n)
-        else:
-            groups.append([n])
-    return groups
-
-
-# -- errors --------------------------------------------------------------------------------------
 
 
 def _diagnose(w: _Walker, root) -> UnparseableCommand:

@@ -210,3 +210,45 @@ def test_code_given_to_trap_at_run_time_is_opaque():
     with pytest.raises(UnparseableCommand) as info:
         command_parts('trap "$X" EXIT')
     assert info.value.opaque
+
+
+HIDDEN_PUSHES = [
+    "cat <<EOF; git push\nbody\nEOF",
+    "cat <<EOF\nEOF\ngit push",
+    "cat << EOF\n$(git push)\nEOF",
+    'cat <<"EOF"\n$(git push)\nEOF\ngit push',
+    "echo ${x/a/$(git push)}",
+    'echo "${x:-"$(git push)"}"',
+    "echo >(git push)",
+    "echo ok |& git push",
+    "echo $'a\\'b' ; git push",
+    "let x=$(git push)",
+    '[ "$(git push)" ]',
+    "[[ -n $(git push) ]]",
+    "exec 3< <(git push)",
+    "x=$(\ngit push\n)",
+    "echo `echo \\`git push\\``",  # nested backticks run too
+    "gi\\\nt push",  # bash removes backslash-newline inside a word
+    "git push\\\n --force",
+    'read -r x <<< "$(git push)"',
+    "echo ${#x[$(git push)]}",
+    "for x in $(git push); do :; done",
+    "echo $((1))$(git push)",
+    "echo '\\'' ; git push",
+    "git -C . push",
+    "git --git-dir=.git push",
+    "env -i PATH=/usr/bin git push",
+    "find . -execdir sh -c 'git push' \\;",
+]
+
+
+@pytest.mark.parametrize("command", HIDDEN_PUSHES)
+def test_pushes_hidden_in_shell_syntax_are_found(command):
+    for policy in ("allow", "gated"):
+        message, _ = guard(command, PATTERNS, [], opaque=policy, written=lambda p: False)
+        assert message is not None, (policy, command)
+
+
+@pytest.mark.parametrize("command", ["echo hi #; git push", "rm -- -rf x", "echo \\$X git push"])
+def test_what_bash_would_not_run_is_not_gated(command):
+    assert guard(command, PATTERNS, [], opaque="gated", written=lambda p: False) == (None, [])
