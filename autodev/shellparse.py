@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from autodev.shellwords import (
+    CODE_OPTIONS,
     FIND_EXEC,
     QUOTED,
     XARGS_LONG_WITH_ARG,
@@ -358,13 +359,29 @@ class _Walker:
                     raise UnparseableCommand(f"`{name}` is given code computed at run time", opaque=True)
                 if w.text != "-":
                     self._nested(w.text.split("=", 1)[1] if name == "alias" else w.text, out)
+        elif name in CODE_OPTIONS:
+            for k, w in enumerate(inner[:-1]):
+                if w.text in CODE_OPTIONS[name]:
+                    code = inner[k + 1]
+                    if code.dynamic:
+                        raise UnparseableCommand(f"`{name}` runs a command computed at run time", opaque=True)
+                    self._nested(code.text, out)
+            dashes = next((k for k, w in enumerate(inner) if w.text == "--"), None)
+            if name == "runuser" and dashes is not None and dashes + 1 < len(inner):
+                self._command(inner[dashes + 1 :], out)  # runuser -u user -- command
+        elif name == "watch":  # runs its arguments, joined, with sh -c
+            rest = skip_options(inner[1:], "nd", {"--interval", "--differences"})
+            if any(w.dynamic for w in rest):
+                raise UnparseableCommand("`watch` runs a command computed at run time", opaque=True)
+            if rest:
+                self._nested(" ".join(w.text for w in rest), out)
         elif name == "xargs":
             rest = skip_options(inner[1:], XARGS_SHORT_WITH_ARG, XARGS_LONG_WITH_ARG)
-            replace = any(
-                w.text.startswith(("-I", "-i", "--replace")) for w in inner[1 : len(inner) - len(rest)]
-            )
+            token = _xargs_replace(inner[1 : len(inner) - len(rest)])
+            if rest and token:  # -I{}: the input replaces {} inside the words, known at run time
+                rest = tuple(Word(w.text, w.raw, True) if token in w.text else w for w in rest)
             if rest:
-                self._command(rest, out, fed=not replace)
+                self._command(rest, out, fed=not token)
         elif name == "find":
             i = 0
             while i < len(inner):
@@ -414,6 +431,21 @@ class _Walker:
 
     def _nested(self, script: str, out: list[Part]) -> None:
         out.extend(_Walker(script, self.depth + 1, self.open).parse())
+
+
+def _xargs_replace(options: Sequence[Word]) -> str | None:
+    """The string xargs -I/-i/--replace substitutes with its input, or None."""
+    for k, w in enumerate(options):
+        t = w.text
+        if t == "-I" and k + 1 < len(options):
+            return options[k + 1].text
+        if t.startswith("-I") and len(t) > 2:
+            return t[2:]
+        if t.startswith(("--replace=", "-i")) and len(t) > len("-i"):
+            return t.split("=", 1)[1] if t.startswith("--replace=") else t[2:]
+        if t in ("-i", "--replace"):
+            return "{}"
+    return None
 
 
 def _destinations(redirect) -> list:

@@ -50,6 +50,22 @@ WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
     "setsid": ("", frozenset(), 0, False),
     "ionice": ("cnp", frozenset({"--class", "--classdata", "--pid"}), 0, False),
     "coproc": ("", frozenset(), 0, False),
+    "chroot": ("", frozenset({"--userspec", "--groups"}), 1, False),
+    "strace": ("abeEIoOpPsSuUX", frozenset(), 0, False),
+    "ltrace": ("aeEnopsSuUx", frozenset(), 0, False),
+    "valgrind": ("", frozenset(), 0, False),
+    "unbuffer": ("", frozenset(), 0, False),
+    "xvfb-run": ("enpsfw", frozenset(), 0, False),
+    "dbus-run-session": ("", frozenset({"--config-file", "--dbus-daemon"}), 0, False),
+    "unshare": ("", frozenset({"--setuid", "--setgid", "--root", "--wd"}), 0, False),
+}
+# Commands that run a shell command given as the argument of an option: name -> options.
+CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "su": frozenset({"-c", "--command", "--session-command"}),
+    "runuser": frozenset({"-c", "--command", "--session-command"}),
+    "sg": frozenset({"-c"}),
+    "flock": frozenset({"-c", "--command"}),
+    "script": frozenset({"-c", "--command"}),
 }
 GIT_OPTS_WITH_ARG = {
     "-C",

@@ -252,3 +252,27 @@ def test_pushes_hidden_in_shell_syntax_are_found(command):
 @pytest.mark.parametrize("command", ["echo hi #; git push", "rm -- -rf x", "echo \\$X git push"])
 def test_what_bash_would_not_run_is_not_gated(command):
     assert guard(command, PATTERNS, [], opaque="gated", written=lambda p: False) == (None, [])
+
+
+RUNNERS = [
+    "echo push | xargs -I{} git {} origin",
+    "echo x | xargs -I{} sh -c '{}'",
+    "su -c 'git push' bob",
+    "runuser -u bob -- git push",
+    "watch -n 5 git push",
+    "flock /tmp/l -c 'git push'",
+    "strace -f -o log git push",
+    "chroot / git push",
+    "unshare -r git push",
+]
+
+
+@pytest.mark.parametrize("command", RUNNERS)
+def test_commands_that_run_commands_are_seen_through(command):
+    message, _ = guard(command, PATTERNS, [], opaque="gated", written=lambda p: False)
+    assert message is not None
+
+
+def test_xargs_replacement_words_are_known_only_at_run_time():
+    assert command_parts("ls | xargs -n 1 -I{} rm -rf {}") == ["ls", "xargs -n 1 -I{} rm -rf {}", "rm -rf {}"]
+    assert guard("echo x | xargs -I % echo %", PATTERNS, []) == (None, [])
