@@ -62,9 +62,16 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
         name = "python"
     if name in ("source", "."):
         return ("script", args[0] if args else None, None)
-    if name in _SHELL_NAMES:
-        rest = [w for w in args if not w.text.startswith(("-", "+"))]
-        return ("script", rest[0], None) if rest else None  # -c and stdin: shellparse decided
+    if name in _SHELL_NAMES:  # -c and reading stdin: shellparse decided those
+        i = 0
+        while i < len(args) and args[i].text.startswith(("-", "+")) and args[i].text not in ("-", "--"):
+            t = args[i].text
+            if t[0] == "-" and not t.startswith("--") and "c" in t:
+                return None
+            i += 2 if (t in ("--rcfile", "--init-file") or (not t.startswith("--") and t[-1] in "oO")) else 1
+        if i < len(args) and args[i].text in ("-", "--"):
+            i += 1
+        return ("script", args[i], None) if i < len(args) else None
     if name in _INTERPRETERS:
         flags, with_arg = _INTERPRETERS[name]
         code = _inline(name, args, flags)

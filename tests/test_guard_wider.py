@@ -134,6 +134,9 @@ SCRIPTS = [
     ("echo 'print(1)' | python3", True),
     ("python3 -m x", True),  # x.py written in this run
     ("python3 -m json.tool f.json", False),
+    ("bash -e -o pipefail -c 'ls | wc -l'", False),  # -c: the script is on the line and parsed
+    ("bash -o pipefail push.sh", True),
+    ("bash -x -- push.sh", True),
 ]
 
 
