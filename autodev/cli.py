@@ -162,6 +162,7 @@ def start(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above, then start again",
         )
+    _check_tool_sources(paths, team)
     pid = DaemonLock.holder(paths.lock)
     if pid:
         raise DaemonRunningError(
@@ -211,6 +212,19 @@ def start(
             raise typer.Exit(proc.returncode or 1)
         time.sleep(0.05)
     print(f"daemon (pid {proc.pid}) is slow to start; check {paths.daemon_log}", file=sys.stderr)
+
+
+def _check_tool_sources(paths: RunPaths, team) -> None:
+    """MCP servers that cannot start are refused before the daemon starts."""
+    from autodev.errors import ToolSetupError
+    from autodev.harness.mcp import start_fix, start_problem
+
+    for name, server in team.mcp.items():
+        problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
+        if problem:
+            raise ToolSetupError(
+                f"{problem} (command: {' '.join([server.command, *server.args])})", start_fix(name)
+            )
 
 
 def _print_outcome(paths: RunPaths) -> None:

@@ -100,6 +100,13 @@ class RunConfig(BaseModel):
         'unless an approved gate names them, like a gateRequired match; "allow" runs them '
         "(an unreadable line is still refused when it mentions a pattern's first word).",
     )
+    gate_required_tools: list[str] = Field(
+        default_factory=list,
+        alias="gateRequiredTools",
+        description='Glob patterns on tool names (e.g. "github__merge_*"): a matching tool is '
+        "refused unless a gate naming the tool was approved; each approval covers one call. "
+        "*(autodev addition)*",
+    )
     wait_first_sec: float = Field(
         30,
         alias="waitFirstSec",
@@ -214,7 +221,7 @@ class RunConfig(BaseModel):
         "Reaching it pauses the run before the next turn with reason `budget`. 0: no cap.",
     )
 
-    @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required")
+    @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required", "gate_required_tools")
     @classmethod
     def _patterns_not_blank(cls, v: list[str]) -> list[str]:
         for i, p in enumerate(v):
@@ -282,6 +289,11 @@ class Participant(BaseModel):
         description="Name of the environment variable holding this participant's API key, "
         "used instead of the provider's usual variable. Commands the participant "
         "runs never see it.",
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        description='Capabilities beyond the built-in tools: "browser", or the capability of an '
+        "[mcp.NAME] server (its name unless it sets capability).",
     )
 
     max_cost_usd: float | None = Field(
@@ -364,6 +376,44 @@ class ScriptedConfig(BaseModel):
     )
 
 
+BUILTIN_CAPABILITIES = ("read", "write", "commands", "thread")
+
+
+class McpServer(BaseModel):
+    """One `[mcp.NAME]` table of team.toml: a stdio MCP server started with the daemon."""
+
+    model_config = _MODEL_CONFIG
+
+    command: str = Field(min_length=1, description="The program that runs the server (found on PATH).")
+    args: list[str] = Field(default_factory=list, description="Its arguments.")
+    env: list[str] = Field(
+        default_factory=list,
+        description="Names of environment variables passed to the server; no other variable of "
+        "autodev's environment reaches it (PATH, HOME and the locale excepted).",
+    )
+    cwd: str | None = Field(
+        None, description="Folder the server runs in, relative to the repository root. Unset: the root."
+    )
+    capability: str | None = Field(
+        None,
+        description="The capability its tools belong to, granted with a participant's tools and "
+        "held by a notice's hold. Unset: the server's name.",
+    )
+    timeout_sec: float = Field(120, gt=0, description="Seconds a call to one of its tools may take.")
+    restart_sec: float = Field(
+        1.0,
+        gt=0,
+        description="Seconds before a server that died is started again (doubling, up to a minute).",
+    )
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, v: list[str]) -> list[str]:
+        for name in v:
+            _check_env_name(name)
+        return v
+
+
 class Team(BaseModel):
     """The whole of team.toml."""
 
@@ -374,6 +424,9 @@ class Team(BaseModel):
     )
     audit: AuditConfig | None = Field(None, description="The audit's model.")
     scripted: ScriptedConfig | None = Field(None, description="The scripted model's script.")
+    mcp: dict[str, McpServer] = Field(
+        default_factory=dict, description="MCP servers, one [mcp.NAME] table each; tools are NAME__TOOL."
+    )
 
     @field_validator("participants")
     @classmethod
@@ -396,6 +449,33 @@ class Team(BaseModel):
                 'add\n    [scripted]\n    path = "script.toml"\n  to the team file',
             )
         return self
+
+    @model_validator(mode="after")
+    def _tools_are_known(self) -> Team:
+        for name, server in self.mcp.items():
+            if not re.match(NAME_PATTERN, name) or "__" in name:
+                raise _rule(
+                    f"mcp.{name}: {_toml(name)} is not a valid server name",
+                    'start with a lowercase letter, then use a-z, 0-9, "-" or single "_"',
+                )
+            if server.capability in BUILTIN_CAPABILITIES:
+                raise _rule(
+                    f"mcp.{name}.capability: {_toml(server.capability)} is a built-in capability",
+                    "leave capability unset (the server's name) or pick another name",
+                )
+        known = ["browser", *sorted(self.capabilities())]
+        for p in self.participants:
+            for t in p.tools:
+                if t not in known:
+                    raise _rule(
+                        f'participant "{p.name}": tools: {_toml(t)} is not a capability',
+                        f"use one of {', '.join(known)} (an [mcp.NAME] table adds NAME)",
+                    )
+        return self
+
+    def capabilities(self) -> dict[str, str]:
+        """MCP server name -> the capability its tools belong to."""
+        return {name: s.capability or name for name, s in self.mcp.items()}
 
     def names(self) -> list[str]:
         return [p.name for p in self.participants]
@@ -784,6 +864,12 @@ def config_markdown() -> str:
         '### `[scripted]` (required when any model is `"scripted"`)',
         "",
         *_table_rows(ScriptedConfig),
+        "",
+        "### `[mcp.NAME]` (optional: one table per stdio MCP server)",
+        "",
+        "Its tools are offered as `NAME__TOOL` to the participants whose `tools` name its capability.",
+        "",
+        *_table_rows(McpServer),
         "",
         "## Provider keys",
         "",

@@ -90,6 +90,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.team_mtime = self._team_mtime()
         self.server = None
         self.scripted_price = None
+        self.mcp = None  # the team's MCP servers (harness.mcp.McpHub), started by open()
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -118,6 +119,8 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.hlog = Journal(self.paths.harness_log, redact=self.redact)
         if self.team.uses_scripted():
             self._start_scripted()
+        if self.team.mcp:
+            self._start_mcp()
         head = git_head(self.paths.repo)
 
         def init(s: dict) -> dict:
@@ -171,9 +174,32 @@ class Daemon(EffectsMixin, NoticesMixin):
         )
         self.server.start()
 
+    def _start_mcp(self) -> None:
+        from autodev.harness.mcp import McpHub
+
+        self.mcp = McpHub(self.team.mcp, repo=self.paths.repo, errlog=self.paths.run_dir / "mcp-servers.log")
+        self.mcp.start()
+        self._mcp_events()
+
+    def _mcp_events(self) -> None:
+        for type_, fields in self.mcp.drain() if self.mcp else []:
+            self.events.emit(type_, **fields)
+
+    def _tools(self):
+        """Every tool a participant of this run can be given (a registry)."""
+        from autodev.harness.catalog import participant_tools
+
+        if self.mcp is None:
+            return participant_tools()
+        return participant_tools(self.mcp.tools(), self.mcp.capabilities())
+
     def close(self) -> None:
         if self.server:
             self.server.stop()
+        if self.mcp:
+            self.mcp.stop()
+            if hasattr(self, "events"):
+                self._mcp_events()
         for name in ("thread", "events", "hlog"):
             if hasattr(self, name):
                 getattr(self, name).close()
@@ -568,7 +594,9 @@ class Daemon(EffectsMixin, NoticesMixin):
             )
         answers, delivered = self._notice_notes(p.name, st)
         notes.extend(answers)
+        self._mcp_events()
         withheld = self._withheld(p.name, st)
+        extra = [t for t in self._tools() if t.capability in p.tools]
         if withheld:
             notes.append(
                 "a notice holds some of your tools until the user releases them: "
@@ -593,7 +621,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             hlog=self.hlog,
             workspace=workspace,
             targets=self._targets(p),
-            system_prompt="" if resume else self._system_prompt(p, workspace, withheld),
+            system_prompt="" if resume else self._system_prompt(p, workspace, withheld, extra),
             turn_prompt=""
             if resume
             else build_turn_prompt(
@@ -614,6 +642,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             limited_until=dict(st.get("limited_until", {})),
             overrides=self.paths.prompt_overrides,
             withheld=withheld,
+            extra_tools=extra,
+            tool_guard=self._tool_guard(p.name),
             tell_user=self._raise_notice(p.name),
         )
         seen_upto = self.thread.last_seq
@@ -654,7 +684,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             scripted_price=self.scripted_price,
         )
 
-    def _system_prompt(self, p, workspace, withheld=frozenset()) -> str:
+    def _system_prompt(self, p, workspace, withheld=frozenset(), extra=()) -> str:
         roster = "\n".join(
             f"- {q.name}{' (you)' if q.name == p.name else ''}: "
             f"{'writes' if q.write else 'reads only'}; {q.lane}"
@@ -673,7 +703,12 @@ class Daemon(EffectsMixin, NoticesMixin):
                 ),
                 "roster": roster,
                 "tool_names": ", ".join(
-                    ["post", "read_thread", "tell_user", *sorted(workspace.names() - withheld)]
+                    [
+                        "post",
+                        "read_thread",
+                        "tell_user",
+                        *sorted((workspace.names() | {t.name for t in extra}) - withheld),
+                    ]
                 ),
             },
             self.paths.prompt_overrides,
@@ -696,6 +731,31 @@ class Daemon(EffectsMixin, NoticesMixin):
             )
             if refusal:
                 self.events.emit("command_refused", participant=name, command=command[:300])
+                return refusal
+            if used:
+                self.state.update(
+                    lambda s: {
+                        **s,
+                        "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used],
+                    }
+                )
+                self.events.emit("gate_used", participant=name, ids=used)
+            return None
+
+        return guard
+
+    def _tool_guard(self, name: str):
+        """Refuse a gateRequiredTools tool unless an approved gate of `name` names it; each
+        approval covers one call."""
+        from autodev import gates
+
+        def guard(tool: str) -> str | None:
+            if not self.config.gate_required_tools:
+                return None
+            approved = [g for g in self.state.read().get("approved_gates", []) if g["declarer"] == name]
+            refusal, used = gates.tool_guard(tool, self.config.gate_required_tools, approved)
+            if refusal:
+                self.events.emit("tool_refused", participant=name, name=tool)
                 return refusal
             if used:
                 self.state.update(

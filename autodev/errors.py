@@ -67,6 +67,10 @@ class ProviderSetupError(UsageError):
     """A participant's provider lacks what it needs (e.g. its API key variable)."""
 
 
+class ToolSetupError(AutodevError):
+    """An extra tool source (an MCP server, the browser) could not be set up."""
+
+
 class PostRefused(Exception):
     """A post the model made does not fit the rules; the message goes back to the model."""
 

@@ -361,3 +361,23 @@ def guard(
             "again; each approved gate covers the command it names once."
         ), []
     return None, [str(gates[matched[i]].get("id")) for i in range(len(needed))]
+
+
+def tool_guard(
+    tool: str, patterns: Sequence[str], approved: Sequence[Mapping]
+) -> tuple[str | None, list[str]]:
+    """Decide whether the tool `tool` may be called: (refusal message or None, ids of the gates it
+    uses). A tool matching a gateRequiredTools glob needs an approved gate whose text names it;
+    one gate covers one call."""
+    pattern = next((p for p in patterns if p.strip() and fnmatch.fnmatchcase(tool, p)), None)
+    if pattern is None:
+        return None, []
+    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(tool)}(?![A-Za-z0-9_])")
+    for gate in approved:
+        if named.search(str(gate.get("text", ""))):
+            return None, [str(gate.get("id"))]
+    return (
+        f"Refused: {tool} matches gateRequiredTools pattern {pattern!r}, so it needs an approved gate "
+        f'first. Post kind=gate whose text names the tool (for example: "I need to call `{tool}` '
+        'because ..."). Once the gate is approved, call it again; each approved gate covers one call.'
+    ), []

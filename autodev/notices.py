@@ -14,10 +14,9 @@ from autodev.thread import now_ts
 class NoticesMixin:
     def _raise_notice(self, name: str):
         from autodev.errors import ToolError
-        from autodev.harness.catalog import BUILTIN
 
         def tell(text: str, hold: str | None) -> str:
-            holdable = BUILTIN.holdable()
+            holdable = self._tools().holdable()
             if hold is not None and hold not in holdable:
                 raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(holdable)}")
             st = self.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
@@ -99,7 +98,5 @@ class NoticesMixin:
         return notes, ids
 
     def _withheld(self, name: str, st: dict) -> frozenset[str]:
-        from autodev.harness.catalog import BUILTIN
-
         held = [n["hold"] for n in st.get("notices", {}).values() if n["from"] == name and n.get("hold")]
-        return BUILTIN.withheld(held)
+        return self._tools().withheld(held)

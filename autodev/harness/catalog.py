@@ -1,10 +1,18 @@
 """Every tool a participant can be given, in one registry: the thread tools, the workspace tools,
-and the capabilities tools can join (``browser``)."""
+the browser's, and the tools of the team's MCP servers."""
 
 from __future__ import annotations
 
-from autodev.harness.registry import Registry
+from collections.abc import Iterable
+
+from autodev.harness.registry import Registry, Tool
 from autodev.harness.thread_tools import THREAD_TOOLS
 from autodev.harness.tools import WORKSPACE_TOOLS
 
 BUILTIN = Registry((*THREAD_TOOLS, *WORKSPACE_TOOLS), capabilities=("browser",))
+
+
+def participant_tools(extra: Iterable[Tool] = (), capabilities: Iterable[str] = ()) -> Registry:
+    """The built-in tools plus `extra` (MCP servers', the browser's), with every capability a
+    notice may name, even one whose tools are absent right now."""
+    return Registry((*BUILTIN, *extra), capabilities=("browser", *capabilities))

@@ -55,6 +55,8 @@ class TurnContext:
     limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
     overrides: Path | None = None
     withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
+    extra_tools: list[Tool] = field(default_factory=list)  # granted beyond the built-ins (MCP, browser)
+    tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
 
 
@@ -74,7 +76,7 @@ def offered(ctx: TurnContext) -> dict[str, Tool]:
     """The tools this turn offers the model, by name: the thread tools, then the workspace
     tools the participant may use, less those of capabilities a notice holds."""
     thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
-    tools = thread + [t for t in ctx.workspace.tools() if t.name not in ctx.withheld]
+    tools = thread + [t for t in [*ctx.workspace.tools(), *ctx.extra_tools] if t.name not in ctx.withheld]
     return {t.name: t for t in tools}
 
 
@@ -319,6 +321,9 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
         try:
             if tool is None:
                 raise ToolError(_unavailable(ctx, name, tools))
+            refusal = ctx.tool_guard(name) if ctx.tool_guard else None
+            if refusal:
+                raise ToolError(refusal)
             out = str(tool.call(env, args))
         except ToolError as e:
             out = f"error: {e}"
