@@ -32,6 +32,7 @@ EVERY_KEY = {
     "gateAutoApprove": ["pip install *"],
     "gateAutoDeny": ["*--force*"],
     "gateRequired": ["git push*"],
+    "gateRequiredTools": ["github__merge_*"],
     "waitFirstSec": 0.05,
     "waitCapSec": 0.4,
     "maxWaitMin": 2.5,
