@@ -137,7 +137,7 @@ def test_a_turn_killed_mid_call_resumes_by_the_annotations(
     script = step("solo", call(tool, key="slow")) + post("solo", "done", "handled the slow item") + ACCEPT
     write_team(repo, mcp_team(tmp_path), script)
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "handle the slow item")
-    wait_for("the call to start", lambda: first in calls_log(mcp_env), 30)
+    wait_for("the call to start", lambda: first in calls_log(mcp_env), 90)
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     for pid in pids(mcp_env["MCP_PID_FILE"]):  # a crash of the machine takes the server too
