@@ -163,6 +163,7 @@ def start(
             "set the variables named above, then start again",
         )
     _check_tool_sources(paths, team)
+    _note_browser(team)
     pid = DaemonLock.holder(paths.lock)
     if pid:
         raise DaemonRunningError(
@@ -225,6 +226,21 @@ def _check_tool_sources(paths: RunPaths, team) -> None:
             raise ToolSetupError(
                 f"{problem} (command: {' '.join([server.command, *server.args])})", start_fix(name)
             )
+
+
+def _note_browser(team) -> None:
+    """Participants granted the browser on a machine that cannot run it: said once, at start."""
+    users = [p.name for p in team.participants if "browser" in p.tools]
+    if not users:
+        return
+    from autodev.harness.browser import INSTALL_HINT, missing
+
+    why = missing()
+    if why:
+        print(
+            f"note: {', '.join(users)} will have no browser tools: {why}; {INSTALL_HINT}",
+            file=sys.stderr,
+        )
 
 
 def _print_outcome(paths: RunPaths) -> None:

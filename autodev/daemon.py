@@ -91,6 +91,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.server = None
         self.scripted_price = None
         self.mcp = None  # the team's MCP servers (harness.mcp.McpHub), started by open()
+        self.browsers: dict = {}  # participant -> harness.browser.Browser, started at first use
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -193,6 +194,17 @@ class Daemon(EffectsMixin, NoticesMixin):
             return participant_tools()
         return participant_tools(self.mcp.tools(), self.mcp.capabilities())
 
+    def _browser(self, p):
+        """`p`'s browser when it is granted one and this machine can run it (else its tools are
+        absent; `start` said so)."""
+        from autodev.harness import browser
+
+        if "browser" not in p.tools or browser.missing():
+            return None
+        if p.name not in self.browsers:
+            self.browsers[p.name] = browser.Browser(self.paths.run_dir / "screenshots", name=p.name)
+        return self.browsers[p.name]
+
     def close(self) -> None:
         if self.server:
             self.server.stop()
@@ -200,6 +212,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.mcp.stop()
             if hasattr(self, "events"):
                 self._mcp_events()
+        for b in self.browsers.values():
+            b.close()
         for name in ("thread", "events", "hlog"):
             if hasattr(self, name):
                 getattr(self, name).close()
@@ -597,6 +611,9 @@ class Daemon(EffectsMixin, NoticesMixin):
         self._mcp_events()
         withheld = self._withheld(p.name, st)
         extra = [t for t in self._tools() if t.capability in p.tools]
+        browser = self._browser(p)
+        if browser is None:
+            extra = [t for t in extra if t.capability != "browser"]
         if withheld:
             notes.append(
                 "a notice holds some of your tools until the user releases them: "
@@ -643,6 +660,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             overrides=self.paths.prompt_overrides,
             withheld=withheld,
             extra_tools=extra,
+            browser=browser,
             tool_guard=self._tool_guard(p.name),
             tell_user=self._raise_notice(p.name),
         )

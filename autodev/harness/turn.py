@@ -57,6 +57,7 @@ class TurnContext:
     withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
     extra_tools: list[Tool] = field(default_factory=list)  # granted beyond the built-ins (MCP, browser)
     tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
+    browser: object = None  # autodev.harness.browser.Browser of this participant, when granted
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
 
 

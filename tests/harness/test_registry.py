@@ -109,10 +109,24 @@ def test_the_builtin_catalog():
     assert caps["read"] == {"read_file", "list_files", "search"}
     assert caps["write"] == {"write_file", "edit_file"}
     assert caps["commands"] == {"run_command"}
-    assert caps["browser"] == frozenset()
+    assert caps["browser"] == {
+        "browser_open",
+        "browser_read",
+        "browser_click",
+        "browser_type",
+        "browser_back",
+        "browser_screenshot",
+    }
     # the thread tools cannot be held: a turn must be able to post
     assert BUILTIN.holdable() == ["browser", "commands", "read", "write"]
-    assert {t.name for t in BUILTIN if t.replay_safe} == {"read_file", "list_files", "search", "read_thread"}
+    assert {t.name for t in BUILTIN if t.replay_safe} == {
+        "read_file",
+        "list_files",
+        "search",
+        "read_thread",
+        "browser_read",
+        "browser_screenshot",
+    }
     post = BUILTIN.get("post").spec()["function"]["parameters"]
     assert post["required"] == ["kind", "text"]
     assert post["properties"]["kind"]["enum"] == ["say", "work_done", "handoff", "wait", "gate", "done"]

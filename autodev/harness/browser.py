@@ -1,0 +1,302 @@
+"""The browser capability: Playwright for Python driving the system's Chromium, headless.
+
+Playwright's own browser download is not used: it drives the Chromium the system has (Debian's
+`chromium` package, or the file named by $AUTODEV_CHROMIUM). Each participant granted `browser`
+gets its own browser, started at its first call and closed with the daemon.
+
+``browser_read()`` marks every visible interactive element of the page with a number, its
+``ref``; ``browser_click(ref)`` and ``browser_type(ref, ...)`` act on those. A ref is valid
+until the page changes; reading again gives fresh ones.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import Field
+
+from autodev.errors import ToolError
+from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
+
+INSTALL_HINT = (
+    "install Chromium (Debian/Ubuntu: `apt-get install chromium`) and Playwright for Python "
+    "(`pip install 'autodev-team[browser]'`, or `pip install playwright`)"
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+_TEXT_CAP = 8000
+_ELEMENTS_CAP = 150
+
+# Marks the visible interactive elements with data-autodev-ref and describes them.
+_MARK = """() => {
+  const sel = 'a[href], button, input, select, textarea, summary, [role=button], [role=link], '
+    + '[role=checkbox], [role=tab], [onclick], [contenteditable=""], [contenteditable=true]';
+  document.querySelectorAll('[data-autodev-ref]').forEach(e => e.removeAttribute('data-autodev-ref'));
+  const out = [];
+  let n = 0;
+  for (const e of document.querySelectorAll(sel)) {
+    const r = e.getBoundingClientRect();
+    const st = getComputedStyle(e);
+    if (e.type === 'hidden' || st.visibility === 'hidden' || st.display === 'none'
+        || (r.width === 0 && r.height === 0)) continue;
+    n += 1;
+    e.setAttribute('data-autodev-ref', String(n));
+    const label = (e.labels && e.labels.length && e.labels[0].innerText)
+      || e.getAttribute('aria-label') || e.getAttribute('placeholder') || e.getAttribute('name') || '';
+    out.push({ref: n, tag: e.tagName.toLowerCase(), type: e.getAttribute('type') || '',
+      text: (e.innerText || '').trim().slice(0, 80), value: (e.value || '').toString().slice(0, 80),
+      label: label.trim().slice(0, 80), href: e.getAttribute('href') || ''});
+  }
+  return out;
+}"""
+
+
+def chromium_path() -> str | None:
+    """The Chromium executable to drive, or None."""
+    given = os.environ.get("AUTODEV_CHROMIUM")
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    for name in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
+        if os.access(name, os.X_OK):
+            return name
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def missing() -> str | None:
+    """Why the browser tools are absent on this machine, or None when they can run."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        return "Playwright for Python is not installed"
+    if chromium_path() is None:
+        return "no Chromium was found"
+    return None
+
+
+class Browser:
+    """One headless Chromium with one page, started at the first call."""
+
+    def __init__(self, shots: Path, *, name: str = "browser", timeout_sec: float = 30.0):
+        self.shots = Path(shots)
+        self.name = name
+        self.timeout_ms = timeout_sec * 1000
+        self._pw: Any = None
+        self._browser: Any = None
+        self._page: Any = None
+        self._shot = 0
+
+    def _page_or_open(self) -> Any:
+        if self._page is None:
+            from playwright.sync_api import sync_playwright
+
+            path = chromium_path()
+            if path is None:
+                raise ToolError(f"the browser is not available: no Chromium was found; {INSTALL_HINT}")
+            self._pw = sync_playwright().start()
+            try:
+                self._browser = self._pw.chromium.launch(
+                    executable_path=path, headless=True, args=CHROMIUM_ARGS
+                )
+            except Exception as e:  # noqa: BLE001 - the launch failure, told to the model
+                self.close()
+                raise ToolError(f"the browser could not start: {str(e).splitlines()[0]}") from None
+            self._page = self._browser.new_page()
+            self._page.set_default_timeout(self.timeout_ms)
+        return self._page
+
+    def _current(self) -> Any:
+        if self._page is None or self._page.url in ("", "about:blank"):
+            raise ToolError("no page is open; call browser_open(url) first")
+        return self._page
+
+    def _where(self, page: Any) -> str:
+        return f"{page.title() or '(no title)'} — {page.url}"
+
+    def _element(self, page: Any, ref: int) -> Any:
+        loc = page.locator(f'[data-autodev-ref="{ref}"]')
+        if loc.count() == 0:
+            raise ToolError(
+                f"no element with ref {ref} on this page; call browser_read() for the current refs"
+            )
+        return loc.first
+
+    def _settle(self, page: Any) -> None:
+        try:
+            page.wait_for_load_state("load", timeout=self.timeout_ms)
+        except Exception:  # noqa: BLE001 - a page that keeps loading is still usable
+            pass
+
+    # -- the tools
+
+    def open(self, url: str) -> str:
+        scheme = urlparse(url).scheme
+        if scheme not in ("http", "https"):
+            raise ToolError(f"browser_open: give an http:// or https:// URL, got {url!r}")
+        page = self._page_or_open()
+        try:
+            response = page.goto(url)
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(f"browser_open: could not open {url}: {str(e).splitlines()[0]}") from None
+        status = f" (HTTP {response.status})" if response is not None else ""
+        return f"opened {self._where(page)}{status}; call browser_read() to see the page"
+
+    def read(self) -> str:
+        page = self._current()
+        elements = page.evaluate(_MARK)
+        text = page.inner_text("body").strip()
+        if len(text) > _TEXT_CAP:
+            text = text[:_TEXT_CAP] + f"\n[... page text cut at {_TEXT_CAP} characters]"
+        lines = [self._where(page), "", text or "(no text)", ""]
+        if elements:
+            lines.append("Interactive elements (use the ref with browser_click / browser_type):")
+            for e in elements[:_ELEMENTS_CAP]:
+                lines.append(_describe(e))
+            if len(elements) > _ELEMENTS_CAP:
+                lines.append(f"[{len(elements) - _ELEMENTS_CAP} more not listed]")
+        else:
+            lines.append("(no interactive elements)")
+        return "\n".join(lines)
+
+    def click(self, ref: int) -> str:
+        page = self._current()
+        try:
+            self._element(page, ref).click()
+        except ToolError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(f"browser_click: could not click ref {ref}: {str(e).splitlines()[0]}") from None
+        self._settle(page)
+        return f"clicked [{ref}]; now at {self._where(page)}; call browser_read() to see the page"
+
+    def type(self, ref: int, text: str, submit: bool) -> str:
+        page = self._current()
+        try:
+            el = self._element(page, ref)
+            el.fill(text)
+            if submit:
+                el.press("Enter")
+        except ToolError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise ToolError(
+                f"browser_type: could not type into ref {ref}: {str(e).splitlines()[0]}"
+            ) from None
+        if submit:
+            self._settle(page)
+            return f"typed into [{ref}] and submitted; now at {self._where(page)}"
+        return f"typed {len(text)} characters into [{ref}]"
+
+    def back(self) -> str:
+        page = self._current()
+        if page.go_back() is None:
+            return f"no earlier page; still at {self._where(page)}"
+        self._settle(page)
+        return f"back at {self._where(page)}"
+
+    def screenshot(self) -> str:
+        page = self._current()
+        self.shots.mkdir(parents=True, exist_ok=True)
+        self._shot += 1
+        path = self.shots / f"{self.name}-{os.getpid()}-{self._shot}.png"
+        page.screenshot(path=str(path))
+        return f"screenshot saved: {path}"
+
+    def close(self) -> None:
+        for part in (self._browser, self._pw):
+            if part is None:
+                continue
+            try:
+                part.close() if part is self._browser else part.stop()
+            except Exception:  # noqa: BLE001 - closing what may already be gone
+                pass
+        self._pw = self._browser = self._page = None
+
+
+def _describe(e: dict) -> str:
+    kind = e["tag"] + (f" type={e['type']}" if e["type"] else "")
+    parts = [f"[{e['ref']}] {kind}"]
+    if e["label"]:
+        parts.append(f"label={e['label']!r}")
+    if e["text"]:
+        parts.append(repr(e["text"]))
+    if e["value"] and e["tag"] in ("input", "textarea", "select"):
+        parts.append(f"value={e['value']!r}")
+    if e["href"]:
+        parts.append(f"→ {e['href']}")
+    return " ".join(parts)
+
+
+# -- declarations
+
+
+class OpenArgs(Args):
+    url: String = Field(description="http:// or https:// URL to open")
+
+
+class NoArgs(Args):
+    pass
+
+
+class RefArgs(Args):
+    ref: Integer = Field(ge=1, description="an element's ref from browser_read()")
+
+
+class TypeArgs(Args):
+    ref: Integer = Field(ge=1, description="an input's ref from browser_read()")
+    text: String = Field(description="the text to put in it (replaces what is there)")
+    submit: Boolean = Field(False, description="press Enter afterwards (submits most forms)")
+
+
+def _on_browser(method: str):
+    def handler(env: ToolEnv, **kwargs: Any) -> str:
+        browser = getattr(env.turn, "browser", None) if env.turn is not None else None
+        if browser is None:
+            raise ToolError(f"the browser is not available here; {INSTALL_HINT}")
+        return getattr(browser, method)(**kwargs)
+
+    return handler
+
+
+def _tool(name: str, method: str, args: type[Args], description: str, safe: bool = False) -> Tool:
+    return Tool(name, description, "browser", _on_browser(method), args=args, replay_safe=safe)
+
+
+BROWSER_TOOLS: tuple[Tool, ...] = (
+    _tool("browser_open", "open", OpenArgs, "Open a URL in the browser (headless Chromium)."),
+    _tool(
+        "browser_read",
+        "read",
+        NoArgs,
+        "The current page: title, URL, its text, and its interactive elements, each with a ref.",
+        safe=True,
+    ),
+    _tool("browser_click", "click", RefArgs, "Click the element with this ref (from browser_read)."),
+    _tool(
+        "browser_type",
+        "type",
+        TypeArgs,
+        "Fill the input with this ref (from browser_read) with text; submit=true presses Enter.",
+    ),
+    _tool("browser_back", "back", NoArgs, "Go back to the previous page."),
+    _tool(
+        "browser_screenshot",
+        "screenshot",
+        NoArgs,
+        "Save a PNG screenshot of the page in the run folder; returns its path.",
+        safe=True,
+    ),
+)
