@@ -80,6 +80,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     if team is not None:
         checks.extend(_providers(team, env, online))
         checks.extend(_agents(team, env))
+        checks.extend(_mcp(paths, team))
         checks.extend(_browser(team))
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
@@ -233,6 +234,23 @@ def _agents(team, env: Mapping[str, str]) -> list[Check]:
                     f"install the {agent} CLI and log in, or set {var} to its path",
                 )
             )
+    return out
+
+
+def _mcp(paths: RunPaths, team) -> list[Check]:
+    servers = getattr(team, "mcp", None) or {}
+    if not servers:
+        return []
+    from autodev.harness.mcp import start_fix, start_problem  # the same test `start` applies
+
+    out = []
+    for name, server in servers.items():
+        problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
+        if problem:
+            out.append(Check(FAIL, f"mcp: {name}", problem, start_fix(name)))
+        else:
+            found = shutil.which(server.command) or server.command
+            out.append(Check(OK, f"mcp: {name}", f"{' '.join([found, *server.args])} (not started)"))
     return out
 
 

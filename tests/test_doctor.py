@@ -256,3 +256,14 @@ def test_agent_cli_is_found_on_path_or_by_its_variable(autodev, repo, tmp_path):
     exe = _fake_exe(tmp_path / "elsewhere", "claude")
     r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe)})
     assert lines["agent: coder"] == ("ok", f"claude CLI at {exe}"), r.stdout
+
+
+def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):
+    team = team_of_one("solo") + '\n[mcp.notes]\ncommand = "autodev-no-such-server"\n'
+    write_team(repo, team, done_accepted("solo"))
+    r, lines = doctor(autodev, repo)
+    assert r.returncode == 2 and lines["mcp: notes"][0] == "FAIL", r.stdout
+    assert "was not found on PATH" in lines["mcp: notes"][1] and "[mcp.notes]" in lines["mcp: notes"][1]
+    exe = _fake_exe(tmp_path / "bin", "autodev-no-such-server")
+    r, lines = doctor(autodev, repo, env={"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"})
+    assert r.returncode == 0 and lines["mcp: notes"] == ("ok", f"{exe} (not started)"), r.stdout
