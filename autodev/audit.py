@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import Field
 
 from autodev import prompts
-from autodev.errors import AutodevError, ToolError
+from autodev.errors import AutodevError, ProviderError, ToolError
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.harness.tools import scrubbed_env
@@ -127,7 +127,16 @@ def audit(
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        gen = providers.complete(targets[0], messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
+        try:
+            gen = providers.complete(targets[0], messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
+        except providers.Refused as e:
+            raise e.to_error("the audit", targets[0].label) from e
+        except providers.ContextExceeded as e:
+            raise ProviderError(
+                f"the audit's request does not fit the context window of {targets[0].label}",
+                "lower auditDiffChars in .autodev/config.toml, or give the audit a model with a larger "
+                "window in the [audit] table of .autodev/team.toml",
+            ) from e
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0

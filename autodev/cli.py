@@ -253,7 +253,19 @@ def _print_outcome(paths: RunPaths) -> None:
         line += f": {r['text']}"
     print(line)
     if r.get("continue") and st["state"] not in ("complete",):
-        print(f"  continue with: {r['continue']}")
+        from autodev.daemon import DaemonLock
+        from autodev.reasons import continue_line
+
+        holder = DaemonLock.holder(paths.lock)  # a foreground daemon (this process) has ended
+        print(f"  continue with: {continue_line(r, bool(holder) and holder != os.getpid())}")
+
+
+def _if_no_daemon(paths: RunPaths) -> None:
+    """Actions are queued either way; without a daemon nothing applies them until `start`."""
+    from autodev.daemon import DaemonLock
+
+    if not DaemonLock.holder(paths.lock):
+        print("no daemon is running: `autodev start` applies it and continues the run")
 
 
 def _read_text(source: str) -> str:
@@ -273,15 +285,17 @@ def send(
     text: str | None = typer.Argument(None, help="Your message to the team; - reads it from stdin."),
     file: str | None = typer.Option(None, "--file", "-f", help="Read the message from this file."),
 ):
-    """Send a message to the run (works with or without a running daemon)."""
+    """Send a message to the run (queued; a daemon, or the next `autodev start`, applies it)."""
     if (text is None) == (file is None):
         raise UsageError(
             "give the message as an argument, as - (stdin), or with --file, exactly one of them",
             'autodev send "..."  |  autodev send - < notes.txt  |  autodev send --file notes.txt',
         )
     body = _read_text(file if file is not None else "-") if text in (None, "-") else text
-    msg = actions.send(_paths(), body)
+    paths = _paths()
+    msg = actions.send(paths, body)
     print(f"sent ({msg['id']})")
+    _if_no_daemon(paths)
 
 
 @app.command()
@@ -291,6 +305,7 @@ def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (defa
     gid = actions.require_gate(paths, gate_id, "approve")
     actions.approve(paths, gid)
     print(f"approval of gate {gid} sent")
+    _if_no_daemon(paths)
 
 
 @app.command()
@@ -303,6 +318,7 @@ def deny(
     gid = actions.require_gate(paths, gate_id, "deny")
     actions.deny(paths, gid, reason)
     print(f"denial of gate {gid} sent")
+    _if_no_daemon(paths)
 
 
 @app.command()
@@ -317,6 +333,7 @@ def answer(
     actions.require_notice(paths, notice_id)
     actions.answer(paths, notice_id, text)
     print(f"answer to notice {notice_id} sent")
+    _if_no_daemon(paths)
 
 
 @app.command()
@@ -337,8 +354,15 @@ def notice(
 
 
 def _control(action: str) -> None:
-    actions.control(_paths(), action)
-    print(f"{action} requested; the daemon applies it at the next turn boundary")
+    paths = _paths()
+    actions.control(paths, action)
+    from autodev.daemon import DaemonLock
+
+    if DaemonLock.holder(paths.lock):
+        print(f"{action} requested; the daemon applies it at the next turn boundary")
+    else:
+        tail = " and continues the run" if action == "resume" else ""
+        print(f"{action} queued; no daemon is running: the next `autodev start` applies it{tail}")
 
 
 @app.command()

@@ -220,6 +220,14 @@ class RunConfig(BaseModel):
         description="Token cap of the run (prompt and completion tokens, audits included). "
         "Reaching it pauses the run before the next turn with reason `budget`. 0: no cap.",
     )
+    max_output_tokens: int = Field(
+        8192,
+        alias="maxOutputTokens",
+        ge=16,
+        description="(autodev addition) Most tokens one generation may produce, sent on every "
+        "model request. The cap actually sent is also at most a quarter of the model's context "
+        "window and what the model can produce. A participant's max_output_tokens replaces it.",
+    )
 
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required", "gate_required_tools")
     @classmethod
@@ -308,6 +316,30 @@ class Participant(BaseModel):
         description="Token cap of this participant; reached when it is next to speak, the run "
         "pauses with reason `budget`. Unset: no cap.",
     )
+
+    max_output_tokens: int | None = Field(
+        None,
+        ge=16,
+        description="Most tokens one generation of this participant may produce; replaces "
+        "maxOutputTokens of config.toml (and its quarter-of-the-window bound).",
+    )
+    context: int | None = Field(
+        None,
+        ge=256,
+        description="The model's context window in tokens, for models litellm does not know "
+        "(local servers); it overrides litellm's figure. Unknown and unset: 32768. Longer turns "
+        "are compacted to fit it.",
+    )
+
+    @model_validator(mode="after")
+    def _output_below_window(self) -> Participant:
+        if self.context is not None and self.max_output_tokens is not None:
+            if self.max_output_tokens >= self.context:
+                raise _rule(
+                    f"max_output_tokens ({self.max_output_tokens}) is not below context ({self.context})",
+                    "make max_output_tokens smaller than context (a quarter of it is a good start)",
+                )
+        return self
 
     @field_validator("name")
     @classmethod

@@ -561,7 +561,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.hlog.append(
                 {"type": "generation_failed", "run": self.run_id, "turn": turn_no, "error": str(e)[:500]}
             )
-            self.events.emit("error", participant=p.name, message=str(e))
+            self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
             self._recover()
             self._set("paused", reason("provider", error=e.message), speaking=None)
             return
@@ -700,6 +700,9 @@ class Daemon(EffectsMixin, NoticesMixin):
             api_key_env=p.api_key_env,
             scripted_url=self.server.base_url if self.server else None,
             scripted_price=self.scripted_price,
+            context=p.context,
+            max_output_tokens=p.max_output_tokens,
+            configured_output=self.config.max_output_tokens,
         )
 
     def _system_prompt(self, p, workspace, withheld=frozenset(), extra=()) -> str:

@@ -51,6 +51,8 @@ def account(s: dict, name: str, turn: int, figures, post: dict | None) -> dict:
     q["turns"] += 1
     q["prompt_tokens"] += figures.prompt_tokens
     q["completion_tokens"] += figures.completion_tokens
+    q["cached_tokens"] = q.get("cached_tokens", 0) + (getattr(figures, "cached_tokens", 0) or 0)
+    q["compactions"] = q.get("compactions", 0) + (getattr(figures, "compactions", 0) or 0)
     q["cost"] = round(q["cost"] + (figures.cost or 0.0), 6)
     q["last_turn"] = turn
     if post and post.get("kind") == "work_done" and post.get("credit"):
@@ -227,6 +229,7 @@ class EffectsMixin:
             api_key_env=a.api_key_env,
             scripted_url=self.server.base_url if self.server else None,
             scripted_price=self.scripted_price,
+            configured_output=self.config.max_output_tokens,
         )
         n = st.get("audits", 0) + 1
         audit_id = f"{self.run_id}:audit{post['seq']}"
@@ -246,7 +249,7 @@ class EffectsMixin:
                 secret_env=self.secret_env,
             )
         except ProviderError as e:
-            self.events.emit("error", participant="audit", message=str(e))
+            self.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
             return {"state": "paused", "reason": reason("provider", error=e.message)}
         self._account_audit(v)
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)

@@ -31,3 +31,15 @@ def reason(code: str, **kw) -> dict:
         "text": REASONS[code].format(**kw),
         "continue": CONTINUE.get(code, 'autodev resume  (or autodev send "...")'),
     }
+
+
+def continue_line(r: dict | None, daemon_running: bool) -> str:
+    """The command that continues the run from reason `r`. Actions that need a daemon are
+    queued when none runs and applied by `autodev start`, so without a daemon the line starts
+    with it (either order works: a queued action waits in the inbox or the control queue)."""
+    cont = (r or {}).get("continue") or ""
+    if daemon_running or not cont or cont.startswith("autodev start"):
+        return cont
+    if "by itself" in cont:  # a usage-limit wait: the daemon continues after the reset
+        return f"autodev start ({cont})"
+    return f"autodev start, then {cont}"

@@ -107,6 +107,16 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
             f"{who}: retry {ev.get('attempt')} in {ev.get('delay')}s ({ev.get('error', '')[:120]})",
             "yellow",
         )
+    if kind == "compacted":
+        how = "hard, after the provider refused" if ev.get("hard") else "older tool results stubbed"
+        return _line(
+            "⇲",
+            f"{who}: compacted to fit {ev.get('model')}'s window ({how}; {ev.get('stubbed')} results, "
+            f"~{ev.get('tokens_before')} → ~{ev.get('tokens_after')} tokens)",
+            "yellow",
+        )
+    if kind == "context_exceeded":
+        return _line("⇲", f"{who}: {ev.get('model')} said the context window was exceeded", "yellow")
     if kind == "wait":
         return _line("⏳", f"{who} waits {ev.get('delay')}s; next check at {_clock(ev.get('due'))}", "yellow")
     if kind == "gate_open":

@@ -310,6 +310,8 @@ def _safe_id(s: str) -> str:
 class ScriptedServer:
     """Serves a Script over HTTP on 127.0.0.1; `with ScriptedServer(...) as s: s.base_url`."""
 
+    handler_base: type | None = None  # another wire protocol (autodev.contract); None: OpenAI's
+
     def __init__(self, script: Script, ledger_path: Path, request_log: Path | None = None, *, port: int = 0):
         self.script = script
         self.ledger_path = Path(ledger_path)
@@ -330,7 +332,7 @@ class ScriptedServer:
     def start(self) -> str:
         if self._httpd is not None:
             return self.base_url
-        handler = type("_Handler", (_Handler,), {"scripted": self})
+        handler = type("_Handler", (self.handler_base or _Handler,), {"scripted": self})
         httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         httpd.daemon_threads = True
         self._httpd = httpd
@@ -468,8 +470,12 @@ class _Handler(BaseHTTPRequestHandler):
         srv = self.scripted
         model = str(body.get("model") or "")
         participant = model.rsplit("/", 1)[-1]  # tolerate a provider prefix left on the name
-        turn = self.headers.get(TURN_HEADER) or NO_TURN
         messages = body.get("messages") or []
+        turn = self.headers.get(TURN_HEADER) or self._default_turn(messages)
+        refusal = self._refuse(body)
+        if refusal:
+            self._error(400, *refusal)
+            return
         assistants = sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
 
         with srv._lock:
@@ -521,6 +527,14 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": usage,
             },
         )
+
+    def _default_turn(self, messages: list) -> str:
+        """The turn of a request without the turn header (a real provider's client never sends it)."""
+        return NO_TURN
+
+    def _refuse(self, body: dict) -> tuple[str, str, str] | None:
+        """(message, type, code) of a contract the request breaks; None when it holds."""
+        return None
 
     def _scripted_error(self, step: Step, participant: str, index: int) -> None:
         status = step.error or 500

@@ -6,6 +6,7 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 from __future__ import annotations
 
 from autodev.paths import RunPaths
+from autodev.reasons import continue_line
 from autodev.state import StateFile
 
 START_WITH = 'autodev start "your objective"'
@@ -44,6 +45,8 @@ def gather(paths: RunPaths) -> dict:
                 "credited": f.get("credited", 0),
                 "prompt_tokens": f.get("prompt_tokens", 0),
                 "completion_tokens": f.get("completion_tokens", 0),
+                "cached_tokens": f.get("cached_tokens", 0),
+                "compactions": f.get("compactions", 0),
                 "cost": f.get("cost", 0.0),
                 "silent_streak": f.get("silent_streak", 0),
             }
@@ -93,6 +96,7 @@ def gather(paths: RunPaths) -> dict:
         "start_with": START_WITH if no_run_yet else None,
         "reason": st.get("reason"),
         "daemon_pid": pid,
+        "continue": continue_line(st.get("reason"), bool(pid)),
         "objective": (st.get("objective") or "").split("\n")[0][:200],
         "turn": st.get("turn", 0),
         "speaking": st.get("speaking"),
@@ -110,6 +114,8 @@ def gather(paths: RunPaths) -> dict:
             "turns": sum(p["turns"] for p in parts),
             "credited": sum(p["credited"] for p in parts),
             "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+            "cached_tokens": sum(p["cached_tokens"] for p in parts),
+            "compactions": sum(p["compactions"] for p in parts),
             "cost": round(sum(p["cost"] for p in parts), 6),
         },
     }
@@ -163,8 +169,8 @@ def render(d: dict) -> None:
     if d["reason"] and d["state"] not in ("running",):
         con.print("\n[bold]The run stopped and why[/]" if d["state"] != "complete" else "\n[bold]Outcome[/]")
         con.print(f"  {d['reason'].get('text', '')}")
-        if d["reason"].get("continue"):
-            con.print(f"  continue: {d['reason']['continue']}")
+        if d.get("continue"):
+            con.print(f"  continue: {d['continue']}")
     if d.get("budget") and not d.get("no_run_yet"):
         con.print(f"\n{spend_text(d['budget'])}")
     if d["speaking"]:
@@ -201,3 +207,7 @@ def render(d: dict) -> None:
         )
     con.print()
     con.print(t)
+    tot = d["totals"]
+    if tot.get("cached_tokens") or tot.get("compactions"):
+        # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
+        con.print(f"cached input tokens: {tot['cached_tokens']}  compacted: {tot['compactions']} times")

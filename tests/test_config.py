@@ -48,6 +48,7 @@ EVERY_KEY = {
     "auditDiffChars": 500,
     "maxCostUsd": 2.5,
     "maxTokens": 100000,
+    "maxOutputTokens": 2048,
 }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from autodev.harness import compaction
+
 INTERRUPTED = (
     "interrupted: autodev restarted while this tool was running, so it may or may not "
     "have taken effect. Check the repository's state before you run it again."
@@ -31,6 +33,8 @@ class Resume:
     completion_tokens: int = 0
     cost: float = 0.0
     models: dict[str, dict] = field(default_factory=dict)  # usage per model label, as TurnResult
+    cached_tokens: int = 0
+    origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
     pending: list[tuple[dict, dict | None]] = field(default_factory=list)  # (call, tool_started)
 
 
@@ -68,7 +72,9 @@ def rebuild(records: list[dict]) -> Resume:
             used["generations"] += 1
             for k in ("prompt_tokens", "completion_tokens", "cost"):
                 used[k] += rec.get(k) or 0
+            r.cached_tokens += rec.get("cached_tokens", 0)
             r.messages.append(rec["message"])
+            r.origins[len(r.messages) - 1] = rec.get("source") or rec.get("model", "")
             last_calls = list(rec["message"].get("tool_calls") or [])
             for call in last_calls:
                 if call["id"] in finished:
@@ -78,6 +84,8 @@ def rebuild(records: list[dict]) -> Resume:
             last_calls = [c for c in last_calls if c["id"] not in finished]
         elif t == "generation_failed":
             r.attempts = 0  # the user chose to try again after retries ran out
+        elif t == "compacted":
+            compaction.apply(r.messages, rec["stubs"])
         elif t == "nudged":
             r.nudged = True
             r.messages.append(rec["message"])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autodev import credit, prompts
 from autodev.errors import ProviderError, ToolError
-from autodev.harness import providers
+from autodev.harness import compaction, providers
 from autodev.harness.recovery import INTERRUPTED, Resume
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
@@ -59,6 +59,7 @@ class TurnContext:
     tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
     browser: object = None  # autodev.harness.browser.Browser of this participant, when granted
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
+    compactions: int = 0  # compactions made in this turn (status shows their sum)
 
 
 @dataclass
@@ -71,6 +72,8 @@ class TurnResult:
     reason: str = ""
     told: bool = False
     models: dict[str, dict] = field(default_factory=dict)  # usage per model label (runs stats)
+    cached_tokens: int = 0
+    compactions: int = 0
 
 
 def offered(ctx: TurnContext) -> dict[str, Tool]:
@@ -81,15 +84,67 @@ def offered(ctx: TurnContext) -> dict[str, Tool]:
     return {t.name: t for t in tools}
 
 
-def _generate(ctx: TurnContext, messages: list[dict], step: int, attempt: int = 0) -> providers.Generation:
-    """One model request, with failover on usage limits and backoff on transient errors.
-    `attempt` counts the attempts already made (it survives restarts via the harness log)."""
+def _tool_specs(ctx: TurnContext) -> list[dict]:
+    return [t.spec() for t in offered(ctx).values()]
+
+
+def _compact(
+    ctx: TurnContext, messages: list[dict], target: providers.Target, step: int, *, hard: bool, budget: int
+) -> bool:
+    """Fit `messages` into `budget` tokens by stubbing tool results; the stubs go to the harness
+    log first, so resume replays exactly this. False when nothing could be compacted."""
+    tools = _tool_specs(ctx)
+    before = providers.estimate_tokens(messages, tools)
+    stubs = compaction.plan(messages, tools, budget, hard=hard)
+    if not stubs:
+        return False
+    ctx.hlog.append(
+        {
+            "type": "compacted",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "step": step,
+            "hard": hard,
+            "stubs": stubs,
+        }
+    )
+    compaction.apply(messages, stubs)
+    ctx.compactions += 1
+    ctx.events.emit(
+        "compacted",
+        participant=ctx.name,
+        turn=ctx.turn,
+        step=step,
+        model=target.label,
+        hard=hard,
+        stubbed=len(stubs),
+        tokens_before=before,
+        tokens_after=providers.estimate_tokens(messages, tools),
+        window=target.window,
+    )
+    return True
+
+
+def _budget(target: providers.Target) -> int:
+    """Input tokens a request may hold: the window minus the output cap (at least half of it)."""
+    return max(target.window - target.max_output, target.window // 2)
+
+
+def _generate(
+    ctx: TurnContext, messages: list[dict], origins: dict[int, str], step: int, attempt: int = 0
+) -> providers.Generation | None:
+    """One model request, with failover on usage limits, backoff on transient errors and
+    compaction when the messages outgrow the window. `attempt` counts the attempts already
+    made (it survives restarts via the harness log). None: the turn cannot fit its window."""
+    squeezed = False
     while True:
         usable = [t for t in ctx.targets if ctx.limited_until.get(t.label, 0) <= time.time()]
         if not usable:
             reset = min(ctx.limited_until.get(t.label, 0) for t in ctx.targets)
             raise AllModelsLimited(reset, f"every model of {ctx.name} is at its usage limit")
         target = usable[0]
+        if providers.estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
+            _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
         attempt += 1
         ctx.hlog.append(
             {
@@ -108,7 +163,23 @@ def _generate(ctx: TurnContext, messages: list[dict], step: int, attempt: int = 
                 [t.spec() for t in offered(ctx).values()],
                 turn_id=f"{ctx.run_id}:{ctx.turn}",
                 timeout=ctx.timeout_sec,
+                origins=origins,
             )
+        except providers.ContextExceeded as e:
+            ctx.events.emit(
+                "context_exceeded",
+                participant=ctx.name,
+                turn=ctx.turn,
+                model=target.label,
+                error=str(e)[:500],
+            )
+            # Our estimate fitted but the provider counts more: compact harder, retry once.
+            tighter = min(_budget(target), providers.estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
+            if squeezed or not _compact(ctx, messages, target, step, hard=True, budget=tighter):
+                return None
+            squeezed = True
+        except providers.Refused as e:
+            raise e.to_error(ctx.name, target.label) from e
         except providers.RateLimited as e:
             ctx.limited_until[target.label] = time.time() + e.retry_after
             nxt = [t.label for t in usable[1:]]
@@ -161,14 +232,16 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             }
         )
         ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
-        nudged, attempts = False, 0
+        nudged, attempts, origins = False, 0, {}
     else:
         baseline = credit.baseline_from_json(resume.baseline)
         messages, nudged, attempts = resume.messages, resume.nudged, resume.attempts
+        origins = dict(resume.origins)
         result.steps, result.told = resume.steps, resume.told
         # Tokens and cost spent before the crash or the provider pause are part of this turn.
         result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
         result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
+        result.cached_tokens = resume.cached_tokens
         ctx.events.emit(
             "turn_resumed",
             participant=ctx.name,
@@ -192,11 +265,15 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             result.reason = "turn ran past turnTimeoutMin without a post"
             break
         step = result.steps + 1
-        gen = _generate(ctx, messages, step, attempts)
+        gen = _generate(ctx, messages, origins, step, attempts)
         attempts = 0
+        if gen is None:
+            result.reason = "context"
+            break
         result.steps = step
         result.prompt_tokens += gen.prompt_tokens
         result.completion_tokens += gen.completion_tokens
+        result.cached_tokens += gen.cached_tokens
         result.cost += gen.cost or 0.0
         used = result.models.setdefault(
             gen.model, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
@@ -213,8 +290,10 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
                 "step": step,
                 "message": gen.message,
                 "model": gen.model,
+                "source": gen.source,
                 "prompt_tokens": gen.prompt_tokens,
                 "completion_tokens": gen.completion_tokens,
+                "cached_tokens": gen.cached_tokens,
                 "cost": gen.cost,
             }
         )
@@ -226,9 +305,11 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             model=gen.model,
             prompt_tokens=gen.prompt_tokens,
             completion_tokens=gen.completion_tokens,
+            cached_tokens=gen.cached_tokens,
             cost=gen.cost,
         )
         messages.append(gen.message)
+        origins[len(messages) - 1] = gen.source
         calls = gen.message.get("tool_calls") or []
         if not calls:
             if nudged:
@@ -250,6 +331,7 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
                     "content": _run_call(ctx, call, baseline, result),
                 }
             )
+    result.compactions = ctx.compactions
     ctx.hlog.append(
         {
             "type": "turn_finished",
@@ -334,7 +416,7 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
             "run": ctx.run_id,
             "turn": ctx.turn,
             "call_id": call["id"],
-            "result": out[:4000],
+            "result": out,
         }
     )
     return out

@@ -95,8 +95,10 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
     text = status_text(autodev, repo)
     assert "The run stopped and why" in text
     assert sentence in text
-    assert "continue: " + " ".join(st["reason"]["continue"].split()) in text
+    assert "continue: " + " ".join(st["continue"].split()) in text
     assert "autodev" in st["reason"]["continue"]
+    # No daemon runs after --until-idle: the line that continues starts one (SPEC §13).
+    assert st["continue"] == "autodev start, then " + st["reason"]["continue"]
 
     if name == "wait_too_long":
         # The series was rechecked before it ran too long, on the doubling schedule.
@@ -105,7 +107,7 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
         assert st["wait"] is None
     if name == "user":
         assert thread_of(repo) == [] and scheduled(repo) == [], "a turn ran although the run was paused"
-        assert "continue: autodev resume" in text
+        assert "continue: autodev start, then autodev resume" in text
     if name == "stagnation":
         assert shape(thread_of(repo)) == [("user", "say", None, None)] + [("solo", "say", None, None)] * 3
 

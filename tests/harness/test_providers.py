@@ -58,16 +58,19 @@ def test_scripted_without_a_server_is_a_clear_error():
 
 
 @pytest.mark.parametrize(
-    "status,exc",
+    "status,exc,kind",
     [
-        (429, providers.RateLimited),
-        (500, providers.Transient),
-        (503, providers.Transient),
-        (401, ProviderError),
-        (400, ProviderError),
+        (429, providers.RateLimited, None),
+        (500, providers.Transient, None),
+        (503, providers.Transient, None),
+        (529, providers.Transient, None),  # Anthropic's "overloaded"
+        (401, providers.Refused, "auth"),
+        (403, providers.Refused, "auth"),
+        (404, providers.Refused, "model"),
+        (400, providers.Refused, "request"),
     ],
 )
-def test_http_errors_are_classified(tmp_path, status, exc):
+def test_http_errors_are_classified_by_what_fixes_them(tmp_path, status, exc, kind):
     extra = "retry_after = 7\n" if status == 429 else ""
     with _server(tmp_path, f'[[step]]\nparticipant = "builder"\nerror = {status}\n{extra}') as srv:
         [t] = providers.targets_for(
@@ -77,6 +80,13 @@ def test_http_errors_are_classified(tmp_path, status, exc):
             providers.complete(t, [{"role": "user", "content": "x"}], [], turn_id="t", timeout=30)
     if status == 429:
         assert info.value.retry_after == 7
+    if kind:
+        assert info.value.kind == kind
+        err = info.value.to_error("builder", "scripted")
+        # One line naming participant and model; the fix says what to change; raw text kept aside.
+        assert "\n" not in err.message and "builder" in err.message and "scripted" in err.message
+        assert "scripted error" not in err.message and "scripted error" in err.detail
+        assert "team.toml" in err.fix
 
 
 def test_backoff_doubles_up_to_the_cap():

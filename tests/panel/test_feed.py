@@ -67,3 +67,20 @@ def test_feed_folds_long_posts_until_expanded():
     assert event_text({"type": "generation", "participant": "b"}) is None
     wait = event_text({"type": "wait", "participant": "b", "delay": 30, "due": 0}).plain
     assert "b waits 30s" in wait
+
+
+def test_compaction_is_a_feed_line():
+    line = event_text(
+        {
+            "type": "compacted",
+            "participant": "b",
+            "model": "openai/x",
+            "hard": False,
+            "stubbed": 3,
+            "tokens_before": 9000,
+            "tokens_after": 4000,
+        }
+    ).plain
+    assert "b: compacted to fit openai/x's window" in line and "3 results" in line and "9000" in line
+    hard = event_text({"type": "compacted", "participant": "b", "model": "m", "hard": True}).plain
+    assert "hard" in hard
