@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
+from bench.cache import bench_cache  # noqa: E402
 from bench.commands import bench_commands  # noqa: E402
 from bench.flat import bench_prompt, bench_scheduler  # noqa: E402
 from bench.panel import bench_panel  # noqa: E402
@@ -40,6 +41,7 @@ BENCHES = {
     "daemon": bench_daemon,
     "restore": bench_restore,
     "panel": bench_panel,
+    "cache": bench_cache,
     "peers": bench_peers,
 }
 

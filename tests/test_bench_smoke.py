@@ -175,3 +175,13 @@ def test_profile_sorts_loop_samples_by_cause():
     total, cats = categorize(raw)
     assert total == 9  # the model request and the import are not the daemon's own time
     assert {k.split()[0]: v for k, v in cats.items()} == {"fsync": 4, "git": 3, "python": 2}
+
+
+def test_cache_bench_reports_a_share_and_both_costs():
+    from bench.cache import bench_cache
+
+    r = bench_cache()
+    check_row(r)
+    assert 0 < r["ratio"] < 1 and r["detail"]["from cache"] > 0
+    [cost] = r["also"]
+    assert cost["ratio"] is not None and cost["holds"]

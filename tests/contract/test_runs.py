@@ -146,3 +146,23 @@ def test_a_provider_context_refusal_compacts_harder_and_retries_once(repo, autod
         assert srv.refusals >= 1
         assert events(repo, "context_exceeded") and any(c["hard"] for c in events(repo, "compacted"))
         assert events(repo, "error") == []
+
+
+def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, tmp_path):
+    """Even the prompts exceed the server's window: nothing can be compacted, so the turn ends
+    silent (reason `context`) instead of pausing on a provider error."""
+    script = post("builder", "say", "never reached", handoff="user")
+    with _server(OpenAIServer, tmp_path, script, window=300) as srv:
+        write_team(
+            repo,
+            _team("openai/builder", srv.base_url, "context = 200000"),
+            AUDIT_ONLY,
+            "maxSilentTurns = 1\n",
+        )
+        r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=90)
+        assert r.returncode == 3, r.stdout + r.stderr
+        [ended] = events(repo, "turn_ended")
+        assert ended["reason"] == "context" and ended["posted"] is None
+        assert events(repo, "error") == [] and srv.refusals >= 1
+        st = autodev(repo, "status", "--json", check=True).stdout
+        assert '"code": "silent"' in st
