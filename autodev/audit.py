@@ -20,7 +20,7 @@ from autodev import prompts
 from autodev.errors import AutodevError, ProviderError, ToolError
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
-from autodev.harness.tools import scrubbed_env
+from autodev.redact import scrubbed_env
 
 
 class VerdictArgs(Args):
@@ -74,15 +74,19 @@ def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
     return stat.strip(), diff
 
 
-def run_check(repo: Path, command: str, timeout: float, secret_env=()) -> tuple[bool, str]:
+def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None) -> tuple[bool, str]:
+    """Run auditCheck like a participant's command: scrubbed, and in the sandbox `room`."""
+    env, argv = scrubbed_env(secret_env), ["bash", "-c", command]
+    if room is not None:
+        env, argv = room.env(env), room.wrap(argv)
     try:
         r = subprocess.run(
-            ["bash", "-c", command],
+            argv,
             cwd=repo,
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=scrubbed_env(secret_env),
+            env=env,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
@@ -105,10 +109,11 @@ def audit(
     diff_chars: int,
     overrides: Path | None,
     secret_env=(),
+    room=None,
 ) -> Verdict:
     check_out = "(no auditCheck configured)"
     if check:
-        ok, check_out = run_check(repo, check, check_timeout, secret_env)
+        ok, check_out = run_check(repo, check, check_timeout, secret_env, room)
         if not ok:
             return Verdict(False, f"auditCheck failed:\n{check_out[-3000:]}", "auditCheck")
     stat, diff = change_since(repo, base, diff_chars)

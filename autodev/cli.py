@@ -142,21 +142,25 @@ def start(
     ),
 ):
     """Start (or resume) the run's daemon: detached unless --foreground."""
-    from autodev import inbox
+    from autodev import inbox, keys
+    from autodev import sandbox as sandboxmod
     from autodev.config import load_config, load_team, provider_problems
     from autodev.daemon import DaemonLock
     from autodev.errors import DaemonRunningError, ProviderSetupError
+    from autodev.redact import secret_values
 
+    keys.receive()  # set when this is the keyless re-execution of `start --foreground` below
     if until_idle and not foreground:
         raise UsageError("--until-idle only works with --foreground", "add --foreground")
     paths = _paths()
-    load_config(paths.config_file)
+    cfg = load_config(paths.config_file)
     team = load_team(paths.team_file)
     if team.uses_scripted():
         from autodev.scripted import load_script
 
         load_script(team.script_path(paths.team_file))
-    problems = provider_problems(team, os.environ)
+    key_names = team.key_names()
+    problems = provider_problems(team, {**os.environ, **keys.all_keys(key_names)})
     if problems:
         raise ProviderSetupError(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
@@ -170,6 +174,16 @@ def start(
             f"a daemon (pid {pid}) is already running this repository",
             "use `autodev status`, `autodev send`, or `autodev stop` first",
         )
+    box = sandboxmod.resolve(cfg.sandbox)  # sandbox = "bwrap" without bwrap: exit 2 here
+    if foreground and not keys.received() and secret_values(os.environ, key_names):
+        # The daemon runs in this very process: start it afresh without the keys in its
+        # environment (/proc/<pid>/environ keeps what a process started with).
+        env, _fd = keys.handover(key_names)
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "autodev", *sys.argv[1:]], env)
+    print(f"sandbox: {box.describe()}")
+    if box.warning:
+        print(f"autodev: warning: {box.warning}", file=sys.stderr)
     if objective:
         paths.ensure()
         inbox.drop(paths.inbox, "send", text=objective, objective=True)
@@ -183,14 +197,20 @@ def start(
         raise typer.Exit(code)
     paths.ensure()
     log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "autodev.daemon", str(paths.repo)],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=log,
-        start_new_session=True,
-        cwd=paths.repo,
-    )
+    env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autodev.daemon", str(paths.repo)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=paths.repo,
+            env=env,
+            pass_fds=(keys_fd,),
+        )
+    finally:
+        os.close(keys_fd)
     from autodev.state import StateFile
 
     # Started means: it holds the lock AND opened (validated) the logs, which it records in state.

@@ -171,6 +171,27 @@ class RunConfig(BaseModel):
         description='A shell command (e.g. "pytest -q") run before each audit; the audit reads '
         "its output. Empty: no command.",
     )
+    sandbox: Literal["auto", "bwrap", "off"] = Field(
+        "auto",
+        alias="sandbox",
+        description='Where commands (run_command, auditCheck) run. "auto": in a bubblewrap '
+        'sandbox when `bwrap` works here, else unsandboxed with a warning; "bwrap": refuse to '
+        'start without it; "off": unsandboxed (status says so). Inside: no other process is '
+        "visible, only the repository and a private /tmp are writable, .autodev/ and .git's "
+        "hooks and config are read-only, $HOME and the run folder are hidden.",
+    )
+    command_network: bool = Field(
+        False,
+        alias="commandNetwork",
+        description="Sandboxed commands may reach the network (true) or not even a local port "
+        "(false). A participant's `network = true` allows it for that participant only.",
+    )
+    sandbox_expose: list[str] = Field(
+        default_factory=list,
+        alias="sandboxExpose",
+        description="(autodev addition) Folders made visible read-only inside the sandbox "
+        'although $HOME is hidden, e.g. ["~/.cargo", "~/.rustup"] for tools installed there.',
+    )
     # The keys below are autodev's own additions to the contract's list.
     max_retries: int = Field(
         4,
@@ -302,6 +323,12 @@ class Participant(BaseModel):
         default_factory=list,
         description='Capabilities beyond the built-in tools: "browser", or the capability of an '
         "[mcp.NAME] server (its name unless it sets capability).",
+    )
+
+    network: bool | None = Field(
+        None,
+        description="Whether this participant's sandboxed commands may reach the network; "
+        "unset: the config's commandNetwork.",
     )
 
     max_cost_usd: float | None = Field(
@@ -526,6 +553,11 @@ class Team(BaseModel):
         return AuditConfig(
             model=first.model, effort=first.effort, api_base=first.api_base, api_key_env=first.api_key_env
         )
+
+    def key_names(self) -> list[str]:
+        """The variables the team names with api_key_env: secrets, whatever they are called."""
+        names = [p.api_key_env for p in self.participants] + [self.audit_model().api_key_env]
+        return list(dict.fromkeys(n for n in names if n))
 
     def uses_scripted(self) -> bool:
         models = [m for p in self.participants for m in p.models()]

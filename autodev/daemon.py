@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from autodev import budget, inbox, prompts, runs, scheduler
+from autodev import budget, inbox, keys, prompts, runs, scheduler, userfiles
 from autodev import config as cfgmod
+from autodev import sandbox as sandboxmod
 from autodev.effects import EffectsMixin
 from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWriteError, ProviderError
 from autodev.events import Events
@@ -24,7 +25,7 @@ from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
 from autodev.journal import Journal
 from autodev.notices import NoticesMixin
-from autodev.paths import RunPaths, git_head
+from autodev.paths import RunPaths, autodev_home, git_head
 from autodev.reasons import reason
 from autodev.redact import Redactor
 from autodev.state import StateFile
@@ -86,8 +87,9 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.paths = RunPaths(repo)
         self.until_idle = until_idle
         self.out = out  # optional callback(post) for printing as the thread grows
+        self.user_stamp = userfiles.stamp(self.paths.config_dir)  # the .autodev/ honoured now
         self.config, self.team = load_settings(self.paths)
-        self.team_mtime = self._team_mtime()
+        self.sandbox = sandboxmod.resolve(self.config.sandbox)
         self.server = None
         self.scripted_price = None
         self.mcp = None  # the team's MCP servers (harness.mcp.McpHub), started by open()
@@ -95,23 +97,18 @@ class Daemon(EffectsMixin, NoticesMixin):
 
     # -- set-up ------------------------------------------------------------------------------
 
-    def _team_mtime(self) -> tuple:
-        """Change stamp of the team and config files (edits apply at the next turn boundary)."""
-        out = []
-        for f in (self.paths.team_file, self.paths.config_file):
-            try:
-                st = f.stat()
-                out.append((st.st_mtime_ns, st.st_size))
-            except FileNotFoundError:
-                out.append(None)
-        return tuple(out)
+    @property
+    def overrides(self) -> Path:
+        """The prompt overrides in use: the copy taken when .autodev/ was last accepted."""
+        return self.paths.run_dir / "accepted-prompts"
 
     def open(self) -> None:
         self.paths.ensure()
         self.lock = DaemonLock(self.paths.lock)
         self.lock.acquire()
         self.secret_env = self._key_names()
-        self.redact = Redactor.from_env(self.secret_env)
+        self.redact = Redactor(keys.values(self.secret_env))
+        userfiles.snapshot_prompts(self.paths.prompt_overrides, self.overrides)
         self.state = StateFile(self.paths.state, redact=self.redact)
         st = self.state.read()
         self.run_id = st.get("run_id") or secrets.token_hex(4)
@@ -123,6 +120,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         if self.team.mcp:
             self._start_mcp()
         head = git_head(self.paths.repo)
+        warn: list[str] = []
 
         def init(s: dict) -> dict:
             s.setdefault("run_id", self.run_id)
@@ -141,6 +139,10 @@ class Daemon(EffectsMixin, NoticesMixin):
             s["daemon"] = "running"
             s["sessions"] = s.get("sessions", 0) + 1
             s["team_error"] = None  # the team just loaded cleanly
+            if (s.get("config_refused") or {}).get("stamp") == self.user_stamp:
+                # A restart is the user's doing: the files as they are now apply.
+                warn.append("starting with a change to .autodev/ that was refused during a turn")
+            s.pop("config_refused", None)
             if s.get("state") in ("stopped", "faulted", None):
                 # Pick up where the run was: a question or a gate it left open is still open.
                 back = s.get("paused_from") or {}
@@ -153,17 +155,16 @@ class Daemon(EffectsMixin, NoticesMixin):
 
         st = self.state.update(init)
         self.session = st["sessions"]
-        self.events.emit("daemon_started", pid=os.getpid())
+        self.events.emit("daemon_started", pid=os.getpid(), sandbox=self.sandbox.describe())
+        for w in [self.sandbox.warning, *dict.fromkeys(warn)]:
+            if w:
+                self.events.emit("warning", message=w)
         self._index(runs.start_record)
         self._recover()
 
     def _key_names(self) -> list[str]:
         """Variables named by api_key_env: kept out of commands and redacted from every log."""
-        return [
-            k
-            for k in [p.api_key_env for p in self.team.participants] + [self.team.audit_model().api_key_env]
-            if k
-        ]
+        return self.team.key_names()
 
     def _start_scripted(self) -> None:
         from autodev.scripted import ScriptedServer, load_script
@@ -396,23 +397,48 @@ class Daemon(EffectsMixin, NoticesMixin):
     # -- input -------------------------------------------------------------------------------
 
     def _reload_team(self) -> None:
-        mtime = self._team_mtime()
-        if mtime == self.team_mtime:
+        """Apply an edit of .autodev/ made between turns. An edit made during a turn was
+        refused at that turn's end (`_refuse_turn_edits`) and stays refused until it changes."""
+        cur = userfiles.stamp(self.paths.config_dir)
+        if cur == self.user_stamp:
             return
-        self.team_mtime = mtime
+        if cur == (self.state.read().get("config_refused") or {}).get("stamp"):
+            return
+        self.user_stamp = cur
         try:
             team = cfgmod.load_team(self.paths.team_file)
             cfg = cfgmod.load_config(self.paths.config_file)
+            box = sandboxmod.resolve(cfg.sandbox)
         except ConfigError as e:
             problem = str(e)
             self.events.emit("warning", message=f"team edit rejected, keeping the old team: {problem}")
-            self.state.update(lambda s: {**s, "team_error": problem})
+            self.state.update(lambda s: {**s, "team_error": problem, "config_refused": None})
             return
-        self.team, self.config = team, cfg
+        self.team, self.config, self.sandbox = team, cfg, box
+        userfiles.snapshot_prompts(self.paths.prompt_overrides, self.overrides)
         self.secret_env = self._key_names()
-        self.redact.learn(os.environ[k] for k in self.secret_env if k in os.environ)
-        self.state.update(lambda s: {**s, "team_error": None})
+        self.redact.learn(v for k in self.secret_env if (v := keys.get(k)))
+        self.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
         self.events.emit("team_reloaded", participants=team.names())
+
+    def _refuse_turn_edits(self, name: str, turn: int, before: str) -> None:
+        """A change to .autodev/ while `name`'s turn ran: not honoured, since only the user may
+        edit the team, config and prompts, and during a turn we cannot tell who did."""
+        after = userfiles.stamp(self.paths.config_dir)
+        if after == before:
+            return
+        text = (
+            f".autodev/ changed during turn {turn} ({name} was speaking); the change is not "
+            "applied and the previous team, config and prompts stay in use. If you made it: "
+            "`autodev pause`, save the file again, then `autodev resume`"
+        )
+        self.state.update(
+            lambda s: {
+                **s,
+                "config_refused": {"turn": turn, "participant": name, "stamp": after, "text": text},
+            }
+        )
+        self.events.emit("config_refused", participant=name, turn=turn, message=text)
 
     def _apply_controls(self) -> bool:
         """Pause, resume and stop requests, in the order they were made. True = stop now."""
@@ -554,6 +580,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.events.emit(
                 "scheduled", participant=p.name, rule=decision.rule, why=decision.why, turn=turn_no
             )
+        before = userfiles.stamp(self.paths.config_dir)
         try:
             result = self._run_turn(p, turn_no, st, decision, resume)
         except ProviderError as e:
@@ -578,6 +605,7 @@ class Daemon(EffectsMixin, NoticesMixin):
                 speaking=None,
             )
             return
+        self._refuse_turn_edits(p.name, turn_no, before)
         if result.post:
             self._after_post(result.post, p.name, turn_no, result)
         else:
@@ -625,6 +653,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             command_timeout=self.config.command_timeout_sec,
             secret_env=self.secret_env,
             command_guard=self._command_guard(p.name),
+            room=self._room(p),
+            redactor=self.redact,
         )
         ctx = TurnContext(
             run_id=self.run_id,
@@ -649,7 +679,7 @@ class Daemon(EffectsMixin, NoticesMixin):
                 objective=st.get("objective", ""),
                 tail=self.thread.tail(TAIL),
                 notes=notes,
-                overrides=self.paths.prompt_overrides,
+                overrides=self.overrides,
             ),
             restricted=restricted,
             max_steps=self.config.max_steps_per_turn,
@@ -657,7 +687,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             max_retries=self.config.max_retries,
             retry_backoff_sec=self.config.retry_backoff_sec,
             limited_until=dict(st.get("limited_until", {})),
-            overrides=self.paths.prompt_overrides,
+            overrides=self.overrides,
             withheld=withheld,
             extra_tools=extra,
             browser=browser,
@@ -689,6 +719,16 @@ class Daemon(EffectsMixin, NoticesMixin):
         if result.post:
             self._echo(result.post)
         return result
+
+    def _room(self, p=None) -> sandboxmod.Room:
+        """Where `p`'s commands run (None: the audit's check)."""
+        net = self.config.command_network if p is None or p.network is None else p.network
+        return self.sandbox.room(
+            self.paths.repo,
+            hide=[Path.home(), autodev_home(), self.paths.run_dir],
+            network=net,
+            expose=self.config.sandbox_expose,
+        )
 
     def _targets(self, p) -> list[providers.Target]:
         return providers.targets_for(
@@ -732,7 +772,7 @@ class Daemon(EffectsMixin, NoticesMixin):
                     ]
                 ),
             },
-            self.paths.prompt_overrides,
+            self.overrides,
         )
 
     def _command_guard(self, name: str):
@@ -795,6 +835,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry of the detached daemon: python -m autodev.daemon REPO"""
     argv = sys.argv[1:] if argv is None else argv
     repo = Path(argv[0])
+    keys.receive()  # `start` hands the keys over a pipe; they are never in our environment
     try:
         return Daemon(repo).run()
     except AutodevError as e:

@@ -245,8 +245,9 @@ class EffectsMixin:
                 targets=targets,
                 audit_id=audit_id,
                 diff_chars=self.config.audit_diff_chars,
-                overrides=self.paths.prompt_overrides,
+                overrides=self.overrides,
                 secret_env=self.secret_env,
+                room=self._room(),
             )
         except ProviderError as e:
             self.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))

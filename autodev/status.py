@@ -88,6 +88,8 @@ def gather(paths: RunPaths) -> dict:
     # (a queued message or control request alone does not make a run).
     no_run_yet = not st.get("run_id") and not pid
     return {
+        "sandbox": sandbox_of(paths),
+        "config_refused": (st.get("config_refused") or {}).get("text"),
         "repo": str(paths.repo),
         "run_dir": str(paths.run_dir),
         "run_id": st.get("run_id"),
@@ -155,6 +157,19 @@ def cap_text(p: dict) -> str:
     return out
 
 
+def sandbox_of(paths: RunPaths) -> dict:
+    """Where commands run, as the run's config asks and this machine allows."""
+    from autodev import sandbox
+    from autodev.config import load_config
+    from autodev.errors import ConfigError
+
+    try:
+        box = sandbox.resolve(load_config(paths.config_file).sandbox)
+    except ConfigError as e:
+        return {"mode": "?", "active": False, "describe": f"none: {e.message}", "warning": e.message}
+    return box.as_dict()
+
+
 def render(d: dict) -> None:
     from rich.table import Table
 
@@ -188,6 +203,13 @@ def render(d: dict) -> None:
             held = f" [holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
             con.print(f"  {n['type']}{ident} from {n['from']}{held}: {n['text'][:300]}")
             con.print(f"    → {n['do']}")
+    sb = d.get("sandbox") or {}
+    if sb.get("warning"):
+        con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
+    elif sb:
+        con.print(f"\nsandbox: {sb['describe']}")
+    if d.get("config_refused"):
+        con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
     if d["team_error"]:
         con.print(f"\n[red]team file problem (the old team is kept):[/] {d['team_error']}")
     for w in d["warnings"]:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from autodev import keys
 from autodev.errors import ProviderError
 from autodev.names import is_scripted
 
@@ -183,9 +184,11 @@ def targets_for(
         if api_base:
             kw["api_base"] = api_base
         if api_key_env:
-            kw["api_key"] = os.environ.get(api_key_env, "")
+            kw["api_key"] = keys.get(api_key_env) or ""
         elif api_base:
             kw["api_key"] = PLACEHOLDER_KEY
+        else:
+            kw.update(keys.litellm_kwargs(m))  # the daemon's environment holds no keys
         if effort:
             kw["reasoning_effort"] = effort
         known_window, known_max = model_limits(m)

@@ -45,12 +45,16 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from autodev.errors import ToolError
 from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
+from autodev.redact import Redactor, scrubbed_env, secret_values
+
+if TYPE_CHECKING:
+    from autodev.sandbox import Room
 
 _LIST_CAP = 500
 _SEARCH_CAP = 200
@@ -59,59 +63,9 @@ _READ_LINE_CUT = 2000
 _SEARCH_MAX_FILE = 4 * 1024 * 1024  # bigger files are almost never source; skip them
 _BINARY_SNIFF = 8192
 
-# Provider key variables: names ending like these, plus the explicit names below.
-_SECRET_SUFFIXES = (
-    "_API_KEY",
-    "_API_TOKEN",
-    "_ACCESS_KEY",
-    "_SECRET_ACCESS_KEY",
-    "_SESSION_TOKEN",
-    "_AUTH_TOKEN",
-    "_ACCESS_TOKEN",
-    "_SECRET_KEY",
-)
-_SECRET_NAMES = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "AZURE_API_KEY",
-        "AZURE_OPENAI_API_KEY",
-        "AZURE_AD_TOKEN",
-        "HF_TOKEN",
-        "HUGGING_FACE_HUB_TOKEN",
-        "HUGGINGFACEHUB_API_TOKEN",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SESSION_TOKEN",
-        "AWS_BEARER_TOKEN_BEDROCK",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-        "VERTEX_CREDENTIALS",
-        "DATABRICKS_TOKEN",
-        "LITELLM_MASTER_KEY",
-        "LITELLM_API_KEY",
-    }
-)
-_MIN_REDACT_LEN = 8  # shorter values would redact ordinary words
-
-
-def _is_secret_name(name: str, extra: frozenset[str]) -> bool:
-    upper = name.upper()
-    return name in extra or upper in extra or upper in _SECRET_NAMES or upper.endswith(_SECRET_SUFFIXES)
-
-
-def scrubbed_env(secret_env: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of ``base`` (default: this process's environment) without any secret.
-
-    Removes the names in ``secret_env`` (the team's ``api_key_env`` variables) and every
-    provider key variable, so nothing a command prints can carry a key.
-    """
-    extra = frozenset(secret_env)
-    source = os.environ if base is None else base
-    return {k: v for k, v in source.items() if not _is_secret_name(k, extra)}
+# The one secret policy (names, scrubbing, masking) lives in autodev/redact.py; scrubbed_env
+# is re-exported here for callers that knew it from this module.
+__all__ = ["REPLAY_SAFE", "WRITE_TOOLS", "Workspace", "scrubbed_env"]
 
 
 # ---------------------------------------------------------------------------- the tools
@@ -275,6 +229,8 @@ class Workspace:
         secret_env: Iterable[str] = (),
         command_guard: Callable[[str], str | None] | None = None,
         max_output: int = 20000,
+        room: Room | None = None,
+        redactor: Redactor | None = None,
     ):
         self.repo = Path(repo)
         if not self.repo.is_dir():
@@ -289,16 +245,10 @@ class Workspace:
         self.max_output = max_output
         self._secret_env = frozenset(secret_env)
         self._guard = command_guard
-        # Values of the daemon's secrets, so a key that reached a file or output is masked too.
-        self._secret_values = sorted(
-            {
-                v
-                for k, v in os.environ.items()
-                if _is_secret_name(k, self._secret_env) and len(v) >= _MIN_REDACT_LEN
-            },
-            key=len,
-            reverse=True,
-        )
+        self._room = room  # the sandbox commands run in; None: unsandboxed
+        # The daemon's secrets (and their encodings), so a key that reached a file or an
+        # output is masked too. The daemon passes its own; alone, learn them from the env.
+        self._redactor = redactor or Redactor(secret_values(os.environ, self._secret_env).values())
 
     # -- the public surface
 
@@ -374,10 +324,7 @@ class Workspace:
         return ".git" not in Path(os.path.relpath(real, self._real)).parts
 
     def _redact(self, text: str) -> str:
-        for value in self._secret_values:
-            if value in text:
-                text = text.replace(value, "[redacted]")
-        return text
+        return self._redactor.text(text)
 
     def _cap(self, text: str, hint: str) -> str:
         if len(text) <= self.max_output:
@@ -565,8 +512,20 @@ class Workspace:
 
     # -- write tools
 
+    def _writable(self, tool: str, path: str) -> tuple[str, str]:
+        """Resolve a path a write tool may change: never the team, config and prompt overrides
+        in .autodev/ (only the user edits those; .git/ is refused for every tool already)."""
+        real, rel = self._resolve(tool, path)
+        parts = [p.lower() for p in Path(os.path.relpath(real, self._real)).parts]
+        if ".autodev" in parts or ".autodev" in [p.lower() for p in PurePosixPath(rel).parts]:
+            raise ToolError(
+                f"{tool}: path '{path}' is inside .autodev/, which only the user edits (the team, "
+                "the run's config and prompt overrides); ask the user with tell_user if it should change"
+            )
+        return real, rel
+
     def _t_write_file(self, path: str, content: str) -> str:
-        real, rel = self._resolve("write_file", path)
+        real, rel = self._writable("write_file", path)
         if rel == "." or os.path.isdir(real):
             raise ToolError(f"write_file: '{rel}' is a folder; give a file path")
         existed = os.path.exists(real)
@@ -577,7 +536,7 @@ class Workspace:
         return f"{verb} {rel} ({len(_split_lines(content))} lines, {len(content.encode())} bytes)"
 
     def _t_edit_file(self, path: str, old: str, new: str, count: int) -> str:
-        real, rel = self._resolve("edit_file", path)
+        real, rel = self._writable("edit_file", path)
         if not os.path.isfile(real):
             what = "is a folder" if os.path.isdir(real) else "does not exist"
             raise ToolError(f"edit_file: '{rel}' {what}; use write_file to create a file")
@@ -616,13 +575,11 @@ class Workspace:
             if refusal is not None:
                 raise ToolError(refusal)
         timeout = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
-        run = _run_bash(
-            command,
-            cwd=self._real,
-            env=scrubbed_env(self._secret_env),
-            timeout=timeout,
-            max_output=self.max_output,
-        )
+        env = scrubbed_env(self._secret_env)
+        argv = ["bash", "-c", command]
+        if self._room is not None:
+            env, argv = self._room.env(env), self._room.wrap(argv)
+        run = _run_bash(argv, cwd=self._real, env=env, timeout=timeout, max_output=self.max_output)
         secs = f"{timeout:g} s"
         if run.timed_out and run.exit_code is None:
             status = f"timed out after {secs}: the command and every process it started were killed"
@@ -703,10 +660,10 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _run_bash(command: str, *, cwd: str, env: dict[str, str], timeout: float, max_output: int) -> _Run:
+def _run_bash(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, max_output: int) -> _Run:
     try:
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,

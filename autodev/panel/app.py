@@ -265,6 +265,13 @@ class PanelApp(App):
             f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
             f"credited {tot.get('credited', 0)} · {spend_text(b)}"
         )
+        sb = d.get("sandbox") or {}
+        if sb.get("warning"):
+            t.append(f"\nsandbox: {sb['warning']}", style="bold red")
+        elif sb:
+            t.append(f"\nsandbox: {sb['describe']}")
+        if d.get("config_refused"):
+            t.append(f"\n{d['config_refused']}", style="bold red")
         if d.get("speaking"):
             t.append(f"\nspeaking now: {d['speaking']}", style="bold")
         elif d.get("next"):

@@ -255,7 +255,9 @@ def test_gate_required_command_refused_then_allowed_once_after_approval(repo, au
         + post("alice", "done", "pushed")
         + ACCEPT
     )
-    write_team(repo, PAIR, script, 'gateRequired = ["git push*"]\ngateAutoApprove = ["*git push*"]\n')
+    # The remote is a folder outside the repository, which a sandboxed push cannot write.
+    config = 'gateRequired = ["git push*"]\ngateAutoApprove = ["*git push*"]\nsandbox = "off"\n'
+    write_team(repo, PAIR, script, config)
     run_until_idle(autodev, repo, "publish main", expect=0)
 
     t1, t2 = turns_of(repo, "alice")[:2]

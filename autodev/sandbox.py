@@ -1,0 +1,247 @@
+"""The room a participant's commands run in: bubblewrap (`bwrap`) on Linux.
+
+Inside: a fresh PID namespace and /proc (no other process's environment or command line is
+visible), the whole filesystem read-only except the repository and a private /tmp,
+`.git/hooks`, `.git/config` and `.autodev/` read-only, `$HOME`, `$AUTODEV_HOME` and the run
+folder replaced by empty folders, /run (agent and Docker sockets) hidden, and no network
+unless asked for. The daemon, its run folder, its inbox and its state are out of reach, so a
+command can neither read the keys nor speak for the user.
+
+`resolve(mode)` turns the `sandbox` config key into what is in use; `Sandbox.command()` wraps
+an argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs/DECISIONS.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from autodev.errors import ConfigError
+
+MODES = ("auto", "bwrap", "off")
+PACKAGE = "bubblewrap"  # the Debian/Ubuntu/Fedora/Arch package that ships bwrap
+# Where to find bwrap when not on PATH under that name (a test points it at nothing to see
+# the warning path; a user can point it at a build of their own).
+BWRAP_ENV = "AUTODEV_BWRAP"
+
+_probed: dict[str, str] = {}  # bwrap path -> "" when it works here, else why not
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    mode: str  # what the config asks for: auto | bwrap | off
+    binary: str | None  # the bwrap in use, None when commands run unsandboxed
+    problem: str = ""  # why there is none although one was wanted
+
+    @property
+    def active(self) -> bool:
+        return self.binary is not None
+
+    def describe(self) -> str:
+        """One line for `start`, status and the panel."""
+        if self.active:
+            return f"bubblewrap ({self.binary})"
+        if self.mode == "off":
+            return 'off (sandbox = "off" in .autodev/config.toml): commands run unsandboxed'
+        return f"none: {self.problem}"
+
+    @property
+    def warning(self) -> str | None:
+        """What start, status and the panel header warn about; None when all is as configured."""
+        if self.active or self.mode == "off":
+            return None
+        return (
+            f"commands run UNSANDBOXED: {self.problem}; install the `{PACKAGE}` package "
+            '(e.g. `apt-get install bubblewrap`), or set sandbox = "off" in .autodev/config.toml '
+            "to silence this"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "mode": self.mode,
+            "active": self.active,
+            "describe": self.describe(),
+            "warning": self.warning,
+        }
+
+    def room(self, repo: Path, *, hide=(), network: bool = False, expose=()) -> Room:
+        """Where one participant's (or the audit's) commands run."""
+        return Room(self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose))
+
+
+@dataclass(frozen=True)
+class Room:
+    sandbox: Sandbox
+    repo: Path
+    hide: tuple[Path, ...] = ()
+    network: bool = False
+    expose: tuple = ()
+
+    def wrap(self, argv: list[str]) -> list[str]:
+        """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
+        if not self.sandbox.active:
+            return list(argv)
+        opts = bwrap_args(self.repo, hide=self.hide, network=self.network, expose=self.expose)
+        return [self.sandbox.binary, *opts, "--", *argv]
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        """The (already scrubbed) environment as the command should see it: temporary files
+        go to the private /tmp, and the machine-side folder is not named."""
+        if not self.sandbox.active:
+            return dict(env)
+        out = dict(env)
+        out.pop("AUTODEV_HOME", None)
+        out["TMPDIR"] = "/tmp"
+        return out
+
+
+def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list[str]:
+    """The bwrap options (without the command). Mounts are applied outer folder first, so the
+    repository stays visible when it lies inside a hidden folder (a repo under $HOME or /tmp)."""
+    repo = Path(os.path.realpath(repo))
+    mounts: list[tuple[int, int, list[str]]] = []  # (depth, order, args)
+
+    def add(path: Path | str, order: int, *args: str) -> None:
+        mounts.append((len(Path(path).parts), order, list(args)))
+
+    add("/tmp", 0, "--tmpfs", "/tmp")
+    add("/run", 0, "--tmpfs", "/run")
+    if os.path.isdir("/run/systemd/resolve"):  # DNS for commands allowed the network
+        add("/run/systemd/resolve", 1, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve")
+    for h in hide:
+        real = os.path.realpath(h)
+        if real != "/" and os.path.isdir(real):
+            add(real, 0, "--tmpfs", real)
+    for e in expose:
+        real = os.path.realpath(os.path.expanduser(str(e)))
+        if os.path.exists(real):
+            add(real, 1, "--ro-bind", real, real)
+    add(repo, 2, "--bind", str(repo), str(repo))
+    for writable in git_dirs(repo):
+        if writable != repo and repo not in writable.parents:
+            add(writable, 2, "--bind", str(writable), str(writable))
+    for ro in protected(repo):
+        add(ro, 3, "--ro-bind", str(ro), str(ro))
+    mounts.sort(key=lambda m: (m[0], m[1]))
+    args = [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        *([] if network else ["--unshare-net"]),
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
+    for _, _, m in mounts:
+        args += m
+    args += ["--chdir", str(repo)]
+    return args
+
+
+def git_dirs(repo: Path) -> list[Path]:
+    """The repository's git folder and common folder (outside the work tree for a `git
+    worktree`), which commits must be able to write."""
+    dotgit = repo / ".git"
+    if dotgit.is_dir():
+        return [dotgit]
+    try:
+        r = subprocess.run(
+            ["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if r.returncode != 0:
+        return []
+    out = []
+    for line in r.stdout.splitlines():
+        p = Path(line) if os.path.isabs(line) else repo / line
+        out.append(Path(os.path.realpath(p)))
+    return list(dict.fromkeys(out))
+
+
+def protected(repo: Path) -> list[Path]:
+    """What stays read-only inside the sandbox although it lies in a writable folder: the
+    team and config (`.autodev/`), and git's hooks and config, which would run code or change
+    what git does outside the sandbox. A missing hooks folder is created so it can be covered."""
+    out = []
+    for g in git_dirs(repo):
+        hooks = g / "hooks"
+        try:
+            hooks.mkdir(exist_ok=True)
+        except OSError:
+            pass
+        for p in (hooks, g / "config", g / "config.worktree"):
+            if p.exists():
+                out.append(p)
+    if (repo / ".autodev").exists():
+        out.append(repo / ".autodev")
+    return out
+
+
+def find_bwrap() -> str | None:
+    override = os.environ.get(BWRAP_ENV)
+    if override is not None:
+        return override if override and os.access(override, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+def probe(binary: str) -> str:
+    """Empty when `binary` can build the sandbox here, else the reason (e.g. user namespaces are
+    disabled, or a container without the rights to mount /proc). Cached per process."""
+    if binary in _probed:
+        return _probed[binary]
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        argv = [binary, *bwrap_args(Path(d)), "--", "true"]
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+            why = "" if r.returncode == 0 else f"{binary} does not work here: {r.stderr.strip()[:300]}"
+        except (OSError, subprocess.TimeoutExpired) as e:
+            why = f"{binary} does not work here: {e}"
+    _probed[binary] = why
+    return why
+
+
+def resolve(mode: str) -> Sandbox:
+    """What the `sandbox` config key gives on this machine. `"bwrap"` without a working bwrap
+    is a ConfigError (start refuses); `"auto"` falls back to none with a warning."""
+    if mode not in MODES:
+        raise ConfigError(
+            f"sandbox = {mode!r} is not one of {', '.join(MODES)}",
+            'set sandbox = "auto" (the default), "bwrap" or "off" in .autodev/config.toml',
+        )
+    if mode == "off":
+        return Sandbox("off", None)
+    if not sys.platform.startswith("linux"):
+        problem = f"no sandbox is available on {sys.platform} (bubblewrap needs Linux)"
+    else:
+        binary = find_bwrap()
+        if binary is None:
+            problem = f"bwrap was not found (the `{PACKAGE}` package provides it)"
+        else:
+            problem = probe(binary)
+            if not problem:
+                return Sandbox(mode, binary)
+    if mode == "bwrap":
+        raise ConfigError(
+            f'sandbox = "bwrap" in .autodev/config.toml, but {problem}',
+            f"install the `{PACKAGE}` package (e.g. `apt-get install bubblewrap`), or set "
+            'sandbox = "auto" to run unsandboxed with a warning',
+        )
+    return Sandbox(mode, None, problem)
