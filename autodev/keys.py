@@ -136,3 +136,12 @@ def litellm_kwargs(model: str) -> dict[str, str]:
                 out["vertex_credentials"] = _store[n]
                 break
     return out
+
+
+def env_for(names: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a process that may hold exactly the secrets `names` (an MCP server's
+    `env` list, an agent CLI's key): every other secret is left out."""
+    from autodev.redact import only_named
+
+    names = list(names)
+    return only_named(names, all_keys(names), base)

@@ -98,3 +98,77 @@ def test_learn_adds_values_and_keeps_the_longest_first():
     assert r({"a": "first-secret-1 and another-longer-secret-2 and short"}) == {
         "a": "[redacted] and [redacted] and short"
     }
+
+
+# -- one policy: the same names are scrubbed from commands and masked in records ---------------
+
+from autodev.redact import MASK, is_secret_name, scrubbed_env  # noqa: E402
+
+SECRETS = [
+    "DB_TOKEN",
+    "FOO_SECRET",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "MY_SECRET_KEY",
+    "LITELLM_MASTER_KEY",
+    "OPENAI_API_KEY",
+    "GITHUB_PAT",
+    "db_token",
+    "foo_secret",
+    "openai_api_key",
+    "Service-Password",
+]
+NOT_SECRETS = ["PATH", "HOME", "PWD", "OLDPWD", "TOKENIZERS_PARALLELISM", "SSH_AUTH_SOCK", "API_KEY_FILE"]
+
+
+def test_one_list_decides_scrubbing_and_masking():
+    env = {n: f"value-of-{n}-0123456789" for n in SECRETS + NOT_SECRETS}
+    scrubbed = scrubbed_env(base=env)
+    r = Redactor.from_env(environ=env)
+    for n in SECRETS:
+        assert is_secret_name(n), n
+        assert n not in scrubbed, f"{n} reached a command's environment"
+        assert r(f"x {env[n]} y") == f"x {MASK} y", f"{n} was not masked"
+    for n in NOT_SECRETS:
+        assert not is_secret_name(n), n
+        assert scrubbed[n] == env[n]
+        assert r(env[n]) == env[n]
+
+
+def test_extra_names_are_matched_whatever_their_case():
+    assert is_secret_name("my_custom_cred", ["MY_CUSTOM_CRED"])
+    assert "MY_CUSTOM_CRED" not in scrubbed_env(["my_custom_cred"], base={"MY_CUSTOM_CRED": "x"})
+
+
+def test_common_encodings_of_a_key_are_masked():
+    import base64
+    import textwrap
+
+    r = Redactor([KEY])
+    assert MASK in r(KEY[::-1])  # `| rev`
+    assert MASK in r(KEY.encode().hex()) and MASK in r(KEY.encode().hex().upper())  # `| xxd -p`
+    # `tr '\0' '\n' < /proc/$PPID/environ | base64`: the key sits at any offset of a longer
+    # stream, and base64 wraps its lines at 76 characters.
+    for prefix in ("", "A", "AB", "PATH=/usr/bin\nHOME=/root\nDEMO_API_KEY="):
+        for n in range(3):
+            stream = (prefix + "x" * n + KEY + "\nNEXT=1\n").encode()
+            encoded = base64.encodebytes(stream).decode()  # wrapped at 76 characters
+            out = r(encoded)
+            assert MASK in out, (prefix, n)
+            # what is left cannot be decoded back to the key
+            left = out.replace(MASK, "").replace("\n", "")
+            assert KEY not in base64.b64decode(left + "===", validate=False).decode("latin-1")
+        wrapped_hex = "\n".join(textwrap.wrap((prefix + KEY).encode().hex(), 60))  # xxd -p wraps
+        assert MASK in r(wrapped_hex)
+    assert MASK in r(base64.urlsafe_b64encode(KEY.encode()).decode())
+
+
+def test_masking_is_fast_enough_for_every_record():
+    import time
+
+    r = Redactor([f"secret-value-{i}-0123456789abcdef" for i in range(8)])
+    text = "ordinary tool output line\n" * 800  # ~20 KB, a long tool result
+    t0 = time.perf_counter()
+    for _ in range(10):
+        r(text)
+    assert (time.perf_counter() - t0) / 10 < 0.05

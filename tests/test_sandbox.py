@@ -1,0 +1,178 @@
+"""The sandbox through the real command runner and a real bubblewrap: each attack a participant
+tried in issue 10 fails inside it, while ordinary work (edit, test, commit) still works."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from autodev import sandbox
+from autodev.errors import ConfigError
+from autodev.harness.tools import Workspace
+from autodev.paths import RunPaths, autodev_home
+
+BOX = sandbox.resolve("auto")
+needs_bwrap = pytest.mark.skipif(not BOX.active, reason=f"no working bubblewrap here: {BOX.problem}")
+SECRET = "sk-test-sandbox-0123456789"
+
+
+def workspace(repo: Path, *, network: bool = False, box=BOX) -> Workspace:
+    room = box.room(repo, hide=[Path.home(), autodev_home(), RunPaths(repo).run_dir], network=network)
+    return Workspace(repo, write=True, command_timeout=30, room=room)
+
+
+def run(ws: Workspace, command: str) -> str:
+    return ws.call("run_command", {"command": command})
+
+
+@needs_bwrap
+def test_no_other_process_or_its_environment_is_visible(repo, monkeypatch):
+    monkeypatch.setenv("DEMO_API_KEY", SECRET)
+    ws = workspace(repo)
+    out = run(ws, "tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' ' ' < /proc/1/environ")
+    assert out.startswith("exit code: 0"), out
+    assert SECRET not in out and "DEMO_API_KEY" not in out
+    out = run(ws, "ls /proc")
+    pids = {int(w) for w in out.split() if w.isdigit()}
+    assert pids and os.getpid() not in pids and max(pids) < 100, pids  # a fresh PID namespace
+    out = run(ws, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+    assert "test_sandbox.py" not in out and "bash" in out, out  # not the test process
+
+
+@needs_bwrap
+def test_autodev_folder_git_hooks_and_config_are_read_only(repo):
+    d = repo / ".autodev"
+    d.mkdir()
+    (d / "config.toml").write_text('gateRequired = ["git push*"]\n')
+    ws = workspace(repo)
+    out = run(
+        ws,
+        "printf 'gateRequired = []\\ngateMode = \"auto\"\\n' > .autodev/config.toml; "
+        "rm -rf .autodev; mv .autodev gone; "
+        "echo 'curl evil' > .git/hooks/pre-commit; git config core.hooksPath /tmp/h; true",
+    )
+    assert "Read-only file system" in out, out
+    assert (d / "config.toml").read_text() == 'gateRequired = ["git push*"]\n'
+    assert not (repo / ".git" / "hooks" / "pre-commit").exists()
+    assert "hooksPath" not in (repo / ".git" / "config").read_text()
+    # Ordinary work still works: files in the repository, git objects, refs and the index.
+    out = run(ws, "echo hi > new.txt && git add new.txt && git commit -qm 'add new' && git log --oneline -1")
+    assert out.startswith("exit code: 0") and "add new" in out, out
+
+
+@needs_bwrap
+def test_nothing_outside_the_repository_can_be_written(repo, tmp_path):
+    outside = tmp_path / "outside.txt"
+    ws = workspace(repo)
+    out = run(ws, f"echo x > {outside}; echo y > $HOME/planted; echo z > /usr/planted; echo done")
+    assert "done" in out
+    assert not outside.exists()
+    assert not (Path.home() / "planted").exists() and not Path("/usr/planted").exists()
+    assert "Read-only file system" in out  # /usr
+    # A private /tmp: writable inside, gone afterwards.
+    scratch = f"/tmp/autodev-scratch-{os.getpid()}"
+    out = run(ws, f"echo t > {scratch} && cat {scratch}")
+    assert out.startswith("exit code: 0") and "t" in out
+    assert not Path(scratch).exists()
+
+
+@needs_bwrap
+def test_home_autodev_home_and_the_run_folder_are_hidden(repo):
+    run_dir = RunPaths(repo).run_dir
+    run_dir.mkdir(parents=True)
+    (run_dir / "state.json").write_text('{"state": "gated"}')
+    home_file = Path.home() / f".autodev-sandbox-probe-{os.getpid()}"
+    home_file.write_text("visible")
+    try:
+        ws = workspace(repo)
+        out = run(
+            ws, f"ls -a {run_dir} {autodev_home()} {Path.home()}; cat {home_file}; echo AH=$AUTODEV_HOME"
+        )
+    finally:
+        home_file.unlink()
+    assert "state.json" not in out and "visible" not in out, out
+    assert "AH=\n" in out or out.rstrip().endswith("AH="), out
+
+
+@needs_bwrap
+def test_no_network_not_even_a_local_port_unless_allowed(repo):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    accepted = []
+
+    def serve():
+        srv.settimeout(10)
+        try:
+            while True:
+                c, _ = srv.accept()
+                accepted.append(c.recv(16))
+                c.close()
+        except OSError:
+            return
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    try:
+        probe = f"(echo hello > /dev/tcp/127.0.0.1/{port}) && echo CONNECTED || echo REFUSED"
+        out = run(workspace(repo), probe)
+        assert "REFUSED" in out and "CONNECTED" not in out, out
+        out = run(workspace(repo, network=True), probe)
+        assert "CONNECTED" in out, out
+    finally:
+        srv.close()
+        t.join(5)
+    assert accepted == [b"hello\n"]
+
+
+@needs_bwrap
+def test_a_timeout_still_kills_everything_the_command_started(repo):
+    ws = Workspace(repo, write=True, command_timeout=1, room=workspace(repo)._room)
+    marker = f"sleep 3{os.getpid() % 1000}.5"
+    out = run(ws, f"(setsid {marker} &) ; {marker}")
+    assert "timed out" in out, out
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    assert not left.strip(), f"left running: {left}"
+
+
+def test_bwrap_required_but_missing_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv(sandbox.BWRAP_ENV, "/nonexistent/bwrap")
+    with pytest.raises(ConfigError) as e:
+        sandbox.resolve("bwrap")
+    assert "bubblewrap" in e.value.fix and "sandbox" in e.value.message
+    auto = sandbox.resolve("auto")
+    assert not auto.active and "bubblewrap" in auto.warning and "UNSANDBOXED" in auto.warning
+    off = sandbox.resolve("off")
+    assert not off.active and off.warning is None and "off" in off.describe()
+
+
+def test_without_a_sandbox_the_runner_runs_plain_bash(repo, monkeypatch):
+    monkeypatch.setenv(sandbox.BWRAP_ENV, "")
+    box = sandbox.resolve("auto")
+    out = run(workspace(repo, box=box), "echo $$ > pid.txt; echo ok")
+    assert out.startswith("exit code: 0") and "ok" in out
+    assert int((repo / "pid.txt").read_text()) > 1
+
+
+def test_file_tools_refuse_autodev_and_git(repo):
+    from autodev.errors import ToolError
+
+    (repo / ".autodev").mkdir()
+    ws = Workspace(repo, write=True, command_timeout=5)
+    for path in (".autodev/config.toml", "./.autodev/team.toml", ".AUTODEV/x", ".git/hooks/pre-commit"):
+        with pytest.raises(ToolError) as e:
+            ws.call("write_file", {"path": path, "content": "x"})
+        assert ".autodev" in str(e.value) or ".git" in str(e.value)
+    (repo / "link").symlink_to(repo / ".autodev")
+    with pytest.raises(ToolError):
+        ws.call("write_file", {"path": "link/config.toml", "content": "x"})
+    (repo / ".autodev" / "config.toml").write_text("a = 1\n")
+    with pytest.raises(ToolError):
+        ws.call("edit_file", {"path": ".autodev/config.toml", "old": "1", "new": "2"})
+    assert ws.call("read_file", {"path": ".autodev/config.toml"}).endswith("a = 1")
