@@ -89,8 +89,9 @@ def all_keys(extra: Iterable[str] = ()) -> dict[str, str]:
 
 
 def get(name: str) -> str | None:
-    if _store is not None:
-        return _store.get(name)
+    """A key by name: from the store, else (a variable no rule calls secret) the environment."""
+    if _store is not None and name in _store:
+        return _store[name]
     return os.environ.get(name)
 
 

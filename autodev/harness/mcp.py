@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autodev import keys
 from autodev.errors import ToolError, ToolSetupError
 from autodev.harness.registry import Tool, ToolEnv
 
@@ -91,7 +92,8 @@ class McpHub:
                 command=cfg.command,
                 args=list(cfg.args),
                 # Only the variables the team lists; the SDK adds PATH, HOME and the like.
-                env={k: os.environ[k] for k in cfg.env if k in os.environ},
+                # Secrets come from the key store: the daemon's environment holds none.
+                env={k: v for k in cfg.env if (v := keys.get(k)) is not None},
                 cwd=(repo / cfg.cwd) if cfg.cwd else repo,
                 timeout=cfg.timeout_sec,
                 restart=cfg.restart_sec,

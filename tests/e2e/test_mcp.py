@@ -42,7 +42,7 @@ def mcp_team(tmp_path: Path) -> str:
 [mcp.srv]
 command = {sys.executable!r}
 args = [{SERVER!r}]
-env = ["MCP_LOG", "MCP_PID_FILE", "MCP_CHILD_FILE", "MCP_RELEASE", "PASSED_ON"]
+env = ["MCP_LOG", "MCP_PID_FILE", "MCP_CHILD_FILE", "MCP_RELEASE", "PASSED_ON", "SRV_TOKEN"]
 restart_sec = 0.1
 """
     )
@@ -59,6 +59,9 @@ def mcp_env(tmp_path, monkeypatch):
     for k, v in files.items():
         monkeypatch.setenv(k, str(v))
     monkeypatch.setenv("PASSED_ON", "yes")
+    monkeypatch.setenv(
+        "SRV_TOKEN", "srv-token-0123456789"
+    )  # a secret: it reaches the server from the key store
     monkeypatch.setenv("NOT_LISTED", "hidden")
     try:
         yield files
@@ -84,6 +87,7 @@ def test_tools_calls_gates_and_holds(repo, autodev, mcp_env, tmp_path):
             call("srv__lookup", key="alpha"),
             call("srv__env_seen", name="PASSED_ON"),
             call("srv__env_seen", name="NOT_LISTED"),
+            call("srv__env_seen", name="SRV_TOKEN"),
             call("srv__delete_item", key="x"),
         )
         + post("solo", "gate", gate_text)
@@ -105,8 +109,9 @@ def test_tools_calls_gates_and_holds(repo, autodev, mcp_env, tmp_path):
     assert {"srv__lookup", "srv__delete_item", "srv__env_seen"} <= tool_names(t1[0])
     spec = next(t for t in t1[0]["body"]["tools"] if t["function"]["name"] == "srv__lookup")
     assert spec["function"]["parameters"]["required"] == ["key"]
-    found, passed, hidden, refused = tool_results(t1[1])
+    found, passed, hidden, secret, refused = tool_results(t1[1])
     assert (found, passed, hidden) == ("the first letter", "PASSED_ON=set", "NOT_LISTED=unset")
+    assert secret == "SRV_TOKEN=set"
     assert refused.startswith("error: Refused: srv__delete_item matches gateRequiredTools")
     assert tool_results(t2[1])[-1] == "deleted x"
     assert "gateRequiredTools" in tool_results(t2[2])[-1]
