@@ -80,8 +80,8 @@ def test_targets_get_their_keys_from_the_store_not_the_environment(monkeypatch):
     bedrock = target("bedrock/anthropic.claude-3")
     assert bedrock["aws_access_key_id"] == "AKIA0123456789"
     assert bedrock["aws_secret_access_key"] == "aws-secret-0123456789"
-    # api_base without api_key_env: no key at all (a local endpoint)
-    assert "api_key" not in target("openai/local", api_base="http://127.0.0.1:9")
+    # api_base without api_key_env: no real key (a local endpoint), not the provider's from the store
+    assert target("openai/local", api_base="http://127.0.0.1:9")["api_key"] != "sk-openai-0123456789"
 
 
 def test_env_for_passes_exactly_the_named_secrets(monkeypatch):

@@ -176,3 +176,18 @@ def test_file_tools_refuse_autodev_and_git(repo):
     with pytest.raises(ToolError):
         ws.call("edit_file", {"path": ".autodev/config.toml", "old": "1", "new": "2"})
     assert ws.call("read_file", {"path": ".autodev/config.toml"}).endswith("a = 1")
+
+
+@needs_bwrap
+def test_audit_check_runs_in_the_sandbox_too(repo, tmp_path, monkeypatch):
+    from autodev.audit import run_check
+
+    monkeypatch.setenv("DEMO_API_KEY", SECRET)
+    outside = tmp_path / "audit-outside.txt"
+    room = workspace(repo)._room
+    ok, out = run_check(
+        repo, f"echo x > {outside}; tr '\\0' '\\n' < /proc/$PPID/environ; ls /proc", 30, room=room
+    )
+    assert ok, out
+    assert not outside.exists() and SECRET not in out
+    assert str(os.getpid()) not in out.split()
