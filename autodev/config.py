@@ -52,6 +52,36 @@ def _check_env_name(v: str | None) -> str | None:
 # .autodev/config.toml
 
 
+HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
+
+
+class HookConfig(BaseModel):
+    """One `[[hooks]]` table of config.toml: a shell command at a control point."""
+
+    model_config = _MODEL_CONFIG
+
+    on: HookPoint = Field(
+        description="The point: before_tool (exit non-zero blocks the call, stdout is the reason; "
+        'stdout {"args": {...}} on exit 0 replaces the arguments; a crash or timeout blocks), '
+        "after_tool (stdout is appended to the result), before_post (exit non-zero refuses the "
+        "post), after_post, on_state (every state change)."
+    )
+    command: str = Field(
+        min_length=1,
+        description="Run with `sh -c` in the repository, the JSON payload on stdin; provider keys "
+        "are removed from its environment.",
+    )
+    match: str = Field(
+        "*",
+        min_length=1,
+        description="Glob on the tool name (tool points), the post's kind (post points) or the "
+        "state (on_state).",
+    )
+    timeout_sec: float = Field(
+        30, gt=0, description="Seconds before the hook's whole process group is killed (it then fails)."
+    )
+
+
 class RunConfig(BaseModel):
     """Run settings from `.autodev/config.toml`; every key is optional."""
 
@@ -248,6 +278,32 @@ class RunConfig(BaseModel):
         description="(autodev addition) Most tokens one generation may produce, sent on every "
         "model request. The cap actually sent is also at most a quarter of the model's context "
         "window and what the model can produce. A participant's max_output_tokens replaces it.",
+    )
+
+    notify_command: str = Field(
+        "",
+        alias="notifyCommand",
+        description="A shell command run (in the repository, JSON payload on stdin) once per "
+        "change into gated, awaiting_user, paused, faulted or complete. The payload has state, "
+        "reason, text, repo, run and continue. Empty: none.",
+    )
+    notify_url: str = Field(
+        "",
+        alias="notifyUrl",
+        description="A URL POSTed the same JSON payload as notifyCommand, on the same changes. Empty: none.",
+    )
+    notify_timeout_sec: float = Field(
+        10,
+        alias="notifyTimeoutSec",
+        gt=0,
+        description="(autodev addition) Seconds a notification may take; it is tried once, in the "
+        "background, and a failure is an event.",
+    )
+    hooks: list[HookConfig] = Field(
+        default_factory=list,
+        alias="hooks",
+        description="Shell commands at the harness's control points, one [[hooks]] table each "
+        "(keys on, command, match, timeout_sec; see below).",
     )
 
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required", "gate_required_tools")
@@ -838,6 +894,8 @@ def _toml(value: Any) -> str:
         return f'"{escaped}"'
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, BaseModel):
+        return _toml(value.model_dump(by_alias=True))
     if isinstance(value, Mapping):
         return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
     return _toml(str(value))
@@ -911,6 +969,10 @@ def config_markdown() -> str:
     for key, _current, default, meaning in config_rows(RunConfig()):
         lines.append(f"| `{key}` | `{_cell(default)}` | {_cell(meaning)} |")
     lines += [
+        "",
+        "### `[[hooks]]` (optional, any number)",
+        "",
+        *_table_rows(HookConfig),
         "",
         "## `.autodev/team.toml`",
         "",

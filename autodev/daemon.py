@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from autodev import budget, inbox, keys, prompts, runs, scheduler, userfiles
+from autodev import budget, inbox, keys, notify, prompts, runs, scheduler, userfiles
 from autodev import config as cfgmod
 from autodev import sandbox as sandboxmod
 from autodev.effects import EffectsMixin
@@ -23,6 +23,7 @@ from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWri
 from autodev.events import Events
 from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
+from autodev.hooks import Hooks
 from autodev.journal import Journal
 from autodev.notices import NoticesMixin
 from autodev.paths import RunPaths, autodev_home, git_head
@@ -155,6 +156,7 @@ class Daemon(EffectsMixin, NoticesMixin):
 
         st = self.state.update(init)
         self.session = st["sessions"]
+        self._make_hooks()
         self.events.emit("daemon_started", pid=os.getpid(), sandbox=self.sandbox.describe())
         for w in [self.sandbox.warning, *dict.fromkeys(warn)]:
             if w:
@@ -215,6 +217,8 @@ class Daemon(EffectsMixin, NoticesMixin):
                 self._mcp_events()
         for b in self.browsers.values():
             b.close()
+        if getattr(self, "notifier", None):
+            self.notifier.drain()  # `complete` is still delivered as the daemon exits
         for name in ("thread", "events", "hlog"):
             if hasattr(self, name):
                 getattr(self, name).close()
@@ -327,14 +331,40 @@ class Daemon(EffectsMixin, NoticesMixin):
 
     def _fault(self, e: Exception) -> None:
         # Nothing else is appended: the logs are the thing that failed.
-        self.state.update(lambda s: {**s, "state": "faulted", "reason": reason("fault", error=str(e))})
+        why = reason("fault", error=str(e))
+        self.state.update(lambda s: {**s, "state": "faulted", "reason": why})
+        if getattr(self, "notifier", None):
+            self.notifier.fire(notify.payload("faulted", why, str(self.paths.repo), self.run_id))
+
+    def _make_hooks(self) -> None:
+        """Hooks and notifications from the current config (rebuilt when it is edited)."""
+        env = {k: v for k, v in os.environ.items() if k not in self.secret_env}
+        base = {"repo": str(self.paths.repo), "run": self.run_id}
+        self.hooks = Hooks(self.config.hooks, self.paths.repo, env, self.events.emit, base)
+        self.notifier = notify.Notifier(
+            self.config.notify_command,
+            self.config.notify_url,
+            self.config.notify_timeout_sec,
+            self.paths.repo,
+            env,
+            self.events.emit,
+        )
+
+    def _state_event(self, state: str, why: dict | None) -> None:
+        """Every state change: its event, the on_state hooks, and a notification when the run
+        now needs the human (or is done)."""
+        self.events.emit("state", state=state, reason=why)
+        data = notify.payload(state, why, str(self.paths.repo), self.run_id)
+        self.hooks.on_state(data)
+        if state in notify.NOTIFY_STATES:
+            self.notifier.fire(data)
 
     def _set(self, state: str, why: dict | None = None, **extra) -> None:
         cur = self.state.read()
         if cur["state"] == state and cur.get("reason") == why and not extra:
             return
         self.state.update(lambda s: {**s, "state": state, "reason": why, **extra})
-        self.events.emit("state", state=state, reason=why)
+        self._state_event(state, why)
 
     def _loop(self) -> int:
         while True:
@@ -418,6 +448,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         userfiles.snapshot_prompts(self.paths.prompt_overrides, self.overrides)
         self.secret_env = self._key_names()
         self.redact.learn(v for k in self.secret_env if (v := keys.get(k)))
+        self._make_hooks()
         self.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
         self.events.emit("team_reloaded", participants=team.names())
 
@@ -693,6 +724,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             browser=browser,
             tool_guard=self._tool_guard(p.name),
             tell_user=self._raise_notice(p.name),
+            hooks=self.hooks if self.hooks.hooks else None,
         )
         seen_upto = self.thread.last_seq
         try:

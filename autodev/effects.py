@@ -95,7 +95,7 @@ class EffectsMixin:
     def _decide_gate(self, gate: dict, approved: bool, by: str, why: str) -> None:
         ch = self._gate_decision(gate, approved, by, why, self.state.read())
         self.state.update(lambda s: {**s, **ch})
-        self.events.emit("state", state="running", reason=None)
+        self._state_event("running", None)
 
     def _silent(self, name: str, why: str, turn: int, figures) -> None:
         """A turn that ended without a post: its figures, the silent streak and the pause rule,
@@ -118,7 +118,7 @@ class EffectsMixin:
         n = st["participants"].get(name, {}).get("silent_streak", 0)
         self.events.emit("silent_turn", participant=name, reason=why, streak=n)
         if paused:
-            self.events.emit("state", state="paused", reason=paused)
+            self._state_event("paused", paused)
 
     def _after_post(self, post: dict, author: str, turn: int | None = None, figures=None) -> None:
         """Apply a post's effects exactly once. Everything they change in state (with the
@@ -161,7 +161,7 @@ class EffectsMixin:
         else:
             self.state.update(lambda s: account({**s, **ch}, author, turn, figures, post))
         if "state" in ch:
-            self.events.emit("state", state=ch["state"], reason=ch.get("reason"))
+            self._state_event(ch["state"], ch.get("reason"))
 
     def _stagnant(self, author: str) -> bool:
         """The author's last three posts are identical in kind and text."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from autodev.journal import Journal
@@ -15,11 +16,13 @@ class Events:
         # A log of what happened, not of intents: the same id (a gate's, a notice's) may recur.
         self.journal = Journal(path, redact=redact, idempotent=False)
         self.run_id = run_id
+        self._lock = threading.Lock()  # notifications report from their own threads
 
     def emit(self, type: str, **fields) -> dict:
         rec = {"type": type, "ts": now_ts(), "run": self.run_id, "schema": SCHEMA}
         rec.update(fields)
-        return self.journal.append(rec)
+        with self._lock:
+            return self.journal.append(rec)
 
     def close(self) -> None:
         self.journal.close()

@@ -98,6 +98,20 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
         return _line("  ⚙", f"{who}: {ev.get('name')}", "dim")
     if kind == "tool_interrupted":
         return _line("  ⚙", f"{who}: {ev.get('name')} was interrupted by a restart", "yellow")
+    if kind == "hook":
+        what = f"hook {ev.get('on')} `{str(ev.get('command', ''))[:60]}` on {ev.get('subject')}"
+        if ev.get("ok"):
+            return _line("  ⚓", f"{what}: ok", "dim")
+        out = str(ev.get("output") or "")[:160]
+        return _line("  ⚓", f"{what} {ev.get('problem')}" + (f": {out}" if out else ""), "bold red")
+    if kind == "notify_failed":
+        return _line(
+            "✉", f"notification ({ev.get('via')}) for {ev.get('state')} failed: {ev.get('error')}", "bold red"
+        )
+    if kind == "notified":
+        return _line("✉", f"notified ({ev.get('via')}): {ev.get('state')}", "dim")
+    if kind == "budget_reached":
+        return _line("$", str(ev.get("text", "")), "yellow")
     if kind == "failover":
         to = ev.get("to") or "no model left: waiting for the reset"
         return _line("⇄", f"{who}: {ev.get('model')} hit a usage limit → {to}", "yellow")

@@ -52,6 +52,10 @@ EVERY_KEY = {
     "maxCostUsd": 2.5,
     "maxTokens": 100000,
     "maxOutputTokens": 2048,
+    "notifyCommand": "notify-send autodev",
+    "notifyUrl": "http://127.0.0.1:9000/hook",
+    "notifyTimeoutSec": 3,
+    "hooks": [{"on": "after_tool", "command": "ruff check .", "match": "write_*", "timeout_sec": 60}],
 }
 
 
@@ -81,11 +85,19 @@ def test_every_key_loads_by_its_alias(tmp_path):
     cfg = load_config(path)
     by_alias = {info.alias: getattr(cfg, name) for name, info in RunConfig.model_fields.items()}
     assert set(by_alias) == set(EVERY_KEY), "EVERY_KEY must list every field"
+    by_alias["hooks"] = [h.model_dump(by_alias=True) for h in by_alias["hooks"]]
     for key, value in EVERY_KEY.items():
         assert by_alias[key] == value, key
         assert by_alias[key] != RunConfig.model_fields[
             next(n for n, i in RunConfig.model_fields.items() if i.alias == key)
         ].get_default(call_default_factory=True), f"{key}: test value must differ from default"
+
+
+def test_a_bad_hook_is_named_with_its_table(tmp_path):
+    path = write(tmp_path / ".autodev" / "config.toml", '[[hooks]]\non = "before_tools"\ncommand = "x"\n')
+    err = config_error(path)
+    assert err.message.startswith(".autodev/config.toml: hooks[0].on: must be one of before_tool,")
+    assert "before_tool" in err.fix
 
 
 def test_missing_config_file_means_defaults(tmp_path):

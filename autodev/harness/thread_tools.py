@@ -51,6 +51,12 @@ def post(env: ToolEnv, **args: object) -> str:
         )
     except PostRefused as e:
         return f"refused: {e}"
+    hook_data = {"participant": ctx.name, "turn": ctx.turn}
+    if ctx.hooks:
+        draft = {"kind": move.kind, "text": move.text, "handoff": move.handoff}
+        why = ctx.hooks.before_post(draft, hook_data)
+        if why:
+            return f"refused by a before_post hook: {why}"
     extra = {}
     if move.kind == "work_done":
         extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
@@ -60,6 +66,8 @@ def post(env: ToolEnv, **args: object) -> str:
     ctx.hlog.append({"type": "post_committed", "run": ctx.run_id, "turn": ctx.turn, "seq": rec["seq"]})
     ctx.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
     result.post = rec
+    if ctx.hooks:
+        ctx.hooks.after_post(rec, hook_data)
     return f"posted as #{rec['seq']}; your turn is over"
 
 

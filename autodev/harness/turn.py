@@ -60,6 +60,7 @@ class TurnContext:
     browser: object = None  # autodev.harness.browser.Browser of this participant, when granted
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
     compactions: int = 0  # compactions made in this turn (status shows their sum)
+    hooks: object | None = None  # autodev.hooks.Hooks, when config.toml declares any
 
 
 @dataclass
@@ -356,9 +357,12 @@ def _resume_call(
     ctx: TurnContext, call: dict, began: dict | None, baseline: credit.Baseline, result: TurnResult
 ) -> str:
     """A tool call of the last known model answer that has no logged result."""
+    decided = (began or {}).get("hook")
+    if decided and decided.get("blocked"):  # the hook's answer was recorded: not asked again
+        return _finish(ctx, call["id"], _blocked(decided))
     if began is None or began.get("replay_safe") or call["function"]["name"] == "post":
         # Never started, or safe to run again (reads; a post is idempotent by its id).
-        return _run_call(ctx, call, baseline, result)
+        return _run_call(ctx, call, baseline, result, decided)
     ctx.hlog.append(
         {
             "type": "tool_finished",
@@ -373,7 +377,26 @@ def _resume_call(
     return INTERRUPTED
 
 
-def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: TurnResult) -> str:
+def _blocked(hook: dict) -> str:
+    return f"blocked by a before_tool hook: {hook['blocked']}"
+
+
+def _finish(ctx: TurnContext, call_id: str, out: str) -> str:
+    ctx.hlog.append(
+        {
+            "type": "tool_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call_id,
+            "result": out[:4000],
+        }
+    )
+    return out
+
+
+def _run_call(
+    ctx: TurnContext, call: dict, baseline: credit.Baseline, result: TurnResult, decided: dict | None = None
+) -> str:
     name = call["function"]["name"]
     try:
         args = json.loads(call["function"].get("arguments") or "{}")
@@ -386,6 +409,13 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
     if name == "post":  # it keeps its own intent records
         return POST.call(env, args)
     tool = tools.get(name)
+    hook = None
+    runs = tool is not None and (result.post is None or tool.capability == "thread")
+    if ctx.hooks and runs:
+        # The effective outcome goes into tool_started: a resumed turn reuses it (`decided`).
+        hook = decided or ctx.hooks.before_tool(name, args, _hook_data(ctx))
+        if hook:
+            args = hook["args"]
     ctx.hlog.append(
         {
             "type": "tool_started",
@@ -395,11 +425,14 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
             "name": name,
             "args": args,
             "replay_safe": bool(tool and tool.replay_safe),
+            **({"hook": hook} if hook else {}),
         }
     )
     ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
     if result.post is not None and not (tool and tool.capability == "thread"):
         out = "skipped: your turn ended with your post"
+    elif hook and hook["blocked"]:
+        out = _blocked(hook)
     else:
         try:
             if tool is None:
@@ -410,16 +443,13 @@ def _run_call(ctx: TurnContext, call: dict, baseline: credit.Baseline, result: T
             out = str(tool.call(env, args))
         except ToolError as e:
             out = f"error: {e}"
-    ctx.hlog.append(
-        {
-            "type": "tool_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call["id"],
-            "result": out,
-        }
-    )
-    return out
+        if ctx.hooks and tool is not None:
+            out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
+    return _finish(ctx, call["id"], out)
+
+
+def _hook_data(ctx: TurnContext) -> dict:
+    return {"participant": ctx.name, "turn": ctx.turn}
 
 
 def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool]) -> str:
