@@ -181,7 +181,12 @@ class Daemon(EffectsMixin, NoticesMixin):
     def _start_mcp(self) -> None:
         from autodev.harness.mcp import McpHub
 
-        self.mcp = McpHub(self.team.mcp, repo=self.paths.repo, errlog=self.paths.run_dir / "mcp-servers.log")
+        self.mcp = McpHub(
+            self.team.mcp,
+            repo=self.paths.repo,
+            errlog=self.paths.run_dir / "mcp-servers.log",
+            groups_file=self.paths.run_dir / "mcp-groups.json",
+        )
         self.mcp.start()
         self._mcp_events()
 

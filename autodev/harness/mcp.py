@@ -13,6 +13,7 @@ minute), so the run goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
@@ -82,6 +83,7 @@ class McpHub:
         *,
         repo: Path,
         errlog: Path | None = None,
+        groups_file: Path | None = None,
         ping_sec: float = _PING_SEC,
     ):
         self._servers: dict[str, _Server] = {}
@@ -101,6 +103,7 @@ class McpHub:
         self._events: list[tuple[str, dict]] = []
         self._events_lock = threading.Lock()
         self._errlog = errlog
+        self._groups_file = groups_file
         self._ping = ping_sec
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -111,6 +114,7 @@ class McpHub:
 
     def start(self, timeout: float = 30.0) -> None:
         """Start every server and wait for its tool list; McpStartError names one that failed."""
+        self._reap()
         if not self._servers:
             return
         ready = threading.Event()
@@ -136,6 +140,8 @@ class McpHub:
         if self._thread is not None:
             self._thread.join(15)
         self._loop = None
+        if self._groups_file is not None:
+            self._groups_file.unlink(missing_ok=True)
 
     def _run(self, ready: threading.Event) -> None:
         loop = asyncio.new_event_loop()
@@ -195,6 +201,7 @@ class McpHub:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     s.pgid = _find_group(s, [o.pgid for o in self._servers.values()])
+                    self._save_groups()
                     await asyncio.wait_for(session.initialize(), s.timeout)
                     s.tools = await self._list(s, session)
                     s.session, s.up, s.error = session, True, ""
@@ -257,6 +264,33 @@ class McpHub:
         with self._events_lock:
             out, self._events = self._events, []
         return out
+
+    def _save_groups(self) -> None:
+        """The servers' process groups, so a daemon killed with -9 has its servers stopped by the
+        next one (a server may outlive its stdin, and what it started always does)."""
+        if self._groups_file is None:
+            return
+        groups = {s.name: s.pgid for s in self._servers.values() if s.pgid}
+        tmp = self._groups_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(groups))
+        os.replace(tmp, self._groups_file)
+
+    def _reap(self) -> None:
+        """Stop the process groups of the servers a killed daemon left running."""
+        if self._groups_file is None or not self._groups_file.exists():
+            return
+        try:
+            groups = json.loads(self._groups_file.read_text())
+        except (OSError, ValueError):
+            groups = {}
+        for name, pgid in groups.items() if isinstance(groups, dict) else []:
+            if isinstance(pgid, int) and pgid > 1 and pgid != os.getpgrp():
+                try:
+                    os.killpg(pgid, 9)
+                    self._emit("mcp_server_reaped", server=name, pgid=pgid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        self._groups_file.unlink(missing_ok=True)
 
     # -- use
 
