@@ -136,15 +136,25 @@ def _team(paths: RunPaths, checks: list[Check]):
 
 
 def _sandbox(paths: RunPaths) -> Check:
-    bwrap = shutil.which("bwrap")
-    if bwrap:
-        return Check(OK, "sandbox", f"bubblewrap at {bwrap}")
-    return Check(
-        WARN,
-        "sandbox",
-        "bubblewrap (bwrap) is not on PATH: participants' commands cannot run in a sandbox",
-        "install bubblewrap (e.g. `apt-get install bubblewrap`)",
-    )
+    from autodev import sandbox
+    from autodev.config import load_config
+
+    try:
+        mode = load_config(paths.config_file).sandbox
+    except AutodevError:
+        mode = "auto"  # the team check above already reports the broken config
+    try:
+        box = sandbox.resolve(mode)  # the same answer `start` gets
+    except AutodevError as e:
+        return Check(FAIL, "sandbox", e.message, e.fix)
+    if box.warning:
+        return Check(
+            WARN,
+            "sandbox",
+            f"commands run unsandboxed: {box.problem}",
+            "install bubblewrap (e.g. `apt-get install bubblewrap`)",
+        )
+    return Check(OK, "sandbox", box.describe())
 
 
 def _providers(team, env: Mapping[str, str], online: bool) -> list[Check]:

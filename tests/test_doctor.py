@@ -267,3 +267,10 @@ def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):
     exe = _fake_exe(tmp_path / "bin", "autodev-no-such-server")
     r, lines = doctor(autodev, repo, env={"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"})
     assert r.returncode == 0 and lines["mcp: notes"] == ("ok", f"{exe} (not started)"), r.stdout
+
+
+def test_sandbox_bwrap_required_but_missing_fails(autodev, repo):
+    write_team(repo, SOLO, done_accepted("solo"), config='sandbox = "bwrap"\n')
+    r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": ""})
+    assert r.returncode == 2 and lines["sandbox"][0] == "FAIL", r.stdout
+    assert "bubblewrap" in lines["sandbox"][1]
