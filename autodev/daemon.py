@@ -260,6 +260,17 @@ class Daemon(EffectsMixin, NoticesMixin):
         post = self.thread.seen(f"{self.run_id}:t{turn}:post")
         if not finished and not post:
             self.resume = rebuild(recs)
+            for call, began in self.resume.pending:
+                if began is not None:  # it was running when the daemon died: say so
+                    self.events.emit(
+                        "tool_crashed",
+                        turn=turn,
+                        participant=who,
+                        name=began.get("name"),
+                        call_id=call["id"],
+                        crashes=began.get("crashes", 1),
+                        replay_safe=bool(began.get("replay_safe")),
+                    )
             self.events.emit(
                 "turn_recovered", turn=turn, participant=who, step=self.resume.steps, posted=None
             )
@@ -423,6 +434,15 @@ class Daemon(EffectsMixin, NoticesMixin):
         ):
             break
 
+    def _stop_requested(self) -> bool:
+        """A `stop` the user asked for and the daemon has not applied yet."""
+        try:
+            st = self.state.read()
+        except AutodevError:
+            return False
+        done = st.get("controls_applied", 0)
+        return any(c.get("action") == "stop" and c.get("n", 0) > done for c in st.get("controls", []))
+
     def _inbox_or_controls_pending(self) -> bool:
         st = self.state.read()
         return bool(inbox.pending(self.paths.inbox)) or any(
@@ -574,7 +594,7 @@ class Daemon(EffectsMixin, NoticesMixin):
     # -- a turn ------------------------------------------------------------------------------
 
     def _one_turn(self, st: dict) -> None:
-        from autodev.harness.turn import AllModelsLimited
+        from autodev.harness.turn import AllModelsLimited, TurnStopped
 
         resume, self.resume = self.resume, None
         if resume and resume.participant not in self.team.names():
@@ -627,6 +647,11 @@ class Daemon(EffectsMixin, NoticesMixin):
             self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
             self._recover()
             self._set("paused", reason("provider", error=e.message), speaking=None)
+            return
+        except TurnStopped:
+            # Left open at a step boundary: the stop applies now; `start` continues the turn.
+            self.events.emit("turn_stopped", participant=p.name, turn=turn_no)
+            self._recover()
             return
         except AllModelsLimited as e:
             self._recover()
@@ -692,6 +717,8 @@ class Daemon(EffectsMixin, NoticesMixin):
             room=self._room(p),
             redactor=self.redact,
         )
+        # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
+        workspace.limit(time.monotonic() + self.config.turn_timeout_min * 60, self._stop_requested)
         ctx = TurnContext(
             run_id=self.run_id,
             turn=turn_no,

@@ -18,6 +18,11 @@ INTERRUPTED = (
     "have taken effect. Check the repository's state before you run it again."
 )
 
+CRASHED = (
+    "interrupted: autodev crashed twice while this tool was running, so it is not run again. "
+    "Try another way (a narrower path, a smaller request), or tell the user."
+)
+
 
 @dataclass
 class Resume:
@@ -35,7 +40,8 @@ class Resume:
     models: dict[str, dict] = field(default_factory=dict)  # usage per model label, as TurnResult
     cached_tokens: int = 0
     origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
-    pending: list[tuple[dict, dict | None]] = field(default_factory=list)  # (call, tool_started)
+    # (call, its newest tool_started with "crashes": how many times it started without a result)
+    pending: list[tuple[dict, dict | None]] = field(default_factory=list)
 
 
 def rebuild(records: list[dict]) -> Resume:
@@ -50,7 +56,9 @@ def rebuild(records: list[dict]) -> Resume:
         if t == "tool_finished":
             finished[rec["call_id"]] = rec["result"]
         elif t == "tool_started":
-            started[rec["call_id"]] = rec
+            # Each restart that replays a call logs it again: the count is the crashes it saw.
+            n = started.get(rec["call_id"], {}).get("crashes", 0)
+            started[rec["call_id"]] = {**rec, "crashes": n + 1}
     r.told = any(
         started.get(cid, {}).get("name") == "tell_user" and res.startswith("notice ")
         for cid, res in finished.items()

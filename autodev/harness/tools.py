@@ -12,8 +12,10 @@ contract (prompts, scripted models and tests call them by these names):
     with a trailing ``/``. ``.git`` is skipped; folders git ignores are shown but not expanded.
     Capped at 500 entries, with a note when cut.
 ``search(pattern, path=".", glob=None)``
-    Python-regex search, line by line, over the text files under ``path`` (a folder or one file).
-    Skips ``.git``, files ignored by ``.gitignore`` and binary files. ``glob`` keeps only files
+    Regular-expression search, line by line, over the text files under ``path`` (a folder or one
+    file), run by ripgrep in a subprocess: linear-time (no pattern can hang a turn), cut at the
+    turn's deadline or on ``stop``. The syntax is Python's without look-around and
+    backreferences. Skips ``.git``, files ignored by ``.gitignore`` and binary files. ``glob`` keeps only files
     whose name (or, when it has a ``/``, whose repository-relative path) matches, e.g. ``"*.py"``.
     Results are ``path:line: text``, capped at 200 matches with a note when cut.
 ``write_file(path, content)``  (writers only)
@@ -35,11 +37,15 @@ leading outside the repository and anything inside ``.git/`` are refused. Misuse
 
 from __future__ import annotations
 
+import base64
 import fnmatch
+import json
 import os
-import re
+import shutil
 import signal
+import stat
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +57,7 @@ from pydantic import Field
 
 from autodev.errors import ToolError
 from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
+from autodev.journal import safe_text
 from autodev.redact import Redactor, scrubbed_env, secret_values
 
 if TYPE_CHECKING:
@@ -62,6 +69,7 @@ _SEARCH_LINE_CUT = 300
 _READ_LINE_CUT = 2000
 _SEARCH_MAX_FILE = 4 * 1024 * 1024  # bigger files are almost never source; skip them
 _BINARY_SNIFF = 8192
+_SEARCH_TIMEOUT = 120.0  # seconds; also capped by the command timeout and the turn's time left
 
 # The one secret policy (names, scrubbing, masking) lives in autodev/redact.py; scrubbed_env
 # is re-exported here for callers that knew it from this module.
@@ -86,7 +94,10 @@ class ListFilesArgs(Args):
 
 
 class SearchArgs(Args):
-    pattern: String = Field(description="Python regular expression, e.g. 'def run_\\w+'")
+    pattern: String = Field(
+        description="regular expression (Python syntax without look-around or backreferences), "
+        "e.g. 'def run_\\w+'"
+    )
     path: String = Field(".", description=f"folder or file to search, {_PATH_HELP}")
     glob: String | None = Field(
         None,
@@ -155,7 +166,7 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         "search",
         "read",
         SearchArgs,
-        "Search text files for a Python regular expression, line by line. Results are "
+        "Search text files for a regular expression, line by line. Results are "
         "'path:line: text'. Skips .git, git-ignored files and binary files.",
     ),
     _workspace_tool(
@@ -214,11 +225,85 @@ def _looks_binary(data: bytes) -> bool:
     return b"\0" in data[:_BINARY_SNIFF]
 
 
+def _ripgrep() -> str:
+    """The `rg` binary: the one the `ripgrep` package installed next to this Python, else PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "rg")
+    found = here if os.access(here, os.X_OK) else shutil.which("rg")
+    if not found:
+        raise ToolError("search: ripgrep (rg) is not installed; reinstall autodev (it depends on ripgrep)")
+    return found
+
+
+def _rg_text(field: Any) -> str:
+    """A path or line from ripgrep's JSON: text, or base64 bytes when not UTF-8."""
+    if not isinstance(field, dict):
+        return ""
+    if "text" in field:
+        return str(field["text"])
+    raw = base64.b64decode(field.get("bytes") or "")
+    return safe_text(raw.decode("utf-8", errors="surrogateescape"))
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills it if the daemon dies (even by kill -9), so a
+    search blocked on a pipe never outlives the daemon that started it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+
+
+class _Watch:
+    """Calls `kill` at a deadline or when `stopping()` says so; `finish()` says which."""
+
+    def __init__(self, kill: Callable[[], None], seconds: float, stopping: Callable[[], bool]):
+        self._kill, self._stopping, self._why = kill, stopping, ""
+        self._end = time.monotonic() + seconds
+        self._seconds = seconds
+        self._over = threading.Event()
+        threading.Thread(target=self._run, name="tool-deadline", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._over.wait(0.1):
+            if self._stopping():
+                self._why = "stopped: the run is stopping"
+            elif time.monotonic() >= self._end:
+                self._why = f"stopped after {self._seconds:g} s (its time limit)"
+            else:
+                continue
+            self._kill()
+            return
+
+    def finish(self) -> str:
+        self._over.set()
+        return self._why
+
+
 # ---------------------------------------------------------------------------- the workspace
 
 
 class Workspace:
     """The tools one participant may use on one repository during a turn."""
+
+    # Set by `limit()`: when the turn must end (time.monotonic()), and whether the user asked
+    # the run to stop. Tools that run a process give up at either.
+    deadline: float | None = None
+    stopping: Callable[[], bool] | None = None
+
+    def limit(self, deadline: float | None, stopping: Callable[[], bool] | None = None) -> None:
+        """Cut every tool at `deadline` (the turn's timeout) or as soon as `stopping()`."""
+        self.deadline, self.stopping = deadline, stopping
+
+    def _stopping(self) -> bool:
+        return bool(self.stopping and self.stopping())
+
+    def _time_for(self, wanted: float) -> float:
+        """`wanted` seconds, or less when the turn's deadline comes first (never below 0.1)."""
+        if self.deadline is None:
+            return wanted
+        return max(0.1, min(wanted, self.deadline - time.monotonic()))
 
     def __init__(
         self,
@@ -276,11 +361,16 @@ class Workspace:
 
     def invoke(self, method: str, kwargs: dict[str, Any]) -> str:
         """Run a tool's method with checked arguments; its result with secrets masked."""
+        name = method.removeprefix("_t_")
         try:
             result = getattr(self, method)(**kwargs)
         except OSError as e:
-            raise ToolError(f"{method.removeprefix('_t_')}: {e.strerror or e}") from None
-        return self._redact(result)
+            raise ToolError(f"{name}: {e.strerror or e}") from None
+        except (ValueError, RecursionError) as e:  # text that is not UTF-8, a path nested too deep
+            raise ToolError(f"{name}: {type(e).__name__}: {safe_text(str(e))[:300]}") from None
+        # Valid UTF-8 whatever the repository holds (a Latin-1 file name): the provider's JSON
+        # encoder and every log would refuse it otherwise.
+        return safe_text(self._redact(result))
 
     # -- paths
 
@@ -339,6 +429,8 @@ class Workspace:
             raise ToolError(f"read_file: no file '{rel}'; use list_files or search to find it")
         if os.path.isdir(real):
             raise ToolError(f"read_file: '{rel}' is a folder; use list_files(path='{rel}')")
+        if not stat.S_ISREG(os.stat(real).st_mode):  # a FIFO or a device would block the turn
+            raise ToolError(f"read_file: '{rel}' is not a regular file (a pipe, socket or device)")
         with open(real, "rb") as f:
             data = f.read()
         if _looks_binary(data):
@@ -441,65 +533,85 @@ class Workspace:
         return [p for p in r.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
     def _t_search(self, pattern: str, path: str, glob: str | None) -> str:
-        try:
-            rx = re.compile(pattern)
-        except re.error as e:
-            raise ToolError(
-                f"search: pattern {pattern!r} is not a valid Python regular "
-                f"expression ({e}); escape special characters such as ( [ . * "
-                "with a backslash"
-            ) from None
         real, rel = self._resolve("search", path)
         if not os.path.exists(real):
             raise ToolError(f"search: no file or folder '{rel}'")
+        # ripgrep in a subprocess: its regex engine is linear-time (no pattern can hang a turn),
+        # it honours .gitignore, and the process can be killed at the deadline or on `stop`.
+        argv = [
+            _ripgrep(),
+            "--json",
+            "--sort=path",  # one order for every run: the model (and a replay) sees the same list
+            "--hidden",
+            "--glob=!.git",
+            "--no-config",
+            f"--max-filesize={_SEARCH_MAX_FILE}",
+            f"--regexp={pattern}",
+        ]
+        if glob and "/" not in glob:
+            argv.append(f"--glob={glob}")
+        argv += ["--"] + ([] if rel == "." else [rel])
+        seconds = self._time_for(_SEARCH_TIMEOUT)
         matches: list[str] = []
         searched = 0
         cut = False
-        for file_rel in self._candidate_files(real, rel):
-            if glob and not self._glob_match(file_rel, glob):
-                continue
-            file_real = os.path.realpath(os.path.join(self._real, file_rel))
-            if not self._inside(file_real) or not os.path.isfile(file_real):
-                continue
-            try:
-                if os.path.getsize(file_real) > _SEARCH_MAX_FILE:
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=self._real,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=scrubbed_env(self._secret_env),
+                preexec_fn=_die_with_parent,
+            )
+        except OSError as e:
+            raise ToolError(f"search: could not start ripgrep: {e}; reinstall autodev") from None
+        watch = _Watch(proc.kill, seconds, self._stopping)
+        try:
+            for raw in proc.stdout:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
                     continue
-                with open(file_real, "rb") as f:
-                    data = f.read()
-            except OSError:
-                continue
-            if _looks_binary(data):
-                continue
-            searched += 1
-            for n, line in enumerate(_split_lines(data.decode("utf-8", errors="replace")), 1):
-                if rx.search(line):
-                    if len(matches) >= _SEARCH_CAP:
-                        cut = True
-                        break
-                    matches.append(f"{file_rel}:{n}: {_short(line.strip(), _SEARCH_LINE_CUT)}")
-            if cut:
-                break
+                kind, data = event.get("type"), event.get("data") or {}
+                if kind == "end":
+                    searched += 1
+                if kind != "match":
+                    continue
+                file_rel = _rg_text(data.get("path"))
+                if glob and "/" in glob and not self._glob_match(file_rel, glob):
+                    continue
+                line = _rg_text(data.get("lines"))
+                if "\0" in line:  # a binary file named on purpose: not shown, as when walking
+                    continue
+                if len(matches) >= _SEARCH_CAP:
+                    cut = True
+                    break
+                n = data.get("line_number")
+                matches.append(f"{file_rel}:{n}: {_short(line.strip(), _SEARCH_LINE_CUT)}")
+        finally:
+            proc.kill()
+            proc.stdout.close()
+            errors = proc.stderr.read().decode("utf-8", errors="replace").splitlines()
+            proc.stderr.close()
+            proc.wait()
+            why = watch.finish()
+        if proc.returncode == 2 and not matches and any("regex parse error" in e for e in errors):
+            detail = " ".join(e.strip() for e in errors[1:] if e.strip())[:300]
+            raise ToolError(
+                f"search: pattern {pattern!r} is not a valid regular expression ({detail}); "
+                "escape special characters such as ( [ . * with a backslash (ripgrep syntax: "
+                "like Python's, without look-around or backreferences)"
+            )
         scope = f" matching {glob!r}" if glob else ""
+        note = f"\n[search {why}; the results may be incomplete]" if why else ""
         if not matches:
-            return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'"
+            return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'{note}"
         text = "\n".join(matches)
         if cut:
             text += f"\n[results cut at {_SEARCH_CAP} matches; narrow the pattern, the path or the glob]"
-        return self._cap(text, "narrow the pattern, the path or the glob")
-
-    def _candidate_files(self, real: str, rel: str) -> list[str]:
-        """Repository-relative files to search: git's view (respects .gitignore) when possible."""
-        if os.path.isfile(real):
-            return [rel]
-        listed = self._git_lines(["ls-files", "--cached", "--others", "--exclude-standard", "-z", "--", rel])
-        if listed:  # nothing listed: not a git repository, or a folder git ignores as a whole
-            return sorted(set(listed))
-        found: list[str] = []
-        for folder, dirs, files in os.walk(real):
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            for name in sorted(files):
-                found.append(Path(os.path.relpath(os.path.join(folder, name), self._real)).as_posix())
-        return found
+        return self._cap(text, "narrow the pattern, the path or the glob") + note
 
     @staticmethod
     def _glob_match(file_rel: str, glob: str) -> bool:
@@ -574,14 +686,26 @@ class Workspace:
             refusal = self._guard(command)
             if refusal is not None:
                 raise ToolError(refusal)
-        timeout = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
+        wanted = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
+        timeout = self._time_for(wanted)
         env = scrubbed_env(self._secret_env)
         argv = ["bash", "-c", command]
         if self._room is not None:
             env, argv = self._room.env(env), self._room.wrap(argv)
-        run = _run_bash(argv, cwd=self._real, env=env, timeout=timeout, max_output=self.max_output)
-        secs = f"{timeout:g} s"
-        if run.timed_out and run.exit_code is None:
+        run = _run_bash(
+            argv,
+            cwd=self._real,
+            env=env,
+            timeout=timeout,
+            max_output=self.max_output,
+            stopping=self._stopping,
+        )
+        secs = f"{timeout:g} s" + (" (the turn's time left)" if timeout < wanted else "")
+        if run.timed_out and self._stopping():
+            status = (
+                "stopped: the user is stopping the run; the command and every process it started were killed"
+            )
+        elif run.timed_out and run.exit_code is None:
             status = f"timed out after {secs}: the command and every process it started were killed"
         elif run.timed_out:
             status = (
@@ -660,7 +784,29 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _run_bash(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float, max_output: int) -> _Run:
+def _wait(proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
+    """proc.wait(timeout), also ended early (TimeoutExpired) when `stopping()` turns true."""
+    end = time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        if left <= 0 or (stopping is not None and stopping()):
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        try:
+            proc.wait(timeout=min(0.2, left))
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _run_bash(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    max_output: int,
+    stopping: Callable[[], bool] | None = None,
+) -> _Run:
     try:
         proc = subprocess.Popen(
             argv,
@@ -679,7 +825,7 @@ def _run_bash(argv: list[str], *, cwd: str, env: dict[str, str], timeout: float,
     deadline = time.monotonic() + timeout
     timed_out = False
     try:
-        proc.wait(timeout=timeout)
+        _wait(proc, timeout, stopping)
     except subprocess.TimeoutExpired:
         timed_out = True
     if not timed_out:

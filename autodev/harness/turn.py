@@ -15,13 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev import credit, prompts
-from autodev.errors import ProviderError, ToolError
+from autodev.errors import AutodevError, ProviderError, ToolError
 from autodev.harness import compaction, providers
-from autodev.harness.recovery import INTERRUPTED, Resume
+from autodev.harness.recovery import CRASHED, INTERRUPTED, Resume
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.tools import WORKSPACE_TOOLS, Workspace, write_refusal
+from autodev.journal import safe, safe_text
 from autodev.moves import MOVES
+
+
+class TurnStopped(Exception):
+    """The user asked the run to stop while the turn was running (at a step boundary)."""
 
 
 class AllModelsLimited(Exception):
@@ -259,6 +264,8 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
                 }
             )
     while result.post is None:
+        if ctx.workspace.stopping is not None and ctx.workspace.stopping():
+            raise TurnStopped()  # the turn stays open; `start` continues it from here
         if result.steps >= ctx.max_steps:
             result.reason = f"reached maxStepsPerTurn ({ctx.max_steps}) without a post"
             break
@@ -309,7 +316,7 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             cached_tokens=gen.cached_tokens,
             cost=gen.cost,
         )
-        messages.append(gen.message)
+        messages.append(safe(gen.message))  # a lone surrogate would fail the next request
         origins[len(messages) - 1] = gen.source
         calls = gen.message.get("tool_calls") or []
         if not calls:
@@ -360,21 +367,25 @@ def _resume_call(
     decided = (began or {}).get("hook")
     if decided and decided.get("blocked"):  # the hook's answer was recorded: not asked again
         return _finish(ctx, call["id"], _blocked(decided))
-    if began is None or began.get("replay_safe") or call["function"]["name"] == "post":
-        # Never started, or safe to run again (reads; a post is idempotent by its id).
+    name = call["function"]["name"]
+    crashes = (began or {}).get("crashes", 1)
+    if began is None or (began.get("replay_safe") and crashes < 2) or name == "post":
+        # Never started, or safe to run again (reads; a post is idempotent by its id). A read
+        # in flight at the last two crashes is what crashes the daemon: not run a third time.
         return _run_call(ctx, call, baseline, result, decided)
+    text = INTERRUPTED if crashes < 2 else CRASHED
     ctx.hlog.append(
         {
             "type": "tool_finished",
             "run": ctx.run_id,
             "turn": ctx.turn,
             "call_id": call["id"],
-            "result": INTERRUPTED,
+            "result": text,
             "synthetic": True,
         }
     )
-    ctx.events.emit("tool_interrupted", participant=ctx.name, turn=ctx.turn, name=call["function"]["name"])
-    return INTERRUPTED
+    ctx.events.emit("tool_interrupted", participant=ctx.name, turn=ctx.turn, name=name, crashes=crashes)
+    return text
 
 
 def _blocked(hook: dict) -> str:
@@ -402,7 +413,7 @@ def _run_call(
         args = json.loads(call["function"].get("arguments") or "{}")
         if not isinstance(args, dict):
             raise ValueError("arguments must be a JSON object")
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         return f"error: the arguments of {name} are not valid JSON ({e}); send a JSON object"
     env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
     tools = offered(ctx)
@@ -440,9 +451,14 @@ def _run_call(
             refusal = ctx.tool_guard(name) if ctx.tool_guard else None
             if refusal:
                 raise ToolError(refusal)
-            out = str(tool.call(env, args))
+            out = safe_text(str(tool.call(env, args)))
         except ToolError as e:
             out = f"error: {e}"
+        except AutodevError:
+            raise  # a log that cannot be written: the run faults, as everywhere
+        except Exception as e:  # a bug in a tool ends the call, not the daemon
+            out = f"error: {name} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
+            ctx.events.emit("error", participant=ctx.name, turn=ctx.turn, message=out)
         if ctx.hooks and tool is not None:
             out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
     return _finish(ctx, call["id"], out)

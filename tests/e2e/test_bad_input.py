@@ -17,12 +17,14 @@ from tests.e2e.helpers import (
     cli,
     events,
     post,
+    requests_of,
     run_until_idle,
     start_detached,
     state_of,
     status_json,
     status_text,
     step,
+    tool_results,
     wait_for,
 )
 
@@ -165,3 +167,18 @@ def test_the_run_folder_is_private(repo, autodev):
         assert (d / name).stat().st_mode & 0o777 == 0o600, name
     autodev(repo, "stop")
     wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+
+
+def test_latin1_file_names_reach_the_model_escaped(repo, autodev):
+    # Once a UnicodeEncodeError at every start: both tools are replay-safe, so they ran again.
+    script = step("solo", call("list_files"), call("search", pattern="needle")) + post(
+        "solo", "say", "found it", "user"
+    )
+    write_team(repo, SOLO, script)
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.txt"), "wb") as f:
+        f.write(b"needle in a latin-1 named file\n")
+    run_until_idle(autodev, repo, "find the needle", expect=3)
+    listed, found = tool_results(requests_of(repo, "solo")[1])
+    assert "caf\\xe9.txt" in listed
+    assert "caf\\xe9.txt:1: needle in a latin-1 named file" in found
+    _strict_utf8(run_dir(repo) / "harness.jsonl")

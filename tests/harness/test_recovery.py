@@ -13,7 +13,7 @@ import os
 import signal
 import time
 
-from autodev.harness.recovery import INTERRUPTED, rebuild
+from autodev.harness.recovery import CRASHED, INTERRUPTED, rebuild
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import SOLO, events_of, kill_group, records_of, requests_of, wait_for
 
@@ -124,7 +124,11 @@ def test_finished_tools_are_reused_and_unfinished_ones_are_pending():
     assert len(r.messages) == 4
     # The unsafe call that started without a result is pending WITH its intent record, so the
     # turn answers it "interrupted" instead of running it again; later calls never started.
-    assert [(c["id"], b) for c, b in r.pending] == [("c2", recs[-1]), ("c3", None), ("c4", None)]
+    assert [(c["id"], b) for c, b in r.pending] == [
+        ("c2", {**recs[-1], "crashes": 1}),
+        ("c3", None),
+        ("c4", None),
+    ]
     assert r.pending[0][1]["replay_safe"] is False
 
 
@@ -279,7 +283,7 @@ calls = [{{ tool = "verdict", args = {{ accept = true, gap = "" }} }}]
 READ_SCRIPT = """
 [[step]]
 participant = "solo"
-calls = [{ tool = "read_file", args = { path = "slow.txt" } }]
+calls = [{ tool = "search", args = { pattern = "contents", path = "slow.txt" } }]
 [[step]]
 participant = "solo"
 calls = [{ tool = "post", args = { kind = "done", text = "read the file" } }]
@@ -348,12 +352,12 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
 def test_read_killed_mid_run_is_run_again(repo, autodev):
     write_team(repo, SOLO, READ_SCRIPT)
     _exclude(repo, "slow.txt")
-    # A FIFO with no writer: read_file blocks in open() until the daemon is killed.
+    # A FIFO with no writer: the search blocks reading it until the daemon is killed.
     os.mkfifo(repo / "slow.txt")
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "read the slow file")
-    wait_for("the read to start", _tool_started(repo, "read_file"))
+    wait_for("the read to start", _tool_started(repo, "search"))
     time.sleep(0.2)
-    assert p.poll() is None, "read_file should still be blocked on the FIFO"
+    assert p.poll() is None, "search should still be blocked on the FIFO"
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     hl = records_of(run_dir(repo) / "harness.jsonl")
@@ -368,7 +372,7 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
     assert "the contents after the restart" in tool_msgs[0]["content"]
     assert "interrupted" not in tool_msgs[0]["content"]
     hl = records_of(run_dir(repo) / "harness.jsonl")
-    assert [x["name"] for x in hl if x["type"] == "tool_started"] == ["read_file", "read_file"]
+    assert [x["name"] for x in hl if x["type"] == "tool_started"] == ["search", "search"]
     fin = [x for x in hl if x["type"] == "tool_finished"]
     assert len(fin) == 1 and not fin[0].get("synthetic")
     ev = events_of(repo)
@@ -384,3 +388,32 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
         ("solo", "done"),
         ("audit", "say"),
     ]
+
+
+def test_a_read_in_flight_at_two_crashes_is_not_run_a_third_time(repo, autodev):
+    """A replay-safe call that crashes the daemon would crash it at every restart: after two
+    crashes with it in flight, it gets an "interrupted" result instead, and the run goes on."""
+    write_team(repo, SOLO, READ_SCRIPT)
+    _exclude(repo, "slow.txt")
+    os.mkfifo(repo / "slow.txt")  # the search blocks on it: in flight when the daemon dies
+    for n in (1, 2):
+        p = autodev.popen(repo, "start", "--foreground", "--until-idle", *(["read it"] if n == 1 else []))
+        wait_for(
+            f"search started {n} time(s)",
+            lambda n=n: (
+                sum(r.get("name") == "search" for r in records_of(run_dir(repo) / "harness.jsonl")) == n
+            ),
+        )
+        time.sleep(0.2)
+        assert p.poll() is None
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    tool_msgs = [m for m in requests_of(repo, "solo")[-1]["body"]["messages"] if m.get("role") == "tool"]
+    assert [m["content"] for m in tool_msgs] == [CRASHED]
+    hl = records_of(run_dir(repo) / "harness.jsonl")
+    assert [x["name"] for x in hl if x["type"] == "tool_started"] == ["search", "search"]  # not a 3rd
+    crashed = [(e["name"], e["crashes"]) for e in events_of(repo) if e["type"] == "tool_crashed"]
+    assert crashed == [("search", 1), ("search", 2)]
+    assert [(x["from"], x["kind"]) for x in thread_of(repo)][-2:] == [("solo", "done"), ("audit", "say")]

@@ -154,7 +154,7 @@ def test_search_path_glob_and_no_match(repo):
     assert w.call("search", {"pattern": "needle", "path": "build"}).splitlines() == [
         "build/out.txt:1: needle in ignored output"
     ]
-    with pytest.raises(ToolError, match="not a valid Python regular expression"):
+    with pytest.raises(ToolError, match="not a valid regular expression"):
         w.call("search", {"pattern": "def ("})
 
 
@@ -435,3 +435,120 @@ def test_command_guard_refuses_without_running(repo):
     assert not (repo / "ran").exists()
     assert "exit code: 0" in w.call("run_command", {"command": "touch ok"})
     assert (repo / "ok").exists()
+
+
+# ---------------------------------------------------------------------------- no input wedges a turn
+
+
+def test_catastrophic_pattern_returns_promptly(repo):
+    (repo / "aaa.txt").write_text("a" * 50000 + "!\n")
+    began = time.monotonic()
+    out = ws(repo).call("search", {"pattern": "(a+)+$", "path": "aaa.txt"})
+    assert time.monotonic() - began < 10
+    assert out.startswith("no matches")
+
+
+def test_search_finds_dotfiles_but_not_git_internals(repo):
+    (repo / ".github").mkdir()
+    (repo / ".github" / "ci.yml").write_text("needle: yes\n")
+    out = ws(repo).call("search", {"pattern": "needle", "glob": "*.yml"})
+    assert out.splitlines() == [".github/ci.yml:1: needle: yes"]
+    assert not any(ln.startswith(".git/") for ln in ws(repo).call("search", {"pattern": "."}).splitlines())
+
+
+def test_search_glob_with_a_folder(repo):
+    out = ws(repo).call("search", {"pattern": "needle", "glob": "src/**/*.py"})
+    assert out.splitlines() == ["src/pkg/deep.py:1: def needle():"]
+
+
+def test_latin1_file_names_are_shown_escaped(repo):
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.txt"), "wb") as f:
+        f.write(b"needle caf\xe9\n")
+    w = ws(repo)
+    listed = w.call("list_files", {})
+    found = w.call("search", {"pattern": "needle caf"})
+    for out in (listed, found):
+        out.encode("utf-8")  # valid UTF-8: no lone surrogate left
+    assert "caf\\xe9.txt" in listed
+    assert "caf\\xe9.txt:1: needle caf\\xe9" in found.splitlines()
+
+
+def test_a_path_2100_levels_deep_is_no_recursion_error(repo):
+    deep = os.path.join(os.fsencode(repo), b"d")
+    os.mkdir(deep)
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(2100):  # deeper than PATH_MAX allows to name at once
+        os.mkdir("d", dir_fd=fd)
+        nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(fd)
+    try:
+        _deep_calls(ws(repo))
+    finally:  # pytest's own clean-up would recurse as deep: take the tree down level by level
+        here = os.getcwd()
+        try:
+            os.chdir(deep)
+            for _ in range(2100):
+                os.chdir("d")
+            for _ in range(2100):
+                os.chdir("..")
+                os.rmdir("d")
+        finally:
+            os.chdir(here)
+
+
+def _deep_calls(w) -> None:
+    for name, args in [
+        ("search", {"pattern": "needle", "path": "d"}),
+        ("list_files", {"path": "d", "depth": 5000}),
+        ("read_file", {"path": "/".join(["d"] * 2101)}),
+    ]:
+        try:
+            out = w.call(name, args)
+        except ToolError as e:  # a clear error is fine; a RecursionError is not
+            out = str(e)
+        assert isinstance(out, str) and "RecursionError" not in out
+
+
+def test_text_that_cannot_be_written_is_a_tool_error(repo):
+    with pytest.raises(ToolError, match="write_file"):
+        ws(repo).call("write_file", {"path": "x.txt", "content": "lone \ud800"})
+
+
+def test_a_fifo_is_refused_by_read_file_and_cut_by_the_deadline_in_search(repo):
+    os.mkfifo(repo / "pipe")
+    w = ws(repo)
+    with pytest.raises(ToolError, match="not a regular file"):
+        w.call("read_file", {"path": "pipe"})
+    w.limit(time.monotonic() + 1.0)
+    began = time.monotonic()
+    out = w.call("search", {"pattern": "x", "path": "pipe"})
+    assert time.monotonic() - began < 5
+    assert "stopped after" in out and "time limit" in out
+
+
+def test_the_turn_deadline_cuts_a_command(repo):
+    w = ws(repo, command_timeout=60)
+    w.limit(time.monotonic() + 1.0)
+    began = time.monotonic()
+    out = w.call("run_command", {"command": "sleep 30"})
+    assert time.monotonic() - began < 5
+    assert "timed out" in out and "turn's time left" in out
+
+
+def test_stop_cuts_a_command_and_a_search(repo):
+    import threading
+
+    stop = threading.Event()
+    w = ws(repo, command_timeout=60)
+    w.limit(None, stop.is_set)
+    threading.Timer(0.5, stop.set).start()
+    began = time.monotonic()
+    out = w.call("run_command", {"command": "sleep 30"})
+    assert time.monotonic() - began < 5
+    assert out.startswith("stopped: the user is stopping the run")
+    os.mkfifo(repo / "pipe")
+    began = time.monotonic()
+    out = w.call("search", {"pattern": "x", "path": "pipe"})
+    assert time.monotonic() - began < 5 and "the run is stopping" in out

@@ -1,0 +1,67 @@
+"""Every tool runs under a deadline the user and the config can cut, through the real daemon:
+`autodev stop` ends a running command at once (the turn stays open and continues on `start`),
+and `turnTimeoutMin` cuts a command that would outlive the turn."""
+
+from __future__ import annotations
+
+import time
+
+from tests.conftest import run_dir, thread_of, write_team
+from tests.e2e.helpers import (
+    SOLO,
+    call,
+    cli,
+    events,
+    post,
+    records_of,
+    requests_of,
+    run_until_idle,
+    start_detached,
+    status_json,
+    step,
+    tool_results,
+    wait_for,
+)
+
+SLOW = step("solo", call("run_command", command="sleep 120")) + post(
+    "solo", "say", "the command ended", "user"
+)
+
+
+def _started(repo, name: str):
+    return lambda: any(
+        r.get("type") == "tool_started" and r.get("name") == name
+        for r in records_of(run_dir(repo) / "harness.jsonl")
+    )
+
+
+def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autodev):
+    write_team(repo, SOLO, SLOW)
+    start_detached(autodev, repo, "run the slow thing")
+    wait_for("the command to start", _started(repo, "run_command"))
+    began = time.monotonic()
+    cli(autodev, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    assert time.monotonic() - began < 15  # not the 120 s of the command
+    assert status_json(autodev, repo)["state"] == "stopped"
+    assert [e["participant"] for e in events(repo, "turn_stopped")] == ["solo"]
+    assert [p["from"] for p in thread_of(repo)] == ["user"]  # the turn made no post yet
+
+    run_until_idle(autodev, repo, expect=3)  # the same turn continues: the model sees the cut
+    (result,) = tool_results(requests_of(repo, "solo")[-1])
+    assert result.startswith("stopped: the user is stopping the run")
+    assert [(p["from"], p["kind"]) for p in thread_of(repo)] == [("user", "say"), ("solo", "say")]
+    assert thread_of(repo)[1]["turn"] == 1
+
+
+def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
+    write_team(repo, SOLO, SLOW, "turnTimeoutMin = 0.03\n")  # 1.8 s
+    began = time.monotonic()
+    run_until_idle(autodev, repo, "run the slow thing", expect=3)
+    assert time.monotonic() - began < 60
+    # The turn ended at its deadline (silent); the cut is in the harness log.
+    (result,) = [
+        r["result"] for r in records_of(run_dir(repo) / "harness.jsonl") if r["type"] == "tool_finished"
+    ]
+    assert "timed out after" in result and "the turn's time left" in result
+    assert any("turnTimeoutMin" in (e.get("reason") or "") for e in events(repo, "silent_turn"))
