@@ -27,7 +27,9 @@ def send(paths: RunPaths, text: str) -> dict:
 
 
 def _state(paths: RunPaths) -> dict:
-    return StateFile(paths.state).read()
+    from autodev.rebuild import read_state
+
+    return read_state(paths)
 
 
 def open_notices(st: dict) -> list[str]:

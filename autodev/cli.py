@@ -29,6 +29,14 @@ app = typer.Typer(
 def _paths(initialized: bool = True) -> RunPaths:
     paths = RunPaths(find_repo())
     if initialized and not paths.team_file.exists():
+        from autodev.project import saved_team
+
+        if saved_team(paths.run_dir):  # e.g. after `git clean -fdx`: the run folder kept it
+            raise NotInitializedError(
+                f"{paths.team_file} is missing, but the run folder {paths.run_dir} keeps the last "
+                "team this run used",
+                "restore it with `autodev init --from-run`, then run the command again",
+            )
         raise NotInitializedError(
             f"{paths.config_dir} has no team.toml", "run `autodev init` (or `autodev init --team pair`) first"
         )
@@ -77,10 +85,20 @@ def main() -> None:
 def init(
     team: str | None = typer.Option(None, help="Copy teams/NAME.toml as the team."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing .autodev/."),
+    from_run: bool = typer.Option(
+        False, "--from-run", help="Restore the team this repository's run last used (after `git clean`)."
+    ),
 ):
     """Create .autodev/ (team.toml, config.toml) from the shipped example."""
-    from autodev.project import init_project
+    from autodev.project import init_from_run, init_project
 
+    if from_run:
+        if team is not None:
+            raise UsageError("give --team or --from-run, not both", "autodev init --from-run")
+        paths = RunPaths(find_repo())
+        folder = init_from_run(paths.repo, paths.run_dir, force)
+        print(f"restored {folder}/ from the run folder {paths.run_dir}; continue with: autodev start")
+        return
     folder = init_project(find_repo(), team, force)
     print(
         f'wrote {folder}/ — edit team.toml, check with `autodev doctor`, then: autodev start "your objective"'
@@ -184,15 +202,23 @@ def start(
     print(f"sandbox: {box.describe()}")
     if box.warning:
         print(f"autodev: warning: {box.warning}", file=sys.stderr)
+    staged = None
     if objective:
+        # Staged, not queued: the daemon queues it once it holds the lock, so the loser of two
+        # simultaneous starts leaves no trace on the thread.
         paths.ensure()
-        inbox.drop(paths.inbox, "send", text=objective, objective=True)
+        staged = inbox.stage(paths.inbox, "send", text=objective, objective=True)
     if foreground:
         from autodev.daemon import Daemon
         from autodev.render import console, post_text
 
         con = console()
-        code = Daemon(paths.repo, until_idle=until_idle, out=lambda p: con.print(post_text(p))).run()
+        try:
+            code = Daemon(
+                paths.repo, until_idle=until_idle, out=lambda p: con.print(post_text(p)), staged=staged
+            ).run()
+        finally:
+            inbox.discard(staged)  # still staged: this start lost, or failed before the lock
         _print_outcome(paths)
         raise typer.Exit(code)
     paths.ensure()
@@ -200,7 +226,7 @@ def start(
     env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "autodev.daemon", str(paths.repo)],
+            [sys.executable, "-m", "autodev.daemon", str(paths.repo), *([str(staged)] if staged else [])],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -228,6 +254,7 @@ def start(
             if proc.returncode == 0:  # nothing to do: e.g. the run was already complete
                 _print_outcome(paths)
                 return
+            inbox.discard(staged)
             tail = paths.daemon_log.read_text(errors="replace")[-2000:]
             print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}", file=sys.stderr)
             raise typer.Exit(proc.returncode or 1)
@@ -406,12 +433,20 @@ def stop():
 # -- looking -------------------------------------------------------------------------------------
 
 
+def _status_paths() -> RunPaths:
+    """Status works without .autodev/ when a run folder exists: it says what is missing."""
+    paths = RunPaths(find_repo())
+    if not paths.team_file.exists() and not paths.run_dir.exists():
+        return _paths()  # nothing here at all: the usual "run autodev init"
+    return paths
+
+
 @app.command()
 def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
     from autodev.status import gather, render
 
-    data = gather(_paths())
+    data = gather(_status_paths())
     if as_json:
         print(json.dumps(data, indent=1, default=str))
     else:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from autodev import budget, inbox, keys, notify, prompts, runs, scheduler, userfiles
 from autodev import config as cfgmod
+from autodev import rebuild as rebuildmod
 from autodev import sandbox as sandboxmod
 from autodev.effects import EffectsMixin
 from autodev.errors import AutodevError, ConfigError, DaemonRunningError, LogWriteError, ProviderError
@@ -55,6 +56,7 @@ class DaemonLock:
         except BlockingIOError:
             pid = os.pread(self.fd, 32, 0).decode(errors="replace").strip()
             os.close(self.fd)
+            self.fd = -1  # release() must not close it again (EBADF would hide the real error)
             raise DaemonRunningError(
                 f"a daemon (pid {pid or '?'}) is already running this repository",
                 "use `autodev status`, or `autodev stop` first",
@@ -84,8 +86,9 @@ class DaemonLock:
 
 
 class Daemon(EffectsMixin, NoticesMixin):
-    def __init__(self, repo: Path, *, until_idle: bool = False, out=None):
+    def __init__(self, repo: Path, *, until_idle: bool = False, out=None, staged: Path | None = None):
         self.paths = RunPaths(repo)
+        self.staged = staged  # the objective `start` staged: queued once this daemon holds the lock
         self.until_idle = until_idle
         self.out = out  # optional callback(post) for printing as the thread grows
         self.user_stamp = userfiles.stamp(self.paths.config_dir)  # the .autodev/ honoured now
@@ -107,15 +110,24 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.paths.ensure()
         self.lock = DaemonLock(self.paths.lock)
         self.lock.acquire()
+        if self.staged is not None:
+            inbox.publish(self.staged)
         self.secret_env = self._key_names()
         self.redact = Redactor(keys.values(self.secret_env))
         userfiles.snapshot_prompts(self.paths.prompt_overrides, self.overrides)
         self.state = StateFile(self.paths.state, redact=self.redact)
+        rebuilt = rebuildmod.missing(self.paths)
+        if rebuilt:  # never a silent fresh run: the logs say what the run was
+            self.state.update(lambda s: {**s, **rebuildmod.rebuild(self.paths), "version": s["version"]})
         st = self.state.read()
         self.run_id = st.get("run_id") or secrets.token_hex(4)
         self.thread = Thread(self.paths.thread, redact=self.redact)
         self.events = Events(self.paths.events, self.run_id, self.redact)
         self.hlog = Journal(self.paths.harness_log, redact=self.redact)
+        if rebuilt:
+            self.events.emit(
+                "warning", message="state.json was missing: the run's state was rebuilt from its logs"
+            )
         if self.team.uses_scripted():
             self._start_scripted()
         if self.team.mcp:
@@ -157,6 +169,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         st = self.state.update(init)
         self.session = st["sessions"]
         self._make_hooks()
+        self._save_team()
         self.events.emit("daemon_started", pid=os.getpid(), sandbox=self.sandbox.describe())
         for w in [self.sandbox.warning, *dict.fromkeys(warn)]:
             if w:
@@ -434,6 +447,16 @@ class Daemon(EffectsMixin, NoticesMixin):
         ):
             break
 
+    def _save_team(self) -> None:
+        """Keep the team just loaded in the run folder: `git clean -fdx` cannot take it, and
+        `autodev init --from-run` brings it back."""
+        from autodev.project import save_team
+
+        try:
+            save_team(self.paths.config_dir, self.paths.run_dir)
+        except OSError as e:
+            self.events.emit("warning", message=f"could not keep a copy of the team in the run folder: {e}")
+
     def _stop_requested(self) -> bool:
         """A `stop` the user asked for and the daemon has not applied yet."""
         try:
@@ -476,6 +499,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         self._make_hooks()
         self.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
         self.events.emit("team_reloaded", participants=team.names())
+        self._save_team()
 
     def _refuse_turn_edits(self, name: str, turn: int, before: str) -> None:
         """A change to .autodev/ while `name`'s turn ran: not honoured, since only the user may
@@ -896,12 +920,12 @@ class Daemon(EffectsMixin, NoticesMixin):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry of the detached daemon: python -m autodev.daemon REPO"""
+    """Entry of the detached daemon: python -m autodev.daemon REPO [STAGED_OBJECTIVE]"""
     argv = sys.argv[1:] if argv is None else argv
     repo = Path(argv[0])
     keys.receive()  # `start` hands the keys over a pipe; they are never in our environment
     try:
-        return Daemon(repo).run()
+        return Daemon(repo, staged=Path(argv[1]) if len(argv) > 1 else None).run()
     except AutodevError as e:
         print(f"autodev daemon: {e}", file=sys.stderr)
         return e.exit_code

@@ -53,6 +53,40 @@ def drop(inbox: Path, kind: str, **payload) -> dict:
     return msg
 
 
+def stage(inbox: Path, kind: str, **payload) -> Path:
+    """Write a message under a name the daemon skips; `publish` queues it (start's objective)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown inbox kind {kind!r}")
+    inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
+    mid = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+    msg = safe({"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload})
+    path = inbox / f".{mid}.staged"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with open(fd, "w", encoding="utf-8") as f:
+        json.dump(msg, f, ensure_ascii=False)
+        f.flush()
+        os.fsync(f.fileno())
+    return path
+
+
+def publish(staged: Path) -> None:
+    """Queue a staged message (atomic rename); a missing one was published or discarded."""
+    name = staged.name.removeprefix(".").removesuffix(".staged")
+    try:
+        os.replace(staged, staged.with_name(f"{name}.json"))
+    except FileNotFoundError:
+        return
+    fsync_dir(staged.parent)
+
+
+def discard(staged: Path | None) -> None:
+    if staged is not None:
+        try:
+            staged.unlink()
+        except FileNotFoundError:
+            pass
+
+
 def problem(msg: object) -> str | None:
     """Why `msg` is not a message the daemon can act on, or None when it is one."""
     if not isinstance(msg, dict):

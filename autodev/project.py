@@ -57,3 +57,73 @@ def init_project(repo: Path, team: str | None = None, force: bool = False) -> Pa
     if team_file is not None:
         shutil.copyfile(team_file, target / "team.toml")
     return target
+
+
+# -- the last team used, kept in the run folder (recovery after `git clean -fdx`) ----------------
+
+SAVED = "team"  # folder in the run folder
+
+
+def _saved_dir(run_dir: Path) -> Path:
+    return Path(run_dir) / SAVED
+
+
+def saved_team(run_dir: Path) -> Path | None:
+    """The saved copy of the last team file used by the run, if there is one."""
+    p = _saved_dir(run_dir) / "team.toml"
+    return p if p.is_file() else None
+
+
+def _team_files(config_dir: Path) -> list[Path]:
+    """team.toml, config.toml and a scripted team's script, when they exist in .autodev/."""
+    import tomllib
+
+    files = [config_dir / "team.toml", config_dir / "config.toml"]
+    try:
+        script = (tomllib.loads((config_dir / "team.toml").read_text()).get("scripted") or {}).get("path")
+    except (OSError, ValueError):
+        script = None
+    if isinstance(script, str):
+        p = (config_dir / script).resolve()
+        if p.is_relative_to(config_dir.resolve()):  # only what lives in .autodev/ itself
+            files.append(p)
+    return [f for f in files if f.is_file()]
+
+
+def save_team(config_dir: Path, run_dir: Path) -> None:
+    """Copy the team the daemon just loaded into the run folder (private, replaced atomically)."""
+    import os
+
+    out = _saved_dir(run_dir)
+    out.mkdir(mode=0o700, exist_ok=True)
+    for f in _team_files(config_dir):
+        rel = f.resolve().relative_to(config_dir.resolve())
+        dest = out / rel
+        dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as w:
+            w.write(f.read_bytes())
+        os.replace(tmp, dest)
+
+
+def init_from_run(repo: Path, run_dir: Path, force: bool = False) -> Path:
+    """Restore `.autodev/` from the team the run last used (e.g. after `git clean -fdx`)."""
+    src = _saved_dir(run_dir)
+    if saved_team(run_dir) is None:
+        raise UsageError(
+            f"the run folder {run_dir} keeps no team to restore",
+            "create one with `autodev init --team NAME` (see `autodev init --help`)",
+        )
+    target = Path(repo) / CONFIG_DIR
+    if (target / "team.toml").exists() and not force:
+        raise UsageError(
+            f"{target / 'team.toml'} already exists; autodev init --from-run will not overwrite it",
+            "use --force to replace it with the run's last team",
+        )
+    target.mkdir(exist_ok=True)
+    for f in sorted(src.rglob("*")):
+        if f.is_file() and not f.name.startswith("."):
+            dest = target / f.relative_to(src)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dest)
+    return target

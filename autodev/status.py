@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from autodev.paths import RunPaths
 from autodev.reasons import continue_line
-from autodev.state import StateFile
 
 START_WITH = 'autodev start "your objective"'
 
@@ -16,8 +15,10 @@ def gather(paths: RunPaths) -> dict:
     from autodev.config import load_team
     from autodev.daemon import DaemonLock
     from autodev.errors import ConfigError
+    from autodev.project import saved_team
+    from autodev.rebuild import read_state
 
-    st = StateFile(paths.state).read()
+    st = read_state(paths)  # a lost state.json is rebuilt from the logs, never shown blank
     try:
         team = load_team(paths.team_file)
         models = {
@@ -33,6 +34,12 @@ def gather(paths: RunPaths) -> dict:
         team_error = st.get("team_error")
     except ConfigError as e:
         models, team_error = {}, str(e)
+        if not paths.team_file.exists():  # e.g. `git clean -fdx` took .autodev/
+            team_error = f"the team file {paths.team_file} is missing; " + (
+                "restore the last team this run used with `autodev init --from-run`"
+                if saved_team(paths.run_dir)
+                else "create one with `autodev init`"
+            )
     figures = st.get("participants", {})
     parts = []
     for name in sorted(set(models) | set(figures)):
