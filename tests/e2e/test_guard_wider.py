@@ -35,7 +35,8 @@ def test_everyday_forms_are_refused_by_default_and_a_gate_lets_the_script_run(re
         + ACCEPT
     )
     # Default gateRequired and gateOpaque; only the gate's decision is automatic.
-    write_team(repo, PAIR, script, 'gateAutoApprove = ["*bash push.sh*"]\n')
+    # The remote is a folder outside the repository, which a sandboxed push cannot write.
+    write_team(repo, PAIR, script, 'gateAutoApprove = ["*bash push.sh*"]\nsandbox = "off"\n')
     run_until_idle(autodev, repo, "publish main", expect=0)
 
     t1, t2 = turns_of(repo, "alice")[:2]
