@@ -428,6 +428,20 @@ def _synthetic_thread(repo, n: int) -> None:
             )
     last = {"user": n if n % 2 else n - 1, "solo": n - 1 if n % 2 else n}
     (rd / "thread-index.json").write_text(json.dumps({"seq": n, "last_spoke": last}))
+    # The state.json that daemon left (without one, the start would rebuild it from the whole
+    # thread, which is the lost-state path, not a restore).
+    state = {
+        "schema": 1,
+        "version": 1,
+        "state": "stopped",
+        "reason": None,
+        "controls": [],
+        "control_seq": 0,
+        "run_id": "synthetic",
+        "turn": n // 2,
+        "objective": "old post 1",
+    }
+    (rd / "state.json").write_text(json.dumps(state))
 
 
 def _read_bytes_after_restore(autodev, repo, n: int) -> tuple[int, int]:
