@@ -881,17 +881,19 @@ class Daemon(EffectsMixin, NoticesMixin):
             if refusal:
                 self.events.emit("command_refused", participant=name, command=command[:300])
                 return refusal
-            if used:
-                self.state.update(
-                    lambda s: {
-                        **s,
-                        "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used],
-                    }
-                )
-                self.events.emit("gate_used", participant=name, ids=used)
+            self._use_gates(name, used)
             return None
 
         return guard
+
+    def _use_gates(self, name: str, used: list[str]) -> None:
+        """Each approval covers one use: the gates a command or tool call used are spent."""
+        if not used:
+            return
+        self.state.update(
+            lambda s: {**s, "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used]}
+        )
+        self.events.emit("gate_used", participant=name, ids=used)
 
     def _tool_guard(self, name: str):
         """Refuse a gateRequiredTools tool unless an approved gate of `name` names it; each
@@ -906,14 +908,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             if refusal:
                 self.events.emit("tool_refused", participant=name, name=tool)
                 return refusal
-            if used:
-                self.state.update(
-                    lambda s: {
-                        **s,
-                        "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used],
-                    }
-                )
-                self.events.emit("gate_used", participant=name, ids=used)
+            self._use_gates(name, used)
             return None
 
         return guard
