@@ -34,6 +34,7 @@ from autodev.state import StateFile
 from autodev.thread import TAIL, Thread, now_ts
 
 IDLE = ("awaiting_user", "gated", "paused")
+IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
 EXIT_COMPLETE, EXIT_FAILED, EXIT_NEEDS_USER = 0, 1, 3
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
 
@@ -426,26 +427,34 @@ class Daemon(EffectsMixin, NoticesMixin):
             self._one_turn(st)
 
     def _idle(self, timeout: float | None) -> None:
-        """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop."""
-        from watchfiles import watch
+        """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.
 
-        if self._inbox_or_controls_pending():
-            return
-        ms = int(max(0.01, timeout if timeout is not None else 3600) * 1000)
+        The watch is re-armed every IDLE_RECHECK_S and the queue re-checked, because a change
+        made after the check but before the watcher is registered would otherwise be missed
+        (a lost wake-up: a `resume` that sits unread for an hour)."""
+        from watchfiles import watch
 
         def relevant(_change, path: str) -> bool:
             return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
 
-        for _ in watch(
-            self.paths.run_dir,
-            watch_filter=relevant,
-            rust_timeout=ms,
-            yield_on_timeout=True,
-            debounce=50,
-            step=20,
-            recursive=True,
-        ):
-            break
+        end = time.monotonic() + (timeout if timeout is not None else 3600)
+        while not self._inbox_or_controls_pending():
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            changed = next(
+                watch(
+                    self.paths.run_dir,
+                    watch_filter=relevant,
+                    rust_timeout=int(max(0.01, min(left, IDLE_RECHECK_S)) * 1000),
+                    yield_on_timeout=True,
+                    debounce=50,
+                    step=20,
+                    recursive=True,
+                )
+            )
+            if changed:
+                return
 
     def _save_team(self) -> None:
         """Keep the team just loaded in the run folder: `git clean -fdx` cannot take it, and
