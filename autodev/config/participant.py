@@ -1,0 +1,139 @@
+"""One `[[participants]]` table of `.autodev/team.toml`."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from autodev.config.base import _MODEL_CONFIG, Effort, _check_env_name, _rule, _toml
+from autodev.names import NAME_PATTERN
+from autodev.names import RESERVED as RESERVED_NAMES
+
+
+class Participant(BaseModel):
+    """One `[[participants]]` table of team.toml."""
+
+    model_config = _MODEL_CONFIG
+
+    name: str = Field(
+        description="Name on the thread and in handoffs: a lowercase letter, then up to 31 of "
+        'a-z, 0-9, "_" or "-". Unique in the team; not user, system or audit.'
+    )
+    model: str = Field(
+        min_length=1,
+        description='A litellm model string (e.g. "anthropic/claude-sonnet-4-5"), or "scripted" '
+        '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
+        "offline scripted model.",
+    )
+    effort: Effort | None = Field(
+        None,
+        description="Reasoning effort, mapped to the provider's reasoning setting: low, medium "
+        "or high. Unset: the provider's default.",
+    )
+    write: bool = Field(
+        False,
+        description="Whether the participant may change the repository (write/edit tools and "
+        "`work_done` posts).",
+    )
+    lane: str = Field(
+        "", description="The participant's role in a sentence or two; it goes into its system prompt."
+    )
+    failover: list[str] = Field(
+        default_factory=list,
+        description="Models tried in order when the current one hits a usage or rate limit. "
+        "They are reached with this participant's api_base, api_key_env and "
+        "effort, like its model.",
+    )
+    api_base: str | None = Field(
+        None,
+        description="Endpoint URL for a local or proxy server (e.g. "
+        '"http://127.0.0.1:11434" for Ollama). With api_base and no api_key_env, '
+        "no key is required.",
+    )
+    api_key_env: str | None = Field(
+        None,
+        description="Name of the environment variable holding this participant's API key, "
+        "used instead of the provider's usual variable. Commands the participant "
+        "runs never see it.",
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        description='Capabilities beyond the built-in tools: "browser", or the capability of an '
+        "[mcp.NAME] server (its name unless it sets capability).",
+    )
+
+    network: bool | None = Field(
+        None,
+        description="Whether this participant's sandboxed commands may reach the network; "
+        "unset: the config's commandNetwork.",
+    )
+
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="Spending cap of this participant in US dollars. When it is reached and the "
+        "participant is next to speak, the run pauses with reason `budget`. Unset: no cap.",
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Token cap of this participant; reached when it is next to speak, the run "
+        "pauses with reason `budget`. Unset: no cap.",
+    )
+
+    max_output_tokens: int | None = Field(
+        None,
+        ge=16,
+        description="Most tokens one generation of this participant may produce; replaces "
+        "maxOutputTokens of config.toml (and its quarter-of-the-window bound).",
+    )
+    context: int | None = Field(
+        None,
+        ge=256,
+        description="The model's context window in tokens, for models litellm does not know "
+        "(local servers); it overrides litellm's figure. Unknown and unset: 32768. Longer turns "
+        "are compacted to fit it.",
+    )
+
+    @model_validator(mode="after")
+    def _output_below_window(self) -> Participant:
+        if self.context is not None and self.max_output_tokens is not None:
+            if self.max_output_tokens >= self.context:
+                raise _rule(
+                    f"max_output_tokens ({self.max_output_tokens}) is not below context ({self.context})",
+                    "make max_output_tokens smaller than context (a quarter of it is a good start)",
+                )
+        return self
+
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, v: str) -> str:
+        if not re.match(NAME_PATTERN, v):
+            raise _rule(
+                f"{_toml(v)} is not a valid participant name",
+                'start with a lowercase letter, then use only a-z, 0-9, "_" or "-" (at most 32 characters)',
+            )
+        if v in RESERVED_NAMES:
+            raise _rule(
+                f"{_toml(v)} is reserved for the thread's own posts",
+                "pick another name (user, system and audit are reserved)",
+            )
+        return v
+
+    @field_validator("failover")
+    @classmethod
+    def _failover_not_blank(cls, v: list[str]) -> list[str]:
+        for i, m in enumerate(v):
+            if not m.strip():
+                raise _rule(f"failover[{i}] is empty", "remove the empty model string")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, v: str | None) -> str | None:
+        return _check_env_name(v)
+
+    def models(self) -> list[str]:
+        """The primary model followed by the failover models, in the order they are tried."""
+        return [self.model, *self.failover]

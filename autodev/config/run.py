@@ -1,0 +1,281 @@
+"""`.autodev/config.toml`: the run settings (`RunConfig`) and its `[[hooks]]` tables."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from autodev.config.base import _MODEL_CONFIG, _rule, _toml
+
+HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
+
+
+class HookConfig(BaseModel):
+    """One `[[hooks]]` table of config.toml: a shell command at a control point."""
+
+    model_config = _MODEL_CONFIG
+
+    on: HookPoint = Field(
+        description="The point: before_tool (exit non-zero blocks the call, stdout is the reason; "
+        'stdout {"args": {...}} on exit 0 replaces the arguments; a crash or timeout blocks), '
+        "after_tool (stdout is appended to the result), before_post (exit non-zero refuses the "
+        "post), after_post, on_state (every state change)."
+    )
+    command: str = Field(
+        min_length=1,
+        description="Run with `sh -c` in the repository, the JSON payload on stdin; provider keys "
+        "are removed from its environment.",
+    )
+    match: str = Field(
+        "*",
+        min_length=1,
+        description="Glob on the tool name (tool points), the post's kind (post points) or the "
+        "state (on_state).",
+    )
+    timeout_sec: float = Field(
+        30, gt=0, description="Seconds before the hook's whole process group is killed (it then fails)."
+    )
+
+
+class RunConfig(BaseModel):
+    """Run settings from `.autodev/config.toml`; every key is optional."""
+
+    model_config = _MODEL_CONFIG
+
+    gate_mode: Literal["gated", "auto"] = Field(
+        "gated",
+        alias="gateMode",
+        description='What happens to a gate no pattern matches: "gated" stops the run until '
+        '`autodev approve` / `autodev deny`; "auto" approves it.',
+    )
+    gate_auto_approve: list[str] = Field(
+        default_factory=list,
+        alias="gateAutoApprove",
+        description="Glob patterns matched against a gate's text; a match approves the gate.",
+    )
+    gate_auto_deny: list[str] = Field(
+        default_factory=list,
+        alias="gateAutoDeny",
+        description="Glob patterns matched against a gate's text; a match denies the gate. "
+        "Checked before gateAutoApprove.",
+    )
+    gate_required: list[str] = Field(
+        default_factory=lambda: [
+            "git push*",
+            "rm -rf *",
+            "git clean -f*",
+            "git reset --hard*",
+            "git checkout -- *",
+        ],
+        alias="gateRequired",
+        description="Glob patterns on commands: the command runner refuses a matching command "
+        "unless a gate for it was approved. Patterns match normalised commands: through wrappers "
+        "(sudo, env, xargs, sh -c, ...), git's options and -c aliases, `git send-pack` as push, "
+        "and option spellings (`rm -fr`, `-Rf`, `-r -f`, `--recursive --force` are `rm -rf`). "
+        "An empty list turns the guard off.",
+    )
+    gate_opaque: Literal["gated", "allow"] = Field(
+        "gated",
+        alias="gateOpaque",
+        description="(autodev addition) Commands the guard cannot see into: a script or module "
+        "file created or changed during the run (`bash push.sh`, `./push.sh`, `python x.py`), "
+        "inline interpreter code (`python -c`, `perl -e`, `node -e`, ...), a program read from "
+        "input (`curl ... | sh`), eval of computed text, git settings that run programs "
+        '(`git -c core.hooksPath=...`) and lines the parser cannot read. "gated" refuses them '
+        'unless an approved gate names them, like a gateRequired match; "allow" runs them '
+        "(an unreadable line is still refused when it mentions a pattern's first word).",
+    )
+    gate_required_tools: list[str] = Field(
+        default_factory=list,
+        alias="gateRequiredTools",
+        description='Glob patterns on tool names (e.g. "github__merge_*"): a matching tool is '
+        "refused unless a gate naming the tool was approved; each approval covers one call. "
+        "*(autodev addition)*",
+    )
+    wait_first_sec: float = Field(
+        30,
+        alias="waitFirstSec",
+        gt=0,
+        le=86400,
+        description="Seconds before the first recheck of a wait; each later recheck doubles the delay.",
+    )
+    wait_cap_sec: float = Field(
+        480,
+        alias="waitCapSec",
+        gt=0,
+        le=86400,
+        description="Longest delay between rechecks of a wait, in seconds (at least waitFirstSec).",
+    )
+    max_wait_min: float = Field(
+        60,
+        alias="maxWaitMin",
+        gt=0,
+        le=43200,
+        description="A wait that lasts longer than this many minutes pauses the run.",
+    )
+    max_accept_checks: int = Field(
+        3,
+        alias="maxAcceptChecks",
+        ge=1,
+        le=100,
+        description="Audits (after `done`) before the run pauses for review; a user message "
+        "resets the count.",
+    )
+    max_talk_turns: int = Field(
+        6,
+        alias="maxTalkTurns",
+        ge=1,
+        le=10000,
+        description="Turns in a row without credited work before the talk limit applies; a "
+        "user message resets the count.",
+    )
+    max_steps_per_turn: int = Field(
+        40,
+        alias="maxStepsPerTurn",
+        ge=1,
+        le=10000,
+        description="Model requests in one turn before the turn ends without a post (silent).",
+    )
+    turn_timeout_min: float = Field(
+        20,
+        alias="turnTimeoutMin",
+        gt=0,
+        le=1440,
+        description="A turn running longer than this many minutes is cut (silent).",
+    )
+    command_timeout_sec: float = Field(
+        600,
+        alias="commandTimeoutSec",
+        gt=0,
+        le=86400,
+        description="Seconds a command run by a participant may take before it is killed.",
+    )
+    audit_check: str = Field(
+        "",
+        alias="auditCheck",
+        description='A shell command (e.g. "pytest -q") run before each audit; the audit reads '
+        "its output. Empty: no command.",
+    )
+    sandbox: Literal["auto", "bwrap", "off"] = Field(
+        "auto",
+        alias="sandbox",
+        description='Where commands (run_command, auditCheck) run. "auto": in a bubblewrap '
+        'sandbox when `bwrap` works here, else unsandboxed with a warning; "bwrap": refuse to '
+        'start without it; "off": unsandboxed (status says so). Inside: no other process is '
+        "visible, only the repository and a private /tmp are writable, .autodev/ and .git's "
+        "hooks and config are read-only, $HOME and the run folder are hidden.",
+    )
+    command_network: bool = Field(
+        False,
+        alias="commandNetwork",
+        description="Sandboxed commands may reach the network (true) or not even a local port "
+        "(false). A participant's `network = true` allows it for that participant only.",
+    )
+    sandbox_expose: list[str] = Field(
+        default_factory=list,
+        alias="sandboxExpose",
+        description="(autodev addition) Folders made visible read-only inside the sandbox "
+        'although $HOME is hidden, e.g. ["~/.cargo", "~/.rustup"] for tools installed there.',
+    )
+    # The keys below are autodev's own additions to the contract's list.
+    max_retries: int = Field(
+        4,
+        alias="maxRetries",
+        ge=0,
+        le=100,
+        description="(autodev addition) Retries of a model request after a transient provider "
+        "error (timeout, connection error, HTTP 5xx) before the turn fails.",
+    )
+    retry_backoff_sec: float = Field(
+        2.0,
+        alias="retryBackoffSec",
+        gt=0,
+        le=3600,
+        description="(autodev addition) Seconds before the first retry of a transient provider "
+        "error; doubles with each retry.",
+    )
+    max_silent_turns: int = Field(
+        3,
+        alias="maxSilentTurns",
+        ge=1,
+        le=1000,
+        description="(autodev addition) Turns in a row that a participant ends without a post "
+        "before the run pauses, naming it.",
+    )
+    audit_diff_chars: int = Field(
+        20000,
+        alias="auditDiffChars",
+        ge=1,
+        le=10_000_000,
+        description="(autodev addition) How many characters of the run's diff the audit reads; "
+        "a longer diff is cut and the cut is stated.",
+    )
+
+    max_cost_usd: float = Field(
+        0,
+        alias="maxCostUsd",
+        ge=0,
+        description="Spending cap of the run in US dollars (litellm's prices; audits included). "
+        "Reaching it pauses the run before the next turn with reason `budget`; raise it and "
+        "`autodev resume`. 0: no cap.",
+    )
+    max_tokens: int = Field(
+        0,
+        alias="maxTokens",
+        ge=0,
+        description="Token cap of the run (prompt and completion tokens, audits included). "
+        "Reaching it pauses the run before the next turn with reason `budget`. 0: no cap.",
+    )
+    max_output_tokens: int = Field(
+        8192,
+        alias="maxOutputTokens",
+        ge=16,
+        description="(autodev addition) Most tokens one generation may produce, sent on every "
+        "model request. The cap actually sent is also at most a quarter of the model's context "
+        "window and what the model can produce. A participant's max_output_tokens replaces it.",
+    )
+
+    notify_command: str = Field(
+        "",
+        alias="notifyCommand",
+        description="A shell command run (in the repository, JSON payload on stdin) once per "
+        "change into gated, awaiting_user, paused, faulted or complete. The payload has state, "
+        "reason, text, repo, run and continue. Empty: none.",
+    )
+    notify_url: str = Field(
+        "",
+        alias="notifyUrl",
+        description="A URL POSTed the same JSON payload as notifyCommand, on the same changes. Empty: none.",
+    )
+    notify_timeout_sec: float = Field(
+        10,
+        alias="notifyTimeoutSec",
+        gt=0,
+        description="(autodev addition) Seconds a notification may take; it is tried once, in the "
+        "background, and a failure is an event.",
+    )
+    hooks: list[HookConfig] = Field(
+        default_factory=list,
+        alias="hooks",
+        description="Shell commands at the harness's control points, one [[hooks]] table each "
+        "(keys on, command, match, timeout_sec; see below).",
+    )
+
+    @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required", "gate_required_tools")
+    @classmethod
+    def _patterns_not_blank(cls, v: list[str]) -> list[str]:
+        for i, p in enumerate(v):
+            if not p.strip():
+                raise _rule(f"pattern [{i}] is empty", "remove the empty string from the list")
+        return v
+
+    @model_validator(mode="after")
+    def _cap_not_below_first(self) -> RunConfig:
+        if self.wait_cap_sec < self.wait_first_sec:
+            raise _rule(
+                f"waitCapSec ({_toml(self.wait_cap_sec)}) is below waitFirstSec "
+                f"({_toml(self.wait_first_sec)})",
+                "make waitCapSec at least as large as waitFirstSec",
+            )
+        return self
