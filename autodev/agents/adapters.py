@@ -1,0 +1,430 @@
+"""One adapter per coding-agent CLI: how it is invoked for a turn, how autodev's MCP server is
+handed to it, and how a line of its JSON stream becomes common `AgentEvent`s.
+
+Versions the invocations follow are pinned in README ("Coding-agent CLIs"). Every parser is
+lenient about fields it does not use: a CLI that adds fields keeps working; an unknown event
+type yields nothing (it is still in the raw stream kept in the run folder).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from autodev.agents.events import AgentEvent
+
+AGENTS = ("claude", "codex", "copilot", "gemini")
+THREAD_TOOLS = ("post", "read_thread", "tell_user")
+SERVER = "autodev"  # the name the CLI knows autodev's MCP server by
+LIMIT_WAIT_SEC = 900.0  # a limit without a readable reset time is retried after this
+
+
+@dataclass
+class McpLaunch:
+    """How the CLI starts autodev's stdio MCP server for this turn."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str]
+
+    def as_json(self) -> dict:
+        return {"command": self.command, "args": self.args, "env": self.env}
+
+
+@dataclass
+class Invocation:
+    prompt: str
+    mcp: McpLaunch
+    workdir: Path  # a private folder for the config files of this run (not the repository)
+    model: str | None = None
+    effort: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+    gated: bool = True
+    write: bool = False
+    resume: str | None = None  # the session to continue (the nudge)
+
+
+class Adapter:
+    name = ""
+    resumable = True
+    version_args: tuple[str, ...] = ("--version",)
+    key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
+
+    @property
+    def bin_env(self) -> str:
+        return f"AUTODEV_{self.name.upper()}_BIN"
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        raise NotImplementedError
+
+    def env(self, inv: Invocation) -> dict[str, str]:
+        """Variables added to the CLI's environment for this run."""
+        return {}
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        raise NotImplementedError
+
+    def login_files(self, home: Path) -> list[Path]:
+        """Where the CLI keeps a subscription login (any one present counts as logged in)."""
+        return []
+
+
+# ------------------------------------------------------------------ limits: reset times
+
+
+def reset_from_text(text: str, now: float | None = None) -> float:
+    """When a limit named in `text` ends, as epoch seconds: "try again at 3:05 PM", "resets
+    7pm", "in 2 hours", "retry after 30s", a trailing epoch ("limit reached|1767290000");
+    else now + LIMIT_WAIT_SEC."""
+    now = time.time() if now is None else now
+    m = re.search(r"\|(\d{10})\b", text)
+    if m:
+        return float(m.group(1))
+    m = re.search(r"(?:in|after)\s+(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day)s?\b", text, re.I)
+    if m:
+        unit = m.group(2).lower()[0]
+        return now + int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+    m = re.search(r"(?:at|resets?)\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)", text, re.I)
+    if m:
+        hour, minute = int(m.group(1)) % 12, int(m.group(2) or 0)
+        if m.group(3).lower().startswith("p"):
+            hour += 12
+        base = datetime.fromtimestamp(now)
+        at = base.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        if at.timestamp() <= now:
+            at += timedelta(days=1)
+        return at.timestamp()
+    return now + LIMIT_WAIT_SEC
+
+
+_LIMIT_WORDS = re.compile(
+    r"usage limit|rate limit|rate-limit|quota|resource_exhausted|too many requests|\b429\b|limit reached",
+    re.I,
+)
+
+
+def is_limit_text(text: str) -> bool:
+    return bool(_LIMIT_WORDS.search(text or ""))
+
+
+def _error_events(text: str) -> list[AgentEvent]:
+    if is_limit_text(text):
+        return [AgentEvent("limit", text=text[:500], reset_at=reset_from_text(text))]
+    return [AgentEvent("error", text=text[:500], is_error=True)]
+
+
+def _int(v) -> int:
+    return int(v) if isinstance(v, int | float) else 0
+
+
+# ------------------------------------------------------------------ Claude Code
+
+
+class Claude(Adapter):
+    """`claude -p PROMPT --output-format stream-json --verbose --mcp-config FILE
+    --strict-mcp-config --allowedTools ...` (stream-json needs --verbose with -p)."""
+
+    name = "claude"
+    key_vars = ("ANTHROPIC_API_KEY",)
+
+    def tools(self, inv: Invocation) -> list[str]:
+        allowed = [f"mcp__{SERVER}__{t}" for t in THREAD_TOOLS] + ["Read", "Grep", "Glob", "LS"]
+        if inv.write:
+            allowed += ["Edit", "MultiEdit", "Write"]
+        if not inv.gated:
+            allowed.append("Bash")
+        return allowed
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        cfg = inv.workdir / "claude-mcp.json"
+        cfg.write_text(json.dumps({"mcpServers": {SERVER: {"type": "stdio", **inv.mcp.as_json()}}}))
+        argv = [binary, "-p", inv.prompt, "--output-format", "stream-json", "--verbose"]
+        argv += ["--mcp-config", str(cfg), "--strict-mcp-config"]
+        argv += ["--allowedTools", ",".join(self.tools(inv))]
+        # In -p mode a tool outside --allowedTools is refused, not asked about: `default` keeps
+        # the shell out (gated); acceptEdits lets the allowed edits through without a prompt.
+        argv += ["--permission-mode", "default" if inv.gated else "acceptEdits"]
+        if inv.model:
+            argv += ["--model", inv.model]
+        if inv.resume:
+            argv += ["--resume", inv.resume]
+        return argv + list(inv.extra_args)
+
+    def env(self, inv: Invocation) -> dict[str, str]:
+        budget = {"low": "4000", "medium": "10000", "high": "32000"}
+        return {"MAX_THINKING_TOKENS": budget[inv.effort]} if inv.effort else {}
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        t = obj.get("type")
+        if t == "system" and obj.get("subtype") == "init":
+            return [AgentEvent("session", session=str(obj.get("session_id") or ""))]
+        if t == "assistant":
+            out = []
+            for block in (obj.get("message") or {}).get("content") or []:
+                if block.get("type") == "text" and block.get("text"):
+                    out.append(AgentEvent("text", text=block["text"]))
+                elif block.get("type") == "tool_use":
+                    out.append(AgentEvent("tool", name=_short(str(block.get("name", "")))))
+            return out
+        if t == "rate_limit_event":
+            info = obj.get("rate_limit_info") or {}
+            if info.get("status") == "rejected":
+                reset = info.get("resetsAt")
+                return [
+                    AgentEvent(
+                        "limit",
+                        text=f"Claude usage limit ({info.get('rateLimitType', 'unknown window')})",
+                        reset_at=float(reset) if isinstance(reset, int | float) else reset_from_text(""),
+                    )
+                ]
+            return []
+        if t == "result":
+            usage = obj.get("usage") or {}
+            out = [
+                AgentEvent(
+                    "usage",
+                    input_tokens=_int(usage.get("input_tokens"))
+                    + _int(usage.get("cache_creation_input_tokens"))
+                    + _int(usage.get("cache_read_input_tokens")),
+                    output_tokens=_int(usage.get("output_tokens")),
+                    cached_tokens=_int(usage.get("cache_read_input_tokens")),
+                    cost=obj.get("total_cost_usd")
+                    if isinstance(obj.get("total_cost_usd"), int | float)
+                    else None,
+                )
+            ]
+            text = str(obj.get("result") or "")
+            if obj.get("is_error") and is_limit_text(text):
+                out += _error_events(text)
+            out.append(
+                AgentEvent(
+                    "final",
+                    text=text[:500],
+                    session=str(obj.get("session_id") or ""),
+                    is_error=bool(obj.get("is_error")),
+                )
+            )
+            return out
+        return []
+
+    def login_files(self, home: Path) -> list[Path]:
+        return [home / ".claude" / ".credentials.json", home / ".claude.json"]
+
+
+def _short(name: str) -> str:
+    """autodev's own tools by their plain names, as on the thread (mcp__autodev__post → post)."""
+    for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}/", f"{SERVER}-"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+# ------------------------------------------------------------------ Codex
+
+
+def _toml(v) -> str:
+    """A TOML value for `-c key=value` (JSON strings and arrays are valid TOML)."""
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+class Codex(Adapter):
+    """`codex exec --json --sandbox workspace-write -c mcp_servers.autodev...=... PROMPT`;
+    the nudge is `codex exec --json ... resume SESSION PROMPT`."""
+
+    name = "codex"
+    key_vars = ("OPENAI_API_KEY", "CODEX_API_KEY")
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        conf = {
+            f"mcp_servers.{SERVER}.command": inv.mcp.command,
+            f"mcp_servers.{SERVER}.args": inv.mcp.args,
+            f"mcp_servers.{SERVER}.env": inv.mcp.env,
+            # exec mode cancels MCP calls that would need an approval ("user cancelled MCP tool
+            # call", openai/codex#16685): autodev's own server is approved up front.
+            f"mcp_servers.{SERVER}.default_tools_approval_mode": "approve",
+            "approval_policy": "never",
+        }
+        if inv.effort:
+            conf["model_reasoning_effort"] = inv.effort
+        if not inv.gated:
+            conf["sandbox_workspace_write.network_access"] = True
+        argv = [binary, "exec", "--json", "--sandbox", "workspace-write" if inv.write else "read-only"]
+        for k, v in conf.items():
+            argv += ["-c", f"{k}={_toml(v)}"]
+        if inv.model:
+            argv += ["--model", inv.model]
+        argv += list(inv.extra_args)
+        if inv.resume:
+            argv += ["resume", inv.resume]
+        return argv + [inv.prompt]
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        t = obj.get("type")
+        if t == "thread.started":
+            return [AgentEvent("session", session=str(obj.get("thread_id") or ""))]
+        if t in ("item.started", "item.completed"):
+            item = obj.get("item") or {}
+            kind = item.get("type")
+            if t == "item.completed" and kind == "agent_message" and item.get("text"):
+                return [AgentEvent("text", text=str(item["text"]))]
+            if t == "item.started" and kind == "mcp_tool_call":
+                server = item.get("server")
+                tool = str(item.get("tool", ""))
+                return [AgentEvent("tool", name=tool if server == SERVER else f"{server}__{tool}")]
+            if t == "item.started" and kind == "command_execution":
+                return [AgentEvent("tool", name="shell")]
+            if t == "item.completed" and kind == "file_change":
+                return [AgentEvent("tool", name="file_change")]
+            return []
+        if t == "turn.completed":
+            u = obj.get("usage") or {}
+            return [
+                AgentEvent(
+                    "usage",
+                    input_tokens=_int(u.get("input_tokens")),
+                    output_tokens=_int(u.get("output_tokens")),
+                    cached_tokens=_int(u.get("cached_input_tokens")),
+                ),
+                AgentEvent("final"),
+            ]
+        if t == "turn.failed":
+            return _error_events(str((obj.get("error") or {}).get("message") or "turn failed"))
+        if t == "error":
+            return _error_events(str(obj.get("message") or "error"))
+        return []
+
+    def login_files(self, home: Path) -> list[Path]:
+        return [home / ".codex" / "auth.json"]
+
+
+# ------------------------------------------------------------------ Copilot CLI
+
+
+class Copilot(Adapter):
+    """`copilot -p PROMPT --output-format json --allow-all-tools --additional-mcp-config JSON`
+    (gated: only autodev's tools and file writes are allowed, the shell is denied)."""
+
+    name = "copilot"
+    key_vars = ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN")
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        mcp = {"mcpServers": {SERVER: {"type": "local", **inv.mcp.as_json(), "tools": ["*"]}}}
+        argv = [binary, "-p", inv.prompt, "--output-format", "json"]
+        if inv.gated:
+            argv += ["--allow-tool", SERVER, "--deny-tool", "shell"]
+            if inv.write:
+                argv += ["--allow-tool", "write"]
+        else:
+            argv.append("--allow-all-tools")
+        argv += ["--additional-mcp-config", json.dumps(mcp)]
+        if inv.model:
+            argv += ["--model", inv.model]
+        if inv.resume:
+            argv += ["--resume", inv.resume]
+        return argv + list(inv.extra_args)
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        t = str(obj.get("type") or "")
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else obj
+        if t == "session.start":
+            return [AgentEvent("session", session=str(data.get("sessionId") or data.get("session_id") or ""))]
+        if t == "assistant.message" and data.get("content"):
+            return [AgentEvent("text", text=str(data["content"]))]
+        if t == "tool.execution_start":
+            return [AgentEvent("tool", name=_short(str(data.get("toolName") or data.get("name") or "")))]
+        if t in ("assistant.usage", "session.shutdown", "result"):
+            u = data.get("usage") if isinstance(data.get("usage"), dict) else data
+            out = []
+            if any(k in u for k in ("inputTokens", "outputTokens")):
+                out.append(
+                    AgentEvent(
+                        "usage",
+                        input_tokens=_int(u.get("inputTokens")),
+                        output_tokens=_int(u.get("outputTokens")),
+                        cached_tokens=_int(u.get("cacheReadTokens")),
+                    )
+                )
+            if t != "assistant.usage":
+                out.append(AgentEvent("final", session=str(data.get("sessionId") or "")))
+            return out
+        if t in ("error", "session.error"):
+            return _error_events(str(data.get("message") or data.get("errorType") or "error"))
+        return []
+
+    def login_files(self, home: Path) -> list[Path]:
+        return [home / ".copilot" / "config.json"]
+
+
+# ------------------------------------------------------------------ Gemini CLI
+
+
+class Gemini(Adapter):
+    """`gemini -p PROMPT --output-format stream-json`; autodev's MCP server reaches it through a
+    settings file of this run (GEMINI_CLI_SYSTEM_SETTINGS_PATH), so neither the repository's nor
+    the user's .gemini/settings.json is touched."""
+
+    name = "gemini"
+    key_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+    def settings(self, inv: Invocation) -> Path:
+        path = inv.workdir / "gemini-settings.json"
+        server = {**inv.mcp.as_json(), "trust": True}
+        path.write_text(json.dumps({"mcpServers": {SERVER: server}}))
+        return path
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        argv = [binary, "-p", inv.prompt, "--output-format", "stream-json"]
+        # gated: tools that need a confirmation are refused in headless mode; autodev's own
+        # server is trusted in its settings. auto_edit lets file edits through.
+        mode = ("auto_edit" if inv.write else "default") if inv.gated else "yolo"
+        argv += ["--approval-mode", mode]
+        if inv.model:
+            argv += ["--model", inv.model]
+        if inv.resume:
+            argv += ["--resume", inv.resume]
+        return argv + list(inv.extra_args)
+
+    def env(self, inv: Invocation) -> dict[str, str]:
+        return {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(self.settings(inv))}
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        t = obj.get("type")
+        if t == "init":
+            return [AgentEvent("session", session=str(obj.get("session_id") or obj.get("sessionId") or ""))]
+        if t == "message" and obj.get("role") == "assistant" and obj.get("content"):
+            return [AgentEvent("text", text=str(obj["content"]))]
+        if t == "tool_use":
+            return [AgentEvent("tool", name=_short(str(obj.get("tool_name") or obj.get("name") or "")))]
+        if t == "error":
+            return _error_events(str(obj.get("message") or "error"))
+        if t == "result":
+            stats = obj.get("stats") or {}
+            out = [
+                AgentEvent(
+                    "usage",
+                    input_tokens=_int(stats.get("input_tokens")),
+                    output_tokens=_int(stats.get("output_tokens")),
+                    cached_tokens=_int(stats.get("cached")),
+                )
+            ]
+            err = obj.get("error") or {}
+            if obj.get("status") == "error" and err:
+                out += _error_events(str(err.get("message") or err))
+            return [*out, AgentEvent("final", is_error=obj.get("status") == "error")]
+        return []
+
+    def login_files(self, home: Path) -> list[Path]:
+        return [home / ".gemini" / "oauth_creds.json"]
+
+
+ADAPTERS: dict[str, Adapter] = {a.name: a for a in (Claude(), Codex(), Copilot(), Gemini())}
+
+
+def adapter(name: str) -> Adapter:
+    return ADAPTERS[name]

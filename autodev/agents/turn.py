@@ -1,0 +1,413 @@
+"""An agent turn: the participant's CLI run once in the repository with the turn prompt; the
+thread tools reach it through autodev's MCP server; the turn ends when the CLI exits.
+
+Harness-log records (the same log and recovery as a model turn): turn_started (baseline, the
+prompt as its one message) → agent_started (agent, pid and start time of its process group) →
+tool_started/tool_finished around read_thread and tell_user, post_started/post_committed for
+the post → agent_finished → turn_finished. A CLI that exits without a post is run once more with
+the nudge (continuing its session where the CLI can); then the turn is silent. A usage limit
+moves to the next entry of the participant's agents; when every one is limited the run waits.
+After a crash the turn starts its CLI again from the prompt (the group the dead daemon left is
+killed first); the post keeps its provisioned id and credit is counted from the turn's
+baseline, so nothing done twice counts twice.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autodev import credit, keys, prompts
+from autodev.agents import adapters, runner
+from autodev.agents.bridge import Bridge
+from autodev.agents.events import AgentEvent
+from autodev.errors import AutodevError, ToolError
+from autodev.harness.recovery import Resume
+from autodev.harness.registry import ToolEnv
+from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
+from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped
+from autodev.journal import safe_text
+from autodev.moves import MOVES
+
+POLL_SEC = 0.1
+
+
+@dataclass
+class AgentSpec:
+    """What the daemon knows of the participant's agents for this turn."""
+
+    agents: list[str]  # the CLI, then the agents of its failover list, in the order tried
+    run_dir: Path  # raw streams go to run_dir/agents/
+    model: str | None = None  # the first agent's model
+    effort: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+    gated: bool = True
+    key_env: str | None = None  # api_key_env: the CLI's API-key mode
+    stopping: Callable[[], bool] | None = None
+    stale: list[dict] = field(default_factory=list)  # agent_started records of a crashed turn
+
+
+def label(agent: str) -> str:
+    return f"agent:{agent}"
+
+
+def binary(agent: str, environ: dict | None = None) -> str | None:
+    """The CLI's executable: $AUTODEV_<NAME>_BIN, else `agent` on PATH."""
+    import os
+    import shutil
+
+    env = os.environ if environ is None else environ
+    a = adapters.adapter(agent)
+    given = env.get(a.bin_env)
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    return shutil.which(agent, path=env.get("PATH"))
+
+
+def child_env(agent: str, key_env: str | None) -> dict[str, str]:
+    """The CLI's environment: no secret but the participant's own key, which in API-key mode
+    is also given under the name the CLI reads."""
+    env = keys.env_for([key_env] if key_env else [])
+    a = adapters.adapter(agent)
+    if key_env and key_env in env and key_env not in a.key_vars and a.key_vars:
+        env[a.key_vars[0]] = env[key_env]
+    return env
+
+
+@dataclass
+class _Run:
+    limit: AgentEvent | None = None
+    session: str = ""
+    exit_code: int | None = None
+    timed_out: bool = False
+    stopped: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = None) -> TurnResult:
+    result, deadline = TurnResult(None), time.monotonic() + ctx.timeout_sec
+    for rec in spec.stale:
+        if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
+            ctx.events.emit("agent_killed", participant=ctx.name, turn=ctx.turn, pid=rec["pid"])
+    if resume is None:
+        baseline = credit.take_baseline(ctx.repo)
+        prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
+        ctx.hlog.append(
+            {
+                "type": "turn_started",
+                "run": ctx.run_id,
+                "turn": ctx.turn,
+                "participant": ctx.name,
+                "head": baseline.head,
+                "baseline": credit.baseline_to_json(baseline),
+                "messages": [{"role": "user", "content": prompt}],
+                "agent": spec.agents[0],
+            }
+        )
+        ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
+    else:
+        baseline = credit.baseline_from_json(resume.baseline)
+        prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
+        result.told = resume.told
+        ctx.events.emit("turn_resumed", participant=ctx.name, turn=ctx.turn, step=0, pending_tools=0)
+    nudged, session, runs = False, "", 0
+    while result.post is None:
+        usable = [a for a in spec.agents if ctx.limited_until.get(label(a), 0) <= time.time()]
+        if not usable:
+            reset = min(ctx.limited_until.get(label(a), 0) for a in spec.agents)
+            raise AllModelsLimited(reset, f"every agent of {ctx.name} is at its usage limit")
+        agent = usable[0]
+        text = prompt
+        if nudged:
+            nudge = prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
+            resumable = adapters.adapter(agent).resumable and session
+            text = nudge if resumable else f"{prompt}\n\n{nudge}"
+        runs += 1
+        run = _run_once(ctx, spec, agent, text, session if nudged else "", result, baseline, deadline, runs)
+        session = run.session or session
+        if result.post is not None:
+            break
+        if run.stopped:
+            raise TurnStopped()
+        if run.timed_out:
+            result.reason = "turn ran past turnTimeoutMin without a post"
+            break
+        if run.limit is not None:
+            ctx.limited_until[label(agent)] = run.limit.reset_at
+            nxt = usable[1:]
+            ctx.events.emit(
+                "failover",
+                participant=ctx.name,
+                turn=ctx.turn,
+                model=label(agent),
+                to=label(nxt[0]) if nxt else None,
+                retry_after=max(0.0, run.limit.reset_at - time.time()),
+            )
+            nudged, session = False, ""
+            continue
+        if nudged:
+            result.reason = "the agent exited twice without posting"
+            break
+        nudged = True
+        ctx.hlog.append(
+            {
+                "type": "nudged",
+                "run": ctx.run_id,
+                "turn": ctx.turn,
+                "message": {"role": "user", "content": "nudge"},
+            }
+        )
+        ctx.events.emit("nudged", participant=ctx.name, turn=ctx.turn, agent=agent, exit_code=run.exit_code)
+    result.steps = runs
+    ctx.hlog.append(
+        {
+            "type": "turn_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "seq": result.post["seq"] if result.post else None,
+            "reason": result.reason,
+        }
+    )
+    ctx.events.emit(
+        "turn_ended",
+        participant=ctx.name,
+        turn=ctx.turn,
+        steps=result.steps,
+        posted=result.post["seq"] if result.post else None,
+        reason=result.reason or None,
+    )
+    return result
+
+
+def _run_once(
+    ctx: TurnContext,
+    spec: AgentSpec,
+    agent: str,
+    prompt: str,
+    session: str,
+    result: TurnResult,
+    baseline: credit.Baseline,
+    deadline: float,
+    n: int,
+) -> _Run:
+    ad = adapters.adapter(agent)
+    run = _Run()
+    exe = binary(agent)
+    if exe is None:
+        raise AutodevError(
+            f"{ctx.name}: the {agent} CLI was not found (PATH or ${ad.bin_env})",
+            f"install it, or set {ad.bin_env} to its path; `autodev doctor` checks it",
+        )
+    events: queue.Queue = queue.Queue()
+    bridge = Bridge(events)
+    try:
+        mcp = adapters.McpLaunch(
+            sys.executable,
+            ["-m", "autodev.agents.server"],
+            {"AUTODEV_AGENT_SOCKET": str(bridge.path), "AUTODEV_AGENT_TOKEN": bridge.token},
+        )
+        first = agent == spec.agents[0]
+        inv = adapters.Invocation(
+            prompt=prompt,
+            mcp=mcp,
+            workdir=bridge.dir,
+            model=spec.model if first else None,
+            effort=spec.effort,
+            extra_args=list(spec.extra_args) if first else [],
+            gated=spec.gated,
+            write=ctx.can_write,
+            resume=session or None,
+        )
+        argv = ad.argv(exe, inv)
+        env = {**child_env(agent, spec.key_env), **ad.env(inv)}
+        folder = spec.run_dir / "agents"
+        stem = f"t{ctx.turn}-{n}-{agent}"
+        proc = runner.CliProcess(
+            argv,
+            cwd=ctx.repo,
+            env=env,
+            raw=folder / f"{stem}.jsonl",
+            stderr=folder / f"{stem}.stderr",
+            events=events,
+        )
+        ctx.hlog.append(
+            {
+                "type": "agent_started",
+                "run": ctx.run_id,
+                "turn": ctx.turn,
+                "agent": agent,
+                "pid": proc.pid,
+                "started": proc.started,
+                "resume": session or None,
+                "stream": f"agents/{stem}.jsonl",
+            }
+        )
+        ctx.events.emit("agent_started", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
+        try:
+            _pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
+        finally:
+            if run.exit_code is None:
+                proc.kill()
+            proc.close()
+    finally:
+        bridge.close()
+    ctx.hlog.append(
+        {
+            "type": "agent_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "agent": agent,
+            "exit_code": run.exit_code,
+            "session": run.session or None,
+            "timed_out": run.timed_out,
+            "limit": run.limit.reset_at if run.limit else None,
+        }
+    )
+    ctx.events.emit(
+        "agent_finished",
+        participant=ctx.name,
+        turn=ctx.turn,
+        agent=agent,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out or None,
+        limited=bool(run.limit) or None,
+    )
+    return run
+
+
+def _pump(ctx, spec, agent, proc, events, run: _Run, result, baseline, deadline) -> None:
+    """The turn's one loop: stream lines and tool calls, in arrival order, until the CLI exits."""
+    ad = adapters.adapter(agent)
+    calls = 0
+    while True:
+        if time.monotonic() > deadline:
+            run.timed_out = True
+            proc.kill()
+            ctx.events.emit("agent_timeout", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
+            return
+        if spec.stopping is not None and spec.stopping() and result.post is None:
+            run.stopped = True
+            proc.kill()
+            return
+        try:
+            what, payload = events.get(timeout=POLL_SEC)
+        except queue.Empty:
+            continue
+        if what == "eof":
+            run.exit_code = payload
+            return
+        if what == "call":
+            calls += 1
+            tool, args, reply = payload
+            reply.put(_call(ctx, tool, args, result, baseline, f"{agent}-{proc.pid}-{calls}"))
+            continue
+        try:
+            obj = json.loads(payload)
+        except ValueError:
+            continue  # progress text some CLIs print among their JSON lines
+        if not isinstance(obj, dict):
+            continue
+        for ev in ad.parse(obj):
+            _event(ctx, agent, ev, run, result)
+
+
+def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: _Run, result: TurnResult) -> None:
+    if ev.kind == "session" and ev.session:
+        run.session = ev.session
+    elif ev.kind == "final" and ev.session:
+        run.session = ev.session
+    elif ev.kind == "text":
+        ctx.events.emit(
+            "agent_text", participant=ctx.name, turn=ctx.turn, agent=agent, text=safe_text(ev.text)[:300]
+        )
+    elif ev.kind == "tool" and ev.name not in adapters.THREAD_TOOLS:
+        # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
+        ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=ev.name, agent=agent)
+    elif ev.kind == "usage":
+        result.prompt_tokens += ev.input_tokens
+        result.completion_tokens += ev.output_tokens
+        result.cached_tokens += ev.cached_tokens
+        result.cost += ev.cost or 0.0
+        used = result.models.setdefault(
+            label(agent), {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        )
+        used["generations"] += 1
+        used["prompt_tokens"] += ev.input_tokens
+        used["completion_tokens"] += ev.output_tokens
+        used["cost"] += ev.cost or 0.0
+        ctx.events.emit(
+            "generation",
+            participant=ctx.name,
+            turn=ctx.turn,
+            step=0,
+            model=label(agent),
+            prompt_tokens=ev.input_tokens,
+            completion_tokens=ev.output_tokens,
+            cached_tokens=ev.cached_tokens,
+            cost=ev.cost,
+        )
+    elif ev.kind == "limit":
+        # The first signal is the precise one (Claude's event carries its reset time; the
+        # error text after it does not).
+        run.limit = run.limit or ev
+        ctx.events.emit(
+            "agent_limit",
+            participant=ctx.name,
+            turn=ctx.turn,
+            agent=agent,
+            reset_at=ev.reset_at,
+            text=ev.text,
+        )
+    elif ev.kind == "error":
+        run.errors.append(ev.text)
+        ctx.events.emit("agent_error", participant=ctx.name, turn=ctx.turn, agent=agent, text=ev.text)
+
+
+def _call(ctx: TurnContext, tool: str, args: object, result: TurnResult, baseline, call_id: str) -> str:
+    """A thread tool the CLI called through autodev's MCP server: checked and applied exactly as
+    a model's call (the post keeps its own intent records)."""
+    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call_id)
+    tools = {"post": POST, "read_thread": READ_THREAD, **({"tell_user": TELL_USER} if ctx.tell_user else {})}
+    t = tools.get(tool)
+    if t is None:
+        return f"error: unknown tool '{tool}'; autodev's tools are: {', '.join(tools)}"
+    if t is POST:
+        try:
+            return str(POST.call(env, args))
+        except ToolError as e:
+            return f"error: {e}"
+    ctx.hlog.append(
+        {
+            "type": "tool_started",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call_id,
+            "name": tool,
+            "args": args,
+            "replay_safe": t.replay_safe,
+        }
+    )
+    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=tool)
+    try:
+        out = safe_text(str(t.call(env, args)))
+    except ToolError as e:
+        out = f"error: {e}"
+    except AutodevError:
+        raise
+    except Exception as e:  # a bug in a tool ends the call, not the daemon
+        out = f"error: {tool} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
+    ctx.hlog.append(
+        {
+            "type": "tool_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call_id,
+            "result": out[:4000],
+        }
+    )
+    return out
