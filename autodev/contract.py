@@ -12,7 +12,8 @@ a real provider's wire protocol and refuse what that provider refuses:
   that an earlier request marked, as Anthropic does.
 - `OpenAIServer` is the scripted OpenAI-compatible server with a context window it enforces
   (400 `context_length_exceeded`, OpenAI's wording) and no key required, like llama.cpp's
-  `llama-server` or vLLM.
+  `llama-server` or vLLM. Given `models`, it refuses any other model name with a 400
+  `model_not_found`, as gateways do.
 
 Real clients send no turn header, so the turn of a request is the hash of its first user
 message (the turn prompt, unique per turn and stable across retries and resume). Which
@@ -84,7 +85,18 @@ class _OpenAIHandler(_ContractHandler):
         )
 
     def _complete(self, body: dict, body_chars: int) -> None:
+        srv: Any = self.scripted
         model = str(body.get("model") or "")
+        if srv.models is not None and model not in srv.models:
+            # A gateway that answers 400, not 404, for a model it does not serve.
+            srv.unknown_models.append(model)
+            self._error(
+                400,
+                f"The model `{model}` does not exist or you do not have access to it.",
+                "invalid_request_error",
+                "model_not_found",
+            )
+            return
         body = {**body, "model": self._participant(model)}
         super()._complete(body, body_chars)
 
@@ -102,9 +114,13 @@ class OpenAIServer(ScriptedServer):
         *,
         window: int | None = None,
         participants: dict[str, str] | None = None,
+        models: set[str] | None = None,
     ):
         super().__init__(script, ledger_path, request_log)
         self.window = window
+        # The model names it serves (None: any); others get 400 model_not_found.
+        self.models = set(models) if models is not None else None
+        self.unknown_models: list[str] = []  # names refused as unknown, one per request
         self.participants = dict(participants or {})
         self.keys_seen: list[str | None] = []  # the Authorization header of each request
         self.refusals = 0  # requests refused for the window

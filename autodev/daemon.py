@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from autodev import budget, inbox, keys, notify, prompts, runs, scheduler, userfiles
+from autodev import budget, inbox, keys, notify, prompts, reasons, runs, scheduler, userfiles
 from autodev import config as cfgmod
 from autodev import rebuild as rebuildmod
 from autodev import sandbox as sandboxmod
@@ -679,7 +679,7 @@ class Daemon(EffectsMixin, NoticesMixin):
             )
             self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
             self._recover()
-            self._set("paused", reason("provider", error=e.message), speaking=None)
+            self._set("paused", reasons.provider(e), speaking=None)
             return
         except TurnStopped:
             # Left open at a step boundary: the stop applies now; `start` continues the turn.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from autodev import scheduler
+from autodev import reasons, scheduler
 from autodev.errors import ProviderError
 from autodev.harness import providers
 from autodev.reasons import reason
@@ -251,7 +251,7 @@ class EffectsMixin:
             )
         except ProviderError as e:
             self.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
-            return {"state": "paused", "reason": reason("provider", error=e.message)}
+            return {"state": "paused", "reason": reasons.provider(e)}
         self._account_audit(v)
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
         if v.accept:

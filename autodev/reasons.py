@@ -33,6 +33,13 @@ def reason(code: str, **kw) -> dict:
     }
 
 
+def provider(err) -> dict:
+    """A provider failure's pause reason: its sentence names the participant and the model, and
+    carries the fix (the raw provider text goes to events.jsonl, not here)."""
+    fix = getattr(err, "fix", "")
+    return reason("provider", error=f"{err.message}; fix: {fix}" if fix else err.message)
+
+
 def continue_line(r: dict | None, daemon_running: bool) -> str:
     """The command that continues the run from reason `r`. Actions that need a daemon are
     queued when none runs and applied by `autodev start`, so without a daemon the line starts

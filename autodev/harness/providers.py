@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -286,6 +287,20 @@ def estimate_tokens(messages: list[dict], tools: list[dict] | None = None) -> in
 # -- one request ---------------------------------------------------------------------------------
 
 
+# How providers that answer 400 (not 404) word an unknown model: OpenAI-compatible gateways
+# ("The model `x` does not exist", code model_not_found), Ollama ("model 'x' not found"),
+# Together/OpenRouter ("not a valid model ID", "Unknown model").
+_UNKNOWN_MODEL = re.compile(
+    r"model_not_found|unknown model|invalid model|not a valid model"
+    r"|model\b[^.\n]{0,120}?\b(?:not found|does not exist|doesn't exist|is not supported)",
+    re.IGNORECASE,
+)
+
+
+def _unknown_model(text: str) -> bool:
+    return bool(_UNKNOWN_MODEL.search(text))
+
+
 def _missing_credentials(text: str) -> bool:
     t = text.lower()
     return "missing credentials" in t or "api_key client option must be set" in t
@@ -338,7 +353,10 @@ def complete(
         raise Refused("model", f"{type(e).__name__}: {e}") from e
     except litellm.BadRequestError as e:
         status = int(getattr(e, "status_code", 0) or 0)
-        kind = "auth" if status in (401, 403) or _missing_credentials(str(e)) else "request"
+        if status in (401, 403) or _missing_credentials(str(e)):
+            kind = "auth"
+        else:
+            kind = "model" if _unknown_model(str(e)) else "request"
         raise Refused(kind, f"{type(e).__name__}: {e}") from e
     except (
         litellm.Timeout,
@@ -355,6 +373,8 @@ def complete(
         if status >= 500:  # 529 overloaded included
             raise Transient(f"{target.label}: {e}") from e
         kind = {401: "auth", 403: "auth", 404: "model"}.get(status, "request")
+        if kind == "request" and _unknown_model(str(e)):
+            kind = "model"
         raise Refused(kind, f"{type(e).__name__}: {e}") from e
     except litellm.OpenAIError as e:
         if _missing_credentials(str(e)):

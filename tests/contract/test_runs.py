@@ -4,6 +4,7 @@ retries or warnings, and a turn that outgrows its window is compacted and still 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -166,3 +167,24 @@ def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, t
         assert events(repo, "error") == [] and srv.refusals >= 1
         st = autodev(repo, "status", "--json", check=True).stdout
         assert '"code": "silent"' in st
+
+
+def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_fix(repo, autodev, tmp_path):
+    """A gateway answers 400 model_not_found (not 404): that is an unknown model, never retried,
+    not a malformed request; the pause line names who, which model and the fix."""
+    script = post("builder", "done", "never reached")
+    with _server(OpenAIServer, tmp_path, script, models={"builder"}) as srv:
+        write_team(repo, _team("openai/no-such-model", srv.base_url), AUDIT_ONLY, "maxRetries = 3\n")
+        r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=90)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert srv.unknown_models == ["no-such-model"]  # one request: no retry
+        assert events(repo, "retry") == []
+        st = autodev(repo, "status", "--json", check=True).stdout
+        reason = json.loads(st)["reason"]
+        assert reason["code"] == "provider"
+        text = reason["text"]
+        assert "builder's model openai/no-such-model" in text and "does not know this model" in text
+        assert "check the model name" in text and "team.toml" in text
+        assert "does not exist" not in text  # the raw provider text is in events, not the headline
+        [err] = events(repo, "error")
+        assert "model_not_found" in err["detail"] or "does not exist" in err["detail"]

@@ -91,3 +91,19 @@ def test_http_errors_are_classified_by_what_fixes_them(tmp_path, status, exc, ki
 
 def test_backoff_doubles_up_to_the_cap():
     assert [providers.backoff(a, 0.5, cap=3) for a in (1, 2, 3, 4, 5)] == [0.5, 1, 2, 3, 3]
+
+
+@pytest.mark.parametrize(
+    "text,unknown",
+    [
+        ("The model `gpt-9` does not exist or you do not have access to it.", True),
+        ('{"error": {"code": "model_not_found"}}', True),
+        ("model 'llama9' not found, try pulling it first", True),  # Ollama
+        ("Unable to access non-serverless model x. Not a valid model ID", True),
+        ("messages.1.content: Field required", False),
+        ("Invalid value for 'tool_choice': the function does not exist", False),
+        ("max_tokens is too large for this model: 99999 > 8192", False),
+    ],
+)
+def test_a_400_that_names_an_unknown_model_is_told_apart_from_a_malformed_request(text, unknown):
+    assert providers._unknown_model(text) is unknown
