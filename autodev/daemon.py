@@ -793,7 +793,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         )
         seen_upto = self.thread.last_seq
         try:
-            result = run_turn(ctx, resume)
+            result = self._agent_turn(p, ctx, resume) if p.agent else run_turn(ctx, resume)
         finally:
             self.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
         if delivered and not resume:
@@ -827,11 +827,32 @@ class Daemon(EffectsMixin, NoticesMixin):
             expose=self.config.sandbox_expose,
         )
 
+    def _agent_turn(self, p, ctx, resume):
+        """`p`'s turn taken by its coding-agent CLI (SPEC §16)."""
+        from autodev.agents.turn import AgentSpec, run_agent_turn
+
+        recs = self._last_turn_records()[0] if resume else []
+        spec = AgentSpec(
+            p.agents(),
+            self.paths.run_dir,
+            model=p.model,
+            effort=p.effort,
+            extra_args=list(p.agent_args),
+            gated=p.agent_permission == "gated",
+            key_env=p.api_key_env,
+            stopping=self._stop_requested,
+            stale=[r for r in recs if r.get("type") == "agent_started"],
+        )
+        return run_agent_turn(ctx, spec, resume)
+
     def _targets(self, p) -> list[providers.Target]:
+        models = p.models()
+        if not models:  # an agent CLI without model failovers
+            return []
         return providers.targets_for(
             p.name,
-            p.model,
-            list(p.failover),
+            models[0],
+            models[1:],
             effort=p.effort,
             api_base=p.api_base,
             api_key_env=p.api_key_env,

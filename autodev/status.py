@@ -23,7 +23,7 @@ def gather(paths: RunPaths) -> dict:
         team = load_team(paths.team_file)
         models = {
             p.name: {
-                "model": p.model,
+                "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
                 "effort": p.effort,
                 "write": p.write,
                 "max_cost_usd": p.max_cost_usd,

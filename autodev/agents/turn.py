@@ -30,7 +30,7 @@ from autodev.errors import AutodevError, ToolError
 from autodev.harness.recovery import Resume
 from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
-from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped
+from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped, run_turn
 from autodev.journal import safe_text
 from autodev.moves import MOVES
 
@@ -115,12 +115,19 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
         result.told = resume.told
         ctx.events.emit("turn_resumed", participant=ctx.name, turn=ctx.turn, step=0, pending_tools=0)
+    if resume is not None and resume.steps:  # the turn had passed to its failover models
+        return run_turn(ctx, resume)
     nudged, session, runs = False, "", 0
     while result.post is None:
         usable = [a for a in spec.agents if ctx.limited_until.get(label(a), 0) <= time.time()]
         if not usable:
-            reset = min(ctx.limited_until.get(label(a), 0) for a in spec.agents)
-            raise AllModelsLimited(reset, f"every agent of {ctx.name} is at its usage limit")
+            if any(ctx.limited_until.get(t.label, 0) <= time.time() for t in ctx.targets):
+                return _to_models(ctx, prompt, baseline, result)
+            resets = [
+                ctx.limited_until.get(x, 0)
+                for x in [*map(label, spec.agents), *(t.label for t in ctx.targets)]
+            ]
+            raise AllModelsLimited(min(resets), f"every agent and model of {ctx.name} is at its usage limit")
         agent = usable[0]
         text = prompt
         if nudged:
@@ -182,6 +189,22 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         reason=result.reason or None,
     )
     return result
+
+
+def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
+    """Every agent is limited: the participant's failover models take the rest of the turn,
+    from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
+    ctx.hlog.append(
+        {"type": "agent_handover", "run": ctx.run_id, "turn": ctx.turn, "to": ctx.targets[0].label}
+    )
+    ctx.events.emit("failover", participant=ctx.name, turn=ctx.turn, model="agents", to=ctx.targets[0].label)
+    resume = Resume(
+        ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
+    )
+    resume.prompt_tokens, resume.completion_tokens = so_far.prompt_tokens, so_far.completion_tokens
+    resume.cost, resume.cached_tokens, resume.told = so_far.cost, so_far.cached_tokens, so_far.told
+    resume.models = {k: dict(v) for k, v in so_far.models.items()}
+    return run_turn(ctx, resume)
 
 
 def _run_once(

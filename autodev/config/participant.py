@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from autodev.config.base import _MODEL_CONFIG, Effort, _check_env_name, _rule, _toml
 from autodev.names import NAME_PATTERN
 from autodev.names import RESERVED as RESERVED_NAMES
+
+Agent = Literal["claude", "codex", "copilot", "gemini"]
+AGENTS: tuple[str, ...] = ("claude", "codex", "copilot", "gemini")
 
 
 class Participant(BaseModel):
@@ -20,11 +24,26 @@ class Participant(BaseModel):
         description="Name on the thread and in handoffs: a lowercase letter, then up to 31 of "
         'a-z, 0-9, "_" or "-". Unique in the team; not user, system or audit.'
     )
-    model: str = Field(
+    model: str | None = Field(
+        None,
         min_length=1,
         description='A litellm model string (e.g. "anthropic/claude-sonnet-4-5"), or "scripted" '
         '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
-        "offline scripted model.",
+        "offline scripted model. With `agent`: the model passed to that CLI (optional).",
+    )
+    agent: Agent | None = Field(
+        None,
+        description='A coding-agent CLI that takes this participant\'s turns instead of a model: "claude" '
+        '(Claude Code), "codex", "copilot" (Copilot CLI) or "gemini" (Gemini CLI). Found on PATH or '
+        "by AUTODEV_<NAME>_BIN.",
+    )
+    agent_args: list[str] = Field(
+        default_factory=list, description="Extra arguments given to the agent CLI on every turn."
+    )
+    agent_permission: Literal["gated", "auto"] = Field(
+        "gated",
+        description='How much the agent CLI may do by itself: "gated" (the CLI\'s own shell tool is '
+        'denied or confined as README says per CLI) or "auto" (its shell runs unasked).',
     )
     effort: Effort | None = Field(
         None,
@@ -43,7 +62,7 @@ class Participant(BaseModel):
         default_factory=list,
         description="Models tried in order when the current one hits a usage or rate limit. "
         "They are reached with this participant's api_base, api_key_env and "
-        "effort, like its model.",
+        'effort, like its model. "agent:NAME" (e.g. "agent:codex") is an agent CLI.',
     )
     api_base: str | None = Field(
         None,
@@ -106,6 +125,27 @@ class Participant(BaseModel):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _model_or_agent(self) -> Participant:
+        if self.model is None and self.agent is None:
+            raise _rule(
+                "it has neither model nor agent",
+                'set model = "provider/model" (e.g. "anthropic/claude-sonnet-4-5"), or '
+                'agent = "claude" | "codex" | "copilot" | "gemini" for a coding-agent CLI',
+            )
+        if self.agent is None and any(m.startswith("agent:") for m in self.failover):
+            raise _rule(
+                "failover names an agent CLI but the participant is a model",
+                'set agent = "..." (an agent CLI can fail over to models, not the other way '
+                "round), or remove the agent:NAME entries",
+            )
+        if self.agent is None and (self.agent_args or self.agent_permission != "gated"):
+            raise _rule(
+                "agent_args and agent_permission need agent",
+                'set agent = "claude" | "codex" | "copilot" | "gemini", or remove them',
+            )
+        return self
+
     @field_validator("name")
     @classmethod
     def _valid_name(cls, v: str) -> str:
@@ -127,6 +167,11 @@ class Participant(BaseModel):
         for i, m in enumerate(v):
             if not m.strip():
                 raise _rule(f"failover[{i}] is empty", "remove the empty model string")
+            if m.startswith("agent:") and m[6:] not in AGENTS:
+                raise _rule(
+                    f"failover[{i}]: {_toml(m)} names no agent CLI",
+                    "use agent:" + ", agent:".join(AGENTS) + ", or a model string",
+                )
         return v
 
     @field_validator("api_key_env")
@@ -135,5 +180,12 @@ class Participant(BaseModel):
         return _check_env_name(v)
 
     def models(self) -> list[str]:
-        """The primary model followed by the failover models, in the order they are tried."""
-        return [self.model, *self.failover]
+        """The litellm models, in the order they are tried: the model (unless an agent CLI
+        takes it), then the failover models (not the agent:NAME entries)."""
+        first = [self.model] if self.model and not self.agent else []
+        return [*first, *(m for m in self.failover if not m.startswith("agent:"))]
+
+    def agents(self) -> list[str]:
+        """The agent CLIs, in the order they are tried: `agent`, then failover's agent:NAME."""
+        first = [self.agent] if self.agent else []
+        return [*first, *(m[6:] for m in self.failover if m.startswith("agent:"))]

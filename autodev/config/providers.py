@@ -58,8 +58,11 @@ def provider_problems(
 
     for p in team.participants:
         where = "in .autodev/team.toml"
-        check(f'participant "{p.name}"', p.model, p.api_base, p.api_key_env, where)
-        for m in p.failover:  # reached with the participant's endpoint and key, as the harness does
+        if not p.agent:  # an agent CLI brings its own login (`autodev doctor` checks it)
+            check(f'participant "{p.name}"', p.model, p.api_base, p.api_key_env, where)
+        for m in p.models()[
+            0 if p.agent else 1 :
+        ]:  # reached with the participant's endpoint and key, as the harness does
             check(f'participant "{p.name}" failover', m, p.api_base, p.api_key_env, where)
     if team.audit is not None:  # without one, the audit runs on the first participant's model
         a = team.audit

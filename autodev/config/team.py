@@ -161,14 +161,27 @@ class Team(BaseModel):
         """The audit's settings; by default the first participant's model and endpoint."""
         if self.audit is not None:
             return self.audit
-        first = self.participants[0]
+        first = next((p for p in self.participants if p.models()), None)
+        if first is None:
+            raise ConfigError(
+                "the audit needs a model, and every participant is an agent CLI",
+                'add an [audit] table to .autodev/team.toml with model = "provider/model"',
+            )
         return AuditConfig(
-            model=first.model, effort=first.effort, api_base=first.api_base, api_key_env=first.api_key_env
+            model=first.models()[0],
+            effort=first.effort,
+            api_base=first.api_base,
+            api_key_env=first.api_key_env,
         )
 
     def key_names(self) -> list[str]:
         """The variables the team names with api_key_env: secrets, whatever they are called."""
-        names = [p.api_key_env for p in self.participants] + [self.audit_model().api_key_env]
+        audit = (
+            self.audit_model().api_key_env
+            if self.audit or any(p.models() for p in self.participants)
+            else None
+        )
+        names = [p.api_key_env for p in self.participants] + [audit]
         return list(dict.fromkeys(n for n in names if n))
 
     def uses_scripted(self) -> bool:

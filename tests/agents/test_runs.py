@@ -1,0 +1,141 @@
+"""Whole runs through the real CLI and daemon with a mixed team: a fake agent CLI builder, a
+scripted-model reviewer and the scripted audit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+from tests.conftest import git, shape, thread_of, write_team
+from tests.e2e.helpers import (
+    ACCEPT,
+    events,
+    post,
+    start_detached,
+    state_of,
+    status_json,
+    wait_for,
+)
+
+
+def team(agent: str, extra: str = "") -> str:
+    return f"""
+[[participants]]
+name = "builder"
+agent = "{agent}"
+model = "fast-model"
+write = true
+{extra}
+
+[[participants]]
+name = "reviewer"
+model = "scripted"
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+
+REVIEW_DONE = post("reviewer", "done", "reviewed: fine") + ACCEPT
+BUILD = [
+    ["edit", "hello.txt", "hello\n"],
+    ["post", {"kind": "work_done", "text": "hello added", "handoff": "reviewer"}],
+]
+
+
+def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, autodev, fakes):
+    write_team(repo, team("codex"), REVIEW_DONE)
+    fakes.play(codex=[BUILD])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello.txt", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    posts = thread_of(repo)
+    assert shape(posts) == [
+        ("user", "say", None, None),
+        ("builder", "work_done", "reviewer", True),
+        ("reviewer", "done", None, None),
+        ("audit", "say", None, None),
+    ]
+    assert posts[1]["credit"]["files"] == ["hello.txt"]
+    (call,) = fakes.calls()
+    assert call["argv"][:2] == ["exec", "--json"] and "fast-model" in call["argv"]
+    st = status_json(autodev, repo)
+    assert st["state"] == "complete"
+    usage = json.dumps(st)
+    assert "agent:codex" in usage
+    gen = [e for e in events(repo, "generation") if e.get("model") == "agent:codex"]
+    assert gen and gen[0]["prompt_tokens"] == 150
+
+
+def test_a_limit_fails_over_to_another_cli(repo, autodev, fakes):
+    write_team(repo, team("claude", 'failover = ["agent:gemini"]'), REVIEW_DONE)
+    fakes.play(claude=[[["limit", "Claude AI usage limit reached"]]], gemini=[BUILD])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello.txt", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [c["agent"] for c in fakes.calls()] == ["claude", "gemini"]
+    assert shape(thread_of(repo))[1] == ("builder", "work_done", "reviewer", True)
+    (fo,) = [e for e in events(repo, "failover") if e["model"] == "agent:claude"]
+    assert fo["to"] == "agent:gemini"
+
+
+def test_every_cli_limited_waits_until_the_reset(repo, autodev, fakes):
+    write_team(repo, team("claude"), REVIEW_DONE)
+    fakes.play(claude=[[["limit", "Claude AI usage limit reached"]]])
+    start_detached(autodev, repo, "add hello.txt")
+    wait_for("waiting", lambda: state_of(repo).get("state") == "waiting", timeout=90)
+    st = state_of(repo)
+    assert st["reason"]["code"] == "usage_limit"
+    assert abs(st["wait"]["due"] - (time.time() + 3600)) < 120  # the rate-limit event's resetsAt
+    autodev(repo, "stop", check=True)
+
+
+def test_a_cli_that_never_posts_is_nudged_then_the_turn_is_silent(repo, autodev, fakes):
+    write_team(repo, team("copilot"), REVIEW_DONE)
+    fakes.play(copilot=[[["text", "I looked around"]], [["text", "still looking"]], BUILD])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello.txt", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    silent = [e for e in events(repo, "turn_ended") if e["participant"] == "builder"][0]
+    assert silent["posted"] is None and silent["reason"] == "the agent exited twice without posting"
+    first, second = fakes.calls()[:2]
+    assert first["resume"] is None and second["resume"].startswith("copilot-session-")
+
+
+def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, fakes):
+    write_team(repo, team("claude"), REVIEW_DONE)
+    fakes.play(claude=[[*BUILD[:1], ["sleep", 120]], BUILD])
+    pid = start_detached(autodev, repo, "add hello.txt")
+    wait_for(
+        "the CLI mid-turn",
+        lambda: fakes.child.exists() and fakes.child.read_text().count("\n") == 2,
+        timeout=90,
+    )
+    old_child, old_cli = (int(x) for x in fakes.child.read_text().split())
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the daemon to die", lambda: not _alive(pid), timeout=10)
+    assert _alive(old_cli)  # its own session: the daemon's death does not end it
+    r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not _alive(old_cli) and not _alive(old_child)
+    assert [e["pid"] for e in events(repo, "agent_killed")] == [old_cli]
+    posts = thread_of(repo)
+    work = [p for p in posts if p["kind"] == "work_done"]
+    assert len(work) == 1 and work[0]["credit"]["files"] == ["hello.txt"]
+    assert len(work[0]["credit"]["commits"]) == 1
+    assert git(repo, "log", "--format=%s").splitlines().count("claude: hello.txt") == 1
+    assert shape(posts)[-2:] == [("reviewer", "done", None, None), ("audit", "say", None, None)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
