@@ -29,6 +29,7 @@ from autodev.journal import Journal
 from autodev.notices import NoticesMixin
 from autodev.paths import RunPaths, autodev_home, git_head
 from autodev.reasons import reason
+from autodev.records import check_harness
 from autodev.redact import Redactor
 from autodev.state import StateFile
 from autodev.thread import TAIL, Thread, now_ts
@@ -124,7 +125,7 @@ class Daemon(EffectsMixin, NoticesMixin):
         self.run_id = st.get("run_id") or secrets.token_hex(4)
         self.thread = Thread(self.paths.thread, redact=self.redact)
         self.events = Events(self.paths.events, self.run_id, self.redact)
-        self.hlog = Journal(self.paths.harness_log, redact=self.redact)
+        self.hlog = Journal(self.paths.harness_log, redact=self.redact, schema=check_harness)
         if rebuilt:
             self.events.emit(
                 "warning", message="state.json was missing: the run's state was rebuilt from its logs"

@@ -47,6 +47,10 @@ class CorruptLogError(AutodevError):
     """A log has a malformed line that is not its torn final line."""
 
 
+class RecordError(CorruptLogError):
+    """A well-formed line of a log that does not fit its schema (autodev/records.py)."""
+
+
 class LogWriteError(AutodevError):
     """An append to a log failed (disk full, I/O error): the run is faulted."""
 

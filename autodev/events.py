@@ -14,7 +14,9 @@ SCHEMA = 1
 class Events:
     def __init__(self, path: Path, run_id: str, redact=lambda s: s):
         # A log of what happened, not of intents: the same id (a gate's, a notice's) may recur.
-        self.journal = Journal(path, redact=redact, idempotent=False)
+        from autodev.records import check_event
+
+        self.journal = Journal(path, redact=redact, idempotent=False, schema=check_event)
         self.run_id = run_id
         self._lock = threading.Lock()  # notifications report from their own threads
 

@@ -25,15 +25,6 @@ from autodev.thread import now_ts
 
 KINDS = ("send", "answer", "approve", "deny", "notice")
 
-# The fields each kind needs, and their types (None: the field may be null or absent).
-_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "send": {"text": (str,)},
-    "answer": {"notice_id": (str,), "text": (str,)},
-    "approve": {"gate_id": (str, type(None))},
-    "deny": {"gate_id": (str, type(None)), "reason": (str, type(None))},
-    "notice": {"notice_id": (str,), "action": (str,)},
-}
-
 
 def drop(inbox: Path, kind: str, **payload) -> dict:
     """Write one message into the inbox; returns it (with its id)."""
@@ -88,7 +79,10 @@ def discard(staged: Path | None) -> None:
 
 
 def problem(msg: object) -> str | None:
-    """Why `msg` is not a message the daemon can act on, or None when it is one."""
+    """Why `msg` is not a message the daemon can act on, or None when it is one (the shapes are
+    records.InboxMessage; only the daemon asks, so pydantic is imported here, not by `send`)."""
+    from autodev import records
+
     if not isinstance(msg, dict):
         return f"it is a JSON {type(msg).__name__}, not an object"
     if not isinstance(msg.get("id"), str) or not msg["id"]:
@@ -96,11 +90,13 @@ def problem(msg: object) -> str | None:
     kind = msg.get("kind")
     if kind not in KINDS:
         return f'its "kind" is {kind!r}, not one of {", ".join(KINDS)}'
-    for name, types in _FIELDS[kind].items():
-        value = msg.get(name)
-        if not isinstance(value, types):
-            want = "a string" if types == (str,) else "a string or null"
-            return f'its "{name}" must be {want} for a {kind} message'
+    try:
+        records.inbox_message(msg)
+    except records.ValidationError as e:
+        name = str(e.errors()[0]["loc"][-1])
+        field = records.INBOX[kind].model_fields.get(name)
+        optional = field is not None and not field.is_required()
+        return f'its "{name}" must be {"a string or null" if optional else "a string"} for a {kind} message'
     return None
 
 

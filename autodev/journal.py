@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from autodev.errors import CorruptLogError, LogWriteError
+from autodev.errors import CorruptLogError, LogWriteError, RecordError
 
 _BLOCK = 64 * 1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -85,8 +85,12 @@ class Journal:
         check_tail_bytes: int = 256 * 1024,
         redact: Callable[[dict], dict] | None = None,
         idempotent: bool = True,
+        schema: Callable[[dict], None] | None = None,
     ):
+        """`schema` checks each record read on open and each one appended (a `records.check_*`:
+        raises ValueError saying what does not fit)."""
         self.path = Path(path)
+        self._schema = schema
         self._redact = redact
         self._idempotent = idempotent
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,7 +159,6 @@ class Journal:
             rec = json.loads(raw)
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
-            return rec
         except ValueError as e:
             line = _line_number(self.path, offset)
             raise CorruptLogError(
@@ -164,6 +167,18 @@ class Journal:
                 f"inspect line {line} of {self.path}; restore it from a backup or move the run "
                 "folder aside to start a fresh run",
             ) from None
+        if self._schema is not None:
+            try:
+                self._schema(rec)
+            except ValueError as e:
+                line = _line_number(self.path, offset)
+                raise RecordError(
+                    f"{self.path}: line {line} does not fit its schema ({e}); autodev refuses to run "
+                    "on a log it cannot read and has changed nothing",
+                    f"inspect line {line} of {self.path}: a newer autodev may have written it "
+                    "(upgrade), or it was edited by hand (restore it or move the run folder aside)",
+                ) from None
+        return rec
 
     def _remember(self, rec: dict) -> None:
         if not self._idempotent:
@@ -187,6 +202,17 @@ class Journal:
         rid = record.get("id") if self._idempotent else None
         if isinstance(rid, str) and rid in self._ids:
             return self._ids[rid]
+        if self._schema is not None:
+            try:
+                self._schema(record)
+            except ValueError as e:
+                # Written, it would stop the next open: refuse it before it reaches the disk.
+                raise RecordError(
+                    # Named by type and id only: the record itself is not redacted yet.
+                    f"{self.path}: refused to append a record that does not fit its schema ({e}; "
+                    f"type {record.get('type') or record.get('kind')!r}, id {record.get('id')!r})",
+                    "this is a bug in autodev; report it with this message",
+                ) from None
         if self._redact is not None:
             record = self._redact(record)  # secrets never reach a log
         try:

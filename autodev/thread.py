@@ -25,7 +25,9 @@ def now_ts() -> str:
 class Thread:
     def __init__(self, path: Path, redact=None):
         self.path = Path(path)
-        self.journal = Journal(self.path, redact=redact)
+        from autodev.records import check_post  # pydantic: only the daemon opens a Thread
+
+        self.journal = Journal(self.path, redact=redact, schema=check_post)
         self._index_path = self.path.with_name("thread-index.json")
         last = self.journal.last()
         self.last_seq: int = last["seq"] if last else 0

@@ -274,6 +274,23 @@ def test_corruption_refused_by_a_detached_start(repo, autodev):
     assert_refused_unchanged(autodev(repo, "start"), repo, before)
 
 
+def test_a_log_line_that_does_not_fit_its_schema_is_refused_with_file_and_line(repo, autodev):
+    finished_run(autodev, repo)
+    rd = run_dir(repo)
+    lines = (rd / "harness.jsonl").read_bytes().split(b"\n")
+    rec = json.loads(lines[1])
+    rec["turn"] = "not a number"  # valid JSON, not a harness record
+    lines[1] = json.dumps(rec).encode()
+    (rd / "harness.jsonl").write_bytes(b"\n".join(lines))
+    before = snapshot(repo)
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "harness.jsonl: line 2 does not fit its schema (" in r.stderr, r.stderr
+    assert ".turn: Input should be a valid integer" in r.stderr, r.stderr  # the field and why
+    assert "Traceback" not in r.stderr
+    assert snapshot(repo) == before
+
+
 # -- a full disk --------------------------------------------------------------------------------
 
 

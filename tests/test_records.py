@@ -1,0 +1,123 @@
+"""The records (autodev/records.py): files an older autodev wrote still load through them, and the
+journals refuse a line that does not fit, naming its file and line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from autodev import events, inbox, records, state
+from autodev.errors import CorruptLogError, RecordError
+from autodev.events import Events
+from autodev.journal import Journal
+from autodev.moves import MOVES
+from autodev.state import StateFile
+from autodev.thread import Thread
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# Written by `autodev demo --keep` at 7bff5e2 (2026-12-01), before the records existed: the run
+# folder's logs and state.json as that code left them (a complete run of the scripted trio).
+DEMO = FIXTURES / "run-2026-12-01-demo"
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_an_old_run_folder_loads_through_the_models():
+    posts = [records.post(r) for r in lines(DEMO / "thread.jsonl")]
+    assert [p.seq for p in posts] == list(range(1, len(posts) + 1))
+    assert {p.kind for p in posts} >= {"say", "work_done", "handoff", "done"}
+    assert any(p.credit and p.credit.commits for p in posts)
+    assert any(p.verdict == "reopen" for p in posts) and any(p.verdict == "accept" for p in posts)
+
+    harness = [records.harness(r) for r in lines(DEMO / "harness.jsonl")]
+    kinds = {type(h) for h in harness}
+    assert {
+        records.TurnStarted,
+        records.GenerationFinished,
+        records.ToolStarted,
+        records.TurnFinished,
+    } <= kinds
+
+    events = [records.event(r) for r in lines(DEMO / "events.jsonl")]
+    assert any(isinstance(e, records.PostEvent) for e in events)
+    assert any(isinstance(e, records.GenerationEvent) for e in events)
+    assert any(isinstance(e, records.StateEvent) and e.state == "complete" for e in events)
+
+    st = records.run_state(json.loads((DEMO / "state.json").read_text()))
+    assert st.state == "complete" and st.reason and st.reason.code == "complete"
+    assert st.participants["builder"].credited == 3
+    assert st.models["scripted"].generations == 20
+    assert st.model_extra == {}, "every key today's daemon writes has a field"
+
+
+def test_an_old_run_folder_opens_through_the_journals(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(DEMO, run)
+    t = Thread(run / "thread.jsonl")
+    assert t.last_seq == len(lines(DEMO / "thread.jsonl"))
+    t.close()
+    Events(run / "events.jsonl", "r").close()
+    Journal(run / "harness.jsonl", schema=records.check_harness).close()
+    assert records.run_state(StateFile(run / "state.json").read()).run_id
+
+
+def test_extra_fields_are_kept_where_files_are_additive():
+    p = records.post({"seq": 1, "from": "a", "kind": "say", "text": "x", "ts": "t", "mood": "calm"})
+    assert p.model_extra == {"mood": "calm"}
+    st = records.run_state({"state": "running", "new_key": [1]})
+    assert st.model_extra == {"new_key": [1]}
+    assert isinstance(records.event({"type": "brand_new", "ts": "t", "run": "r", "x": 1}), records.Event)
+
+
+@pytest.mark.parametrize(
+    "rec, where",
+    [
+        (
+            {"type": "tool_started", "run": "r", "turn": 1, "call_id": "c", "name": "x", "args": {}},
+            "replay_safe",
+        ),
+        ({"type": "teleported", "run": "r", "turn": 1}, "teleported"),  # unknown: recovery cannot skip it
+        ({"type": "turn_finished", "run": "r", "turn": "three"}, "turn"),
+    ],
+)
+def test_a_harness_record_that_does_not_fit_is_refused_on_open_with_its_line(tmp_path, rec, where):
+    p = tmp_path / "harness.jsonl"
+    good = {"type": "generation_failed", "run": "r", "turn": 1, "error": "x"}
+    p.write_text("\n".join(json.dumps(r) for r in (good, rec, good)) + "\n")
+    before = p.read_bytes()
+    with pytest.raises(RecordError) as e:
+        Journal(p, schema=records.check_harness)
+    assert isinstance(e.value, CorruptLogError)  # the CLI edge reports it like any damaged log
+    assert f"{p}: line 2 does not fit its schema" in e.value.message and where in e.value.message
+    assert p.read_bytes() == before
+
+
+def test_a_post_that_does_not_fit_is_refused_before_it_reaches_the_disk(tmp_path):
+    t = Thread(tmp_path / "thread.jsonl")
+    t.append("builder", "say", "fine")
+    with pytest.raises(RecordError, match="kind"):
+        t.append("builder", "shout", "not a move")
+    t.close()
+    assert [r["kind"] for r in lines(tmp_path / "thread.jsonl")] == ["say"]
+
+
+def test_inbox_messages_are_a_union_on_kind():
+    m = records.inbox_message({"id": "in-1", "kind": "deny", "gate_id": None, "reason": "no"})
+    assert isinstance(m, records.DenyMessage)
+    with pytest.raises(ValueError):
+        records.inbox_message({"id": "in-1", "kind": "answer", "text": "x"})  # no notice_id
+
+
+def test_the_records_name_the_same_kinds_as_the_code():
+    assert get_args(records.Move) == MOVES
+    assert tuple(records.INBOX) == inbox.KINDS
+    assert {get_args(m.model_fields["kind"].annotation)[0] for m in records.INBOX.values()} == set(
+        inbox.KINDS
+    )
+    assert records.SCHEMA == state.SCHEMA == events.SCHEMA
