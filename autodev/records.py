@@ -311,6 +311,26 @@ class Nudged(_Harness):
     message: dict[str, Any]
 
 
+class AgentStarted(_Harness):
+    """A coding-agent CLI's process began (autodev/agents): recovery kills a stale one."""
+
+    type: Literal["agent_started"]
+    agent: str
+    pid: int | None = None
+    started: float | None = None
+    resume: str | None = None  # the CLI session it continues
+    stream: str | None = None  # its raw output, relative to the run folder
+
+
+class AgentFinished(_Harness):
+    type: Literal["agent_finished"]
+    agent: str
+    exit_code: int | None = None
+    session: str | None = None
+    timed_out: bool | None = None
+    limit: float | None = None  # a usage limit's reset time
+
+
 HarnessRecord = Annotated[
     TurnStarted
     | GenerationStarted
@@ -322,7 +342,9 @@ HarnessRecord = Annotated[
     | PostCommitted
     | TurnFinished
     | Compacted
-    | Nudged,
+    | Nudged
+    | AgentStarted
+    | AgentFinished,
     Field(discriminator="type"),
 ]
 
