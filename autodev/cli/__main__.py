@@ -1,0 +1,3 @@
+from autodev.cli.root import main
+
+main()

@@ -1,0 +1,144 @@
+"""Looking at runs: `status`, `thread`, `runs` (list, stats, prune), `panel`, `demo`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+
+from autodev.cli.root import _paths, app
+from autodev.paths import RunPaths, find_repo
+
+
+def _status_paths() -> RunPaths:
+    """Status works without .autodev/ when a run folder exists: it says what is missing."""
+    paths = RunPaths(find_repo())
+    if not paths.team_file.exists() and not paths.run_dir.exists():
+        return _paths()  # nothing here at all: the usual "run autodev init"
+    return paths
+
+
+@app.command()
+def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
+    from autodev.status import gather, render
+
+    data = gather(_status_paths())
+    if as_json:
+        print(json.dumps(data, indent=1, default=str))
+    else:
+        render(data)
+
+
+@app.command()
+def thread(
+    follow: bool = typer.Option(False, "--follow", "-f", help="Keep printing new posts."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line."),
+    last: int = typer.Option(50, "--last", "-n", help="How many of the newest posts to show."),
+):
+    """Print the thread."""
+    from autodev.journal import read_tail
+    from autodev.render import console, post_text
+
+    paths = _paths()
+    con = console()
+
+    def show(posts):
+        for p in posts:
+            if as_json:
+                print(json.dumps(p, ensure_ascii=False), flush=True)
+            else:
+                con.print(post_text(p))
+
+    posts = read_tail(paths.thread, last)
+    show(posts)
+    if not follow:
+        return
+    from watchfiles import watch
+
+    seen = posts[-1]["seq"] if posts else 0
+    paths.ensure()
+    for _ in watch(
+        paths.run_dir,
+        watch_filter=lambda c, p: p.endswith("thread.jsonl"),
+        yield_on_timeout=True,
+        rust_timeout=1000,
+    ):
+        new = [p for p in read_tail(paths.thread, 200) if p["seq"] > seen]
+        if new:
+            show(new)
+            seen = new[-1]["seq"]
+
+
+runs_app = typer.Typer(
+    no_args_is_help=False,
+    invoke_without_command=True,
+    help="Every run on this machine: list, totals, clean-up.",
+)
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback()
+def runs_list(
+    ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")
+):
+    """List runs across repositories, newest first (works outside a repository)."""
+    if ctx.invoked_subcommand:
+        return
+    from autodev import runs
+
+    rows = runs.listing()
+    if as_json:
+        print(json.dumps(rows, indent=1))
+    else:
+        runs.render_listing(rows)
+
+
+@runs_app.command("stats")
+def runs_stats(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+    """Totals over every run, and usage per model."""
+    from autodev import runs
+
+    s = runs.stats()
+    if as_json:
+        print(json.dumps(s, indent=1))
+    else:
+        runs.render_stats(s)
+
+
+@runs_app.command("prune")
+def runs_prune(
+    older_than: str = typer.Option(..., "--older-than", help="Age of the last activity, e.g. 30d, 12h."),
+):
+    """Remove run folders older than the age (never one whose daemon is alive), and forget
+    runs whose folder was deleted by hand."""
+    from autodev import runs
+
+    out = runs.prune(runs.parse_age(older_than))
+    for r in out["removed"]:
+        print(f"removed {r['run_dir']} ({r['repo']}, run {r['run']})")
+    for r in out["missing"]:
+        print(f"forgot {r['run_dir']} ({r['repo']}, run {r['run']}): its folder is gone")
+    for r in out["refused"]:
+        print(f"kept {r['run_dir']} ({r['repo']}): {r['why']}", file=sys.stderr)
+    if not any(out.values()):
+        print("nothing to prune")
+    if out["refused"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def panel():
+    """Watch the run live and answer it from the keyboard (works with or without a daemon)."""
+    from autodev.panel import run_panel  # Textual loads only here; never litellm
+
+    run_panel(_paths().repo)
+
+
+@app.command()
+def demo(keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository.")):
+    """Run a whole scripted team offline on a throwaway repository, showing every move."""
+    from autodev.demo import run_demo
+
+    raise typer.Exit(run_demo(keep=keep))

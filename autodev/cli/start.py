@@ -1,0 +1,170 @@
+"""`autodev start`: the checks before a run, then the daemon, detached or in this terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import typer
+
+from autodev.cli.root import _paths, app
+from autodev.errors import UsageError
+from autodev.paths import RunPaths
+
+
+@app.command()
+def start(
+    objective: str | None = typer.Argument(None, help="The objective (the first user message)."),
+    foreground: bool = typer.Option(False, "--foreground", help="Run attached to this terminal."),
+    until_idle: bool = typer.Option(
+        False, "--until-idle", help="With --foreground: return when the run is complete (0) or needs you (3)."
+    ),
+):
+    """Start (or resume) the run's daemon: detached unless --foreground."""
+    from autodev import inbox, keys
+    from autodev import sandbox as sandboxmod
+    from autodev.config import load_config, load_team, provider_problems
+    from autodev.daemon import DaemonLock
+    from autodev.errors import DaemonRunningError, ProviderSetupError
+    from autodev.redact import secret_values
+
+    keys.receive()  # set when this is the keyless re-execution of `start --foreground` below
+    if until_idle and not foreground:
+        raise UsageError("--until-idle only works with --foreground", "add --foreground")
+    paths = _paths()
+    cfg = load_config(paths.config_file)
+    team = load_team(paths.team_file)
+    if team.uses_scripted():
+        from autodev.scripted import load_script
+
+        load_script(team.script_path(paths.team_file))
+    key_names = team.key_names()
+    problems = provider_problems(team, {**os.environ, **keys.all_keys(key_names)})
+    if problems:
+        raise ProviderSetupError(
+            "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
+            "set the variables named above, then start again",
+        )
+    _check_tool_sources(paths, team)
+    _note_browser(team)
+    pid = DaemonLock.holder(paths.lock)
+    if pid:
+        raise DaemonRunningError(
+            f"a daemon (pid {pid}) is already running this repository",
+            "use `autodev status`, `autodev send`, or `autodev stop` first",
+        )
+    box = sandboxmod.resolve(cfg.sandbox)  # sandbox = "bwrap" without bwrap: exit 2 here
+    if foreground and not keys.received() and secret_values(os.environ, key_names):
+        # The daemon runs in this very process: start it afresh without the keys in its
+        # environment (/proc/<pid>/environ keeps what a process started with).
+        env, _fd = keys.handover(key_names)
+        sys.stdout.flush()
+        os.execve(sys.executable, [sys.executable, "-m", "autodev", *sys.argv[1:]], env)
+    print(f"sandbox: {box.describe()}")
+    if box.warning:
+        print(f"autodev: warning: {box.warning}", file=sys.stderr)
+    staged = None
+    if objective:
+        # Staged, not queued: the daemon queues it once it holds the lock, so the loser of two
+        # simultaneous starts leaves no trace on the thread.
+        paths.ensure()
+        staged = inbox.stage(paths.inbox, "send", text=objective, objective=True)
+    if foreground:
+        from autodev.daemon import Daemon
+        from autodev.render import console, post_text
+
+        con = console()
+        try:
+            code = Daemon(
+                paths.repo, until_idle=until_idle, out=lambda p: con.print(post_text(p)), staged=staged
+            ).run()
+        finally:
+            inbox.discard(staged)  # still staged: this start lost, or failed before the lock
+        _print_outcome(paths)
+        raise typer.Exit(code)
+    paths.ensure()
+    log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+    env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "autodev.daemon", str(paths.repo), *([str(staged)] if staged else [])],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            cwd=paths.repo,
+            env=env,
+            pass_fds=(keys_fd,),
+        )
+    finally:
+        os.close(keys_fd)
+    from autodev.state import StateFile
+
+    # Started means: it holds the lock AND opened (validated) the logs, which it records in state.
+    state = StateFile(paths.state)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        st = state.read()
+        if st.get("pid") == proc.pid and st.get("daemon") == "running":
+            print(
+                f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
+                "or `autodev status`"
+            )
+            return
+        if proc.poll() is not None:
+            if proc.returncode == 0:  # nothing to do: e.g. the run was already complete
+                _print_outcome(paths)
+                return
+            inbox.discard(staged)
+            tail = paths.daemon_log.read_text(errors="replace")[-2000:]
+            print(f"autodev: the daemon exited at start (code {proc.returncode}):\n{tail}", file=sys.stderr)
+            raise typer.Exit(proc.returncode or 1)
+        time.sleep(0.05)
+    print(f"daemon (pid {proc.pid}) is slow to start; check {paths.daemon_log}", file=sys.stderr)
+
+
+def _check_tool_sources(paths: RunPaths, team) -> None:
+    """MCP servers that cannot start are refused before the daemon starts."""
+    from autodev.errors import ToolSetupError
+    from autodev.harness.mcp import start_fix, start_problem
+
+    for name, server in team.mcp.items():
+        problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
+        if problem:
+            raise ToolSetupError(
+                f"{problem} (command: {' '.join([server.command, *server.args])})", start_fix(name)
+            )
+
+
+def _note_browser(team) -> None:
+    """Participants granted the browser on a machine that cannot run it: said once, at start."""
+    users = [p.name for p in team.participants if "browser" in p.tools]
+    if not users:
+        return
+    from autodev.harness.browser import INSTALL_HINT, missing
+
+    why = missing()
+    if why:
+        print(
+            f"note: {', '.join(users)} will have no browser tools: {why}; {INSTALL_HINT}",
+            file=sys.stderr,
+        )
+
+
+def _print_outcome(paths: RunPaths) -> None:
+    from autodev.state import StateFile
+
+    st = StateFile(paths.state).read()
+    r = st.get("reason") or {}
+    line = f"run {st['state']}"
+    if r.get("text"):
+        line += f": {r['text']}"
+    print(line)
+    if r.get("continue") and st["state"] not in ("complete",):
+        from autodev.daemon import DaemonLock
+        from autodev.reasons import continue_line
+
+        holder = DaemonLock.holder(paths.lock)  # a foreground daemon (this process) has ended
+        print(f"  continue with: {continue_line(r, bool(holder) and holder != os.getpid())}")
