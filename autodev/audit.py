@@ -96,6 +96,46 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
 
 
+def _request(target, messages, audit_id, max_retries, backoff_sec, on_retry) -> providers.Generation:
+    """One audit request: transient failures are retried with backoff as a participant's are;
+    what no retry fixes (a refusal, a usage limit, retries exhausted) is a ProviderError, which
+    pauses the run with the audit still pending."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return providers.complete(target, messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
+        except providers.Refused as e:
+            raise e.to_error("the audit", target.label) from e
+        except providers.ContextExceeded as e:
+            raise ProviderError(
+                f"the audit's request does not fit the context window of {target.label}",
+                "lower auditDiffChars in .autodev/config.toml, or give the audit a model with a larger "
+                "window in the [audit] table of .autodev/team.toml",
+            ) from e
+        except providers.RateLimited as e:
+            err = ProviderError(
+                f"the audit's model {target.label} is at its usage limit"
+                + (f" (retry after {e.retry_after:.0f} s)" if e.retry_after else ""),
+                "wait for the reset, or give the audit another model in the [audit] table of "
+                ".autodev/team.toml; then `autodev resume` runs the audit again",
+            )
+            err.detail = e.detail[:2000]
+            raise err from e
+        except providers.Transient as e:
+            if attempt > max_retries:
+                err = ProviderError(
+                    f"the audit's model {target.label} failed {attempt} times",
+                    "check the provider's status; `autodev resume` runs the audit again",
+                )
+                err.detail = str(e)[:2000]
+                raise err from e
+            delay = providers.backoff(attempt, backoff_sec)
+            if on_retry:
+                on_retry(attempt, delay, str(e))
+            providers.sleep(delay)
+
+
 def audit(
     *,
     repo: Path,
@@ -110,6 +150,9 @@ def audit(
     overrides: Path | None,
     secret_env=(),
     room=None,
+    max_retries: int = 0,
+    backoff_sec: float = 1.0,
+    on_retry=None,
 ) -> Verdict:
     check_out = "(no auditCheck configured)"
     if check:
@@ -132,16 +175,7 @@ def audit(
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        try:
-            gen = providers.complete(targets[0], messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
-        except providers.Refused as e:
-            raise e.to_error("the audit", targets[0].label) from e
-        except providers.ContextExceeded as e:
-            raise ProviderError(
-                f"the audit's request does not fit the context window of {targets[0].label}",
-                "lower auditDiffChars in .autodev/config.toml, or give the audit a model with a larger "
-                "window in the [audit] table of .autodev/team.toml",
-            ) from e
+        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry)
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0

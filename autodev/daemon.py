@@ -425,6 +425,9 @@ class Daemon(EffectsMixin, NoticesMixin):
                 continue
             if state == "faulted":
                 return EXIT_FAILED
+            if st.get("audit_pending"):
+                self._pending_audit(st)
+                continue
             self._one_turn(st)
 
     def _idle(self, timeout: float | None) -> None:

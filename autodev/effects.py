@@ -248,11 +248,23 @@ class EffectsMixin:
                 overrides=self.overrides,
                 secret_env=self.secret_env,
                 room=self._room(),
+                max_retries=self.config.max_retries,
+                backoff_sec=self.config.retry_backoff_sec,
+                on_retry=lambda attempt, delay, error: self.events.emit(
+                    "retry",
+                    participant="audit",
+                    model=a.model,
+                    attempt=attempt,
+                    delay=delay,
+                    error=error[:300],
+                ),
             )
         except ProviderError as e:
             self.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
-            return {"state": "paused", "reason": reasons.provider(e)}
+            # The done post stays unaudited: resuming the run audits it before any turn.
+            return {"state": "paused", "reason": reasons.provider(e), "audit_pending": post["seq"]}
         self._account_audit(v)
+        self.state.update(lambda s: {**s, "audit_pending": None})
         self.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
         if v.accept:
             self._note("audit", f"Accepted. {v.gap}".strip(), id=f"{audit_id}:verdict", verdict="accept")
@@ -271,6 +283,19 @@ class EffectsMixin:
         if n >= self.config.max_accept_checks:
             return {"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}
         return {"state": "running", "reason": None, "audits": n}
+
+    def _pending_audit(self, st: dict) -> None:
+        """Audit a done post whose audit failed on its provider (the run was paused, then
+        resumed): before any turn, as if it had just been posted."""
+        seq = st["audit_pending"]
+        [post] = self.thread.read(seq, seq, 1) or [None]
+        if post is None or post.get("kind") != "done":
+            self.state.update(lambda s: {**s, "audit_pending": None})
+            return
+        ch = self._audit(post, st)
+        self.state.update(lambda s: {**s, **ch})
+        if "state" in ch:
+            self._state_event(ch["state"], ch.get("reason"))
 
     def _account_audit(self, v) -> None:
         def add(s: dict) -> dict:

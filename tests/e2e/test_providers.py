@@ -5,7 +5,7 @@ exhausted retries pause the run with the error (the open turn then resumes, noth
 from __future__ import annotations
 
 from tests.conftest import shape, thread_of, write_team
-from tests.e2e.helpers import BUILDER, done_accepted, events_of, status_json, team_of_one
+from tests.e2e.helpers import ACCEPT, BUILDER, done_accepted, events_of, post, status_json, step, team_of_one
 
 DONE = done_accepted("builder")
 
@@ -117,3 +117,44 @@ error = 500
     ev = events_of(repo)
     assert [e["turn"] for e in ev if e["type"] == "turn_started"] == [1]
     assert shape(thread_of(repo))[1:] == [("builder", "done", None, None), ("audit", "say", None, None)]
+
+
+def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_until_resume(repo, autodev):
+    """The audit's model fails like a participant's: 500s are retried with backoff; when the
+    retries run out the run pauses (reason provider) instead of the daemon crashing, and
+    `resume` audits the same done post."""
+    script = post("builder", "done", "finished") + step("audit", error=500) * 3 + ACCEPT
+    write_team(repo, BUILDER, script, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    retries = [e for e in events_of(repo) if e["type"] == "retry"]
+    assert [(e["participant"], e["attempt"]) for e in retries] == [("audit", 1), ("audit", 2)]
+    assert retries[1]["delay"] == 2 * retries[0]["delay"]
+    st = status_json(autodev, repo)
+    assert st["state"] == "paused" and st["reason"]["code"] == "provider"
+    assert "the audit's model scripted failed 3 times" in st["reason"]["text"]
+    assert shape(thread_of(repo))[1:] == [("builder", "done", None, None)]
+    autodev(repo, "resume", check=True)
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The same done post was audited; no turn ran before it.
+    assert shape(thread_of(repo))[1:] == [("builder", "done", None, None), ("audit", "say", None, None)]
+    assert [e["seq"] for e in events_of(repo) if e["type"] == "audit"] == [2]
+    assert [e["turn"] for e in events_of(repo) if e["type"] == "turn_started"] == [1]
+
+
+def test_the_audits_usage_limit_pauses_the_run_with_a_provider_reason(repo, autodev):
+    script = post("builder", "done", "finished") + step("audit", error=429) + ACCEPT
+    write_team(repo, BUILDER, script, FAST)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    st = status_json(autodev, repo)
+    assert st["state"] == "paused" and st["reason"]["code"] == "provider"
+    assert "the audit's model scripted is at its usage limit" in st["reason"]["text"]
+    assert [e for e in events_of(repo) if e["type"] == "retry"] == []
+    autodev(repo, "resume", check=True)
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo))[-1] == ("audit", "say", None, None)
