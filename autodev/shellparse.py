@@ -5,7 +5,8 @@ see through compound commands (`cd x && git push`), pipes, subshells, command su
 (also inside double quotes and here-documents) and the wrappers that run another command
 (`sudo`, `env`, `timeout`, `xargs`, `find -exec`, `sh -c '...'`, `eval`, git aliases given with
 `-c`). tree-sitter-bash gives the structure; this module turns it into parts: each simple command's
-words after quote removal, and the chain of commands it unwraps to.
+words after quote removal, and the chain of commands it unwraps to. What a command runs inside
+it (`sh -c`, `eval`, `xargs`, `find -exec`, ...) is read by `shellnested`.
 
 Anything the tree cannot vouch for is refused, never guessed: a tree with ERROR or MISSING nodes
 (unbalanced quotes, a stray `)`), a command name computed at run time, `eval` or `sh -c` of
@@ -17,28 +18,18 @@ those where code runs that no parser could read from the command line.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from functools import lru_cache
 
+from autodev.shellnested import command
 from autodev.shellwords import (
-    CODE_OPTIONS,
-    FIND_EXEC,
     QUOTED,
-    XARGS_LONG_WITH_ARG,
-    XARGS_SHORT_WITH_ARG,
     Part,
     UnparseableCommand,
     Word,
-    basename,
     c_unescape,
     dq_unescape,
-    git_alias,
-    git_opaque,
-    join,
     open_quote,
-    skip_options,
     unescape,
-    unwrap,
 )
 
 __all__ = ["MAX_DEPTH", "MAX_OPEN", "Part", "UnparseableCommand", "Word", "parse"]
@@ -46,7 +37,6 @@ __all__ = ["MAX_DEPTH", "MAX_OPEN", "Part", "UnparseableCommand", "Word", "parse
 MAX_DEPTH = 8  # nested sh -c / eval / alias levels before we give up (and refuse when relevant)
 MAX_OPEN = 64  # nested ( / $( / ${ inside one script
 
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
 _GLOB = re.compile(r"[*?]|\[[^\s;&|()<>\[]*\]")
 _BRACE = re.compile(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}")
 _ASCII_ONLY = bytes(range(128)) + b"a" * 128
@@ -143,7 +133,7 @@ class _Walker:
         if t == "command_substitution" and node.child_count and node.children[0].type == "`":
             # bash removes one level of \` \$ \\ escapes, then parses: nested backticks run too
             inner = self.text(node)[1:-1] if self.text(node).endswith("`") else self.text(node)[1:]
-            self._nested(re.sub(r"\\([$`\\])", r"\1", inner), out)
+            self.nested(re.sub(r"\\([$`\\])", r"\1", inner), out)
             return
         if t == "redirected_statement":
             body = node.child_by_field_name("body")
@@ -218,7 +208,7 @@ class _Walker:
                 word_nodes.append(c)
         words = tuple(self._word(g, nested) for g in self._adjacent(word_nodes))
         if words:
-            self._command(words, out, assigns=assigns)
+            command(self, words, out, assigns=assigns)
         out.extend(nested)
 
     def _bracket_test(self, node, out: list[Part]) -> None:
@@ -233,7 +223,7 @@ class _Walker:
                 stack.extend(reversed(n.children))
         nested: list[Part] = []
         words = tuple(self._word(g, nested) for g in self._adjacent(leaves))
-        self._command(words, out)
+        command(self, words, out)
         out.extend(nested)
 
     def _heredoc(self, node, out: list[Part]) -> None:
@@ -322,130 +312,9 @@ class _Walker:
         out.append(dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
         return "".join(out)
 
-    # - commands -
-
-    def _command(
-        self, words: tuple[Word, ...], out: list[Part], fed: bool = False, assigns: Sequence[str] = ()
-    ) -> None:
-        chain = [words]
-        while (inner := unwrap(chain[-1])) is not None:
-            chain.append(inner)
-        inner = chain[-1]
-        head = inner[0]
-        if head.dynamic or head.glob or head.brace:
-            raise UnparseableCommand(f"the command name `{head.raw}` is only known at run time", opaque=True)
-        name = basename(head.text)
-        if name == "git":
-            git_opaque(chain, assigns)
-            alias, script = git_alias(inner)
-            if alias is not None:
-                chain.append(alias)
-        out.append(Part(words, tuple(chain), fed))
-        if name == "git" and script is not None:
-            self._nested(script, out)
-        if name in SHELLS:
-            self._shell(inner, out)
-        elif name == "eval":
-            args = inner[1:]
-            if any(w.dynamic for w in args):
-                raise UnparseableCommand(f"`eval` runs text computed at run time ({join(args)})", opaque=True)
-            self._nested(" ".join(w.text for w in args), out)
-        elif name in ("trap", "alias"):
-            # a trap's handler runs later in this shell; an alias's value runs when it is used
-            args = [w for w in inner[1:] if w.text not in ("-p", "-l", "-P", "--")]
-            code = args[:1] if name == "trap" else [w for w in args if "=" in w.text or w.dynamic]
-            for w in code:
-                if w.dynamic:
-                    raise UnparseableCommand(f"`{name}` is given code computed at run time", opaque=True)
-                if w.text != "-":
-                    self._nested(w.text.split("=", 1)[1] if name == "alias" else w.text, out)
-        elif name in CODE_OPTIONS:
-            for k, w in enumerate(inner[:-1]):
-                if w.text in CODE_OPTIONS[name]:
-                    code = inner[k + 1]
-                    if code.dynamic:
-                        raise UnparseableCommand(f"`{name}` runs a command computed at run time", opaque=True)
-                    self._nested(code.text, out)
-            dashes = next((k for k, w in enumerate(inner) if w.text == "--"), None)
-            if name == "runuser" and dashes is not None and dashes + 1 < len(inner):
-                self._command(inner[dashes + 1 :], out)  # runuser -u user -- command
-        elif name == "watch":  # runs its arguments, joined, with sh -c
-            rest = skip_options(inner[1:], "nd", {"--interval", "--differences"})
-            if any(w.dynamic for w in rest):
-                raise UnparseableCommand("`watch` runs a command computed at run time", opaque=True)
-            if rest:
-                self._nested(" ".join(w.text for w in rest), out)
-        elif name == "xargs":
-            rest = skip_options(inner[1:], XARGS_SHORT_WITH_ARG, XARGS_LONG_WITH_ARG)
-            token = _xargs_replace(inner[1 : len(inner) - len(rest)])
-            if rest and token:  # -I{}: the input replaces {} inside the words, known at run time
-                rest = tuple(Word(w.text, w.raw, True) if token in w.text else w for w in rest)
-            if rest:
-                self._command(rest, out, fed=not token)
-        elif name == "find":
-            i = 0
-            while i < len(inner):
-                if inner[i].text in FIND_EXEC:
-                    j = i + 1
-                    while j < len(inner) and inner[j].text not in (";", "+"):
-                        j += 1
-                    if j > i + 1:
-                        self._command(inner[i + 1 : j], out)
-                    i = j
-                i += 1
-
-    def _shell(self, words: tuple[Word, ...], out: list[Part]) -> None:
-        """`bash -c 'script'`: the script's commands are parts too."""
-        has_c = reads_stdin = False
-        i = 1
-        while i < len(words):
-            w = words[i]
-            t = w.text
-            if w.dynamic:
-                raise UnparseableCommand(f"a shell option `{w.raw}` is only known at run time", opaque=True)
-            if t in ("-", "--"):
-                i += 1
-                break
-            if t.startswith("--"):
-                i += 2 if t in ("--rcfile", "--init-file") else 1
-                continue
-            if len(t) > 1 and t[0] in "-+":
-                flags = t[1:]
-                has_c |= t[0] == "-" and "c" in flags
-                reads_stdin |= t[0] == "-" and "s" in flags
-                i += 2 if ("o" in flags or "O" in flags) else 1
-                continue
-            break
-        rest = words[i:]
-        if has_c:
-            if rest:
-                if rest[0].dynamic:
-                    raise UnparseableCommand(
-                        f"the shell script `{rest[0].raw}` is only known at run time", opaque=True
-                    )
-                self._nested(rest[0].text, out)
-        elif reads_stdin or not rest:
-            raise UnparseableCommand(
-                f"`{join(words)}` reads the commands it runs from its input", opaque=True
-            )
-
-    def _nested(self, script: str, out: list[Part]) -> None:
+    def nested(self, script: str, out: list[Part]) -> None:
+        """The parts of a script this line runs (`sh -c`, `eval`, a backtick body, ...)."""
         out.extend(_Walker(script, self.depth + 1, self.open).parse())
-
-
-def _xargs_replace(options: Sequence[Word]) -> str | None:
-    """The string xargs -I/-i/--replace substitutes with its input, or None."""
-    for k, w in enumerate(options):
-        t = w.text
-        if t == "-I" and k + 1 < len(options):
-            return options[k + 1].text
-        if t.startswith("-I") and len(t) > 2:
-            return t[2:]
-        if t.startswith(("--replace=", "-i")) and len(t) > len("-i"):
-            return t.split("=", 1)[1] if t.startswith("--replace=") else t[2:]
-        if t in ("-i", "--replace"):
-            return "{}"
-    return None
 
 
 def _destinations(redirect) -> list:
