@@ -44,7 +44,6 @@ PROVIDER_KEYS: dict[str, list[str]] = {
     "ollama_chat": [],
 }
 
-AGENT_BINARIES = {"claude": "claude", "codex": "codex", "copilot": "copilot", "gemini": "gemini"}
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 MIN_FREE_MB = 200
 
@@ -226,24 +225,40 @@ def _reach(name: str, base: str) -> Check:
 
 
 def _agents(team, env: Mapping[str, str]) -> list[Check]:
+    """Per agent CLI of each participant (its failovers too): found, its version, logged in.
+    Only `--version` runs: no session starts and no model is called."""
+    from autodev.agents import adapters
+
     out = []
     for p in team.participants:
-        agent = getattr(p, "agent", None)
-        if not agent:
-            continue
-        var = f"AUTODEV_{agent.upper()}_BIN"
-        path = env.get(var) or shutil.which(AGENT_BINARIES.get(agent, agent))
-        if path and Path(path).exists():
-            out.append(Check(OK, f"agent: {p.name}", f"{agent} CLI at {path}"))
-        else:
-            out.append(
-                Check(
-                    FAIL,
-                    f"agent: {p.name}",
-                    f"the {agent} CLI is not on PATH (nor named by {var})",
-                    f"install the {agent} CLI and log in, or set {var} to its path",
+        for i, agent in enumerate(p.agents() if hasattr(p, "agents") else []):
+            name = f"agent: {p.name}" + (f" (failover {agent})" if i else "")
+            ad = adapters.adapter(agent)
+            path = adapters.find_binary(agent, env)
+            if not path:
+                out.append(
+                    Check(
+                        FAIL,
+                        name,
+                        f"the {agent} CLI is not on PATH (nor named by {ad.bin_env})",
+                        f"install the {agent} CLI and log in, or set {ad.bin_env} to its path",
+                    )
                 )
-            )
+                continue
+            version = ad.version(path)
+            logged, how = ad.login(env, p.api_key_env)
+            detail = f"{agent} CLI at {path}, version {version or 'unknown'}; {how}"
+            if version is None:
+                out.append(Check(WARN, name, detail, f"`{path} --version` failed: check the installation"))
+            elif not logged:
+                fix = (
+                    f"set {p.api_key_env} (api_key_env of {p.name})"
+                    if p.api_key_env
+                    else f"log in once with `{agent}` in a terminal, or set api_key_env for its API-key mode"
+                )
+                out.append(Check(WARN, name, detail, fix))
+            else:
+                out.append(Check(OK, name, detail))
     return out
 
 

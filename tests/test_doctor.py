@@ -244,18 +244,32 @@ def test_browser_capability_needs_chromium(autodev, repo, tmp_path):
     assert lines["browser"][0] == "ok" and "chromium at" in lines["browser"][1], r.stdout
 
 
-@pytest.mark.skipif(not _has_key("agent"), reason="participants have no `agent` key yet")
-def test_agent_cli_is_found_on_path_or_by_its_variable(autodev, repo, tmp_path):
+def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_login(autodev, repo, tmp_path):
     write_team(repo, '[[participants]]\nname = "coder"\nagent = "claude"\nwrite = true\n')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
-    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+    home = tmp_path / "home"
+    home.mkdir()
+    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir), "HOME": str(home)})
     assert r.returncode == 2 and lines["agent: coder"][0] == "FAIL", r.stdout
     assert "AUTODEV_CLAUDE_BIN" in lines["agent: coder"][1]
-    exe = _fake_exe(tmp_path / "elsewhere", "claude")
-    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe)})
-    assert lines["agent: coder"] == ("ok", f"claude CLI at {exe}"), r.stdout
+    exe = tmp_path / "elsewhere" / "claude"
+    exe.parent.mkdir()
+    # It may answer --version and nothing else: doctor starts no session.
+    exe.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "2.0.5 (Claude Code)" && exit 0\nexit 9\n')
+    exe.chmod(0o755)
+    env = {"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe), "HOME": str(home)}
+    r, lines = doctor(autodev, repo, env=env)
+    assert lines["agent: coder"][0] == "warn", r.stdout
+    assert lines["agent: coder"][1].startswith(
+        f"claude CLI at {exe}, version 2.0.5 (Claude Code); no login found"
+    )
+    (home / ".claude").mkdir()
+    (home / ".claude" / ".credentials.json").write_text("{}")
+    r, lines = doctor(autodev, repo, env=env)
+    assert lines["agent: coder"][0] == "ok", r.stdout
+    assert "subscription login" in lines["agent: coder"][1]
 
 
 def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):

@@ -9,8 +9,12 @@ type yields nothing (it is still in the raw stream kept in the run folder).
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -68,9 +72,46 @@ class Adapter:
     def parse(self, obj: dict) -> list[AgentEvent]:
         raise NotImplementedError
 
-    def login_files(self, home: Path) -> list[Path]:
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         """Where the CLI keeps a subscription login (any one present counts as logged in)."""
         return []
+
+    def version(self, exe: str) -> str | None:
+        """The CLI's own `--version` line (it starts no session and calls no model)."""
+        try:
+            r = subprocess.run(
+                [exe, *self.version_args],
+                capture_output=True,
+                text=True,
+                timeout=15,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        lines = (r.stdout or r.stderr).strip().splitlines()
+        return lines[0].strip()[:120] if r.returncode == 0 and lines else None
+
+    def login(self, environ: Mapping[str, str], key_env: str | None) -> tuple[bool, str]:
+        """(logged in?, how): the participant's API key when it names one, else the CLI's own
+        login file; found without starting the CLI."""
+        if key_env:
+            return bool(
+                environ.get(key_env)
+            ), f"API-key mode ({key_env} {'set' if environ.get(key_env) else 'not set'})"
+        home = Path(environ.get("HOME") or Path.home())
+        for f in self.login_files(home, environ):
+            if f.exists():
+                return True, f"subscription login ({f})"
+        return False, "no login found"
+
+
+def find_binary(agent: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The CLI's executable: $AUTODEV_<NAME>_BIN, else `agent` on PATH."""
+    env = os.environ if environ is None else environ
+    given = env.get(adapter(agent).bin_env)
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    return shutil.which(agent, path=env.get("PATH"))
 
 
 # ------------------------------------------------------------------ limits: reset times
@@ -211,7 +252,7 @@ class Claude(Adapter):
             return out
         return []
 
-    def login_files(self, home: Path) -> list[Path]:
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         return [home / ".claude" / ".credentials.json", home / ".claude.json"]
 
 
@@ -299,8 +340,8 @@ class Codex(Adapter):
             return _error_events(str(obj.get("message") or "error"))
         return []
 
-    def login_files(self, home: Path) -> list[Path]:
-        return [home / ".codex" / "auth.json"]
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
+        return [Path(environ.get("CODEX_HOME") or home / ".codex") / "auth.json"]
 
 
 # ------------------------------------------------------------------ Copilot CLI
@@ -357,7 +398,7 @@ class Copilot(Adapter):
             return _error_events(str(data.get("message") or data.get("errorType") or "error"))
         return []
 
-    def login_files(self, home: Path) -> list[Path]:
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         return [home / ".copilot" / "config.json"]
 
 
@@ -419,7 +460,7 @@ class Gemini(Adapter):
             return [*out, AgentEvent("final", is_error=obj.get("status") == "error")]
         return []
 
-    def login_files(self, home: Path) -> list[Path]:
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         return [home / ".gemini" / "oauth_creds.json"]
 
 

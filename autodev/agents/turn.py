@@ -56,19 +56,6 @@ def label(agent: str) -> str:
     return f"agent:{agent}"
 
 
-def binary(agent: str, environ: dict | None = None) -> str | None:
-    """The CLI's executable: $AUTODEV_<NAME>_BIN, else `agent` on PATH."""
-    import os
-    import shutil
-
-    env = os.environ if environ is None else environ
-    a = adapters.adapter(agent)
-    given = env.get(a.bin_env)
-    if given:
-        return given if os.access(given, os.X_OK) else None
-    return shutil.which(agent, path=env.get("PATH"))
-
-
 def child_env(agent: str, key_env: str | None) -> dict[str, str]:
     """The CLI's environment: no secret but the participant's own key, which in API-key mode
     is also given under the name the CLI reads."""
@@ -220,7 +207,7 @@ def _run_once(
 ) -> _Run:
     ad = adapters.adapter(agent)
     run = _Run()
-    exe = binary(agent)
+    exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(
             f"{ctx.name}: the {agent} CLI was not found (PATH or ${ad.bin_env})",
