@@ -39,6 +39,7 @@ class Resume:
     cost: float = 0.0
     models: dict[str, dict] = field(default_factory=dict)  # usage per model label, as TurnResult
     cached_tokens: int = 0
+    compactions: int = 0  # compacted records of this turn: status counts them once the turn ends
     origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
     # (call, its newest tool_started with "crashes": how many times it started without a result)
     pending: list[tuple[dict, dict | None]] = field(default_factory=list)
@@ -94,6 +95,7 @@ def rebuild(records: list[dict]) -> Resume:
             r.attempts = 0  # the user chose to try again after retries ran out
         elif t == "compacted":
             compaction.apply(r.messages, rec["stubs"])
+            r.compactions += 1
         elif t == "nudged":
             r.nudged = True
             r.messages.append(rec["message"])

@@ -248,6 +248,7 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
         result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
         result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
         result.cached_tokens = resume.cached_tokens
+        ctx.compactions = resume.compactions  # made before the crash; later ones add to them
         ctx.events.emit(
             "turn_resumed",
             participant=ctx.name,

@@ -188,3 +188,33 @@ def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_f
         assert "does not exist" not in text  # the raw provider text is in events, not the headline
         [err] = events(repo, "error")
         assert "model_not_found" in err["detail"] or "does not exist" in err["detail"]
+
+
+def test_compactions_made_before_a_kill_9_are_counted_after_resume(repo, autodev, tmp_path):
+    (repo / "big.txt").write_text(BIG)
+    script = (
+        step("builder", call("read_file", path="big.txt", limit=400))
+        + step("builder", call("read_file", path="big.txt", limit=400))
+        + step("builder", call("read_file", path="big.txt", limit=400))
+        + step("builder", call("run_command", command="sleep 3 && echo slept"))
+        + post("builder", "say", "read it and slept", handoff="user")
+    )
+    with _server(OpenAIServer, tmp_path, script, window=16_000) as srv:
+        write_team(repo, _team("openai/builder", srv.base_url, "context = 16000"), AUDIT_ONLY)
+        p = autodev.popen(repo, "start", "--foreground", "--until-idle", "read big.txt")
+        hlog = run_dir(repo) / "harness.jsonl"
+        wait_for(
+            "run_command to start",
+            lambda: any(r["type"] == "tool_started" and r["name"] == "run_command" for r in records_of(hlog)),
+        )
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        before = sum(1 for x in records_of(hlog) if x["type"] == "compacted")
+        assert before >= 1
+        r = autodev(repo, "start", "--foreground", "--until-idle", timeout=90)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert [e["turn"] for e in events(repo, "turn_started")] == [1]  # the same turn, resumed
+        made = sum(1 for x in records_of(hlog) if x["type"] == "compacted")
+        st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+        assert st["participants"][0]["compactions"] == made >= before
+        assert st["totals"]["compactions"] == made
