@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test lint bench bench-peers clean soak
+.PHONY: install demo test test-fast lint bench bench-peers clean soak
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -27,6 +27,10 @@ lint: $(STAMP)
 # Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
+
+# Everything but the tests that run autodev (or a server of ours) as a subprocess: seconds, not minutes.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not e2e" tests
 
 # The kill -9 fault suite with many trials (README reports the figures of the last soak).
 soak: $(STAMP)

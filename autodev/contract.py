@@ -29,7 +29,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autodev.scripted import Script, ScriptedServer, _Handler, _safe_id, _tokens
+from autodev.scripted import answers
+from autodev.scripted.script import Script
+from autodev.scripted.server import ScriptedServer, _Handler
 
 SIGNING_KEY = b"autodev-contract"
 
@@ -69,7 +71,7 @@ class _OpenAIHandler(_ContractHandler):
         srv.keys_seen.append(self.headers.get("Authorization"))
         if srv.window is None:
             return None
-        prompt = _tokens(
+        prompt = answers.tokens(
             len(json.dumps(body.get("messages") or [])) + len(json.dumps(body.get("tools") or []))
         )
         out = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
@@ -232,7 +234,7 @@ class _AnthropicHandler(_ContractHandler):
         for text, _ in units:
             total += len(text)
             sizes.append(total)
-        tokens = [_tokens(n) for n in sizes]
+        tokens = [answers.tokens(n) for n in sizes]
         with srv._lock:
             read = max((tokens[k] for k in range(len(units)) if hashes[k] in srv.cache), default=0)
             marks = [k for k, (_, marked) in enumerate(units) if marked]
@@ -242,7 +244,7 @@ class _AnthropicHandler(_ContractHandler):
         whole = tokens[-1] if tokens else 1
         return {
             "input_tokens": max(0, whole - read - created),
-            "output_tokens": _tokens(out_chars),
+            "output_tokens": answers.tokens(out_chars),
             "cache_read_input_tokens": read,
             "cache_creation_input_tokens": created,
         }
@@ -287,7 +289,7 @@ class _AnthropicHandler(_ContractHandler):
             content.append(
                 {
                     "type": "tool_use",
-                    "id": f"toolu_{_safe_id(turn)}_{index}_{j}",
+                    "id": f"toolu_{answers.safe_id(turn)}_{index}_{j}",
                     "name": c.tool,
                     "input": args if isinstance(args, dict) else {},
                 }
@@ -297,7 +299,7 @@ class _AnthropicHandler(_ContractHandler):
         self._send_json(
             200,
             {
-                "id": f"msg_{_safe_id(participant)}_{_safe_id(turn)}_{index}",
+                "id": f"msg_{answers.safe_id(participant)}_{answers.safe_id(turn)}_{index}",
                 "type": "message",
                 "role": "assistant",
                 "model": model,

@@ -23,6 +23,15 @@ GIT_ENV = {
 }
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test that runs the real `autodev` command (the `autodev` fixture) or lives in tests/e2e/
+    is `e2e`, like those marked by hand for other programs they start: `-m "not e2e"` keeps the
+    fast ones (`make test-fast`)."""
+    for item in items:
+        if "autodev" in getattr(item, "fixturenames", ()) or "e2e" in item.path.parts:
+            item.add_marker(pytest.mark.e2e)
+
+
 @pytest.fixture(autouse=True)
 def autodev_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("autodev-home")

@@ -8,6 +8,9 @@ import pytest
 
 from tests.conftest import write_team
 
+# These tests start programs as subprocesses (see the e2e marker in pyproject.toml).
+pytestmark = pytest.mark.e2e
+
 TEAM = """
 [[participants]]
 name = "builder"

@@ -15,6 +15,9 @@ import pytest
 
 import autodev
 
+# These tests start programs as subprocesses (see the e2e marker in pyproject.toml).
+pytestmark = pytest.mark.e2e
+
 BIN = Path(sys.executable).parent
 SCRIPT = BIN / "autodev"
 

@@ -17,6 +17,9 @@ from autodev.errors import ToolError, ToolSetupError
 from autodev.harness.mcp import McpHub, start_problem, tool_name
 from autodev.harness.registry import ToolEnv
 
+# These tests start programs as subprocesses (see the e2e marker in pyproject.toml).
+pytestmark = pytest.mark.e2e
+
 SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
 
 

@@ -27,7 +27,7 @@ from autodev.scripted import (  # noqa: E402
 
 litellm.suppress_debug_info = True
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 TOOLS = [
     {
@@ -389,6 +389,7 @@ def test_a_corrupt_ledger_is_refused_at_construction(script, tmp_path):
 # ---------------------------------------------------------------- manual entry point
 
 
+@pytest.mark.e2e
 def test_module_entry_point_serves_until_killed(tmp_path):
     path = write(tmp_path, '[[step]]\nparticipant = "b"\ntext = "from the cli"\n')
     proc = subprocess.Popen(

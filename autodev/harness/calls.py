@@ -1,0 +1,158 @@
+"""One tool call of a turn, from the model's call to the text it gets back.
+
+Every call but `post` (which keeps its own intent records) is logged as `tool_started` (with its
+effective arguments, whether it is safe to replay, and a before_tool hook's decision) before it
+runs and `tool_finished` after. A call the model may not make (unknown, held by a notice,
+refused by the gate guard or a hook, after the turn's post) is answered with why; a tool that
+fails inside autodev ends the call, not the daemon.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from autodev import credit
+from autodev.errors import AutodevError, ToolError
+from autodev.harness.recovery import CRASHED, INTERRUPTED
+from autodev.harness.registry import Tool, ToolEnv
+from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
+from autodev.harness.tools import WORKSPACE_TOOLS, write_refusal
+from autodev.journal import safe_text
+
+if TYPE_CHECKING:
+    from autodev.harness.turn import TurnContext, TurnResult
+
+
+def offered(ctx: TurnContext) -> dict[str, Tool]:
+    """The tools this turn offers the model, by name: the thread tools, then the workspace
+    tools the participant may use, less those of capabilities a notice holds."""
+    thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
+    tools = thread + [t for t in [*ctx.workspace.tools(), *ctx.extra_tools] if t.name not in ctx.withheld]
+    return {t.name: t for t in tools}
+
+
+def resume_call(
+    ctx: TurnContext, call: dict, began: dict | None, baseline: credit.Baseline, result: TurnResult
+) -> str:
+    """A tool call of the last known model answer that has no logged result."""
+    decided = (began or {}).get("hook")
+    if decided and decided.get("blocked"):  # the hook's answer was recorded: not asked again
+        return _finish(ctx, call["id"], _blocked(decided))
+    name = call["function"]["name"]
+    crashes = (began or {}).get("crashes", 1)
+    if began is None or (began.get("replay_safe") and crashes < 2) or name == "post":
+        # Never started, or safe to run again (reads; a post is idempotent by its id). A read
+        # in flight at the last two crashes is what crashes the daemon: not run a third time.
+        return run_call(ctx, call, baseline, result, decided)
+    text = INTERRUPTED if crashes < 2 else CRASHED
+    ctx.hlog.append(
+        {
+            "type": "tool_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call["id"],
+            "result": text,
+            "synthetic": True,
+        }
+    )
+    ctx.events.emit("tool_interrupted", participant=ctx.name, turn=ctx.turn, name=name, crashes=crashes)
+    return text
+
+
+def run_call(
+    ctx: TurnContext, call: dict, baseline: credit.Baseline, result: TurnResult, decided: dict | None = None
+) -> str:
+    """Run one call of the model's answer; the text the model gets. `decided`: the hook's
+    decision recorded before a crash (a resumed call does not ask the hook again)."""
+    name = call["function"]["name"]
+    try:
+        args = json.loads(call["function"].get("arguments") or "{}")
+        if not isinstance(args, dict):
+            raise ValueError("arguments must be a JSON object")
+    except (ValueError, RecursionError) as e:
+        return f"error: the arguments of {name} are not valid JSON ({e}); send a JSON object"
+    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
+    tools = offered(ctx)
+    if name == "post":  # it keeps its own intent records
+        return POST.call(env, args)
+    tool = tools.get(name)
+    hook = None
+    runs = tool is not None and (result.post is None or tool.capability == "thread")
+    if ctx.hooks and runs:
+        # The effective outcome goes into tool_started: a resumed turn reuses it (`decided`).
+        hook = decided or ctx.hooks.before_tool(name, args, _hook_data(ctx))
+        if hook:
+            args = hook["args"]
+    ctx.hlog.append(
+        {
+            "type": "tool_started",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call["id"],
+            "name": name,
+            "args": args,
+            "replay_safe": bool(tool and tool.replay_safe),
+            **({"hook": hook} if hook else {}),
+        }
+    )
+    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
+    if result.post is not None and not (tool and tool.capability == "thread"):
+        out = "skipped: your turn ended with your post"
+    elif hook and hook["blocked"]:
+        out = _blocked(hook)
+    else:
+        out = _dispatch(ctx, name, tool, tools, env, args)
+        if ctx.hooks and tool is not None:
+            out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
+    return _finish(ctx, call["id"], out)
+
+
+def _dispatch(
+    ctx: TurnContext, name: str, tool: Tool | None, tools: dict[str, Tool], env: ToolEnv, args: dict
+) -> str:
+    try:
+        if tool is None:
+            raise ToolError(_unavailable(ctx, name, tools))
+        refusal = ctx.tool_guard(name) if ctx.tool_guard else None
+        if refusal:
+            raise ToolError(refusal)
+        return safe_text(str(tool.call(env, args)))
+    except ToolError as e:
+        return f"error: {e}"
+    except AutodevError:
+        raise  # a log that cannot be written: the run faults, as everywhere
+    except Exception as e:  # a bug in a tool ends the call, not the daemon
+        out = f"error: {name} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
+        ctx.events.emit("error", participant=ctx.name, turn=ctx.turn, message=out)
+        return out
+
+
+def _blocked(hook: dict) -> str:
+    return f"blocked by a before_tool hook: {hook['blocked']}"
+
+
+def _finish(ctx: TurnContext, call_id: str, out: str) -> str:
+    ctx.hlog.append(
+        {
+            "type": "tool_finished",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call_id,
+            "result": out[:4000],
+        }
+    )
+    return out
+
+
+def _hook_data(ctx: TurnContext) -> dict:
+    return {"participant": ctx.name, "turn": ctx.turn}
+
+
+def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool]) -> str:
+    """Why a tool this turn does not offer cannot be called."""
+    if name in ctx.withheld:
+        return f"{name} is not available: its capability is held by a notice until the user releases it"
+    if any(t.name == name and t.capability == "write" for t in WORKSPACE_TOOLS):
+        return write_refusal(name)
+    return f"unknown tool '{name}'; your tools are: {', '.join(sorted(tools))}"

@@ -1,0 +1,142 @@
+"""One model request of a turn: failover on usage limits, backoff on transient errors, and
+compaction when the turn's messages outgrow the target's window. Each attempt is preceded by its
+`generation_started` record, and each compaction by its `compacted` record, so a resumed turn
+counts attempts and stubs results exactly as the original did."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from autodev.errors import ProviderError
+from autodev.harness import compaction, providers
+from autodev.harness.calls import offered
+
+if TYPE_CHECKING:
+    from autodev.harness.turn import TurnContext
+
+
+class AllModelsLimited(Exception):
+    """Every model of the participant hit a usage limit; the run waits until `reset_at`."""
+
+    def __init__(self, reset_at: float, detail: str):
+        super().__init__(detail)
+        self.reset_at, self.detail = reset_at, detail
+
+
+def _tool_specs(ctx: TurnContext) -> list[dict]:
+    return [t.spec() for t in offered(ctx).values()]
+
+
+def _budget(target: providers.Target) -> int:
+    """Input tokens a request may hold: the window minus the output cap (at least half of it)."""
+    return max(target.window - target.max_output, target.window // 2)
+
+
+def _compact(
+    ctx: TurnContext, messages: list[dict], target: providers.Target, step: int, *, hard: bool, budget: int
+) -> bool:
+    """Fit `messages` into `budget` tokens by stubbing tool results; the stubs go to the harness
+    log first, so resume replays exactly this. False when nothing could be compacted."""
+    tools = _tool_specs(ctx)
+    before = providers.estimate_tokens(messages, tools)
+    stubs = compaction.plan(messages, tools, budget, hard=hard)
+    if not stubs:
+        return False
+    ctx.hlog.append(
+        {"type": "compacted", "run": ctx.run_id, "turn": ctx.turn, "step": step, "hard": hard, "stubs": stubs}
+    )
+    compaction.apply(messages, stubs)
+    ctx.compactions += 1
+    ctx.events.emit(
+        "compacted",
+        participant=ctx.name,
+        turn=ctx.turn,
+        step=step,
+        model=target.label,
+        hard=hard,
+        stubbed=len(stubs),
+        tokens_before=before,
+        tokens_after=providers.estimate_tokens(messages, tools),
+        window=target.window,
+    )
+    return True
+
+
+def generate(
+    ctx: TurnContext, messages: list[dict], origins: dict[int, str], step: int, attempt: int = 0
+) -> providers.Generation | None:
+    """One model answer for `step`. `attempt` counts the attempts already made (it survives
+    restarts via the harness log). None: the turn cannot fit its window."""
+    squeezed = False
+    while True:
+        usable = [t for t in ctx.targets if ctx.limited_until.get(t.label, 0) <= time.time()]
+        if not usable:
+            reset = min(ctx.limited_until.get(t.label, 0) for t in ctx.targets)
+            raise AllModelsLimited(reset, f"every model of {ctx.name} is at its usage limit")
+        target = usable[0]
+        if providers.estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
+            _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
+        attempt += 1
+        ctx.hlog.append(
+            {
+                "type": "generation_started",
+                "run": ctx.run_id,
+                "turn": ctx.turn,
+                "step": step,
+                "attempt": attempt,
+                "model": target.label,
+            }
+        )
+        try:
+            return ctx.model.complete(
+                target,
+                messages,
+                _tool_specs(ctx),
+                turn_id=f"{ctx.run_id}:{ctx.turn}",
+                timeout=ctx.timeout_sec,
+                origins=origins,
+            )
+        except providers.ContextExceeded as e:
+            ctx.events.emit(
+                "context_exceeded",
+                participant=ctx.name,
+                turn=ctx.turn,
+                model=target.label,
+                error=str(e)[:500],
+            )
+            # Our estimate fitted but the provider counts more: compact harder, retry once.
+            tighter = min(_budget(target), providers.estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
+            if squeezed or not _compact(ctx, messages, target, step, hard=True, budget=tighter):
+                return None
+            squeezed = True
+        except providers.Refused as e:
+            raise e.to_error(ctx.name, target.label) from e
+        except providers.RateLimited as e:
+            ctx.limited_until[target.label] = time.time() + e.retry_after
+            nxt = [t.label for t in usable[1:]]
+            ctx.events.emit(
+                "failover",
+                participant=ctx.name,
+                turn=ctx.turn,
+                model=target.label,
+                to=nxt[0] if nxt else None,
+                retry_after=e.retry_after,
+            )
+        except providers.Transient as e:
+            if attempt > ctx.max_retries:
+                raise ProviderError(
+                    f"{ctx.name}'s model failed {attempt} times: {e}",
+                    "check the provider's status; `autodev resume` tries again",
+                ) from e
+            delay = providers.backoff(attempt, ctx.retry_backoff_sec)
+            ctx.events.emit(
+                "retry",
+                participant=ctx.name,
+                turn=ctx.turn,
+                model=target.label,
+                attempt=attempt,
+                delay=delay,
+                error=str(e)[:300],
+            )
+            providers.sleep(delay)

@@ -1,0 +1,309 @@
+"""The turn loop on the in-process scripted model: real journals, a real git repository and the
+real tools, no HTTP and no daemon, so each test runs in milliseconds."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from autodev.errors import ProviderError
+from autodev.events import Events
+from autodev.harness import providers
+from autodev.harness.recovery import INTERRUPTED, rebuild
+from autodev.harness.tools import Workspace
+from autodev.harness.turn import AllModelsLimited, TurnContext, TurnStopped, run_turn
+from autodev.journal import Journal, iter_records
+from autodev.scripted.model import ScriptedModel
+from autodev.scripted.script import load_script
+from autodev.thread import Thread
+
+
+class Run:
+    """One run folder with its thread, events and harness log, over the `repo` fixture."""
+
+    def __init__(self, repo: Path, tmp: Path):
+        self.repo, self.dir = repo, tmp / "run"
+        self.thread = Thread(self.dir / "thread.jsonl")
+        self.events = Events(self.dir / "events.jsonl", "r1")
+        self.hlog = Journal(self.dir / "harness.jsonl")
+
+    def model(self, script: str, ledger: Path | None = None) -> ScriptedModel:
+        path = self.dir / f"script-{time.monotonic_ns()}.toml"
+        path.write_text(textwrap.dedent(script))
+        return ScriptedModel(load_script(path), ledger)
+
+    def context(self, model: ScriptedModel, who: str = "builder", turn: int = 1, **kw) -> TurnContext:
+        ws = kw.pop("workspace", None) or Workspace(
+            self.repo, write=kw.pop("write", True), command_timeout=10
+        )
+        return TurnContext(
+            run_id="r1",
+            turn=turn,
+            name=who,
+            can_write=ws.write,
+            team_writers={who: ws.write, "reviewer": False},
+            repo=self.repo,
+            thread=self.thread,
+            events=self.events,
+            hlog=self.hlog,
+            workspace=ws,
+            targets=kw.pop("targets", None) or model.targets(who),
+            system_prompt="you build",
+            turn_prompt=f"turn {turn}: your move",
+            model=model,
+            retry_backoff_sec=0.0,
+            **kw,
+        )
+
+    def records(self, kind: str | None = None) -> list[dict]:
+        recs = list(iter_records(self.hlog.path))
+        return [r for r in recs if kind is None or r["type"] == kind]
+
+    def events_of(self, kind: str) -> list[dict]:
+        return [e for e in iter_records(self.events.journal.path) if e["type"] == kind]
+
+
+@pytest.fixture
+def run(repo: Path, tmp_path: Path) -> Run:
+    return Run(repo, tmp_path)
+
+
+POST_DONE = '{ tool = "post", args = { kind = "work_done", text = "wrote hello.txt" } }'
+
+
+def test_a_turn_writes_then_posts_credited_work(run: Run) -> None:
+    model = run.model(
+        f"""
+        [[step]]
+        participant = "builder"
+        calls = [{{ tool = "write_file", args = {{ path = "hello.txt", content = "hi\\n" }} }}]
+        [[step]]
+        participant = "builder"
+        calls = [{POST_DONE}]
+        """
+    )
+    result = run_turn(run.context(model))
+    assert result.post is not None and result.post["kind"] == "work_done"
+    assert result.post["credit"]["files"] == ["hello.txt"]
+    assert (run.repo / "hello.txt").read_text() == "hi\n"
+    assert result.steps == 2 and result.reason == ""
+    assert [r["type"] for r in run.records()] == [
+        "turn_started",
+        "generation_started",
+        "generation_finished",
+        "tool_started",
+        "tool_finished",
+        "generation_started",
+        "generation_finished",
+        "post_started",
+        "post_committed",
+        "turn_finished",
+    ]
+    # The second request carried the tool's result back to the model under its call id.
+    sent = model.requests[1]["messages"]
+    assert sent[-1]["role"] == "tool" and sent[-1]["content"].startswith("created hello.txt")
+    assert sent[-1]["tool_call_id"] == sent[-2]["tool_calls"][0]["id"]
+    assert run.thread.tail(1)[0]["id"] == "r1:t1:post"
+
+
+def test_usage_and_the_scripts_prices_are_counted_per_model(run: Run) -> None:
+    model = run.model(
+        f"""
+        [price]
+        input_per_token = 0.001
+        output_per_token = 0.002
+        [[step]]
+        participant = "builder"
+        calls = [{POST_DONE}]
+        """
+    )
+    result = run_turn(run.context(model))
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    assert result.cost == pytest.approx(result.prompt_tokens * 0.001 + result.completion_tokens * 0.002)
+    assert result.models["scripted"]["generations"] == 1
+    assert result.models["scripted"]["cost"] == pytest.approx(result.cost)
+
+
+def test_a_model_that_stops_twice_without_posting_ends_the_turn_silent(run: Run) -> None:
+    model = run.model(
+        """
+        [[step]]
+        participant = "builder"
+        text = "thinking..."
+        [[step]]
+        participant = "builder"
+        text = "still thinking"
+        """
+    )
+    result = run_turn(run.context(model))
+    assert result.post is None
+    assert result.reason == "the model stopped twice without posting"
+    assert len(run.records("nudged")) == 1
+    assert "A turn ends only with a call to the `post` tool" in model.requests[1]["messages"][-1]["content"]
+
+
+def test_max_steps_ends_the_turn(run: Run) -> None:
+    read = '{ tool = "read_file", args = { path = "README.md" } }'
+    model = run.model("\n".join(f'[[step]]\nparticipant = "builder"\ncalls = [{read}]' for _ in range(3)))
+    result = run_turn(run.context(model, max_steps=2))
+    assert result.post is None and result.steps == 2
+    assert result.reason == "reached maxStepsPerTurn (2) without a post"
+
+
+def test_refusals_reach_the_model_and_the_turn_goes_on(run: Run) -> None:
+    model = run.model(
+        """
+        [[step]]
+        participant = "reviewer"
+        calls = [
+          { tool = "write_file", args = { path = "x.txt", content = "no" } },
+          { tool = "no_such_tool" },
+          { tool = "read_file", raw_args = "{not json" },
+          { tool = "read_file", args = { path = "README.md", bogus = 1 } },
+        ]
+        [[step]]
+        participant = "reviewer"
+        calls = [{ tool = "post", args = { kind = "say", text = "looked" } }]
+        """
+    )
+    result = run_turn(run.context(model, who="reviewer", write=False))
+    assert result.post is not None and result.post["kind"] == "say"
+    answers = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "cannot change files (write = false)" in answers[0]
+    assert answers[1].startswith("error: unknown tool 'no_such_tool'; your tools are:")
+    assert "are not valid JSON" in answers[2]
+    assert "unknown argument(s) bogus" in answers[3]
+    assert not (run.repo / "x.txt").exists()
+
+
+def test_a_usage_limit_fails_over_to_the_next_model(run: Run) -> None:
+    model = run.model(
+        f"""
+        [[step]]
+        participant = "builder"
+        error = 429
+        retry_after = 60
+        [[step]]
+        participant = "backup"
+        calls = [{POST_DONE.replace("work_done", "say")}]
+        """
+    )
+    targets = [*model.targets("builder"), providers.Target("backup-model", "openai/backup")]
+    ctx = run.context(model, targets=targets)
+    result = run_turn(ctx)
+    assert result.post is not None and result.models.keys() == {"backup-model"}
+    assert ctx.limited_until["scripted"] > time.time() + 50
+    (failover,) = run.events_of("failover")
+    assert failover["model"] == "scripted" and failover["to"] == "backup-model"
+    # With every model limited, the turn says until when instead of calling any.
+    with pytest.raises(AllModelsLimited):
+        run_turn(run.context(model, turn=2, targets=targets[:1], limited_until=dict(ctx.limited_until)))
+
+
+def test_transient_errors_are_retried_and_counted_then_give_up(run: Run) -> None:
+    model = run.model(
+        f"""
+        [[step]]
+        participant = "builder"
+        error = 503
+        [[step]]
+        participant = "builder"
+        calls = [{POST_DONE.replace("work_done", "say")}]
+        [[step]]
+        participant = "builder"
+        error = 500
+        [[step]]
+        participant = "builder"
+        error = 500
+        """
+    )
+    result = run_turn(run.context(model))
+    assert result.post is not None
+    assert [r["attempt"] for r in run.records("generation_started")] == [1, 2]
+    assert len(run.events_of("retry")) == 1
+    with pytest.raises(ProviderError, match="failed 2 times"):
+        run_turn(run.context(model, turn=2, max_retries=1))
+
+
+def test_a_refused_request_pauses_with_the_fix(run: Run) -> None:
+    model = run.model('[[step]]\nparticipant = "builder"\nerror = 401\n')
+    with pytest.raises(ProviderError, match="authentication failed") as err:
+        run_turn(run.context(model))
+    assert "API key" in err.value.fix
+
+
+def test_stop_ends_the_turn_at_a_step_boundary_and_leaves_it_open(run: Run) -> None:
+    model = run.model(f'[[step]]\nparticipant = "builder"\ncalls = [{POST_DONE}]\n')
+    ws = Workspace(run.repo, write=True, command_timeout=10)
+    ws.limit(None, lambda: True)
+    with pytest.raises(TurnStopped):
+        run_turn(run.context(model, workspace=ws))
+    assert run.records("turn_finished") == [] and model.requests == []
+
+
+def test_a_small_window_compacts_old_tool_results(run: Run) -> None:
+    (run.repo / "big.txt").write_text("".join(f"line {i} of a long file\n" for i in range(300)))
+    read = '{ tool = "read_file", args = { path = "big.txt" } }'
+    model = run.model(
+        "\n".join(f'[[step]]\nparticipant = "builder"\ncalls = [{read}]' for _ in range(3))
+        + f'\n[[step]]\nparticipant = "builder"\ncalls = [{POST_DONE}]\n'
+    )
+    ctx = run.context(model, targets=model.targets("builder", window=9000))
+    result = run_turn(ctx)
+    assert result.post is not None and result.compactions >= 1
+    assert run.records("compacted") and run.events_of("compacted")
+    last = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert any(len(c) < 400 for c in last[:-1])  # an older result became a stub
+
+
+def test_resume_after_a_crash_answers_an_unsafe_call_interrupted_and_reruns_a_read(run: Run) -> None:
+    ledger = run.dir / "ledger.json"
+    script = f"""
+        [[step]]
+        participant = "builder"
+        calls = [
+          {{ tool = "read_file", args = {{ path = "README.md" }} }},
+          {{ tool = "run_command", args = {{ command = "echo ran >> ran.txt" }} }},
+        ]
+        [[step]]
+        participant = "builder"
+        calls = [{POST_DONE.replace("work_done", "say")}]
+        """
+    first = run_turn(run.context(run.model(script, ledger)))
+    assert first.post is not None
+    assert (run.repo / "ran.txt").read_text() == "ran\n"
+    # A crash while both tools ran: the log ends after the two tool_started records.
+    records = run.records()
+    cut = max(i for i, r in enumerate(records) if r["type"] == "tool_started") + 1
+    prefix = [r for r in records[:cut] if r["type"] != "tool_finished"]
+    resume = rebuild(prefix)
+    assert [c["function"]["name"] for c, _ in resume.pending] == ["read_file", "run_command"]
+
+    fresh = Run(run.repo, run.dir.parent / "again")
+    for rec in prefix:
+        fresh.hlog.append(rec)
+    model = run.model(script, ledger)  # the same ledger: the turn's next step answers again
+    result = run_turn(fresh.context(model), resume)
+    assert result.post is not None and result.steps == 2
+    tools = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tools[0].startswith("README.md: 1 lines") and tools[1] == INTERRUPTED
+    assert (run.repo / "ran.txt").read_text() == "ran\n"  # the command did not run twice
+    synthetic = [r for r in fresh.records("tool_finished") if r.get("synthetic")]
+    assert [r["result"] for r in synthetic] == [INTERRUPTED]
+    assert result.prompt_tokens > resume.prompt_tokens > 0  # what was spent before the crash counts
+
+
+def test_a_hook_decision_recorded_before_a_crash_is_not_asked_again(run: Run) -> None:
+    # The recorded decision travels in tool_started; rebuild hands it back with the call.
+    call = {"id": "c1", "type": "function", "function": {"name": "run_command", "arguments": json.dumps({})}}
+    began = {"type": "tool_started", "call_id": "c1", "name": "run_command", "hook": {"blocked": "no pushes"}}
+    from autodev.harness.calls import resume_call
+    from autodev.harness.turn import TurnResult
+
+    model = run.model(f'[[step]]\nparticipant = "builder"\ncalls = [{POST_DONE}]\n')
+    out = resume_call(run.context(model), call, {**began, "crashes": 1}, None, TurnResult(None))
+    assert out == "blocked by a before_tool hook: no pushes"
