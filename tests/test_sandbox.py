@@ -133,7 +133,7 @@ def test_no_network_not_even_a_local_port_unless_allowed(repo):
 
 @needs_bwrap
 def test_a_timeout_still_kills_everything_the_command_started(repo):
-    ws = Workspace(repo, write=True, command_timeout=1, room=workspace(repo)._room)
+    ws = Workspace(repo, write=True, command_timeout=1, room=workspace(repo).room)
     marker = f"sleep 3{os.getpid() % 1000}.5"
     out = run(ws, f"(setsid {marker} &) ; {marker}")
     assert "timed out" in out, out
@@ -184,7 +184,7 @@ def test_audit_check_runs_in_the_sandbox_too(repo, tmp_path, monkeypatch):
 
     monkeypatch.setenv("DEMO_API_KEY", SECRET)
     outside = tmp_path / "audit-outside.txt"
-    room = workspace(repo)._room
+    room = workspace(repo).room
     ok, out = run_check(
         repo, f"echo x > {outside}; tr '\\0' '\\n' < /proc/$PPID/environ; ls /proc", 30, room=room
     )

@@ -36,14 +36,4 @@ class Model(Protocol):
 class LitellmModel:
     """Every provider litellm speaks (and the scripted HTTP server, through litellm's client)."""
 
-    def complete(
-        self,
-        target: providers.Target,
-        messages: list[dict],
-        tools: list[dict],
-        *,
-        turn_id: str,
-        timeout: float,
-        origins: dict[int, str] | None = None,
-    ) -> providers.Generation:
-        return providers.complete(target, messages, tools, turn_id=turn_id, timeout=timeout, origins=origins)
+    complete = staticmethod(providers.complete)

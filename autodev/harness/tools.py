@@ -37,39 +37,22 @@ leading outside the repository and anything inside ``.git/`` are refused. Misuse
 
 from __future__ import annotations
 
-import base64
-import fnmatch
-import json
 import os
-import shutil
-import signal
-import stat
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from autodev.errors import ToolError
+from autodev.harness import commands, files, search
 from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
 from autodev.journal import safe_text
 from autodev.redact import Redactor, scrubbed_env, secret_values
 
 if TYPE_CHECKING:
     from autodev.sandbox import Room
-
-_LIST_CAP = 500
-_SEARCH_CAP = 200
-_SEARCH_LINE_CUT = 300
-_READ_LINE_CUT = 2000
-_SEARCH_MAX_FILE = 4 * 1024 * 1024  # bigger files are almost never source; skip them
-_BINARY_SNIFF = 8192
-_SEARCH_TIMEOUT = 120.0  # seconds; also capped by the command timeout and the turn's time left
 
 # The one secret policy (names, scrubbing, masking) lives in autodev/redact.py; scrubbed_env
 # is re-exported here for callers that knew it from this module.
@@ -129,19 +112,22 @@ class RunCommandArgs(Args):
     )
 
 
-def _on_workspace(method: str) -> Callable[..., str]:
+def _on_workspace(name: str, run: Callable[..., str]) -> Callable[..., str]:
     def handler(env: ToolEnv, **kwargs: Any) -> str:
-        return env.workspace.invoke(method, kwargs)
+        return env.workspace.invoke(name, run, kwargs)
 
     return handler
 
 
-def _workspace_tool(name: str, capability: str, args: type[Args], description: str) -> Tool:
+def _workspace_tool(
+    name: str, capability: str, args: type[Args], description: str, run: Callable[..., str]
+) -> Tool:
+    """A workspace tool whose work is `run(workspace, **arguments)`."""
     return Tool(
         name,
         description,
         capability,
-        _on_workspace(f"_t_{name}"),
+        _on_workspace(name, run),
         args=args,
         replay_safe=capability == "read",
     )
@@ -154,6 +140,7 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         ReadFileArgs,
         "Read a text file with numbered lines. Says the total line count; long files come in "
         "pages, and the result ends with the call that reads the next page.",
+        files.read_file,
     ),
     _workspace_tool(
         "list_files",
@@ -161,6 +148,7 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         ListFilesArgs,
         "List files and folders under a folder (folders end with '/'), as paths relative to "
         "the repository root. Skips .git; folders git ignores are shown but not expanded.",
+        files.list_files,
     ),
     _workspace_tool(
         "search",
@@ -168,12 +156,14 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         SearchArgs,
         "Search text files for a regular expression, line by line. Results are "
         "'path:line: text'. Skips .git, git-ignored files and binary files.",
+        search.search,
     ),
     _workspace_tool(
         "write_file",
         "write",
         WriteFileArgs,
         "Create or replace a file with the given content. Missing parent folders are created.",
+        files.write_file,
     ),
     _workspace_tool(
         "edit_file",
@@ -182,6 +172,7 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         "Replace text in a file. 'old' must occur exactly 'count' times (copy it exactly from "
         "read_file, whitespace included), otherwise nothing changes and the error says how "
         "many times it occurs.",
+        files.edit_file,
     ),
     _workspace_tool(
         "run_command",
@@ -190,6 +181,7 @@ WORKSPACE_TOOLS: tuple[Tool, ...] = (
         "Run a shell command (bash -c) in the repository root, without stdin, and return its "
         "exit code and combined output. On timeout the command and everything it started are "
         "killed; background processes are stopped when the command ends.",
+        commands.run_command,
     ),
 )
 _BY_NAME = {t.name: t for t in WORKSPACE_TOOLS}
@@ -207,83 +199,6 @@ REPLAY_SAFE: frozenset[str] = frozenset(t.name for t in WORKSPACE_TOOLS if t.rep
 WRITE_TOOLS: frozenset[str] = frozenset(t.name for t in WORKSPACE_TOOLS if t.capability == "write")
 
 
-def _short(text: str, n: int) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines as editors and grep number them (a final newline does not start a new line)."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def _looks_binary(data: bytes) -> bool:
-    return b"\0" in data[:_BINARY_SNIFF]
-
-
-def _ripgrep() -> str:
-    """The `rg` binary: the one the `ripgrep` package installed next to this Python, else PATH."""
-    here = os.path.join(os.path.dirname(sys.executable), "rg")
-    found = here if os.access(here, os.X_OK) else shutil.which("rg")
-    if not found:
-        raise ToolError("search: ripgrep (rg) is not installed; reinstall autodev (it depends on ripgrep)")
-    return found
-
-
-def _rg_text(field: Any) -> str:
-    """A path or line from ripgrep's JSON: text, or base64 bytes when not UTF-8."""
-    if not isinstance(field, dict):
-        return ""
-    if "text" in field:
-        return str(field["text"])
-    raw = base64.b64decode(field.get("bytes") or "")
-    return safe_text(raw.decode("utf-8", errors="surrogateescape"))
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: the kernel kills it if the daemon dies (even by kill -9), so a
-    search blocked on a pipe never outlives the daemon that started it."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except (OSError, AttributeError):
-        pass
-
-
-class _Watch:
-    """Calls `kill` at a deadline or when `stopping()` says so; `finish()` says which."""
-
-    def __init__(self, kill: Callable[[], None], seconds: float, stopping: Callable[[], bool]):
-        self._kill, self._stopping, self._why = kill, stopping, ""
-        self._end = time.monotonic() + seconds
-        self._seconds = seconds
-        self._over = threading.Event()
-        threading.Thread(target=self._run, name="tool-deadline", daemon=True).start()
-
-    def _run(self) -> None:
-        while not self._over.wait(0.1):
-            if self._stopping():
-                self._why = "stopped: the run is stopping"
-            elif time.monotonic() >= self._end:
-                self._why = f"stopped after {self._seconds:g} s (its time limit)"
-            else:
-                continue
-            self._kill()
-            return
-
-    def finish(self) -> str:
-        self._over.set()
-        return self._why
-
-
-# ---------------------------------------------------------------------------- the workspace
-
-
 class Workspace:
     """The tools one participant may use on one repository during a turn."""
 
@@ -296,10 +211,10 @@ class Workspace:
         """Cut every tool at `deadline` (the turn's timeout) or as soon as `stopping()`."""
         self.deadline, self.stopping = deadline, stopping
 
-    def _stopping(self) -> bool:
+    def stopping_now(self) -> bool:
         return bool(self.stopping and self.stopping())
 
-    def _time_for(self, wanted: float) -> float:
+    def time_for(self, wanted: float) -> float:
         """`wanted` seconds, or less when the turn's deadline comes first (never below 0.1)."""
         if self.deadline is None:
             return wanted
@@ -324,16 +239,16 @@ class Workspace:
             raise ValueError(f"command_timeout must be a positive number of seconds, got {command_timeout!r}")
         if max_output < 200:
             raise ValueError(f"max_output must be at least 200 characters, got {max_output!r}")
-        self._real = os.path.realpath(self.repo)
+        self.root = os.path.realpath(self.repo)
         self.write = write
         self.command_timeout = float(command_timeout)
         self.max_output = max_output
-        self._secret_env = frozenset(secret_env)
-        self._guard = command_guard
-        self._room = room  # the sandbox commands run in; None: unsandboxed
+        self.secret_env = frozenset(secret_env)
+        self.command_guard = command_guard
+        self.room = room  # the sandbox commands run in; None: unsandboxed
         # The daemon's secrets (and their encodings), so a key that reached a file or an
         # output is masked too. The daemon passes its own; alone, learn them from the env.
-        self._redactor = redactor or Redactor(secret_values(os.environ, self._secret_env).values())
+        self._redactor = redactor or Redactor(secret_values(os.environ, self.secret_env).values())
 
     # -- the public surface
 
@@ -359,22 +274,21 @@ class Workspace:
             raise ToolError(write_refusal(name))
         return tool.call(ToolEnv(workspace=self), args)
 
-    def invoke(self, method: str, kwargs: dict[str, Any]) -> str:
-        """Run a tool's method with checked arguments; its result with secrets masked."""
-        name = method.removeprefix("_t_")
+    def invoke(self, name: str, run: Callable[..., str], kwargs: dict[str, Any]) -> str:
+        """Run tool `name`'s work with checked arguments; its result with secrets masked."""
         try:
-            result = getattr(self, method)(**kwargs)
+            result = run(self, **kwargs)
         except OSError as e:
             raise ToolError(f"{name}: {e.strerror or e}") from None
         except (ValueError, RecursionError) as e:  # text that is not UTF-8, a path nested too deep
             raise ToolError(f"{name}: {type(e).__name__}: {safe_text(str(e))[:300]}") from None
         # Valid UTF-8 whatever the repository holds (a Latin-1 file name): the provider's JSON
         # encoder and every log would refuse it otherwise.
-        return safe_text(self._redact(result))
+        return safe_text(self._redactor.text(result))
 
     # -- paths
 
-    def _resolve(self, tool: str, raw: str) -> tuple[str, str]:
+    def resolve(self, tool: str, raw: str) -> tuple[str, str]:
         """(real absolute path, repository-relative display path) of a path argument."""
         if "\0" in raw:
             raise ToolError(f"{tool}: path contains a NUL character")
@@ -390,13 +304,13 @@ class Workspace:
             )
         if ".git" in given.parts:
             raise ToolError(self._git_refusal(tool, raw))
-        real = os.path.realpath(os.path.join(self._real, *given.parts))
-        if real != self._real and not real.startswith(self._real + os.sep):
+        real = os.path.realpath(os.path.join(self.root, *given.parts))
+        if real != self.root and not real.startswith(self.root + os.sep):
             raise ToolError(
                 f"{tool}: path '{raw}' leads outside the repository through a "
                 "symbolic link; only files inside the repository can be used"
             )
-        if ".git" in Path(os.path.relpath(real, self._real)).parts:
+        if ".git" in Path(os.path.relpath(real, self.root)).parts:
             raise ToolError(self._git_refusal(tool, raw))
         display = given.as_posix()
         return real, display
@@ -408,227 +322,11 @@ class Workspace:
             "use git commands through run_command instead"
         )
 
-    def _inside(self, real: str) -> bool:
-        if real != self._real and not real.startswith(self._real + os.sep):
-            return False
-        return ".git" not in Path(os.path.relpath(real, self._real)).parts
-
-    def _redact(self, text: str) -> str:
-        return self._redactor.text(text)
-
-    def _cap(self, text: str, hint: str) -> str:
-        if len(text) <= self.max_output:
-            return text
-        return text[: self.max_output] + f"\n[... cut at {self.max_output} characters; {hint}]"
-
-    # -- read tools
-
-    def _t_read_file(self, path: str, offset: int, limit: int) -> str:
-        real, rel = self._resolve("read_file", path)
-        if not os.path.exists(real):
-            raise ToolError(f"read_file: no file '{rel}'; use list_files or search to find it")
-        if os.path.isdir(real):
-            raise ToolError(f"read_file: '{rel}' is a folder; use list_files(path='{rel}')")
-        if not stat.S_ISREG(os.stat(real).st_mode):  # a FIFO or a device would block the turn
-            raise ToolError(f"read_file: '{rel}' is not a regular file (a pipe, socket or device)")
-        with open(real, "rb") as f:
-            data = f.read()
-        if _looks_binary(data):
-            return f"{rel}: binary file ({len(data)} bytes); not shown"
-        lines = _split_lines(data.decode("utf-8", errors="replace"))
-        total = len(lines)
-        if total == 0:
-            return f"{rel}: empty file (0 lines)"
-        if offset > total:
-            raise ToolError(
-                f"read_file: offset {offset} is past the end of '{rel}', which has "
-                f"{total} lines; use an offset from 1 to {total}"
-            )
-        width = len(str(total))
-        out: list[str] = []
-        size = 0
-        last = offset - 1
-        budget = self.max_output - 200  # room for the header and the paging note
-        for n in range(offset, min(total, offset + limit - 1) + 1):
-            line = lines[n - 1]
-            if len(line) > _READ_LINE_CUT:
-                line = line[:_READ_LINE_CUT] + f" [... line cut; {len(line)} characters]"
-            row = f"{n:>{width}}\t{line}"
-            if out and size + len(row) + 1 > budget:
-                break
-            out.append(row)
-            size += len(row) + 1
-            last = n
-        header = f"{rel}: {total} lines; showing {offset}-{last}"
-        text = header + "\n" + "\n".join(out)
-        if last < total:
-            text += f"\n[{total - last} more lines: read_file(path='{rel}', offset={last + 1})]"
-        return text
-
-    def _t_list_files(self, path: str, depth: int) -> str:
-        real, rel = self._resolve("list_files", path)
-        if not os.path.exists(real):
-            raise ToolError(f"list_files: no folder '{rel}'; use list_files(path='.') to see the root")
-        if not os.path.isdir(real):
-            raise ToolError(f"list_files: '{rel}' is a file; use read_file(path='{rel}')")
-        ignored = self._git_ignored_dirs(rel)
-        entries: list[str] = []
-        cut = False
-
-        def walk(folder: str, level: int) -> None:
-            nonlocal cut
-            try:
-                items = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError as e:
-                entries.append(f"{os.path.relpath(folder, self._real)}/ (unreadable: {e.strerror})")
-                return
-            for item in items:
-                if cut:
-                    return
-                if item.name == ".git":
-                    continue
-                if len(entries) >= _LIST_CAP:
-                    cut = True
-                    return
-                item_rel = Path(os.path.relpath(item.path, self._real)).as_posix()
-                if item.is_symlink():
-                    entries.append(f"{item_rel} -> {os.readlink(item.path)}")
-                elif item.is_dir():
-                    if item_rel in ignored:
-                        entries.append(f"{item_rel}/ (ignored by git; not expanded)")
-                    else:
-                        entries.append(f"{item_rel}/")
-                        if level < depth:
-                            walk(item.path, level + 1)
-                else:
-                    entries.append(item_rel)
-
-        walk(real, 1)
-        where = "the repository root" if rel == "." else f"'{rel}'"
-        if not entries:
-            return f"{where} is empty"
-        text = f"{len(entries)} entries under {where} (depth {depth}):\n" + "\n".join(entries)
-        if cut:
-            text += f"\n[listing cut at {_LIST_CAP} entries; list a subfolder or use a smaller depth]"
-        return self._cap(text, "list a subfolder or use a smaller depth")
-
-    def _git_ignored_dirs(self, rel: str) -> set[str]:
-        """Repository-relative folders git ignores (no git, or git failing: none)."""
-        out = self._git_lines(
-            ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", rel]
-        )
-        return {p.rstrip("/") for p in (out or []) if p.endswith("/")}
-
-    def _git_lines(self, args: list[str]) -> list[str] | None:
-        if not os.path.exists(os.path.join(self._real, ".git")):
-            return None
-        try:
-            r = subprocess.run(
-                ["git", *args], cwd=self._real, capture_output=True, timeout=30, stdin=subprocess.DEVNULL
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if r.returncode != 0:
-            return None
-        return [p for p in r.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
-
-    def _t_search(self, pattern: str, path: str, glob: str | None) -> str:
-        real, rel = self._resolve("search", path)
-        if not os.path.exists(real):
-            raise ToolError(f"search: no file or folder '{rel}'")
-        # ripgrep in a subprocess: its regex engine is linear-time (no pattern can hang a turn),
-        # it honours .gitignore, and the process can be killed at the deadline or on `stop`.
-        argv = [
-            _ripgrep(),
-            "--json",
-            "--sort=path",  # one order for every run: the model (and a replay) sees the same list
-            "--hidden",
-            "--glob=!.git",
-            "--no-config",
-            f"--max-filesize={_SEARCH_MAX_FILE}",
-            f"--regexp={pattern}",
-        ]
-        if glob and "/" not in glob:
-            argv.append(f"--glob={glob}")
-        argv += ["--"] + ([] if rel == "." else [rel])
-        seconds = self._time_for(_SEARCH_TIMEOUT)
-        matches: list[str] = []
-        searched = 0
-        cut = False
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=self._real,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=scrubbed_env(self._secret_env),
-                preexec_fn=_die_with_parent,
-            )
-        except OSError as e:
-            raise ToolError(f"search: could not start ripgrep: {e}; reinstall autodev") from None
-        watch = _Watch(proc.kill, seconds, self._stopping)
-        try:
-            for raw in proc.stdout:
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                kind, data = event.get("type"), event.get("data") or {}
-                if kind == "end":
-                    searched += 1
-                if kind != "match":
-                    continue
-                file_rel = _rg_text(data.get("path"))
-                if glob and "/" in glob and not self._glob_match(file_rel, glob):
-                    continue
-                line = _rg_text(data.get("lines"))
-                if "\0" in line:  # a binary file named on purpose: not shown, as when walking
-                    continue
-                if len(matches) >= _SEARCH_CAP:
-                    cut = True
-                    break
-                n = data.get("line_number")
-                matches.append(f"{file_rel}:{n}: {_short(line.strip(), _SEARCH_LINE_CUT)}")
-        finally:
-            proc.kill()
-            proc.stdout.close()
-            errors = proc.stderr.read().decode("utf-8", errors="replace").splitlines()
-            proc.stderr.close()
-            proc.wait()
-            why = watch.finish()
-        if proc.returncode == 2 and not matches and any("regex parse error" in e for e in errors):
-            detail = " ".join(e.strip() for e in errors[1:] if e.strip())[:300]
-            raise ToolError(
-                f"search: pattern {pattern!r} is not a valid regular expression ({detail}); "
-                "escape special characters such as ( [ . * with a backslash (ripgrep syntax: "
-                "like Python's, without look-around or backreferences)"
-            )
-        scope = f" matching {glob!r}" if glob else ""
-        note = f"\n[search {why}; the results may be incomplete]" if why else ""
-        if not matches:
-            return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'{note}"
-        text = "\n".join(matches)
-        if cut:
-            text += f"\n[results cut at {_SEARCH_CAP} matches; narrow the pattern, the path or the glob]"
-        return self._cap(text, "narrow the pattern, the path or the glob") + note
-
-    @staticmethod
-    def _glob_match(file_rel: str, glob: str) -> bool:
-        if "/" not in glob:
-            return fnmatch.fnmatchcase(file_rel.rsplit("/", 1)[-1], glob)
-        if fnmatch.fnmatchcase(file_rel, glob):
-            return True
-        # "**/x" also matches x at the top level
-        return glob.startswith("**/") and fnmatch.fnmatchcase(file_rel, glob[3:])
-
-    # -- write tools
-
-    def _writable(self, tool: str, path: str) -> tuple[str, str]:
+    def writable(self, tool: str, path: str) -> tuple[str, str]:
         """Resolve a path a write tool may change: never the team, config and prompt overrides
         in .autodev/ (only the user edits those; .git/ is refused for every tool already)."""
-        real, rel = self._resolve(tool, path)
-        parts = [p.lower() for p in Path(os.path.relpath(real, self._real)).parts]
+        real, rel = self.resolve(tool, path)
+        parts = [p.lower() for p in Path(os.path.relpath(real, self.root)).parts]
         if ".autodev" in parts or ".autodev" in [p.lower() for p in PurePosixPath(rel).parts]:
             raise ToolError(
                 f"{tool}: path '{path}' is inside .autodev/, which only the user edits (the team, "
@@ -636,215 +334,7 @@ class Workspace:
             )
         return real, rel
 
-    def _t_write_file(self, path: str, content: str) -> str:
-        real, rel = self._writable("write_file", path)
-        if rel == "." or os.path.isdir(real):
-            raise ToolError(f"write_file: '{rel}' is a folder; give a file path")
-        existed = os.path.exists(real)
-        os.makedirs(os.path.dirname(real), exist_ok=True)
-        with open(real, "w", encoding="utf-8", newline="") as f:
-            f.write(content)
-        verb = "replaced" if existed else "created"
-        return f"{verb} {rel} ({len(_split_lines(content))} lines, {len(content.encode())} bytes)"
-
-    def _t_edit_file(self, path: str, old: str, new: str, count: int) -> str:
-        real, rel = self._writable("edit_file", path)
-        if not os.path.isfile(real):
-            what = "is a folder" if os.path.isdir(real) else "does not exist"
-            raise ToolError(f"edit_file: '{rel}' {what}; use write_file to create a file")
-        if old == "":
-            raise ToolError("edit_file: argument 'old' is empty; give the exact text to replace")
-        try:
-            with open(real, encoding="utf-8", newline="") as f:
-                text = f.read()
-        except UnicodeDecodeError:
-            raise ToolError(
-                f"edit_file: '{rel}' is not UTF-8 text; use write_file to replace it whole"
-            ) from None
-        found = text.count(old)
-        if found == 0:
-            raise ToolError(
-                f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
-                "the text exactly, whitespace and indentation included"
-            )
-        if found != count:
-            raise ToolError(
-                f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
-                f"include more surrounding text to make it unique, or pass "
-                f"count={found} to replace every occurrence"
-            )
-        with open(real, "w", encoding="utf-8", newline="") as f:
-            f.write(text.replace(old, new, count))
-        return f"edited {rel}: replaced {count} occurrence{'s' if count != 1 else ''}"
-
-    # -- the command runner
-
-    def _t_run_command(self, command: str, timeout_sec: float | None) -> str:
-        if not command.strip():
-            raise ToolError("run_command: argument 'command' is empty; give a shell command")
-        if self._guard is not None:
-            refusal = self._guard(command)
-            if refusal is not None:
-                raise ToolError(refusal)
-        wanted = self.command_timeout if timeout_sec is None else min(timeout_sec, self.command_timeout)
-        timeout = self._time_for(wanted)
-        env = scrubbed_env(self._secret_env)
-        argv = ["bash", "-c", command]
-        if self._room is not None:
-            env, argv = self._room.env(env), self._room.wrap(argv)
-        run = _run_bash(
-            argv,
-            cwd=self._real,
-            env=env,
-            timeout=timeout,
-            max_output=self.max_output,
-            stopping=self._stopping,
-        )
-        secs = f"{timeout:g} s" + (" (the turn's time left)" if timeout < wanted else "")
-        if run.timed_out and self._stopping():
-            status = (
-                "stopped: the user is stopping the run; the command and every process it started were killed"
-            )
-        elif run.timed_out and run.exit_code is None:
-            status = f"timed out after {secs}: the command and every process it started were killed"
-        elif run.timed_out:
-            status = (
-                f"exit code: {run.exit_code} (processes it left in the background kept "
-                f"its output open until the {secs} timeout; they were killed)"
-            )
-        else:
-            status = f"exit code: {run.exit_code}"
-        if run.abandoned:
-            status += (
-                "\n[a process outside the command's process group still holds the "
-                "output open; stopped reading]"
-            )
-        body = run.output if run.output else "(no output)"
-        return f"{status}\noutput:\n{body}"
-
-
-# ---------------------------------------------------------------------------- running bash
-
-
-@dataclass
-class _Run:
-    exit_code: int | None  # None when bash itself had to be killed
-    timed_out: bool
-    output: str
-    abandoned: bool
-
-
-class _Capture:
-    """Drains a pipe, keeping only its beginning and its end so memory stays bounded."""
-
-    def __init__(self, stream: Any, limit: int):
-        self._stream = stream
-        self._limit = limit
-        self._lock = threading.Lock()
-        self._head = bytearray()  # the first `limit` bytes
-        self._tail = bytearray()  # the last `limit` bytes
-        self._total = 0
-
-    def pump(self) -> None:
-        try:
-            while True:
-                chunk = self._stream.read1(65536)
-                if not chunk:
-                    return
-                with self._lock:
-                    self._total += len(chunk)
-                    room = self._limit - len(self._head)
-                    if room > 0:
-                        self._head += chunk[:room]
-                    self._tail += chunk
-                    if len(self._tail) > self._limit:
-                        del self._tail[: len(self._tail) - self._limit]
-        except (OSError, ValueError):
-            return  # the pipe was closed under us
-
-    def text(self) -> str:
-        """All output if it fit, else its first and last halves around a visible note."""
-        with self._lock:
-            total = self._total
-            head = self._head.decode("utf-8", errors="replace")
-            tail = self._tail.decode("utf-8", errors="replace")
-        if total <= self._limit:
-            return head
-        half = self._limit // 2
-        return (
-            f"{head[:half]}\n[... output cut: {total} bytes in all; showing the first and "
-            f"last {half} characters ...]\n{tail[-half:]}"
-        )
-
-
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _wait(proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
-    """proc.wait(timeout), also ended early (TimeoutExpired) when `stopping()` turns true."""
-    end = time.monotonic() + timeout
-    while True:
-        left = end - time.monotonic()
-        if left <= 0 or (stopping is not None and stopping()):
-            raise subprocess.TimeoutExpired(proc.args, timeout)
-        try:
-            proc.wait(timeout=min(0.2, left))
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def _run_bash(
-    argv: list[str],
-    *,
-    cwd: str,
-    env: dict[str, str],
-    timeout: float,
-    max_output: int,
-    stopping: Callable[[], bool] | None = None,
-) -> _Run:
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as e:
-        raise ToolError(f"run_command: could not start bash: {e}") from None
-    capture = _Capture(proc.stdout, max_output)
-    reader = threading.Thread(target=capture.pump, name="run_command-output", daemon=True)
-    reader.start()
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    try:
-        _wait(proc, timeout, stopping)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-    if not timed_out:
-        # bash is done, but a background child may still hold the pipe: wait for it until
-        # the same deadline, so `cmd &` cannot outlive the timeout.
-        reader.join(max(0.0, deadline - time.monotonic()))
-        timed_out = reader.is_alive()
-    # The command ran in its own session, so its process group holds everything it started
-    # (unless something called setsid itself). Killing the group also stops leftovers.
-    _kill_group(proc.pid)
-    proc.wait()
-    reader.join(2.0)
-    abandoned = reader.is_alive()
-    if not abandoned:
-        proc.stdout.close()
-    killed_bash = proc.returncode == -signal.SIGKILL and timed_out
-    return _Run(
-        exit_code=None if killed_bash else proc.returncode,
-        timed_out=timed_out,
-        output=capture.text(),
-        abandoned=abandoned,
-    )
+    def cap(self, text: str, hint: str) -> str:
+        if len(text) <= self.max_output:
+            return text
+        return text[: self.max_output] + f"\n[... cut at {self.max_output} characters; {hint}]"

@@ -1,0 +1,180 @@
+"""The `search` tool: ripgrep in a subprocess (linear-time, so no pattern can hang a turn; it
+honours .gitignore), killed at the turn's deadline or on `stop`."""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from autodev.errors import ToolError
+from autodev.journal import safe_text
+from autodev.redact import scrubbed_env
+
+if TYPE_CHECKING:
+    from autodev.harness.tools import Workspace
+
+SEARCH_CAP = 200
+SEARCH_LINE_CUT = 300
+SEARCH_MAX_FILE = 4 * 1024 * 1024  # bigger files are almost never source; skip them
+SEARCH_TIMEOUT = 120.0  # seconds; also capped by the command timeout and the turn's time left
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _ripgrep() -> str:
+    """The `rg` binary: the one the `ripgrep` package installed next to this Python, else PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), "rg")
+    found = here if os.access(here, os.X_OK) else shutil.which("rg")
+    if not found:
+        raise ToolError("search: ripgrep (rg) is not installed; reinstall autodev (it depends on ripgrep)")
+    return found
+
+
+def _rg_text(field: Any) -> str:
+    """A path or line from ripgrep's JSON: text, or base64 bytes when not UTF-8."""
+    if not isinstance(field, dict):
+        return ""
+    if "text" in field:
+        return str(field["text"])
+    raw = base64.b64decode(field.get("bytes") or "")
+    return safe_text(raw.decode("utf-8", errors="surrogateescape"))
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: the kernel kills it if the daemon dies (even by kill -9), so a
+    search blocked on a pipe never outlives the daemon that started it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+    except (OSError, AttributeError):
+        pass
+
+
+class _Watch:
+    """Calls `kill` at a deadline or when `stopping()` says so; `finish()` says which."""
+
+    def __init__(self, kill: Callable[[], None], seconds: float, stopping: Callable[[], bool]):
+        self._kill, self._stopping, self._why = kill, stopping, ""
+        self._end = time.monotonic() + seconds
+        self._seconds = seconds
+        self._over = threading.Event()
+        threading.Thread(target=self._run, name="tool-deadline", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._over.wait(0.1):
+            if self._stopping():
+                self._why = "stopped: the run is stopping"
+            elif time.monotonic() >= self._end:
+                self._why = f"stopped after {self._seconds:g} s (its time limit)"
+            else:
+                continue
+            self._kill()
+            return
+
+    def finish(self) -> str:
+        self._over.set()
+        return self._why
+
+
+def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
+    real, rel = ws.resolve("search", path)
+    if not os.path.exists(real):
+        raise ToolError(f"search: no file or folder '{rel}'")
+    # ripgrep in a subprocess: its regex engine is linear-time (no pattern can hang a turn),
+    # it honours .gitignore, and the process can be killed at the deadline or on `stop`.
+    argv = [
+        _ripgrep(),
+        "--json",
+        "--sort=path",  # one order for every run: the model (and a replay) sees the same list
+        "--hidden",
+        "--glob=!.git",
+        "--no-config",
+        f"--max-filesize={SEARCH_MAX_FILE}",
+        f"--regexp={pattern}",
+    ]
+    if glob and "/" not in glob:
+        argv.append(f"--glob={glob}")
+    argv += ["--"] + ([] if rel == "." else [rel])
+    seconds = ws.time_for(SEARCH_TIMEOUT)
+    matches: list[str] = []
+    searched = 0
+    cut = False
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=ws.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=scrubbed_env(ws.secret_env),
+            preexec_fn=_die_with_parent,
+        )
+    except OSError as e:
+        raise ToolError(f"search: could not start ripgrep: {e}; reinstall autodev") from None
+    watch = _Watch(proc.kill, seconds, ws.stopping_now)
+    try:
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            kind, data = event.get("type"), event.get("data") or {}
+            if kind == "end":
+                searched += 1
+            if kind != "match":
+                continue
+            file_rel = _rg_text(data.get("path"))
+            if glob and "/" in glob and not _glob_match(file_rel, glob):
+                continue
+            line = _rg_text(data.get("lines"))
+            if "\0" in line:  # a binary file named on purpose: not shown, as when walking
+                continue
+            if len(matches) >= SEARCH_CAP:
+                cut = True
+                break
+            n = data.get("line_number")
+            matches.append(f"{file_rel}:{n}: {_short(line.strip(), SEARCH_LINE_CUT)}")
+    finally:
+        proc.kill()
+        proc.stdout.close()
+        errors = proc.stderr.read().decode("utf-8", errors="replace").splitlines()
+        proc.stderr.close()
+        proc.wait()
+        why = watch.finish()
+    if proc.returncode == 2 and not matches and any("regex parse error" in e for e in errors):
+        detail = " ".join(e.strip() for e in errors[1:] if e.strip())[:300]
+        raise ToolError(
+            f"search: pattern {pattern!r} is not a valid regular expression ({detail}); "
+            "escape special characters such as ( [ . * with a backslash (ripgrep syntax: "
+            "like Python's, without look-around or backreferences)"
+        )
+    scope = f" matching {glob!r}" if glob else ""
+    note = f"\n[search {why}; the results may be incomplete]" if why else ""
+    if not matches:
+        return f"no matches for {pattern!r} in {searched} file(s){scope} under '{rel}'{note}"
+    text = "\n".join(matches)
+    if cut:
+        text += f"\n[results cut at {SEARCH_CAP} matches; narrow the pattern, the path or the glob]"
+    return ws.cap(text, "narrow the pattern, the path or the glob") + note
+
+
+def _glob_match(file_rel: str, glob: str) -> bool:
+    if "/" not in glob:
+        return fnmatch.fnmatchcase(file_rel.rsplit("/", 1)[-1], glob)
+    if fnmatch.fnmatchcase(file_rel, glob):
+        return True
+    # "**/x" also matches x at the top level
+    return glob.startswith("**/") and fnmatch.fnmatchcase(file_rel, glob[3:])
