@@ -15,14 +15,14 @@ from pathlib import Path
 KILL_GRACE_SEC = 2.0
 
 
-def start_time(pid: int) -> str | None:
+def start_time(pid: int) -> float | None:
     """The process's start time in clock ticks (/proc/PID/stat field 22): with the pid, it names
     one process, so a recorded group is not confused with a later one that reused the pid."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return float(stat.rsplit(")", 1)[1].split()[19])
 
 
 def kill_group(pgid: int, grace: float = KILL_GRACE_SEC) -> None:
@@ -44,7 +44,7 @@ def kill_group(pgid: int, grace: float = KILL_GRACE_SEC) -> None:
         pass
 
 
-def kill_stale(pid: int, started: str | None) -> bool:
+def kill_stale(pid: int, started: float | None) -> bool:
     """Kill the group a dead daemon left running (recorded as pid + start time); True if it
     was still there."""
     if not pid or started is None or start_time(pid) != started:

@@ -181,9 +181,6 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
 def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
     """Every agent is limited: the participant's failover models take the rest of the turn,
     from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
-    ctx.hlog.append(
-        {"type": "agent_handover", "run": ctx.run_id, "turn": ctx.turn, "to": ctx.targets[0].label}
-    )
     ctx.events.emit("failover", participant=ctx.name, turn=ctx.turn, model="agents", to=ctx.targets[0].label)
     resume = Resume(
         ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)

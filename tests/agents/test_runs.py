@@ -139,3 +139,22 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_limited_cli_fails_over_to_a_model_for_the_rest_of_the_turn(repo, autodev, fakes):
+    from tests.e2e.helpers import call, step
+
+    write_team(
+        repo,
+        team("gemini", 'failover = ["scripted"]'),
+        step("builder", call("write_file", path="m.txt", content="m\n"))
+        + post("builder", "work_done", "m added by the model", "reviewer")
+        + REVIEW_DONE,
+    )
+    fakes.play(gemini=[[["limit", "Quota exceeded for quota metric (RESOURCE_EXHAUSTED)"]]])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add m.txt", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    posts = thread_of(repo)
+    assert shape(posts)[1] == ("builder", "work_done", "reviewer", True)
+    assert posts[1]["text"] == "m added by the model" and posts[1]["credit"]["files"] == ["m.txt"]
+    assert [e["to"] for e in events(repo, "failover")] == [None, "scripted"]
