@@ -279,7 +279,7 @@ class Codex(Adapter):
     the nudge is `codex exec --json ... resume SESSION PROMPT`."""
 
     name = "codex"
-    key_vars = ("OPENAI_API_KEY", "CODEX_API_KEY")
+    key_vars = ("CODEX_API_KEY", "OPENAI_API_KEY")  # exec reads CODEX_API_KEY
 
     def argv(self, binary: str, inv: Invocation) -> list[str]:
         conf = {

@@ -19,6 +19,9 @@ from autodev.journal import Journal
 from autodev.thread import Thread
 from tests.conftest import git
 
+# Each turn starts the fake CLI and autodev's MCP server as programs of their own.
+pytestmark = pytest.mark.e2e
+
 AGENTS = ("claude", "codex", "copilot", "gemini")
 
 
