@@ -9,81 +9,27 @@ elapsed time and the daemon's liveness current (a killed daemon changes no file)
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Input, Label, OptionList, RichLog, Static
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from autodev import actions
+from autodev.panel import views
+from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
 from autodev.paths import RunPaths
 from autodev.render import event_text
-from autodev.status import cap_text, spend_text
+
+__all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 
 FEED_KEEP = 2000  # events kept in memory for re-rendering when folding changes
-STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
-STATE_STYLE = {
-    "running": "bold green",
-    "waiting": "bold yellow",
-    "awaiting_user": "bold yellow",
-    "gated": "bold magenta",
-    "auditing": "bold cyan",
-    "paused": "bold yellow",
-    "stopped": "bold red",
-    "complete": "bold green",
-    "faulted": "bold red",
-}
-
-
-class Prompt(ModalScreen[str | None]):
-    """One line of text from the user; Enter submits, Escape cancels."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, title: str, placeholder: str = "", allow_empty: bool = False):
-        super().__init__()
-        self.title_text, self.placeholder, self.allow_empty = title, placeholder, allow_empty
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(self.title_text)
-            yield Input(placeholder=self.placeholder, id="prompt-input")
-            yield Label("Enter sends · Escape cancels", classes="hint")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.value.strip() or self.allow_empty:
-            self.dismiss(event.value)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class Confirm(ModalScreen[bool]):
-    BINDINGS = [Binding("y", "yes", "Yes"), Binding("n,escape", "no", "No")]
-
-    def __init__(self, question: str):
-        super().__init__()
-        self.question = question
-
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label(self.question)
-            yield Label("y: yes · n: no", classes="hint")
-
-    def action_yes(self) -> None:
-        self.dismiss(True)
-
-    def action_no(self) -> None:
-        self.dismiss(False)
 
 
 class PanelApp(App):
@@ -145,9 +91,7 @@ class PanelApp(App):
         self.query_one("#needs").border_title = "Needs you"
         table = self.query_one("#participants", DataTable)
         table.border_title = "Participants"
-        table.add_columns(
-            "name", "model", "effort", "write", "turns", "credited", "silent", "tokens", "cost", "last spoke"
-        )
+        table.add_columns(*views.PARTICIPANT_COLUMNS)
         self.paths.ensure()  # the folder to watch (mkdir only; the panel never writes a log)
         self.reload()
         self.set_interval(1.0, self._tick)
@@ -240,79 +184,21 @@ class PanelApp(App):
         else:
             self._render_header()
 
-    # -- rendering -----------------------------------------------------------------------------
+    # -- rendering (what is shown comes from `views`) -------------------------------------------
 
     def _render_header(self) -> None:
-        d, st = self.status, self.raw_state
-        state = d.get("state", "?")
-        t = Text()
-        t.append(f" {state} ", style=f"reverse {STATE_STYLE.get(state, 'bold')}")
-        r = d.get("reason") or {}
-        if r.get("text") and state != "running":
-            t.append(f"  {r['text']}")
-        t.append("   ")
-        if self.daemon_pid:
-            t.append(f"daemon pid {self.daemon_pid}", style="green")
-        else:
-            t.append("no daemon running (autodev start)", style="bold red")
-        t.append(f"\nobjective: {d.get('objective') or '-'}")
-        tot = d.get("totals") or {}
-        au = d.get("audit_usage") or {}
-        tokens = tot.get("tokens", 0) + au.get("prompt_tokens", 0) + au.get("completion_tokens", 0)
-        cost = tot.get("cost", 0.0) + au.get("cost", 0.0)
-        b = d.get("budget") or {"cost": cost, "tokens": tokens}
-        t.append(
-            f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
-            f"credited {tot.get('credited', 0)} · {spend_text(b)}"
-        )
-        sb = d.get("sandbox") or {}
-        if sb.get("warning"):
-            t.append(f"\nsandbox: {sb['warning']}", style="bold red")
-        elif sb:
-            t.append(f"\nsandbox: {sb['describe']}")
-        if d.get("config_refused"):
-            t.append(f"\n{d['config_refused']}", style="bold red")
-        if d.get("speaking"):
-            t.append(f"\nspeaking now: {d['speaking']}", style="bold")
-        elif d.get("next"):
-            n = d["next"]
-            t.append(f"\nnext: {n.get('speaker')} ({n.get('rule')}: {n.get('why')})")
-        else:
-            t.append("\nnext: -")
-        self.query_one("#header", Static).update(t)
+        self.query_one("#header", Static).update(views.header(self.status, self.raw_state, self.daemon_pid))
 
     def needs(self) -> list[dict]:
         """What Needs you lists, in order: why the run stopped, then gate, question, notices."""
-        d = self.status
-        items = []
-        r = d.get("reason") or {}
-        if d.get("state") in STOPPED and r:
-            items.append({"type": "stopped", "text": r.get("text", ""), "do": r.get("continue", "")})
-        return items + list(d.get("needs_you") or [])
+        return views.needs(self.status)
 
     def _render_needs(self) -> None:
         ol = self.query_one("#needs", OptionList)
         keep = ol.highlighted
-        opts = []
-        for i, n in enumerate(self.needs()):
-            t = Text()
-            if n["type"] == "stopped":
-                t.append("The run stopped and why\n", style="bold red")
-                t.append(f"{n['text']}\n→ {n['do'] or '-'}")
-            elif n["type"] == "gate":
-                t.append(f"🚧 gate {n['id']} from {n['from']}\n", style="bold magenta")
-                t.append(f"{n['text'][:400]}\n→ a: approve · d: deny")
-            elif n["type"] == "question":
-                t.append(f"❓ question from {n['from']}\n", style="bold yellow")
-                t.append(f"{n['text'][:400]}\n→ s: send your answer")
-            else:
-                held = ""
-                if n.get("hold"):
-                    held = f" · holds {n['hold']}" + (" (pinned)" if n.get("pinned") else "")
-                state = "answered" if n.get("answered") else "open"
-                t.append(f"📣 notice {n['id']} from {n['from']} · {state}{held}\n", style="bold yellow")
-                t.append(f"{n['text'][:400]}\n→ n: answer · h: hold · l: release")
-            opts.append(Option(t, id=f"{n['type']}:{n.get('id', i)}"))
+        opts = [
+            Option(views.need_text(n), id=f"{n['type']}:{n.get('id', i)}") for i, n in enumerate(self.needs())
+        ]
         if not opts:
             opts.append(Option(Text("nothing needs you", style="dim"), id="none", disabled=True))
         ol.set_options(opts)
@@ -322,26 +208,8 @@ class PanelApp(App):
     def _render_participants(self) -> None:
         table = self.query_one("#participants", DataTable)
         table.clear()
-        figures = self.raw_state.get("participants", {})
-        for p in self.status.get("participants") or []:
-            model = str(p.get("model"))
-            if p["name"] in self.failover:
-                model += f" → {self.failover[p['name']]}"
-            last = self.last_post.get(p["name"])
-            lt = figures.get(p["name"], {}).get("last_turn")
-            spoke = f"#{last}" if last else (f"turn {lt}" if lt else "-")
-            table.add_row(
-                p["name"],
-                model,
-                p.get("effort") or "-",
-                "yes" if p.get("write") else "no",
-                str(p["turns"]),
-                str(p["credited"]),
-                str(p.get("silent_streak", 0)),
-                f"{p['prompt_tokens'] + p['completion_tokens']:,}",
-                cap_text(p),
-                spoke,
-            )
+        for row in views.participant_rows(self.status, self.raw_state, self.failover, self.last_post):
+            table.add_row(*row)
 
     def feed_text(self) -> str:
         """The Feed as plain text (what is on screen, for tests and captures)."""
@@ -458,17 +326,6 @@ class PanelApp(App):
 
     def on_unmount(self) -> None:
         self._stop.set()
-
-
-def _elapsed(started: str | None) -> str:
-    if not started:
-        return "-"
-    try:
-        t0 = datetime.strptime(started, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
-    except ValueError:
-        return "-"
-    s = max(0, int(time.time() - t0))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
 def run(repo: Path) -> None:
