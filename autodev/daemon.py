@@ -842,10 +842,11 @@ class Daemon(EffectsMixin, NoticesMixin):
             model=p.model,
             effort=p.effort,
             extra_args=list(p.agent_args),
-            gated=p.agent_permission == "gated",
+            gated=p.agent_permission == "gated" or self.config.agents_gated,
             key_env=p.api_key_env,
             stopping=self._stop_requested,
             stale=[r for r in recs if r.get("type") == "agent_started"],
+            redact=self.redact.text,
         )
         return run_agent_turn(ctx, spec, resume)
 

@@ -41,6 +41,7 @@ EVERY_KEY = {
     "maxStepsPerTurn": 7,
     "turnTimeoutMin": 1.5,
     "commandTimeoutSec": 30,
+    "agentsGated": True,
     "auditCheck": "pytest -q",
     "sandbox": "off",
     "commandNetwork": True,

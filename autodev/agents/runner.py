@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 KILL_GRACE_SEC = 2.0
@@ -57,39 +58,53 @@ class CliProcess:
     """One CLI run. Lines arrive on `events` as ("line", text); ("eof", exit_code) ends them."""
 
     def __init__(
-        self, argv: list[str], *, cwd: Path, env: dict[str, str], raw: Path, stderr: Path, events: queue.Queue
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        raw: Path,
+        stderr: Path,
+        events: queue.Queue,
+        redact: Callable[[str], str] = lambda s: s,
     ):
         raw.parent.mkdir(parents=True, exist_ok=True)
-        self.events = events
-        self._err = open(stderr, "ab")
-        try:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=self._err,
-                start_new_session=True,
-            )
-        except BaseException:
-            self._err.close()
-            raise
+        self.events, self.redact = events, redact
+        self.proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self.pid = self.proc.pid
         self.started = start_time(self.pid)
-        self._raw = open(raw, "ab")
+        self._raw, self._err = open(raw, "a"), open(stderr, "a")
+        self._errors = threading.Thread(target=self._copy_stderr, name=f"agent-err-{self.pid}", daemon=True)
         self._reader = threading.Thread(target=self._read, name=f"agent-{self.pid}", daemon=True)
+        self._errors.start()
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+        for chunk in self.proc.stdout:
+            # Masked before it is kept or parsed: a CLI can print what it read (a .env, a key).
+            line = self.redact(chunk.decode("utf-8", "replace").rstrip("\r\n"))
             # The raw stream is evidence, not state: flushed, not fsync'd.
-            self._raw.write(line)
+            self._raw.write(line + "\n")
             self._raw.flush()
-            self.events.put(("line", line.decode("utf-8", "replace").rstrip("\r\n")))
+            self.events.put(("line", line))
+        self._errors.join(timeout=5)
         code = self.proc.wait()
         self.events.put(("eof", code))
+
+    def _copy_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in self.proc.stderr:
+            self._err.write(self.redact(chunk.decode("utf-8", "replace")))
+            self._err.flush()
 
     def kill(self) -> None:
         kill_group(self.pid)
@@ -101,5 +116,6 @@ class CliProcess:
         except (ProcessLookupError, PermissionError):
             pass
         self._reader.join(timeout=5)
+        self._errors.join(timeout=5)
         self._raw.close()
         self._err.close()

@@ -50,6 +50,7 @@ class AgentSpec:
     key_env: str | None = None  # api_key_env: the CLI's API-key mode
     stopping: Callable[[], bool] | None = None
     stale: list[dict] = field(default_factory=list)  # agent_started records of a crashed turn
+    redact: Callable[[str], str] = lambda s: s  # the run's masker, for the raw stream and stderr
 
 
 def label(agent: str) -> str:
@@ -241,6 +242,7 @@ def _run_once(
             raw=folder / f"{stem}.jsonl",
             stderr=folder / f"{stem}.stderr",
             events=events,
+            redact=spec.redact,
         )
         ctx.hlog.append(
             {

@@ -144,6 +144,12 @@ class RunConfig(BaseModel):
         le=1440,
         description="A turn running longer than this many minutes is cut (silent).",
     )
+    agents_gated: bool = Field(
+        False,
+        alias="agentsGated",
+        description="Run every coding-agent CLI participant in its gated mode, whatever its "
+        "agent_permission says (README: what each CLI's gated mode refuses).",
+    )
     command_timeout_sec: float = Field(
         600,
         alias="commandTimeoutSec",

@@ -10,6 +10,8 @@ list of steps; the n-th invocation of an agent plays its n-th run, the last one 
   ["edit", "path", "content"]     write a file and commit it
   ["post", {"kind": ..., ...}]    call autodev's post
   ["read", 1]                     call read_thread(from_seq)
+  ["tell", "..."]                 call tell_user
+  ["env", "NAME"]                 print the variable's value (stdout and stderr)
   ["limit", "message"]            report a usage limit and exit 1
   ["sleep", seconds]              sleep, with a child `sleep` in the group (pid in $FAKE_AGENT_CHILD)
   ["exit", code]                  exit now
@@ -258,6 +260,12 @@ def main() -> int:
         what = step[0]
         if what == "text":
             say_text(step[1])
+        elif what == "env":
+            say_text(f"{step[1]}={os.environ.get(step[1])}")
+            print(f"stderr has {os.environ.get(step[1])}", file=sys.stderr)
+        elif what == "tell":
+            say_tool("tell_user", {"text": step[1]})
+            say_text("autodev: " + asyncio.run(call_tools(server, [("tell_user", {"text": step[1]})]))[0])
         elif what == "edit":
             Path(step[1]).parent.mkdir(parents=True, exist_ok=True)
             Path(step[1]).write_text(step[2])

@@ -158,3 +158,39 @@ def test_a_limited_cli_fails_over_to_a_model_for_the_rest_of_the_turn(repo, auto
     assert shape(posts)[1] == ("builder", "work_done", "reviewer", True)
     assert posts[1]["text"] == "m added by the model" and posts[1]["credit"]["files"] == ["m.txt"]
     assert [e["to"] for e in events(repo, "failover")] == [None, "scripted"]
+
+
+def test_agents_gated_overrides_auto_and_the_raw_stream_is_masked(repo, autodev, fakes):
+    from tests.conftest import run_dir
+
+    write_team(
+        repo,
+        team("claude", 'agent_permission = "auto"\napi_key_env = "MY_CLAUDE_KEY"'),
+        REVIEW_DONE,
+        config="agentsGated = true\n",
+    )
+    fakes.play(claude=[[["env", "ANTHROPIC_API_KEY"], ["tell", "please look at hello.txt"], *BUILD]])
+    secret = "sk-ant-agents-test-0123456789"
+    r = autodev(
+        repo,
+        "start",
+        "--foreground",
+        "--until-idle",
+        "add hello.txt",
+        timeout=180,
+        env={"MY_CLAUDE_KEY": secret},
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    (call,) = fakes.calls()
+    allowed = call["argv"][call["argv"].index("--allowedTools") + 1].split(",")
+    assert "Bash" not in allowed and "mcp__autodev__post" in allowed
+    assert call["argv"][call["argv"].index("--permission-mode") + 1] == "default"
+    folder = run_dir(repo)
+    raw = next((folder / "agents").glob("*.jsonl")).read_text()
+    err = next((folder / "agents").glob("*.stderr")).read_text()
+    assert "ANTHROPIC_API_KEY=[redacted]" in raw and "stderr has [redacted]" in err
+    for f in folder.rglob("*"):
+        if f.is_file():
+            assert secret not in f.read_text(errors="replace"), f
+    notices = [e for e in events(repo, "notice")] or [e for e in events(repo, "notice_raised")]
+    assert "notice" in raw and notices, raw
