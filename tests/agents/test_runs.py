@@ -3,7 +3,6 @@ scripted-model reviewer and the scripted audit."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -65,8 +64,10 @@ def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, aut
     assert call["argv"][:2] == ["exec", "--json"] and "fast-model" in call["argv"]
     st = status_json(autodev, repo)
     assert st["state"] == "complete"
-    usage = json.dumps(st)
-    assert "agent:codex" in usage
+    (builder,) = [p for p in st["participants"] if p["name"] == "builder"]
+    assert builder["model"] == "agent:codex (fast-model)"
+    assert (builder["prompt_tokens"], builder["completion_tokens"], builder["cached_tokens"]) == (150, 20, 50)
+    assert builder["turns"] == 1 and builder["credited"] == 1
     gen = [e for e in events(repo, "generation") if e.get("model") == "agent:codex"]
     assert gen and gen[0]["prompt_tokens"] == 150
 
@@ -194,3 +195,18 @@ def test_agents_gated_overrides_auto_and_the_raw_stream_is_masked(repo, autodev,
             assert secret not in f.read_text(errors="replace"), f
     notices = [e for e in events(repo, "notice")] or [e for e in events(repo, "notice_raised")]
     assert "notice" in raw and notices, raw
+
+
+def test_a_turn_past_turn_timeout_min_kills_the_cli_group_and_is_silent(repo, autodev, fakes):
+    write_team(repo, team("codex"), REVIEW_DONE, config="turnTimeoutMin = 0.05\n")
+    fakes.play(codex=[[["sleep", 120]]])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello.txt", timeout=180)
+    # Every turn is cut: after three silent turns in a row the run pauses (as for a model).
+    assert r.returncode == 3 and "3 turns in a row without posting" in r.stdout, r.stdout + r.stderr
+    cuts = events(repo, "agent_timeout")
+    assert len(cuts) == 3
+    child, cli = (int(x) for x in fakes.child.read_text().split())
+    assert cuts[-1]["pid"] == cli and not _alive(cli) and not _alive(child)
+    ended = [e for e in events(repo, "turn_ended") if e["participant"] == "builder"]
+    assert [e["posted"] for e in ended] == [None] * 3
+    assert all("turnTimeoutMin" in e["reason"] for e in ended)
