@@ -210,3 +210,24 @@ def test_a_turn_past_turn_timeout_min_kills_the_cli_group_and_is_silent(repo, au
     ended = [e for e in events(repo, "turn_ended") if e["participant"] == "builder"]
     assert [e["posted"] for e in ended] == [None] * 3
     assert all("turnTimeoutMin" in e["reason"] for e in ended)
+
+
+def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev, fakes):
+    write_team(repo, team("gemini"), REVIEW_DONE)
+    fakes.play(gemini=[[["sleep", 120]], BUILD])
+    start_detached(autodev, repo, "add hello.txt")
+    wait_for(
+        "the CLI mid-turn",
+        lambda: fakes.child.exists() and fakes.child.read_text().count("\n") == 2,
+        timeout=90,
+    )
+    child, cli = (int(x) for x in fakes.child.read_text().split())
+    autodev(repo, "stop", check=True)
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=60)
+    assert not _alive(cli) and not _alive(child)
+    assert [e["participant"] for e in events(repo, "turn_stopped")] == ["builder"]
+    r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    posts = thread_of(repo)
+    assert shape(posts)[1] == ("builder", "work_done", "reviewer", True)
+    assert posts[1]["turn"] == 1  # the same turn, continued
