@@ -52,7 +52,8 @@ def _read_ledger(path: Path) -> dict:
 
 def _write_ledger(path: Path, data: dict) -> None:
     # tmp + fsync + rename: a crash leaves the old ledger or the new one, never half of one.
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    # mkstemp makes the file 0600, private like every run-folder file; the rename keeps that.
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -93,8 +93,12 @@ class ScriptedServer:
         self.requests.append(entry)
         if self.request_log is None:
             return
-        self.request_log.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.request_log, "a", encoding="utf-8") as f:
+        self.request_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Private like every run-folder file: the requests hold the participants' prompts.
+        fd = os.open(self.request_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as f:
+            if os.fstat(fd).st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # a log an older autodev left readable to others
             f.write(json.dumps(entry, sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())

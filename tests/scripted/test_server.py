@@ -431,3 +431,19 @@ def test_price_table_is_checked_and_read(tmp_path):
         with pytest.raises(ScriptError) as e:
             load_script(p)
         assert words in e.value.message and e.value.fix
+
+
+def test_the_ledger_and_the_request_log_are_private(script, tmp_path):
+    # Both live in the run folder, whose files are 0600 whatever the umask (SPEC §14).
+    old = os.umask(0o022)
+    try:
+        log = tmp_path / "requests.jsonl"
+        log.write_text("")
+        log.chmod(0o644)  # left readable by an older autodev
+        with ScriptedServer(script, tmp_path / "ledger.json", log) as s:
+            ask(s.base_url, "builder", "t1", user("build hello"))
+    finally:
+        os.umask(old)
+    assert (tmp_path / "ledger.json").stat().st_mode & 0o777 == 0o600
+    assert log.stat().st_mode & 0o777 == 0o600
+    assert json.loads(log.read_text().splitlines()[0])["participant"] == "builder"
