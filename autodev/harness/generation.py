@@ -1,10 +1,16 @@
 """One model request of a turn: failover on usage limits, backoff on transient errors, and
 compaction when the turn's messages outgrow the target's window. Each attempt is preceded by its
 `generation_started` record, and each compaction by its `compacted` record, so a resumed turn
-counts attempts and stubs results exactly as the original did."""
+counts attempts and stubs results exactly as the original did.
+
+A request runs in a worker thread while the turn's thread watches `stop` and the turn's
+deadline: either cuts the request at once instead of waiting for the provider. The request is
+left to end on its own and its answer is dropped; no `generation_finished` follows its
+`generation_started`, so a resumed turn asks again."""
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -14,6 +20,18 @@ from autodev.harness.calls import offered
 
 if TYPE_CHECKING:
     from autodev.harness.turn import TurnContext
+
+
+_POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline
+
+
+class TurnStopped(Exception):
+    """The user asked the run to stop while the turn was running (at a step boundary, or during
+    a model request, which is dropped). The turn stays open; `start` continues it."""
+
+
+class TurnTimedOut(Exception):
+    """The turn's deadline (turnTimeoutMin) passed during a model request."""
 
 
 class AllModelsLimited(Exception):
@@ -89,14 +107,7 @@ def generate(
             }
         )
         try:
-            return ctx.model.complete(
-                target,
-                messages,
-                _tool_specs(ctx),
-                turn_id=f"{ctx.run_id}:{ctx.turn}",
-                timeout=ctx.timeout_sec,
-                origins=origins,
-            )
+            return _ask(ctx, target, messages, origins)
         except providers.ContextExceeded as e:
             ctx.events.emit(
                 "context_exceeded",
@@ -139,4 +150,52 @@ def generate(
                 delay=delay,
                 error=str(e)[:300],
             )
-            providers.sleep(delay)
+            _pause(ctx, delay)
+
+
+def _cut(ctx: TurnContext) -> None:
+    """Raise when the turn must end now: the user's `stop`, or the turn's deadline."""
+    ws = ctx.workspace
+    if ws.stopping_now():
+        raise TurnStopped()
+    if ws.deadline is not None and time.monotonic() >= ws.deadline:
+        raise TurnTimedOut()
+
+
+def _ask(
+    ctx: TurnContext, target: providers.Target, messages: list[dict], origins: dict[int, str]
+) -> providers.Generation:
+    """The model's answer, or TurnStopped / TurnTimedOut as soon as the turn must end."""
+    got: dict = {}
+    done = threading.Event()
+    sent, tools = list(messages), _tool_specs(ctx)  # the turn may append once it has moved on
+
+    def request() -> None:
+        try:
+            got["answer"] = ctx.model.complete(
+                target,
+                sent,
+                tools,
+                turn_id=f"{ctx.run_id}:{ctx.turn}",
+                timeout=ctx.workspace.time_for(ctx.timeout_sec),
+                origins=dict(origins),
+            )
+        except BaseException as e:  # noqa: BLE001 - handed to the turn's thread, raised there
+            got["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=request, name="model-request", daemon=True).start()
+    while not done.wait(_POLL_SEC):
+        _cut(ctx)
+    if "error" in got:
+        raise got["error"]
+    return got["answer"]
+
+
+def _pause(ctx: TurnContext, seconds: float) -> None:
+    """A backoff that `stop` and the turn's deadline cut short."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        _cut(ctx)
+        providers.sleep(min(left, _POLL_SEC * 2))

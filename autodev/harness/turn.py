@@ -19,7 +19,7 @@ from pathlib import Path
 from autodev import credit, prompts
 from autodev.harness import providers
 from autodev.harness.calls import offered, resume_call, run_call
-from autodev.harness.generation import AllModelsLimited, generate
+from autodev.harness.generation import AllModelsLimited, TurnStopped, TurnTimedOut, generate
 from autodev.harness.model import LitellmModel, Model
 from autodev.harness.recovery import Resume
 from autodev.harness.registry import Tool
@@ -28,10 +28,6 @@ from autodev.journal import safe
 from autodev.moves import MOVES
 
 __all__ = ["AllModelsLimited", "TurnContext", "TurnResult", "TurnStopped", "offered", "run_turn"]
-
-
-class TurnStopped(Exception):
-    """The user asked the run to stop while the turn was running (at a step boundary)."""
 
 
 @dataclass
@@ -120,7 +116,11 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             result.reason = "turn ran past turnTimeoutMin without a post"
             break
         step = result.steps + 1
-        gen = generate(ctx, at.messages, at.origins, step, at.attempts)
+        try:
+            gen = generate(ctx, at.messages, at.origins, step, at.attempts)
+        except TurnTimedOut:  # the deadline passed while the model was answering
+            result.reason = "turn ran past turnTimeoutMin without a post"
+            break
         at.attempts = 0
         if gen is None:
             result.reason = "context"

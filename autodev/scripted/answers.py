@@ -105,6 +105,22 @@ class Ledger:
             _write_ledger(self.path, ledger)
         return index, step
 
+    def delay(self, participant: str, turn: str, index: int, step: Step | None) -> float:
+        """Seconds to wait before answering: a step's `delay_sec` the first time it is served
+        in a turn, none when the same request comes again (a retry, a resumed turn), so a test
+        can cut a slow request and then see the turn finish. Called under `lock`, after choose."""
+        if step is None or not step.delay_sec:
+            return 0.0
+        ledger = _read_ledger(self.path) if self.path is not None else self._memory
+        record = ledger.setdefault(participant, {}).setdefault("turns", {}).setdefault(turn, {})
+        served = record.setdefault("delayed", [])
+        if index in served:
+            return 0.0
+        served.append(index)
+        if self.path is not None:
+            _write_ledger(self.path, ledger)
+        return step.delay_sec
+
 
 def tokens(n_chars: int) -> int:
     return max(1, n_chars // 4)

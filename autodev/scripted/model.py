@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 from autodev.harness import providers
@@ -51,6 +52,8 @@ class ScriptedModel:
                     "tools": tools,
                 }
             )
+            delay = self.ledger.delay(participant, turn_id, index, step)
+        time.sleep(delay)
         if step is not None and step.error is not None:
             raise _error(target, step, error_message(step, participant, index))
         text, calls = reply(participant, turn_id, index, step)

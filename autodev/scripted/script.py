@@ -13,7 +13,7 @@ from typing import Any
 
 from autodev.errors import ConfigError
 
-STEP_KEYS = ("participant", "calls", "text", "error", "retry_after")
+STEP_KEYS = ("participant", "calls", "text", "error", "retry_after", "delay_sec")
 CALL_KEYS = ("tool", "args", "raw_args")
 
 
@@ -54,6 +54,7 @@ class Step:
     text: str | None = None
     error: int | None = None
     retry_after: float | None = None
+    delay_sec: float = 0.0  # the first answer to this step waits this long (a slow provider)
 
 
 @dataclass
@@ -178,6 +179,14 @@ def _check_step(path: Path, n: int, t: Any) -> Step:
                 "retry_after must be a number of seconds >= 0", "write e.g. retry_after = 2", "retry_after"
             )
 
+    delay = t.get("delay_sec", 0)
+    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 3600:
+        raise bad(
+            f"delay_sec must be a number of seconds from 0 to 3600, not {delay!r}",
+            "write e.g. delay_sec = 2.5",
+            "delay_sec",
+        )
+
     calls = [_check_call(bad, j, c) for j, c in enumerate(_as_list(bad, t.get("calls")), 1)]
 
     if error is not None and (calls or text is not None):
@@ -190,6 +199,7 @@ def _check_step(path: Path, n: int, t: Any) -> Step:
         text=text,
         error=error,
         retry_after=float(retry_after) if retry_after is not None else None,
+        delay_sec=float(delay),
     )
 
 

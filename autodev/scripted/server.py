@@ -189,6 +189,8 @@ class _Handler(BaseHTTPRequestHandler):
         with srv._lock:
             index, step = srv.choose(participant, turn, assistants(messages))
             srv.record({"participant": participant, "turn": turn, "index": index, "body": body})
+            delay = srv.ledger.delay(participant, turn, index, step)
+        time.sleep(delay)  # outside the lock: other participants' requests are not held up
 
         if step is not None and step.error is not None:
             self._scripted_error(step, participant, index)

@@ -92,9 +92,14 @@ def call(tool: str, **args) -> dict:
     return {"tool": tool, "args": args}
 
 
-def step(who: str, *calls: dict, text: str | None = None, error: int | None = None) -> str:
-    """One [[step]] of a script: tool calls, plain text, or an HTTP error."""
+def step(
+    who: str, *calls: dict, text: str | None = None, error: int | None = None, delay_sec: float = 0
+) -> str:
+    """One [[step]] of a script: tool calls, plain text, or an HTTP error (the first answer
+    `delay_sec` late)."""
     lines = ["[[step]]", f"participant = {_toml(who)}"]
+    if delay_sec:
+        lines.append(f"delay_sec = {delay_sec}")
     if calls:
         lines.append("calls = [" + ", ".join(_toml(c) for c in calls) + "]")
     if text is not None:

@@ -1,6 +1,6 @@
 """Every tool runs under a deadline the user and the config can cut, through the real daemon:
-`autodev stop` ends a running command at once (the turn stays open and continues on `start`),
-and `turnTimeoutMin` cuts a command that would outlive the turn."""
+`autodev stop` ends a running command, or a model request, at once (the turn stays open and
+continues on `start`), and `turnTimeoutMin` cuts a command that would outlive the turn."""
 
 from __future__ import annotations
 
@@ -55,7 +55,8 @@ def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autod
 
 
 def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
-    write_team(repo, SOLO, SLOW, "turnTimeoutMin = 0.03\n")  # 1.8 s
+    # 12 s: the first request (litellm warming up on a loaded machine) fits, the command does not.
+    write_team(repo, SOLO, SLOW, "turnTimeoutMin = 0.2\n")
     began = time.monotonic()
     run_until_idle(autodev, repo, "run the slow thing", expect=3)
     assert time.monotonic() - began < 60
@@ -65,3 +66,22 @@ def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
     ]
     assert "timed out after" in result and "the turn's time left" in result
     assert any("turnTimeoutMin" in (e.get("reason") or "") for e in events(repo, "silent_turn"))
+
+
+def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, autodev):
+    # The provider takes 120 s to answer the first time; `stop` does not wait for it.
+    write_team(repo, SOLO, step("solo", call("post", kind="say", text="late", handoff="user"), delay_sec=120))
+    start_detached(autodev, repo, "answer slowly")
+    wait_for("the request to start", lambda: requests_of(repo, "solo"))
+    began = time.monotonic()
+    cli(autodev, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    assert time.monotonic() - began < 15  # not the 120 s of the request
+    assert status_json(autodev, repo)["state"] == "stopped"
+    assert [e["participant"] for e in events(repo, "turn_stopped")] == ["solo"]
+    assert [p["from"] for p in thread_of(repo)] == ["user"]
+
+    run_until_idle(autodev, repo, expect=3)  # the same turn asks again and is answered at once
+    assert [(p["from"], p["text"]) for p in thread_of(repo)] == [("user", "answer slowly"), ("solo", "late")]
+    assert thread_of(repo)[1]["turn"] == 1
+    assert len(events(repo, "turn_started")) == 1

@@ -245,6 +245,40 @@ def test_stop_ends_the_turn_at_a_step_boundary_and_leaves_it_open(run: Run) -> N
     assert run.records("turn_finished") == [] and model.requests == []
 
 
+SLOW = f"""
+    [[step]]
+    participant = "builder"
+    delay_sec = 60
+    calls = [{POST_DONE}]
+    """
+
+
+def test_stop_cuts_a_slow_model_request_and_the_turn_resumes(run: Run) -> None:
+    ledger = run.dir / "ledger.json"
+    ws = Workspace(run.repo, write=True, command_timeout=10)
+    asked = time.monotonic()
+    ws.limit(None, lambda: time.monotonic() - asked > 0.3)  # `stop` arrives mid-request
+    with pytest.raises(TurnStopped):
+        run_turn(run.context(run.model(SLOW, ledger), workspace=ws))
+    assert time.monotonic() - asked < 10, "stop waited for the model's answer"
+    assert [r["type"] for r in run.records()] == ["turn_started", "generation_started"]
+    # The next start continues the open turn: the same request, answered (at once) this time.
+    model = run.model(SLOW, ledger)
+    result = run_turn(run.context(model), rebuild(run.records()))
+    assert result.post is not None and result.post["text"] == "wrote hello.txt"
+    assert [r["attempt"] for r in run.records("generation_started")] == [1, 2]
+
+
+def test_the_turn_deadline_cuts_a_slow_model_request(run: Run) -> None:
+    ws = Workspace(run.repo, write=True, command_timeout=10)
+    ws.limit(time.monotonic() + 0.3)
+    began = time.monotonic()
+    result = run_turn(run.context(run.model(SLOW), workspace=ws))
+    assert time.monotonic() - began < 10
+    assert result.post is None and result.reason == "turn ran past turnTimeoutMin without a post"
+    assert run.records("turn_finished")[0]["reason"] == result.reason
+
+
 def test_a_small_window_compacts_old_tool_results(run: Run) -> None:
     (run.repo / "big.txt").write_text("".join(f"line {i} of a long file\n" for i in range(300)))
     read = '{ tool = "read_file", args = { path = "big.txt" } }'

@@ -344,6 +344,7 @@ def test_loaded_script_shape(script):
         ('[[step]]\nparticipant = "b"\nerror = 429\ntext = "x"\n', ["step 1", "error cannot"]),
         ('[[step]]\nparticipant = "b"\nerror = 42\n', ["step 1", "400-599"]),
         ('[[step]]\nparticipant = "b"\ntext = "x"\nretry_after = 1\n', ["step 1", "retry_after"]),
+        ('[[step]]\nparticipant = "b"\ntext = "x"\ndelay_sec = -1\n', ["step 1", "delay_sec", "0 to 3600"]),
         ('[[step]]\nparticipant = "b"\ncalls = [{ tool = "post", arg = {} }]\n', ["step 1", "'arg'"]),
         ('[[step]]\nparticipant = "b"\ncalls = [{ args = {} }]\n', ["step 1", "missing tool"]),
         (
