@@ -25,7 +25,7 @@ from autodev.redact import scrubbed_env
 
 class VerdictArgs(Args):
     accept: Boolean = Field(description="true: the work is done; false: reopen it")
-    gap: String = Field("", description="what is missing (required when accept is false)")
+    gap: String = Field(default="", description="what is missing (required when accept is false)")
 
 
 VERDICT = Tool(
@@ -119,16 +119,16 @@ def _request(target, messages, audit_id, max_retries, backoff_sec, on_retry) -> 
                 + (f" (retry after {e.retry_after:.0f} s)" if e.retry_after else ""),
                 "wait for the reset, or give the audit another model in the [audit] table of "
                 ".autodev/team.toml; then `autodev resume` runs the audit again",
+                detail=e.detail[:2000],
             )
-            err.detail = e.detail[:2000]
             raise err from e
         except providers.Transient as e:
             if attempt > max_retries:
                 err = ProviderError(
                     f"the audit's model {target.label} failed {attempt} times",
                     "check the provider's status; `autodev resume` runs the audit again",
+                    detail=str(e)[:2000],
                 )
-                err.detail = str(e)[:2000]
                 raise err from e
             delay = providers.backoff(attempt, backoff_sec)
             if on_retry:

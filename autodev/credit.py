@@ -24,6 +24,8 @@ from types import MappingProxyType
 
 import git
 
+from autodev.errors import NotARepositoryError
+
 DELETED = "<deleted>"
 
 
@@ -96,6 +98,8 @@ def _z(out: str) -> list[str]:
 def _dirty(r: git.Repo) -> dict[str, str]:
     """Every path that differs from HEAD or is untracked (not ignored) -> its content hash."""
     out = r.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    if r.working_tree_dir is None:  # a bare repository: nothing of a turn's work can show there
+        raise NotARepositoryError(f"{r.git_dir} has no working tree", "run autodev inside a checkout")
     top = Path(r.working_tree_dir)
     paths = {entry[3:] for entry in _z(out) if len(entry) > 3}
     return {p: _content_hash(top / p) for p in sorted(paths)}

@@ -66,6 +66,10 @@ class PromptError(AutodevError):
 class ProviderError(AutodevError):
     """A model provider failed in a way retries did not fix."""
 
+    def __init__(self, message: str, fix: str = "", detail: str = ""):
+        super().__init__(message, fix)
+        self.detail = detail  # the provider's own words (a notice shows them; no secret in them)
+
 
 class ProviderSetupError(UsageError):
     """A participant's provider lacks what it needs (e.g. its API key variable)."""

@@ -59,7 +59,7 @@ class GateNote(Open):
 
 class NoticeNote(Open):
     id: str
-    from_: str | None = Field(None, alias="from")
+    from_: str | None = Field(default=None, alias="from")
     hold: str | None = None
     answered: bool | None = None
 
@@ -90,7 +90,7 @@ class Reason(Open):
 
     code: str
     text: str = ""
-    continue_: str = Field("", alias="continue")
+    continue_: str = Field(default="", alias="continue")
 
 
 class Gate(Open):
@@ -182,7 +182,7 @@ class ConfigRefused(Open):
 class RunState(Open):
     """state.json. Every field has the default a fresh run starts from (`blank_state`)."""
 
-    schema_: int = Field(SCHEMA, alias="schema")
+    schema_: int = Field(default=SCHEMA, alias="schema")
     version: int = 0
     state: State = "stopped"
     reason: Reason | None = None
@@ -358,7 +358,7 @@ class Event(Open):
     type: str
     ts: str
     run: str
-    schema_: int = Field(SCHEMA, alias="schema")
+    schema_: int = Field(default=SCHEMA, alias="schema")
 
 
 class PostEvent(Event):

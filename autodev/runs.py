@@ -153,25 +153,26 @@ def listing() -> list[dict]:
     for r in runs.values():
         run_dir = Path(r["run_dir"])
         st = _read_state(run_dir)
-        missing = st is None or st.get("run_id") != r["run"]
+        live = st if st is not None and st.get("run_id") == r["run"] else None  # None: missing
+        missing = live is None
         end = r.get("last_end")
         ended = end is not None and end.get("session", 0) >= r.get("last_start", {}).get("session", 0)
         pid = None if missing else _alive(run_dir)
         started = _epoch(r["first"].get("ts"))
-        if missing:
+        if live is None:
             figures = {k: (end or {}).get(k) for k in ("turns", "credited", "tokens", "cost", "models")}
             state = "missing"
             last = _epoch((end or r["first"]).get("ts"))
         else:
-            figures = usage_of(st)
-            state = st.get("state")
+            figures = usage_of(live)
+            state = live.get("state")
             if pid:
                 last = now
-            elif ended:
+            elif end is not None and ended:
                 last = _epoch(end.get("ts"))
             else:  # its daemon died without writing an end line (kill -9): its last write
                 last = _mtime(run_dir)
-                state = f"{state} (daemon died)" if st.get("daemon") == "running" else state
+                state = f"{state} (daemon died)" if live.get("daemon") == "running" else state
         rows.append(
             {
                 "run": r["run"],

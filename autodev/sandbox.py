@@ -83,10 +83,11 @@ class Room:
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
-        if not self.sandbox.active:
+        binary = self.sandbox.binary
+        if binary is None:
             return list(argv)
         opts = bwrap_args(self.repo, hide=self.hide, network=self.network, expose=self.expose)
-        return [self.sandbox.binary, *opts, "--", *argv]
+        return [binary, *opts, "--", *argv]
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """The (already scrubbed) environment as the command should see it: temporary files

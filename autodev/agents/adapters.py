@@ -372,7 +372,8 @@ class Copilot(Adapter):
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = str(obj.get("type") or "")
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else obj
+        inner = obj.get("data")
+        data = inner if isinstance(inner, dict) else obj
         if t == "session.start":
             return [AgentEvent("session", session=str(data.get("sessionId") or data.get("session_id") or ""))]
         if t == "assistant.message" and data.get("content"):
@@ -380,7 +381,8 @@ class Copilot(Adapter):
         if t == "tool.execution_start":
             return [AgentEvent("tool", name=_short(str(data.get("toolName") or data.get("name") or "")))]
         if t in ("assistant.usage", "session.shutdown", "result"):
-            u = data.get("usage") if isinstance(data.get("usage"), dict) else data
+            usage = data.get("usage")
+            u = usage if isinstance(usage, dict) else data
             out = []
             if any(k in u for k in ("inputTokens", "outputTokens")):
                 out.append(

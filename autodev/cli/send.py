@@ -101,7 +101,7 @@ def notice(
     """Pin or release the capability a notice holds."""
     if (release is None) == (hold is None):
         raise UsageError("give exactly one of --release ID or --hold ID", "e.g. `autodev notice --release 3`")
-    nid, action = (release, "release") if release is not None else (hold, "hold")
+    nid, action = (release, "release") if release is not None else (str(hold), "hold")
     paths = _paths()
     actions.require_notice(paths, nid)
     actions.notice(paths, nid, action)

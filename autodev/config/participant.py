@@ -25,14 +25,14 @@ class Participant(BaseModel):
         'a-z, 0-9, "_" or "-". Unique in the team; not user, system or audit.'
     )
     model: str | None = Field(
-        None,
+        default=None,
         min_length=1,
         description='A litellm model string (e.g. "anthropic/claude-sonnet-4-5"), or "scripted" '
         '(or "scripted:LABEL", a second scripted model, e.g. as a failover) for the '
         "offline scripted model. With `agent`: the model passed to that CLI (optional).",
     )
     agent: Agent | None = Field(
-        None,
+        default=None,
         description='A coding-agent CLI that takes this participant\'s turns instead of a model: "claude" '
         '(Claude Code), "codex", "copilot" (Copilot CLI) or "gemini" (Gemini CLI). Found on PATH or '
         "by AUTODEV_<NAME>_BIN.",
@@ -41,22 +41,22 @@ class Participant(BaseModel):
         default_factory=list, description="Extra arguments given to the agent CLI on every turn."
     )
     agent_permission: Literal["gated", "auto"] = Field(
-        "gated",
+        default="gated",
         description='How much the agent CLI may do by itself: "gated" (the CLI\'s own shell tool is '
         'denied or confined as README says per CLI) or "auto" (its shell runs unasked).',
     )
     effort: Effort | None = Field(
-        None,
+        default=None,
         description="Reasoning effort, mapped to the provider's reasoning setting: low, medium "
         "or high. Unset: the provider's default.",
     )
     write: bool = Field(
-        False,
+        default=False,
         description="Whether the participant may change the repository (write/edit tools and "
         "`work_done` posts).",
     )
     lane: str = Field(
-        "", description="The participant's role in a sentence or two; it goes into its system prompt."
+        default="", description="The participant's role in a sentence or two; it goes into its system prompt."
     )
     failover: list[str] = Field(
         default_factory=list,
@@ -65,13 +65,13 @@ class Participant(BaseModel):
         'effort, like its model. "agent:NAME" (e.g. "agent:codex") is an agent CLI.',
     )
     api_base: str | None = Field(
-        None,
+        default=None,
         description="Endpoint URL for a local or proxy server (e.g. "
         '"http://127.0.0.1:11434" for Ollama). With api_base and no api_key_env, '
         "no key is required.",
     )
     api_key_env: str | None = Field(
-        None,
+        default=None,
         description="Name of the environment variable holding this participant's API key, "
         "used instead of the provider's usual variable. Commands the participant "
         "runs never see it.",
@@ -83,32 +83,32 @@ class Participant(BaseModel):
     )
 
     network: bool | None = Field(
-        None,
+        default=None,
         description="Whether this participant's sandboxed commands may reach the network; "
         "unset: the config's commandNetwork.",
     )
 
     max_cost_usd: float | None = Field(
-        None,
+        default=None,
         gt=0,
         description="Spending cap of this participant in US dollars. When it is reached and the "
         "participant is next to speak, the run pauses with reason `budget`. Unset: no cap.",
     )
     max_tokens: int | None = Field(
-        None,
+        default=None,
         ge=1,
         description="Token cap of this participant; reached when it is next to speak, the run "
         "pauses with reason `budget`. Unset: no cap.",
     )
 
     max_output_tokens: int | None = Field(
-        None,
+        default=None,
         ge=16,
         description="Most tokens one generation of this participant may produce; replaces "
         "maxOutputTokens of config.toml (and its quarter-of-the-window bound).",
     )
     context: int | None = Field(
-        None,
+        default=None,
         ge=256,
         description="The model's context window in tokens, for models litellm does not know "
         "(local servers); it overrides litellm's figure. Unknown and unset: 32768. Longer turns "

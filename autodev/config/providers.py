@@ -58,7 +58,9 @@ def provider_problems(
 
     for p in team.participants:
         where = "in .autodev/team.toml"
-        if not p.agent:  # an agent CLI brings its own login (`autodev doctor` checks it)
+        # an agent CLI brings its own login (`autodev doctor` checks it); without one the
+        # participant's validation has made sure of a model
+        if not p.agent and p.model is not None:
             check(f'participant "{p.name}"', p.model, p.api_base, p.api_key_env, where)
         for m in p.models()[
             0 if p.agent else 1 :

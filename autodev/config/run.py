@@ -28,13 +28,15 @@ class HookConfig(BaseModel):
         "are removed from its environment.",
     )
     match: str = Field(
-        "*",
+        default="*",
         min_length=1,
         description="Glob on the tool name (tool points), the post's kind (post points) or the "
         "state (on_state).",
     )
     timeout_sec: float = Field(
-        30, gt=0, description="Seconds before the hook's whole process group is killed (it then fails)."
+        default=30,
+        gt=0,
+        description="Seconds before the hook's whole process group is killed (it then fails).",
     )
 
 
@@ -44,7 +46,7 @@ class RunConfig(BaseModel):
     model_config = _MODEL_CONFIG
 
     gate_mode: Literal["gated", "auto"] = Field(
-        "gated",
+        default="gated",
         alias="gateMode",
         description='What happens to a gate no pattern matches: "gated" stops the run until '
         '`autodev approve` / `autodev deny`; "auto" approves it.',
@@ -76,7 +78,7 @@ class RunConfig(BaseModel):
         "An empty list turns the guard off.",
     )
     gate_opaque: Literal["gated", "allow"] = Field(
-        "gated",
+        default="gated",
         alias="gateOpaque",
         description="(autodev addition) Commands the guard cannot see into: a script or module "
         "file created or changed during the run (`bash push.sh`, `./push.sh`, `python x.py`), "
@@ -94,28 +96,28 @@ class RunConfig(BaseModel):
         "*(autodev addition)*",
     )
     wait_first_sec: float = Field(
-        30,
+        default=30,
         alias="waitFirstSec",
         gt=0,
         le=86400,
         description="Seconds before the first recheck of a wait; each later recheck doubles the delay.",
     )
     wait_cap_sec: float = Field(
-        480,
+        default=480,
         alias="waitCapSec",
         gt=0,
         le=86400,
         description="Longest delay between rechecks of a wait, in seconds (at least waitFirstSec).",
     )
     max_wait_min: float = Field(
-        60,
+        default=60,
         alias="maxWaitMin",
         gt=0,
         le=43200,
         description="A wait that lasts longer than this many minutes pauses the run.",
     )
     max_accept_checks: int = Field(
-        3,
+        default=3,
         alias="maxAcceptChecks",
         ge=1,
         le=100,
@@ -123,7 +125,7 @@ class RunConfig(BaseModel):
         "resets the count.",
     )
     max_talk_turns: int = Field(
-        6,
+        default=6,
         alias="maxTalkTurns",
         ge=1,
         le=10000,
@@ -131,40 +133,40 @@ class RunConfig(BaseModel):
         "user message resets the count.",
     )
     max_steps_per_turn: int = Field(
-        40,
+        default=40,
         alias="maxStepsPerTurn",
         ge=1,
         le=10000,
         description="Model requests in one turn before the turn ends without a post (silent).",
     )
     turn_timeout_min: float = Field(
-        20,
+        default=20,
         alias="turnTimeoutMin",
         gt=0,
         le=1440,
         description="A turn running longer than this many minutes is cut (silent).",
     )
     agents_gated: bool = Field(
-        False,
+        default=False,
         alias="agentsGated",
         description="Run every coding-agent CLI participant in its gated mode, whatever its "
         "agent_permission says (README: what each CLI's gated mode refuses).",
     )
     command_timeout_sec: float = Field(
-        600,
+        default=600,
         alias="commandTimeoutSec",
         gt=0,
         le=86400,
         description="Seconds a command run by a participant may take before it is killed.",
     )
     audit_check: str = Field(
-        "",
+        default="",
         alias="auditCheck",
         description='A shell command (e.g. "pytest -q") run before each audit; the audit reads '
         "its output. Empty: no command.",
     )
     sandbox: Literal["auto", "bwrap", "off"] = Field(
-        "auto",
+        default="auto",
         alias="sandbox",
         description='Where commands (run_command, auditCheck) run. "auto": in a bubblewrap '
         'sandbox when `bwrap` works here, else unsandboxed with a warning; "bwrap": refuse to '
@@ -173,7 +175,7 @@ class RunConfig(BaseModel):
         "hooks and config are read-only, $HOME and the run folder are hidden.",
     )
     command_network: bool = Field(
-        False,
+        default=False,
         alias="commandNetwork",
         description="Sandboxed commands may reach the network (true) or not even a local port "
         "(false). A participant's `network = true` allows it for that participant only.",
@@ -186,7 +188,7 @@ class RunConfig(BaseModel):
     )
     # The keys below are autodev's own additions to the contract's list.
     max_retries: int = Field(
-        4,
+        default=4,
         alias="maxRetries",
         ge=0,
         le=100,
@@ -194,7 +196,7 @@ class RunConfig(BaseModel):
         "error (timeout, connection error, HTTP 5xx) before the turn fails.",
     )
     retry_backoff_sec: float = Field(
-        2.0,
+        default=2.0,
         alias="retryBackoffSec",
         gt=0,
         le=3600,
@@ -202,7 +204,7 @@ class RunConfig(BaseModel):
         "error; doubles with each retry.",
     )
     max_silent_turns: int = Field(
-        3,
+        default=3,
         alias="maxSilentTurns",
         ge=1,
         le=1000,
@@ -210,7 +212,7 @@ class RunConfig(BaseModel):
         "before the run pauses, naming it.",
     )
     audit_diff_chars: int = Field(
-        20000,
+        default=20000,
         alias="auditDiffChars",
         ge=1,
         le=10_000_000,
@@ -219,7 +221,7 @@ class RunConfig(BaseModel):
     )
 
     max_cost_usd: float = Field(
-        0,
+        default=0,
         alias="maxCostUsd",
         ge=0,
         description="Spending cap of the run in US dollars (litellm's prices; audits included). "
@@ -227,14 +229,14 @@ class RunConfig(BaseModel):
         "`autodev resume`. 0: no cap.",
     )
     max_tokens: int = Field(
-        0,
+        default=0,
         alias="maxTokens",
         ge=0,
         description="Token cap of the run (prompt and completion tokens, audits included). "
         "Reaching it pauses the run before the next turn with reason `budget`. 0: no cap.",
     )
     max_output_tokens: int = Field(
-        8192,
+        default=8192,
         alias="maxOutputTokens",
         ge=16,
         description="(autodev addition) Most tokens one generation may produce, sent on every "
@@ -243,19 +245,19 @@ class RunConfig(BaseModel):
     )
 
     notify_command: str = Field(
-        "",
+        default="",
         alias="notifyCommand",
         description="A shell command run (in the repository, JSON payload on stdin) once per "
         "change into gated, awaiting_user, paused, faulted or complete. The payload has state, "
         "reason, text, repo, run and continue. Empty: none.",
     )
     notify_url: str = Field(
-        "",
+        default="",
         alias="notifyUrl",
         description="A URL POSTed the same JSON payload as notifyCommand, on the same changes. Empty: none.",
     )
     notify_timeout_sec: float = Field(
-        10,
+        default=10,
         alias="notifyTimeoutSec",
         gt=0,
         description="(autodev addition) Seconds a notification may take; it is tried once, in the "

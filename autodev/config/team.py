@@ -23,10 +23,12 @@ class AuditConfig(BaseModel):
         description='A litellm model string, or "scripted". Without an [audit] table the audit '
         "uses the first participant's model, effort, api_base and api_key_env.",
     )
-    effort: Effort | None = Field(None, description="Reasoning effort for the audit: low, medium or high.")
-    api_base: str | None = Field(None, description="Endpoint URL for a local or proxy server.")
+    effort: Effort | None = Field(
+        default=None, description="Reasoning effort for the audit: low, medium or high."
+    )
+    api_base: str | None = Field(default=None, description="Endpoint URL for a local or proxy server.")
     api_key_env: str | None = Field(
-        None, description="Name of the environment variable holding the audit's API key."
+        default=None, description="Name of the environment variable holding the audit's API key."
     )
 
     @field_validator("api_key_env")
@@ -41,7 +43,7 @@ class ScriptedConfig(BaseModel):
     model_config = _MODEL_CONFIG
 
     path: str = Field(
-        "script.toml",
+        default="script.toml",
         min_length=1,
         description="The script file for the scripted model, relative to team.toml.",
     )
@@ -63,16 +65,17 @@ class McpServer(BaseModel):
         "autodev's environment reaches it (PATH, HOME and the locale excepted).",
     )
     cwd: str | None = Field(
-        None, description="Folder the server runs in, relative to the repository root. Unset: the root."
+        default=None,
+        description="Folder the server runs in, relative to the repository root. Unset: the root.",
     )
     capability: str | None = Field(
-        None,
+        default=None,
         description="The capability its tools belong to, granted with a participant's tools and "
         "held by a notice's hold. Unset: the server's name.",
     )
-    timeout_sec: float = Field(120, gt=0, description="Seconds a call to one of its tools may take.")
+    timeout_sec: float = Field(default=120, gt=0, description="Seconds a call to one of its tools may take.")
     restart_sec: float = Field(
-        1.0,
+        default=1.0,
         gt=0,
         description="Seconds before a server that died is started again (doubling, up to a minute).",
     )
@@ -93,8 +96,8 @@ class Team(BaseModel):
     participants: list[Participant] = Field(
         min_length=1, description="The team, one [[participants]] table each."
     )
-    audit: AuditConfig | None = Field(None, description="The audit's model.")
-    scripted: ScriptedConfig | None = Field(None, description="The scripted model's script.")
+    audit: AuditConfig | None = Field(default=None, description="The audit's model.")
+    scripted: ScriptedConfig | None = Field(default=None, description="The scripted model's script.")
     mcp: dict[str, McpServer] = Field(
         default_factory=dict, description="MCP servers, one [mcp.NAME] table each; tools are NAME__TOOL."
     )

@@ -258,7 +258,7 @@ class RefArgs(Args):
 class TypeArgs(Args):
     ref: Integer = Field(ge=1, description="an input's ref from browser_read()")
     text: String = Field(description="the text to put in it (replaces what is there)")
-    submit: Boolean = Field(False, description="press Enter afterwards (submits most forms)")
+    submit: Boolean = Field(default=False, description="press Enter afterwards (submits most forms)")
 
 
 def _on_browser(method: str):

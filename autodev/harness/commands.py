@@ -154,7 +154,9 @@ def _run_bash(
         )
     except OSError as e:
         raise ToolError(f"run_command: could not start bash: {e}") from None
-    capture = _Capture(proc.stdout, max_output)
+    stdout = proc.stdout
+    assert stdout is not None  # stdout=PIPE above
+    capture = _Capture(stdout, max_output)
     reader = threading.Thread(target=capture.pump, name="run_command-output", daemon=True)
     reader.start()
     deadline = time.monotonic() + timeout
@@ -175,7 +177,7 @@ def _run_bash(
     reader.join(2.0)
     abandoned = reader.is_alive()
     if not abandoned:
-        proc.stdout.close()
+        stdout.close()
     killed_bash = proc.returncode == -signal.SIGKILL and timed_out
     return _Run(
         exit_code=None if killed_bash else proc.returncode,

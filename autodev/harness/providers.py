@@ -103,9 +103,9 @@ class Refused(Exception):
         self.kind, self.detail = kind, detail
 
     def to_error(self, who: str, label: str) -> ProviderError:
-        err = ProviderError(f"{who}'s model {label} {self.HEADLINES[self.kind]}", self.FIXES[self.kind])
-        err.detail = self.detail[:2000]
-        return err
+        return ProviderError(
+            f"{who}'s model {label} {self.HEADLINES[self.kind]}", self.FIXES[self.kind], self.detail[:2000]
+        )
 
 
 def family(model: str) -> str:
@@ -126,9 +126,8 @@ def model_limits(model: str) -> tuple[int | None, int | None]:
     except Exception:
         return None, None
     window = info.get("max_input_tokens") or info.get("max_tokens")
-    return (int(window) if window else None), (
-        int(info["max_output_tokens"]) if info.get("max_output_tokens") else None
-    )
+    out = info.get("max_output_tokens")
+    return (int(window) if window else None), (int(out) if out else None)
 
 
 def output_cap(window: int, known_max: int | None, configured: int, explicit: int | None) -> int:
@@ -316,6 +315,8 @@ def complete(
     origins: dict[int, str] | None = None,
 ) -> Generation:
     litellm = _litellm()
+    from litellm import exceptions as llm_errors
+
     kwargs = dict(target.kwargs)
     if target.scripted:
         kwargs["extra_headers"] = {"X-Autodev-Turn": turn_id}
@@ -343,15 +344,15 @@ def complete(
             max_tokens=target.max_output,
             **kwargs,
         )
-    except litellm.ContextWindowExceededError as e:
+    except llm_errors.ContextWindowExceededError as e:
         raise ContextExceeded(f"{target.label}: {e}") from e
-    except litellm.RateLimitError as e:
+    except llm_errors.RateLimitError as e:
         raise RateLimited(target, _retry_after(e), str(e)) from e
-    except (litellm.AuthenticationError, litellm.PermissionDeniedError) as e:
+    except (llm_errors.AuthenticationError, llm_errors.PermissionDeniedError) as e:
         raise Refused("auth", f"{type(e).__name__}: {e}") from e
-    except litellm.NotFoundError as e:
+    except llm_errors.NotFoundError as e:
         raise Refused("model", f"{type(e).__name__}: {e}") from e
-    except litellm.BadRequestError as e:
+    except llm_errors.BadRequestError as e:
         status = int(getattr(e, "status_code", 0) or 0)
         if status in (401, 403) or _missing_credentials(str(e)):
             kind = "auth"
@@ -359,16 +360,16 @@ def complete(
             kind = "model" if _unknown_model(str(e)) else "request"
         raise Refused(kind, f"{type(e).__name__}: {e}") from e
     except (
-        litellm.Timeout,
-        litellm.APIConnectionError,
-        litellm.InternalServerError,
-        litellm.ServiceUnavailableError,
-        litellm.BadGatewayError,
+        llm_errors.Timeout,
+        llm_errors.APIConnectionError,
+        llm_errors.InternalServerError,
+        llm_errors.ServiceUnavailableError,
+        llm_errors.BadGatewayError,
     ) as e:
         if _missing_credentials(str(e)):
             raise Refused("auth", f"{type(e).__name__}: {e}") from e
         raise Transient(f"{target.label}: {type(e).__name__}: {e}") from e
-    except litellm.APIError as e:
+    except llm_errors.APIError as e:
         status = int(getattr(e, "status_code", 0) or 0)
         if status >= 500:  # 529 overloaded included
             raise Transient(f"{target.label}: {e}") from e
@@ -376,11 +377,12 @@ def complete(
         if kind == "request" and _unknown_model(str(e)):
             kind = "model"
         raise Refused(kind, f"{type(e).__name__}: {e}") from e
-    except litellm.OpenAIError as e:
+    except llm_errors.OpenAIError as e:
         if _missing_credentials(str(e)):
             raise Refused("auth", f"{type(e).__name__}: {e}") from e
         raise
-    msg = verbatim(resp.choices[0].message)
+    # without stream=True completion() returns a ModelResponse; its stubs name every mode's type
+    msg = verbatim(resp.choices[0].message)  # pyright: ignore[reportAttributeAccessIssue]
     usage = getattr(resp, "usage", None)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0

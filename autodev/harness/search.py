@@ -124,9 +124,11 @@ def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
         )
     except OSError as e:
         raise ToolError(f"search: could not start ripgrep: {e}; reinstall autodev") from None
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both PIPE above
     watch = _Watch(proc.kill, seconds, ws.stopping_now)
     try:
-        for raw in proc.stdout:
+        for raw in stdout:
             try:
                 event = json.loads(raw)
             except ValueError:
@@ -149,9 +151,9 @@ def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
             matches.append(f"{file_rel}:{n}: {_short(line.strip(), SEARCH_LINE_CUT)}")
     finally:
         proc.kill()
-        proc.stdout.close()
-        errors = proc.stderr.read().decode("utf-8", errors="replace").splitlines()
-        proc.stderr.close()
+        stdout.close()
+        errors = stderr.read().decode("utf-8", errors="replace").splitlines()
+        stderr.close()
         proc.wait()
         why = watch.finish()
     if proc.returncode == 2 and not matches and any("regex parse error" in e for e in errors):

@@ -22,21 +22,21 @@ class PostArgs(Args):
     kind: Literal[MOVES] = Field(description="Your move: " + ", ".join(MOVES) + ".")  # type: ignore[valid-type]
     text: str = Field(description="What you say on the thread.")
     handoff: str | None = Field(
-        None, description='Who speaks next: a participant\'s name, or "user" (only with kind say).'
+        default=None, description='Who speaks next: a participant\'s name, or "user" (only with kind say).'
     )
 
 
 class ReadThreadArgs(Args):
     from_seq: Integer = Field(description="first post to read (its #seq)")
     to_seq: Integer | None = Field(
-        None, ge=0, description=f"last post to read; default from_seq + {READ_PAGE - 1}"
+        default=None, ge=0, description=f"last post to read; default from_seq + {READ_PAGE - 1}"
     )
 
 
 class TellUserArgs(Args):
     text: String = Field(description="what the human should know or do")
     hold: String | None = Field(
-        None, description='a capability (e.g. "browser") you give up until the user releases it'
+        default=None, description='a capability (e.g. "browser") you give up until the user releases it'
     )
 
 

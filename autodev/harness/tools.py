@@ -67,13 +67,13 @@ _PATH_HELP = "relative to the repository root, e.g. 'src/app.py'"
 
 class ReadFileArgs(Args):
     path: String = Field(description=f"file path, {_PATH_HELP}")
-    offset: Integer = Field(1, ge=1, description="first line to show (1 = the first line)")
-    limit: Integer = Field(400, ge=1, description="how many lines to show at most")
+    offset: Integer = Field(default=1, ge=1, description="first line to show (1 = the first line)")
+    limit: Integer = Field(default=400, ge=1, description="how many lines to show at most")
 
 
 class ListFilesArgs(Args):
-    path: String = Field(".", description=f"folder, {_PATH_HELP}; '.' is the root")
-    depth: Integer = Field(2, ge=1, description="how many levels deep to list")
+    path: String = Field(default=".", description=f"folder, {_PATH_HELP}; '.' is the root")
+    depth: Integer = Field(default=2, ge=1, description="how many levels deep to list")
 
 
 class SearchArgs(Args):
@@ -81,9 +81,9 @@ class SearchArgs(Args):
         description="regular expression (Python syntax without look-around or backreferences), "
         "e.g. 'def run_\\w+'"
     )
-    path: String = Field(".", description=f"folder or file to search, {_PATH_HELP}")
+    path: String = Field(default=".", description=f"folder or file to search, {_PATH_HELP}")
     glob: String | None = Field(
-        None,
+        default=None,
         description="only files whose name matches, e.g. '*.py' (with a '/', "
         "matched against the whole relative path, e.g. 'tests/*.py')",
     )
@@ -99,14 +99,16 @@ class EditFileArgs(Args):
     old: String = Field(description="the exact text to replace")
     new: String = Field(description="the replacement text")
     count: Integer = Field(
-        1, ge=1, description="how many occurrences to replace; must equal the number of times 'old' occurs"
+        default=1,
+        ge=1,
+        description="how many occurrences to replace; must equal the number of times 'old' occurs",
     )
 
 
 class RunCommandArgs(Args):
     command: String = Field(description="the shell command, e.g. 'python -m pytest -q'")
     timeout_sec: Number | None = Field(
-        None,
+        default=None,
         gt=0,
         description="seconds before the command is killed; capped by the configured command timeout",
     )

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autodev import credit, prompts
 from autodev.harness import providers
@@ -27,6 +28,13 @@ from autodev.harness.tools import Workspace
 from autodev.journal import safe
 from autodev.moves import MOVES
 
+if TYPE_CHECKING:
+    from autodev.events import Events
+    from autodev.harness.browser import Browser
+    from autodev.hooks import Hooks
+    from autodev.journal import Journal
+    from autodev.thread import Thread
+
 __all__ = ["AllModelsLimited", "TurnContext", "TurnResult", "TurnStopped", "offered", "run_turn"]
 
 
@@ -38,9 +46,9 @@ class TurnContext:
     can_write: bool
     team_writers: dict[str, bool]
     repo: Path
-    thread: object  # autodev.thread.Thread
-    events: object  # autodev.events.Events
-    hlog: object  # autodev.journal.Journal (the harness log)
+    thread: Thread
+    events: Events
+    hlog: Journal  # the harness log
     workspace: Workspace
     targets: list[providers.Target]
     system_prompt: str
@@ -55,10 +63,10 @@ class TurnContext:
     withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
     extra_tools: list[Tool] = field(default_factory=list)  # granted beyond the built-ins (MCP, browser)
     tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
-    browser: object = None  # autodev.harness.browser.Browser of this participant, when granted
+    browser: Browser | None = None  # this participant's browser, when granted
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
     compactions: int = 0  # compactions made in this turn (status shows their sum)
-    hooks: object | None = None  # autodev.hooks.Hooks, when config.toml declares any
+    hooks: Hooks | None = None  # when config.toml declares any
     model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
 
 

@@ -34,7 +34,7 @@ NO_TURN = "-"
 class ScriptedServer:
     """Serves a Script over HTTP on 127.0.0.1; `with ScriptedServer(...) as s: s.base_url`."""
 
-    handler_base: type | None = None  # another wire protocol (autodev.contract); None: OpenAI's
+    handler_base: type[_Handler] | None = None  # another wire protocol (autodev.contract); None: OpenAI's
 
     def __init__(self, script: Script, ledger_path: Path, request_log: Path | None = None, *, port: int = 0):
         self.script = script
@@ -53,8 +53,12 @@ class ScriptedServer:
     def start(self) -> str:
         if self._httpd is not None:
             return self.base_url
-        handler = type("_Handler", (self.handler_base or _Handler,), {"scripted": self})
-        httpd = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        served = self
+
+        class Handler(self.handler_base or _Handler):  # this server's own: the handler finds it here
+            scripted = served
+
+        httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         httpd.daemon_threads = True
         self._httpd = httpd
         # A short poll keeps stop() quick: shutdown() waits for the loop's next poll.
