@@ -1,5 +1,6 @@
 """One adapter per coding-agent CLI: how it is invoked for a turn, how autodev's MCP server is
-handed to it, and how a line of its JSON stream becomes common `AgentEvent`s.
+handed to it, and how a line of its JSON stream becomes common `AgentEvent`s (what every
+adapter shares is in autodev/agents/invocation.py, limit texts in autodev/agents/limits.py).
 
 Versions the invocations follow are pinned in README ("Coding-agent CLIs"). Every parser is
 lenient about fields it does not use: a CLI that adds fields keeps working; an unknown event
@@ -10,99 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from pathlib import Path
 
 from autodev.agents.events import AgentEvent
+from autodev.agents.invocation import SERVER, Adapter, Invocation, as_int, short_name
+from autodev.agents.limits import error_events, is_limit_text, reset_from_text
 
-AGENTS = ("claude", "codex", "copilot", "gemini")
 THREAD_TOOLS = ("post", "read_thread", "tell_user")
-SERVER = "autodev"  # the name the CLI knows autodev's MCP server by
-LIMIT_WAIT_SEC = 900.0  # a limit without a readable reset time is retried after this
-
-
-@dataclass
-class McpLaunch:
-    """How the CLI starts autodev's stdio MCP server for this turn."""
-
-    command: str
-    args: list[str]
-    env: dict[str, str]
-
-    def as_json(self) -> dict:
-        return {"command": self.command, "args": self.args, "env": self.env}
-
-
-@dataclass
-class Invocation:
-    prompt: str
-    mcp: McpLaunch
-    workdir: Path  # a private folder for the config files of this run (not the repository)
-    model: str | None = None
-    effort: str | None = None
-    extra_args: list[str] = field(default_factory=list)
-    gated: bool = True
-    write: bool = False
-    resume: str | None = None  # the session to continue (the nudge)
-
-
-class Adapter:
-    name = ""
-    resumable = True
-    version_args: tuple[str, ...] = ("--version",)
-    key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
-
-    @property
-    def bin_env(self) -> str:
-        return f"AUTODEV_{self.name.upper()}_BIN"
-
-    def argv(self, binary: str, inv: Invocation) -> list[str]:
-        raise NotImplementedError
-
-    def env(self, inv: Invocation) -> dict[str, str]:
-        """Variables added to the CLI's environment for this run."""
-        return {}
-
-    def parse(self, obj: dict) -> list[AgentEvent]:
-        raise NotImplementedError
-
-    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
-        """Where the CLI keeps a subscription login (any one present counts as logged in)."""
-        return []
-
-    def version(self, exe: str) -> str | None:
-        """The CLI's own `--version` line (it starts no session and calls no model)."""
-        try:
-            r = subprocess.run(
-                [exe, *self.version_args],
-                capture_output=True,
-                text=True,
-                timeout=15,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        lines = (r.stdout or r.stderr).strip().splitlines()
-        return lines[0].strip()[:120] if r.returncode == 0 and lines else None
-
-    def login(self, environ: Mapping[str, str], key_env: str | None) -> tuple[bool, str]:
-        """(logged in?, how): the participant's API key when it names one, else the CLI's own
-        login file; found without starting the CLI."""
-        if key_env:
-            return bool(
-                environ.get(key_env)
-            ), f"API-key mode ({key_env} {'set' if environ.get(key_env) else 'not set'})"
-        home = Path(environ.get("HOME") or Path.home())
-        for f in self.login_files(home, environ):
-            if f.exists():
-                return True, f"subscription login ({f})"
-        return False, "no login found"
 
 
 def find_binary(agent: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -112,54 +29,6 @@ def find_binary(agent: str, environ: Mapping[str, str] | None = None) -> str | N
     if given:
         return given if os.access(given, os.X_OK) else None
     return shutil.which(agent, path=env.get("PATH"))
-
-
-# ------------------------------------------------------------------ limits: reset times
-
-
-def reset_from_text(text: str, now: float | None = None) -> float:
-    """When a limit named in `text` ends, as epoch seconds: "try again at 3:05 PM", "resets
-    7pm", "in 2 hours", "retry after 30s", a trailing epoch ("limit reached|1767290000");
-    else now + LIMIT_WAIT_SEC."""
-    now = time.time() if now is None else now
-    m = re.search(r"\|(\d{10})\b", text)
-    if m:
-        return float(m.group(1))
-    m = re.search(r"(?:in|after)\s+(\d+)\s*(s|sec|second|m|min|minute|h|hour|d|day)s?\b", text, re.I)
-    if m:
-        unit = m.group(2).lower()[0]
-        return now + int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
-    m = re.search(r"(?:at|resets?)\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)", text, re.I)
-    if m:
-        hour, minute = int(m.group(1)) % 12, int(m.group(2) or 0)
-        if m.group(3).lower().startswith("p"):
-            hour += 12
-        base = datetime.fromtimestamp(now)
-        at = base.replace(hour=hour, minute=minute, second=0, microsecond=0)
-        if at.timestamp() <= now:
-            at += timedelta(days=1)
-        return at.timestamp()
-    return now + LIMIT_WAIT_SEC
-
-
-_LIMIT_WORDS = re.compile(
-    r"usage limit|rate limit|rate-limit|quota|resource_exhausted|too many requests|\b429\b|limit reached",
-    re.I,
-)
-
-
-def is_limit_text(text: str) -> bool:
-    return bool(_LIMIT_WORDS.search(text or ""))
-
-
-def _error_events(text: str) -> list[AgentEvent]:
-    if is_limit_text(text):
-        return [AgentEvent("limit", text=text[:500], reset_at=reset_from_text(text))]
-    return [AgentEvent("error", text=text[:500], is_error=True)]
-
-
-def _int(v) -> int:
-    return int(v) if isinstance(v, int | float) else 0
 
 
 # ------------------------------------------------------------------ Claude Code
@@ -209,7 +78,7 @@ class Claude(Adapter):
                 if block.get("type") == "text" and block.get("text"):
                     out.append(AgentEvent("text", text=block["text"]))
                 elif block.get("type") == "tool_use":
-                    out.append(AgentEvent("tool", name=_short(str(block.get("name", "")))))
+                    out.append(AgentEvent("tool", name=short_name(str(block.get("name", "")))))
             return out
         if t == "rate_limit_event":
             info = obj.get("rate_limit_info") or {}
@@ -228,11 +97,11 @@ class Claude(Adapter):
             out = [
                 AgentEvent(
                     "usage",
-                    input_tokens=_int(usage.get("input_tokens"))
-                    + _int(usage.get("cache_creation_input_tokens"))
-                    + _int(usage.get("cache_read_input_tokens")),
-                    output_tokens=_int(usage.get("output_tokens")),
-                    cached_tokens=_int(usage.get("cache_read_input_tokens")),
+                    input_tokens=as_int(usage.get("input_tokens"))
+                    + as_int(usage.get("cache_creation_input_tokens"))
+                    + as_int(usage.get("cache_read_input_tokens")),
+                    output_tokens=as_int(usage.get("output_tokens")),
+                    cached_tokens=as_int(usage.get("cache_read_input_tokens")),
                     cost=obj.get("total_cost_usd")
                     if isinstance(obj.get("total_cost_usd"), int | float)
                     else None,
@@ -240,7 +109,7 @@ class Claude(Adapter):
             ]
             text = str(obj.get("result") or "")
             if obj.get("is_error") and is_limit_text(text):
-                out += _error_events(text)
+                out += error_events(text)
             out.append(
                 AgentEvent(
                     "final",
@@ -254,14 +123,6 @@ class Claude(Adapter):
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         return [home / ".claude" / ".credentials.json", home / ".claude.json"]
-
-
-def _short(name: str) -> str:
-    """autodev's own tools by their plain names, as on the thread (mcp__autodev__post → post)."""
-    for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}/", f"{SERVER}-"):
-        if name.startswith(prefix):
-            return name[len(prefix) :]
-    return name
 
 
 # ------------------------------------------------------------------ Codex
@@ -328,16 +189,16 @@ class Codex(Adapter):
             return [
                 AgentEvent(
                     "usage",
-                    input_tokens=_int(u.get("input_tokens")),
-                    output_tokens=_int(u.get("output_tokens")),
-                    cached_tokens=_int(u.get("cached_input_tokens")),
+                    input_tokens=as_int(u.get("input_tokens")),
+                    output_tokens=as_int(u.get("output_tokens")),
+                    cached_tokens=as_int(u.get("cached_input_tokens")),
                 ),
                 AgentEvent("final"),
             ]
         if t == "turn.failed":
-            return _error_events(str((obj.get("error") or {}).get("message") or "turn failed"))
+            return error_events(str((obj.get("error") or {}).get("message") or "turn failed"))
         if t == "error":
-            return _error_events(str(obj.get("message") or "error"))
+            return error_events(str(obj.get("message") or "error"))
         return []
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
@@ -379,7 +240,7 @@ class Copilot(Adapter):
         if t == "assistant.message" and data.get("content"):
             return [AgentEvent("text", text=str(data["content"]))]
         if t == "tool.execution_start":
-            return [AgentEvent("tool", name=_short(str(data.get("toolName") or data.get("name") or "")))]
+            return [AgentEvent("tool", name=short_name(str(data.get("toolName") or data.get("name") or "")))]
         if t in ("assistant.usage", "session.shutdown", "result"):
             usage = data.get("usage")
             u = usage if isinstance(usage, dict) else data
@@ -388,16 +249,16 @@ class Copilot(Adapter):
                 out.append(
                     AgentEvent(
                         "usage",
-                        input_tokens=_int(u.get("inputTokens")),
-                        output_tokens=_int(u.get("outputTokens")),
-                        cached_tokens=_int(u.get("cacheReadTokens")),
+                        input_tokens=as_int(u.get("inputTokens")),
+                        output_tokens=as_int(u.get("outputTokens")),
+                        cached_tokens=as_int(u.get("cacheReadTokens")),
                     )
                 )
             if t != "assistant.usage":
                 out.append(AgentEvent("final", session=str(data.get("sessionId") or "")))
             return out
         if t in ("error", "session.error"):
-            return _error_events(str(data.get("message") or data.get("errorType") or "error"))
+            return error_events(str(data.get("message") or data.get("errorType") or "error"))
         return []
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
@@ -443,22 +304,22 @@ class Gemini(Adapter):
         if t == "message" and obj.get("role") == "assistant" and obj.get("content"):
             return [AgentEvent("text", text=str(obj["content"]))]
         if t == "tool_use":
-            return [AgentEvent("tool", name=_short(str(obj.get("tool_name") or obj.get("name") or "")))]
+            return [AgentEvent("tool", name=short_name(str(obj.get("tool_name") or obj.get("name") or "")))]
         if t == "error":
-            return _error_events(str(obj.get("message") or "error"))
+            return error_events(str(obj.get("message") or "error"))
         if t == "result":
             stats = obj.get("stats") or {}
             out = [
                 AgentEvent(
                     "usage",
-                    input_tokens=_int(stats.get("input_tokens")),
-                    output_tokens=_int(stats.get("output_tokens")),
-                    cached_tokens=_int(stats.get("cached")),
+                    input_tokens=as_int(stats.get("input_tokens")),
+                    output_tokens=as_int(stats.get("output_tokens")),
+                    cached_tokens=as_int(stats.get("cached")),
                 )
             ]
             err = obj.get("error") or {}
             if obj.get("status") == "error" and err:
-                out += _error_events(str(err.get("message") or err))
+                out += error_events(str(err.get("message") or err))
             return [*out, AgentEvent("final", is_error=obj.get("status") == "error")]
         return []
 

@@ -9,12 +9,12 @@ the nudge (continuing its session where the CLI can); then the turn is silent. A
 moves to the next entry of the participant's agents; when every one is limited the run waits.
 After a crash the turn starts its CLI again from the prompt (the group the dead daemon left is
 killed first); the post keeps its provisioned id and credit is counted from the turn's
-baseline, so nothing done twice counts twice.
+baseline, so nothing done twice counts twice. What one run of the CLI does while it runs (its
+stream and its tool calls) is autodev/agents/stream.py.
 """
 
 from __future__ import annotations
 
-import json
 import queue
 import sys
 import time
@@ -25,16 +25,12 @@ from pathlib import Path
 from autodev import credit, keys, prompts
 from autodev.agents import adapters, runner
 from autodev.agents.bridge import Bridge
-from autodev.agents.events import AgentEvent
-from autodev.errors import AutodevError, ToolError
+from autodev.agents.invocation import Invocation, McpLaunch
+from autodev.agents.stream import CliRun, label, pump
+from autodev.errors import AutodevError
 from autodev.harness.recovery import Resume
-from autodev.harness.registry import ToolEnv
-from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped, run_turn
-from autodev.journal import safe_text
 from autodev.moves import MOVES
-
-POLL_SEC = 0.1
 
 
 @dataclass
@@ -53,10 +49,6 @@ class AgentSpec:
     redact: Callable[[str], str] = lambda s: s  # the run's masker, for the raw stream and stderr
 
 
-def label(agent: str) -> str:
-    return f"agent:{agent}"
-
-
 def child_env(agent: str, key_env: str | None) -> dict[str, str]:
     """The CLI's environment: no secret but the participant's own key, which in API-key mode
     is also given under the name the CLI reads."""
@@ -65,16 +57,6 @@ def child_env(agent: str, key_env: str | None) -> dict[str, str]:
     if key_env and key_env in env and key_env not in a.key_vars and a.key_vars:
         env[a.key_vars[0]] = env[key_env]
     return env
-
-
-@dataclass
-class _Run:
-    limit: AgentEvent | None = None
-    session: str = ""
-    exit_code: int | None = None
-    timed_out: bool = False
-    stopped: bool = False
-    errors: list[str] = field(default_factory=list)
 
 
 def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = None) -> TurnResult:
@@ -202,9 +184,9 @@ def _run_once(
     baseline: credit.Baseline,
     deadline: float,
     n: int,
-) -> _Run:
+) -> CliRun:
     ad = adapters.adapter(agent)
-    run = _Run()
+    run = CliRun()
     exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(
@@ -214,13 +196,13 @@ def _run_once(
     events: queue.Queue = queue.Queue()
     bridge = Bridge(events)
     try:
-        mcp = adapters.McpLaunch(
+        mcp = McpLaunch(
             sys.executable,
             ["-m", "autodev.agents.server"],
             {"AUTODEV_AGENT_SOCKET": str(bridge.path), "AUTODEV_AGENT_TOKEN": bridge.token},
         )
         first = agent == spec.agents[0]
-        inv = adapters.Invocation(
+        inv = Invocation(
             prompt=prompt,
             mcp=mcp,
             workdir=bridge.dir,
@@ -258,7 +240,7 @@ def _run_once(
         )
         ctx.events.emit("agent_started", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
         try:
-            _pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
+            pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
         finally:
             if run.exit_code is None:
                 proc.kill()
@@ -287,136 +269,3 @@ def _run_once(
         limited=bool(run.limit) or None,
     )
     return run
-
-
-def _pump(ctx, spec, agent, proc, events, run: _Run, result, baseline, deadline) -> None:
-    """The turn's one loop: stream lines and tool calls, in arrival order, until the CLI exits."""
-    ad = adapters.adapter(agent)
-    calls = 0
-    while True:
-        if time.monotonic() > deadline:
-            run.timed_out = True
-            proc.kill()
-            ctx.events.emit("agent_timeout", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
-            return
-        if spec.stopping is not None and spec.stopping() and result.post is None:
-            run.stopped = True
-            proc.kill()
-            return
-        try:
-            what, payload = events.get(timeout=POLL_SEC)
-        except queue.Empty:
-            continue
-        if what == "eof":
-            run.exit_code = payload
-            return
-        if what == "call":
-            calls += 1
-            tool, args, reply = payload
-            reply.put(_call(ctx, tool, args, result, baseline, f"{agent}-{proc.pid}-{calls}"))
-            continue
-        try:
-            obj = json.loads(payload)
-        except ValueError:
-            continue  # progress text some CLIs print among their JSON lines
-        if not isinstance(obj, dict):
-            continue
-        for ev in ad.parse(obj):
-            _event(ctx, agent, ev, run, result)
-
-
-def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: _Run, result: TurnResult) -> None:
-    if ev.kind == "session" and ev.session:
-        run.session = ev.session
-    elif ev.kind == "final" and ev.session:
-        run.session = ev.session
-    elif ev.kind == "text":
-        ctx.events.emit(
-            "agent_text", participant=ctx.name, turn=ctx.turn, agent=agent, text=safe_text(ev.text)[:300]
-        )
-    elif ev.kind == "tool" and ev.name not in adapters.THREAD_TOOLS:
-        # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
-        ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=ev.name, agent=agent)
-    elif ev.kind == "usage":
-        result.prompt_tokens += ev.input_tokens
-        result.completion_tokens += ev.output_tokens
-        result.cached_tokens += ev.cached_tokens
-        result.cost += ev.cost or 0.0
-        used = result.models.setdefault(
-            label(agent), {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-        )
-        used["generations"] += 1
-        used["prompt_tokens"] += ev.input_tokens
-        used["completion_tokens"] += ev.output_tokens
-        used["cost"] += ev.cost or 0.0
-        ctx.events.emit(
-            "generation",
-            participant=ctx.name,
-            turn=ctx.turn,
-            step=0,
-            model=label(agent),
-            prompt_tokens=ev.input_tokens,
-            completion_tokens=ev.output_tokens,
-            cached_tokens=ev.cached_tokens,
-            cost=ev.cost,
-        )
-    elif ev.kind == "limit":
-        # The first signal is the precise one (Claude's event carries its reset time; the
-        # error text after it does not).
-        run.limit = run.limit or ev
-        ctx.events.emit(
-            "agent_limit",
-            participant=ctx.name,
-            turn=ctx.turn,
-            agent=agent,
-            reset_at=ev.reset_at,
-            text=ev.text,
-        )
-    elif ev.kind == "error":
-        run.errors.append(ev.text)
-        ctx.events.emit("agent_error", participant=ctx.name, turn=ctx.turn, agent=agent, text=ev.text)
-
-
-def _call(ctx: TurnContext, tool: str, args: object, result: TurnResult, baseline, call_id: str) -> str:
-    """A thread tool the CLI called through autodev's MCP server: checked and applied exactly as
-    a model's call (the post keeps its own intent records)."""
-    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call_id)
-    tools = {"post": POST, "read_thread": READ_THREAD, **({"tell_user": TELL_USER} if ctx.tell_user else {})}
-    t = tools.get(tool)
-    if t is None:
-        return f"error: unknown tool '{tool}'; autodev's tools are: {', '.join(tools)}"
-    if t is POST:
-        try:
-            return str(POST.call(env, args))
-        except ToolError as e:
-            return f"error: {e}"
-    ctx.hlog.append(
-        {
-            "type": "tool_started",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call_id,
-            "name": tool,
-            "args": args,
-            "replay_safe": t.replay_safe,
-        }
-    )
-    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=tool)
-    try:
-        out = safe_text(str(t.call(env, args)))
-    except ToolError as e:
-        out = f"error: {e}"
-    except AutodevError:
-        raise
-    except Exception as e:  # a bug in a tool ends the call, not the daemon
-        out = f"error: {tool} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
-    ctx.hlog.append(
-        {
-            "type": "tool_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call_id,
-            "result": out[:4000],
-        }
-    )
-    return out

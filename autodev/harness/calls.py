@@ -10,7 +10,7 @@ fails inside autodev ends the call, not the daemon.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autodev import credit
 from autodev.errors import AutodevError, ToolError
@@ -38,7 +38,7 @@ def resume_call(
     """A tool call of the last known model answer that has no logged result."""
     decided = (began or {}).get("hook")
     if decided and decided.get("blocked"):  # the hook's answer was recorded: not asked again
-        return _finish(ctx, call["id"], _blocked(decided))
+        return finish(ctx, call["id"], _blocked(decided))
     name = call["function"]["name"]
     crashes = (began or {}).get("crashes", 1)
     if began is None or (began.get("replay_safe") and crashes < 2) or name == "post":
@@ -84,33 +84,43 @@ def run_call(
         hook = decided or ctx.hooks.before_tool(name, args, _hook_data(ctx))
         if hook:
             args = hook["args"]
-    ctx.hlog.append(
-        {
-            "type": "tool_started",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call["id"],
-            "name": name,
-            "args": args,
-            "replay_safe": bool(tool and tool.replay_safe),
-            **({"hook": hook} if hook else {}),
-        }
-    )
-    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
+    log_started(ctx, call["id"], name, args, bool(tool and tool.replay_safe), hook)
     if result.post is not None and not (tool and tool.capability == "thread"):
         out = "skipped: your turn ended with your post"
     elif hook and hook["blocked"]:
         out = _blocked(hook)
     else:
-        out = _dispatch(ctx, name, tool, tools, env, args)
+        out = dispatch(ctx, name, tool, tools, env, args)
         if ctx.hooks and tool is not None:
             out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
-    return _finish(ctx, call["id"], out)
+    return finish(ctx, call["id"], out)
 
 
-def _dispatch(
-    ctx: TurnContext, name: str, tool: Tool | None, tools: dict[str, Tool], env: ToolEnv, args: dict
+def log_started(
+    ctx: TurnContext, call_id: str, name: str, args: Any, replay_safe: bool, hook: dict | None = None
+) -> None:
+    """The intent record of a call (the arguments it runs with) and its event."""
+    ctx.hlog.append(
+        {
+            "type": "tool_started",
+            "run": ctx.run_id,
+            "turn": ctx.turn,
+            "call_id": call_id,
+            "name": name,
+            "args": args,
+            "replay_safe": replay_safe,
+            **({"hook": hook} if hook else {}),
+        }
+    )
+    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
+
+
+def dispatch(
+    ctx: TurnContext, name: str, tool: Tool | None, tools: dict[str, Tool], env: ToolEnv, args: Any
 ) -> str:
+    """What the tool returns, or the error the model reads: unavailable, refused by the gate
+    guard, invalid arguments, or a failure inside autodev (a log that cannot be written still
+    faults the run)."""
     try:
         if tool is None:
             raise ToolError(_unavailable(ctx, name, tools))
@@ -132,7 +142,8 @@ def _blocked(hook: dict) -> str:
     return f"blocked by a before_tool hook: {hook['blocked']}"
 
 
-def _finish(ctx: TurnContext, call_id: str, out: str) -> str:
+def finish(ctx: TurnContext, call_id: str, out: str) -> str:
+    """The call's result record; `out` is what the model gets."""
     ctx.hlog.append(
         {
             "type": "tool_finished",

@@ -1,0 +1,106 @@
+"""What every coding-agent CLI adapter is given and provides: the `Invocation` of one run,
+how autodev's MCP server is launched for it (`McpLaunch`), and the `Adapter` base (argv, extra
+environment, stream parsing, its `--version`, where its login lives). The four CLIs are in
+autodev/agents/adapters.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autodev.agents.events import AgentEvent
+
+SERVER = "autodev"  # the name the CLI knows autodev's MCP server by
+
+
+@dataclass
+class McpLaunch:
+    """How the CLI starts autodev's stdio MCP server for this turn."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str]
+
+    def as_json(self) -> dict:
+        return {"command": self.command, "args": self.args, "env": self.env}
+
+
+@dataclass
+class Invocation:
+    prompt: str
+    mcp: McpLaunch
+    workdir: Path  # a private folder for the config files of this run (not the repository)
+    model: str | None = None
+    effort: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+    gated: bool = True
+    write: bool = False
+    resume: str | None = None  # the session to continue (the nudge)
+
+
+class Adapter:
+    name = ""
+    resumable = True
+    version_args: tuple[str, ...] = ("--version",)
+    key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
+
+    @property
+    def bin_env(self) -> str:
+        return f"AUTODEV_{self.name.upper()}_BIN"
+
+    def argv(self, binary: str, inv: Invocation) -> list[str]:
+        raise NotImplementedError
+
+    def env(self, inv: Invocation) -> dict[str, str]:
+        """Variables added to the CLI's environment for this run."""
+        return {}
+
+    def parse(self, obj: dict) -> list[AgentEvent]:
+        raise NotImplementedError
+
+    def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
+        """Where the CLI keeps a subscription login (any one present counts as logged in)."""
+        return []
+
+    def version(self, exe: str) -> str | None:
+        """The CLI's own `--version` line (it starts no session and calls no model)."""
+        try:
+            r = subprocess.run(
+                [exe, *self.version_args],
+                capture_output=True,
+                text=True,
+                timeout=15,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        lines = (r.stdout or r.stderr).strip().splitlines()
+        return lines[0].strip()[:120] if r.returncode == 0 and lines else None
+
+    def login(self, environ: Mapping[str, str], key_env: str | None) -> tuple[bool, str]:
+        """(logged in?, how): the participant's API key when it names one, else the CLI's own
+        login file; found without starting the CLI."""
+        if key_env:
+            return bool(
+                environ.get(key_env)
+            ), f"API-key mode ({key_env} {'set' if environ.get(key_env) else 'not set'})"
+        home = Path(environ.get("HOME") or Path.home())
+        for f in self.login_files(home, environ):
+            if f.exists():
+                return True, f"subscription login ({f})"
+        return False, "no login found"
+
+
+def short_name(name: str) -> str:
+    """autodev's own tools by their plain names, as on the thread (mcp__autodev__post → post)."""
+    for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}/", f"{SERVER}-"):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def as_int(v) -> int:
+    return int(v) if isinstance(v, int | float) else 0
