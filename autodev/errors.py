@@ -48,7 +48,7 @@ class CorruptLogError(AutodevError):
 
 
 class RecordError(CorruptLogError):
-    """A well-formed line of a log that does not fit its schema (autodev/records.py)."""
+    """A well-formed line of a log that does not fit its schema (autodev/records/)."""
 
 
 class LogWriteError(AutodevError):

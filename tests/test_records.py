@@ -1,4 +1,4 @@
-"""The records (autodev/records.py): files an older autodev wrote still load through them, and the
+"""The records (autodev/records/): files an older autodev wrote still load through them, and the
 journals refuse a line that does not fit, naming its file and line."""
 
 from __future__ import annotations

@@ -1,0 +1,190 @@
+"""Every shape autodev persists or exchanges, as pydantic models: one place to read them.
+
+| file | model | on read |
+|---|---|---|
+| thread.jsonl | `Post` | extra fields allowed (SPEC §3: posts are additive) |
+| state.json | `RunState` and its parts | extra fields allowed: a newer daemon's state stays readable |
+| harness.jsonl | `HarnessRecord`, a union on `type` | extra fields allowed; an unknown `type` is refused |
+| events.jsonl | `Event` (envelope), typed where a reader relies on fields | extra fields and unknown types allowed |
+| inbox/*.json | `InboxMessage`, a union on `kind` | extra fields allowed; an unknown `kind` is refused |
+
+Why the two closed unions: recovery must understand every record of an interrupted turn to
+rebuild it safely, and the daemon must know what a user action asks for; skipping either would
+lose work silently. Everything else is additive (SPEC §3): fields are only ever added, with a
+default, so files written by older versions still load (tests/fixtures/ holds such a run).
+`schema` numbers a format change that additive fields cannot express.
+
+The models validate what the journals, state.json and the inbox hold; the code still passes the
+records around as the dicts it wrote (a model dump would add every default), so validation never
+changes what is written. This module imports pydantic: cold commands that do not need it
+import it lazily.
+
+The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
+harness_log.py and messages.py (events and inbox); every name is importable from here, with
+the parsing functions the journals use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from autodev.records.base import SCHEMA, Move, Open, State
+from autodev.records.harness_log import (
+    AgentFinished,
+    AgentStarted,
+    Compacted,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationStarted,
+    HarnessRecord,
+    Nudged,
+    PostCommitted,
+    PostStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from autodev.records.messages import (
+    EVENTS,
+    INBOX,
+    AnswerMessage,
+    ApproveMessage,
+    DenyMessage,
+    Event,
+    GenerationEvent,
+    InboxMessage,
+    NoticeMessage,
+    PostEvent,
+    SendMessage,
+    StateEvent,
+)
+from autodev.records.post import Credit, GateNote, NoticeNote, Post
+from autodev.records.state import (
+    ConfigRefused,
+    Control,
+    Figures,
+    Gate,
+    ModelUsage,
+    Next,
+    Notice,
+    PausedFrom,
+    Question,
+    Reason,
+    RunState,
+    Usage,
+    Wait,
+)
+
+__all__ = [
+    "EVENTS",
+    "INBOX",
+    "SCHEMA",
+    "AgentFinished",
+    "AgentStarted",
+    "AnswerMessage",
+    "ApproveMessage",
+    "Compacted",
+    "ConfigRefused",
+    "Control",
+    "Credit",
+    "DenyMessage",
+    "Event",
+    "Figures",
+    "Gate",
+    "GateNote",
+    "GenerationEvent",
+    "GenerationFailed",
+    "GenerationFinished",
+    "GenerationStarted",
+    "HarnessRecord",
+    "InboxMessage",
+    "ModelUsage",
+    "Move",
+    "Next",
+    "Notice",
+    "NoticeMessage",
+    "NoticeNote",
+    "Nudged",
+    "Open",
+    "PausedFrom",
+    "Post",
+    "PostCommitted",
+    "PostEvent",
+    "PostStarted",
+    "Question",
+    "Reason",
+    "RunState",
+    "SendMessage",
+    "State",
+    "StateEvent",
+    "ToolFinished",
+    "ToolStarted",
+    "TurnFinished",
+    "TurnStarted",
+    "Usage",
+    "ValidationError",
+    "Wait",
+    "check_event",
+    "check_harness",
+    "check_post",
+    "checker",
+    "event",
+    "harness",
+    "inbox_message",
+    "post",
+    "run_state",
+    "why",
+]
+
+_harness = TypeAdapter(HarnessRecord, config=ConfigDict(defer_build=True))
+_inbox = TypeAdapter(InboxMessage, config=ConfigDict(defer_build=True))
+
+
+def post(rec: dict) -> Post:
+    return Post.model_validate(rec)
+
+
+def harness(rec: dict) -> BaseModel:
+    return _harness.validate_python(rec)
+
+
+def event(rec: dict) -> Event:
+    return EVENTS.get(rec.get("type"), Event).model_validate(rec)  # type: ignore[arg-type]
+
+
+def inbox_message(msg: object) -> BaseModel:
+    return _inbox.validate_python(msg)
+
+
+def run_state(data: dict) -> RunState:
+    return RunState.model_validate(data)
+
+
+def why(e: ValidationError) -> str:
+    """The first problem of a validation error, as one line: where in the record and what."""
+    err = e.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in err["loc"]) or "the record"
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
+
+
+def checker(parse: Callable[[Any], object]) -> Callable[[dict], None]:
+    """`parse` as a journal's schema check: a record that does not fit raises ValueError with
+    `why` (the journal adds its file and line)."""
+
+    def check(rec: dict) -> None:
+        try:
+            parse(rec)
+        except ValidationError as e:
+            raise ValueError(why(e)) from None
+
+    return check
+
+
+check_post = checker(post)
+check_harness = checker(harness)
+check_event = checker(event)

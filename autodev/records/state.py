@@ -1,0 +1,152 @@
+"""state.json: `RunState` and its parts (reason, gate, question, wait, notices, figures,
+controls)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from autodev.records.base import SCHEMA, Open, State
+
+
+class Reason(Open):
+    """Why the run is where it is (reasons.py): a stable code, a sentence, the way on."""
+
+    code: str
+    text: str = ""
+    continue_: str = Field(default="", alias="continue")
+
+
+class Gate(Open):
+    id: str
+    declarer: str
+    text: str = ""
+    seq: int | None = None
+
+
+class Question(Open):
+    from_: str = Field(alias="from")
+    seq: int
+    text: str = ""
+
+
+class Wait(Open):
+    """A wait post's timer, or a usage limit's reset (`usage_limit`)."""
+
+    author: str
+    due: float | None = None
+    seq: int | None = None
+    delay: float | None = None
+    streak: int = 1
+    since: float | None = None
+    usage_limit: bool = False
+
+
+class Notice(Open):
+    id: str
+    from_: str = Field(alias="from")
+    text: str = ""
+    hold: str | None = None
+    pinned: bool = False
+    answer: str | None = None
+    delivered: bool = False
+    released: str | None = None
+    ts: str | None = None
+
+
+class Figures(Open):
+    """One participant's accounting: turns, credited work, tokens, cost, the silent streak."""
+
+    turns: int = 0
+    credited: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    compactions: int = 0
+    cost: float = 0.0
+    silent_streak: int = 0
+    last_turn: int | None = None
+
+
+class Usage(Open):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+class ModelUsage(Usage):
+    generations: int = 0
+
+
+class Control(Open):
+    """A queued pause/resume/stop request (state.request)."""
+
+    n: int
+    action: Literal["pause", "resume", "stop"]
+
+
+class Next(Open):
+    speaker: str | None = None
+    rule: str | None = None
+    why: str | None = None
+
+
+class PausedFrom(Open):
+    state: State
+    reason: Reason | None = None
+
+
+class ConfigRefused(Open):
+    turn: int | None = None
+    participant: str | None = None
+    stamp: str | None = None
+    text: str | None = None
+
+
+class RunState(Open):
+    """state.json. Every field has the default a fresh run starts from (`blank_state`)."""
+
+    schema_: int = Field(default=SCHEMA, alias="schema")
+    version: int = 0
+    state: State = "stopped"
+    reason: Reason | None = None
+    controls: list[Control] = []
+    control_seq: int = 0
+    controls_applied: int = 0
+    # identity and the daemon
+    run_id: str | None = None
+    started_at: str | None = None
+    base_head: str | None = None
+    pid: int | None = None
+    daemon: Literal["running", "stopped"] | None = None
+    sessions: int = 0
+    # where the run is
+    turn: int = 0
+    accounted_turn: int = 0
+    applied_seq: int = 0
+    recovered_turn: int | None = None
+    speaking: str | None = None
+    next: Next | None = None
+    warnings: list[str] = []
+    cursors: dict[str, int] = {}
+    objective: str = ""
+    user_messages: list[str] = []
+    talk_turns: int = 0
+    audits: int = 0
+    # what is open
+    question: Question | None = None
+    wait: Wait | None = None
+    last_wait: Wait | None = None
+    gate: Gate | None = None
+    approved_gates: list[Gate] = []
+    notices: dict[str, Notice] = {}
+    notice_seq: int = 0
+    paused_from: PausedFrom | None = None
+    limited_until: dict[str, float] = {}
+    team_error: str | None = None
+    config_refused: ConfigRefused | None = None
+    # figures
+    participants: dict[str, Figures] = {}
+    models: dict[str, ModelUsage] = {}
+    audit_usage: Usage | None = None
