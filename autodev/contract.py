@@ -13,7 +13,8 @@ a real provider's wire protocol and refuse what that provider refuses:
 - `OpenAIServer` is the scripted OpenAI-compatible server with a context window it enforces
   (400 `context_length_exceeded`, OpenAI's wording) and no key required, like llama.cpp's
   `llama-server` or vLLM. Given `models`, it refuses any other model name with a 400
-  `model_not_found`, as gateways do.
+  `model_not_found`, as gateways do. Given `id_limit`, it refuses a tool-call id longer than
+  that (OpenAI allows 40 characters; a Gemini id carrying its thought signature is far longer).
 
 Real clients send no turn header, so the turn of a request is the hash of its first user
 message (the turn prompt, unique per turn and stable across retries and resume). Which
@@ -69,6 +70,10 @@ class _OpenAIHandler(_ContractHandler):
     def _refuse(self, body: dict) -> tuple[str, str, str] | None:
         srv: Any = self.scripted
         srv.keys_seen.append(self.headers.get("Authorization"))
+        long_id = self._long_id(body)
+        if long_id:
+            srv.refusals += 1
+            return long_id, "invalid_request_error", "string_above_max_length"
         if srv.window is None:
             return None
         prompt = answers.tokens(
@@ -85,6 +90,22 @@ class _OpenAIHandler(_ContractHandler):
             "invalid_request_error",
             "context_length_exceeded",
         )
+
+    def _long_id(self, body: dict) -> str | None:
+        srv: Any = self.scripted
+        limit = srv.id_limit
+        if limit is None:
+            return None
+        for i, m in enumerate(body.get("messages") or []):
+            ids = [(f"tool_calls[{j}].id", c.get("id")) for j, c in enumerate(m.get("tool_calls") or [])]
+            ids.append(("tool_call_id", m.get("tool_call_id")))
+            for where, ident in ids:
+                if isinstance(ident, str) and len(ident) > limit:
+                    return (
+                        f"Invalid 'messages[{i}].{where}': string too long. Expected a string with "
+                        f"maximum length {limit}, but got a string with length {len(ident)} instead."
+                    )
+        return None
 
     def _complete(self, body: dict, body_chars: int) -> None:
         srv: Any = self.scripted
@@ -117,9 +138,11 @@ class OpenAIServer(ScriptedServer):
         window: int | None = None,
         participants: dict[str, str] | None = None,
         models: set[str] | None = None,
+        id_limit: int | None = None,
     ):
         super().__init__(script, ledger_path, request_log)
         self.window = window
+        self.id_limit = id_limit  # longest tool-call id accepted (None: any)
         # The model names it serves (None: any); others get 400 model_not_found.
         self.models = set(models) if models is not None else None
         self.unknown_models: list[str] = []  # names refused as unknown, one per request
