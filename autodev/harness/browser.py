@@ -7,12 +7,18 @@ gets its own browser, started at its first call and closed with the daemon.
 ``browser_read()`` marks every visible interactive element of the page with a number, its
 ``ref``; ``browser_click(ref)`` and ``browser_type(ref, ...)`` act on those. A ref is valid
 until the page changes; reading again gives fresh ones.
+
+Every call is cut at the turn's deadline or on `stop`: Playwright's waits get the time left, and
+a watch kills the browser's process group (found by a marker in its command line) when a call
+outlives it, so even a page script that never returns cannot hold the turn.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -20,6 +26,7 @@ from urllib.parse import urlparse
 from pydantic import Field
 
 from autodev.errors import ToolError
+from autodev.harness.deadline import Watch
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 
 INSTALL_HINT = (
@@ -94,6 +101,8 @@ class Browser:
         self.shots = Path(shots)
         self.name = name
         self.timeout_ms = timeout_sec * 1000
+        self._call_ms = self.timeout_ms  # this call's share: less when the turn ends sooner
+        self._mark = f"--autodev-browser={uuid.uuid4().hex}"  # finds its processes to kill them
         self._pw: Any = None
         self._browser: Any = None
         self._page: Any = None
@@ -109,13 +118,13 @@ class Browser:
             self._pw = sync_playwright().start()
             try:
                 self._browser = self._pw.chromium.launch(
-                    executable_path=path, headless=True, args=CHROMIUM_ARGS
+                    executable_path=path, headless=True, args=[*CHROMIUM_ARGS, self._mark]
                 )
             except Exception as e:  # noqa: BLE001 - the launch failure, told to the model
                 self.close()
                 raise ToolError(f"the browser could not start: {str(e).splitlines()[0]}") from None
             self._page = self._browser.new_page()
-            self._page.set_default_timeout(self.timeout_ms)
+            self._page.set_default_timeout(self._call_ms)
         return self._page
 
     def _current(self) -> Any:
@@ -136,9 +145,47 @@ class Browser:
 
     def _settle(self, page: Any) -> None:
         try:
-            page.wait_for_load_state("load", timeout=self.timeout_ms)
+            page.wait_for_load_state("load", timeout=self._call_ms)
         except Exception:  # noqa: BLE001 - a page that keeps loading is still usable
             pass
+
+    def run(self, method: str, ws: Any, **kwargs: Any) -> str:
+        """One tool call, cut at the turn's deadline or on `stop` (`ws`: the turn's Workspace).
+        A cut call kills the browser; the next call starts a fresh one."""
+        seconds = self.timeout_ms / 1000
+        if ws is not None:
+            seconds = ws.time_for(seconds)
+        self._call_ms = seconds * 1000
+        if self._page is not None:
+            self._page.set_default_timeout(self._call_ms)
+        watch = Watch(self._kill, seconds + 2, ws.stopping_now if ws is not None else lambda: False)
+        try:
+            out = getattr(self, method)(**kwargs)
+        except Exception:
+            if not watch.finish():
+                raise
+        else:
+            if not watch.finish():
+                return out
+        self.close()
+        raise ToolError(
+            f"browser_{method}: {watch.finish()}; the browser was closed and starts afresh at the next call"
+        )
+
+    def _kill(self) -> None:
+        """Kill this browser's process group (Playwright starts Chromium as a group leader)."""
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if self._mark.encode() not in f.read().split(b"\0"):
+                        continue
+                pgid = os.getpgid(int(entry))
+                if pgid != os.getpgrp():
+                    os.killpg(pgid, signal.SIGKILL)
+                else:
+                    os.kill(int(entry), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
 
     # -- the tools
 
@@ -266,7 +313,7 @@ def _on_browser(method: str):
         browser = getattr(env.turn, "browser", None) if env.turn is not None else None
         if browser is None:
             raise ToolError(f"the browser is not available here; {INSTALL_HINT}")
-        return getattr(browser, method)(**kwargs)
+        return browser.run(method, env.workspace, **kwargs)
 
     return handler
 

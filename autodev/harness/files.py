@@ -1,9 +1,14 @@
 """The file tools: `read_file`, `list_files`, `write_file`, `edit_file` (the contract is in
 `tools.py`). Each takes the participant's `Workspace`, which resolves paths safely and caps and
-masks what comes back."""
+masks what comes back.
+
+No file can hold a turn: only regular files are opened, without blocking (a FIFO would wait for
+a writer), files are read in chunks and folders walked with `Workspace.cut` in between, so
+`stop` and the turn's deadline end a read of a huge file or a walk of a huge tree."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -11,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
+from autodev.harness.deadline import Watch
 
 if TYPE_CHECKING:
     from autodev.harness.tools import Workspace
@@ -18,6 +24,9 @@ if TYPE_CHECKING:
 LIST_CAP = 500
 READ_LINE_CUT = 2000
 BINARY_SNIFF = 8192
+CHUNK = 1 << 20  # bytes read between two looks at `stop` and the deadline
+EDIT_MAX = 32 << 20  # edit_file holds the file in memory; bigger files are not edited in place
+GIT_TIMEOUT = 30.0
 
 
 def _split_lines(text: str) -> list[str]:
@@ -34,20 +43,69 @@ def _looks_binary(data: bytes) -> bool:
     return b"\0" in data[:BINARY_SNIFF]
 
 
+def _open_regular(tool: str, real: str, rel: str, flags: int) -> int:
+    """A descriptor of the regular file at `real`. O_NONBLOCK: opening a FIFO does not wait for
+    its other end; it is then refused like a device or a socket."""
+    refusal = f"{tool}: '{rel}' is not a regular file (a pipe, socket or device)"
+    try:
+        fd = os.open(real, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO opened for writing, with no reader
+            raise ToolError(refusal) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ToolError(refusal)
+    return fd
+
+
+def _scan(ws: Workspace, fd: int, first: int, last: int, budget: int) -> tuple[list[tuple[str, int]], int]:
+    """Lines `first`..`last` (1-based, as far as `budget` characters go) as (text, characters)
+    and the file's line count. Read in chunks: a huge file costs time, never memory, and `stop`
+    or the turn's deadline cuts it. Of a long line only its head is kept."""
+    head_cap = READ_LINE_CUT * 4 + 4  # bytes enough for READ_LINE_CUT characters
+    kept: list[tuple[str, int]] = []
+    total, head, chars, open_line, room = 0, bytearray(), 0, False, budget
+    while chunk := os.read(fd, CHUNK):
+        ws.cut("read_file")
+        at = 0
+        while at <= len(chunk):
+            nl = chunk.find(b"\n", at)
+            piece = chunk[at : nl if nl >= 0 else len(chunk)]
+            wanted = first <= total + 1 <= last and room > 0
+            if wanted:
+                if len(head) < head_cap:
+                    head += piece[: head_cap - len(head)]
+                chars += len(piece.decode("utf-8", errors="replace"))
+            open_line = open_line or bool(piece)
+            if nl < 0:
+                break
+            total, at = total + 1, nl + 1
+            if wanted:
+                kept.append((head.decode("utf-8", errors="replace"), chars))
+                room -= min(chars, READ_LINE_CUT) + 1  # at least what its row will take
+            head, chars, open_line = bytearray(), 0, False
+    if open_line:  # a last line without a final newline
+        total += 1
+        if first <= total <= last and room > 0:
+            kept.append((head.decode("utf-8", errors="replace"), chars))
+    return kept, total
+
+
 def read_file(ws: Workspace, path: str, offset: int, limit: int) -> str:
     real, rel = ws.resolve("read_file", path)
     if not os.path.exists(real):
         raise ToolError(f"read_file: no file '{rel}'; use list_files or search to find it")
     if os.path.isdir(real):
         raise ToolError(f"read_file: '{rel}' is a folder; use list_files(path='{rel}')")
-    if not stat.S_ISREG(os.stat(real).st_mode):  # a FIFO or a device would block the turn
-        raise ToolError(f"read_file: '{rel}' is not a regular file (a pipe, socket or device)")
-    with open(real, "rb") as f:
-        data = f.read()
-    if _looks_binary(data):
-        return f"{rel}: binary file ({len(data)} bytes); not shown"
-    lines = _split_lines(data.decode("utf-8", errors="replace"))
-    total = len(lines)
+    budget = ws.max_output - 200  # room for the header and the paging note
+    fd = _open_regular("read_file", real, rel, os.O_RDONLY)
+    try:
+        if _looks_binary(os.pread(fd, BINARY_SNIFF, 0)):
+            return f"{rel}: binary file ({os.fstat(fd).st_size} bytes); not shown"
+        lines, total = _scan(ws, fd, offset, offset + limit - 1, budget)
+    finally:
+        os.close(fd)
     if total == 0:
         return f"{rel}: empty file (0 lines)"
     if offset > total:
@@ -59,11 +117,11 @@ def read_file(ws: Workspace, path: str, offset: int, limit: int) -> str:
     out: list[str] = []
     size = 0
     last = offset - 1
-    budget = ws.max_output - 200  # room for the header and the paging note
-    for n in range(offset, min(total, offset + limit - 1) + 1):
-        line = lines[n - 1]
-        if len(line) > READ_LINE_CUT:
-            line = line[:READ_LINE_CUT] + f" [... line cut; {len(line)} characters]"
+    for n, (line, chars) in enumerate(lines, offset):
+        if line.endswith("\r") and chars <= READ_LINE_CUT:
+            line, chars = line[:-1], chars - 1
+        if chars > READ_LINE_CUT:
+            line = line[:READ_LINE_CUT] + f" [... line cut; {chars} characters]"
         row = f"{n:>{width}}\t{line}"
         if out and size + len(row) + 1 > budget:
             break
@@ -90,7 +148,13 @@ def list_files(ws: Workspace, path: str, depth: int) -> str:
     def walk(folder: str, level: int) -> None:
         nonlocal cut
         try:
-            items = sorted(os.scandir(folder), key=lambda e: e.name)
+            items = []
+            with os.scandir(folder) as listing:
+                for item in listing:
+                    if len(items) % 1000 == 0:  # a folder of millions of entries takes a while
+                        ws.cut("list_files")
+                    items.append(item)
+            items.sort(key=lambda e: e.name)
         except OSError as e:
             entries.append(f"{os.path.relpath(folder, ws.root)}/ (unreadable: {e.strerror})")
             return
@@ -137,14 +201,26 @@ def _git_lines(ws: Workspace, args: list[str]) -> list[str] | None:
     if not os.path.exists(os.path.join(ws.root, ".git")):
         return None
     try:
-        r = subprocess.run(
-            ["git", *args], cwd=ws.root, capture_output=True, timeout=30, stdin=subprocess.DEVNULL
+        proc = subprocess.Popen(
+            ["git", *args],
+            cwd=ws.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except OSError:
         return None
-    if r.returncode != 0:
+    # A huge tree makes git slow: killed at the turn's deadline or on `stop`, like a command.
+    watch = Watch(proc.kill, ws.time_for(GIT_TIMEOUT), ws.stopping_now)
+    try:
+        out, _ = proc.communicate()
+    finally:
+        why = watch.finish()
+    if why:
+        raise ToolError(f"list_files: {why}")
+    if proc.returncode != 0:
         return None
-    return [p for p in r.stdout.decode("utf-8", errors="surrogateescape").split("\0") if p]
+    return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
 def write_file(ws: Workspace, path: str, content: str) -> str:
@@ -153,7 +229,9 @@ def write_file(ws: Workspace, path: str, content: str) -> str:
         raise ToolError(f"write_file: '{rel}' is a folder; give a file path")
     existed = os.path.exists(real)
     os.makedirs(os.path.dirname(real), exist_ok=True)
-    with open(real, "w", encoding="utf-8", newline="") as f:
+    fd = _open_regular("write_file", real, rel, os.O_WRONLY | os.O_CREAT)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.truncate(0)  # only now: a FIFO or a device is refused untouched
         f.write(content)
     verb = "replaced" if existed else "created"
     return f"{verb} {rel} ({len(_split_lines(content))} lines, {len(content.encode())} bytes)"
@@ -166,23 +244,32 @@ def edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> str:
         raise ToolError(f"edit_file: '{rel}' {what}; use write_file to create a file")
     if old == "":
         raise ToolError("edit_file: argument 'old' is empty; give the exact text to replace")
-    try:
-        with open(real, encoding="utf-8", newline="") as f:
+    fd = _open_regular("edit_file", real, rel, os.O_RDWR)
+    with os.fdopen(fd, "r+", encoding="utf-8", newline="") as f:
+        if os.fstat(fd).st_size > EDIT_MAX:
+            raise ToolError(
+                f"edit_file: '{rel}' is larger than {EDIT_MAX >> 20} MiB, too big to edit in place; "
+                "change it with a command (e.g. sed) through run_command"
+            )
+        try:
             text = f.read()
-    except UnicodeDecodeError:
-        raise ToolError(f"edit_file: '{rel}' is not UTF-8 text; use write_file to replace it whole") from None
-    found = text.count(old)
-    if found == 0:
-        raise ToolError(
-            f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
-            "the text exactly, whitespace and indentation included"
-        )
-    if found != count:
-        raise ToolError(
-            f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
-            f"include more surrounding text to make it unique, or pass "
-            f"count={found} to replace every occurrence"
-        )
-    with open(real, "w", encoding="utf-8", newline="") as f:
+        except UnicodeDecodeError:
+            raise ToolError(
+                f"edit_file: '{rel}' is not UTF-8 text; use write_file to replace it whole"
+            ) from None
+        found = text.count(old)
+        if found == 0:
+            raise ToolError(
+                f"edit_file: 'old' occurs 0 times in '{rel}'; read_file it and copy "
+                "the text exactly, whitespace and indentation included"
+            )
+        if found != count:
+            raise ToolError(
+                f"edit_file: 'old' occurs {found} times in '{rel}', not {count}; "
+                f"include more surrounding text to make it unique, or pass "
+                f"count={found} to replace every occurrence"
+            )
+        f.seek(0)
+        f.truncate()
         f.write(text.replace(old, new, count))
     return f"edited {rel}: replaced {count} occurrence{'s' if count != 1 else ''}"

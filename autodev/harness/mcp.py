@@ -25,6 +25,7 @@ from typing import Any
 
 from autodev import keys
 from autodev.errors import ToolError, ToolSetupError
+from autodev.harness.deadline import wait_future
 from autodev.harness.registry import Tool, ToolEnv
 
 _MAX_BACKOFF = 60.0
@@ -303,12 +304,13 @@ class McpHub:
 
     def _handler(self, server: str, tool: str) -> Callable[..., str]:
         def handler(env: ToolEnv, **args: Any) -> str:
-            return self.call(server, tool, args)
+            return self.call(server, tool, args, env.workspace)
 
         return handler
 
-    def call(self, server: str, tool: str, args: dict[str, Any]) -> str:
-        """Call one tool; its text result. ToolError when the server is down or the tool failed."""
+    def call(self, server: str, tool: str, args: dict[str, Any], ws: Any = None) -> str:
+        """Call one tool; its text result. ToolError when the server is down or the tool failed,
+        or when the turn must end first (`ws`: the turn's Workspace, its deadline and `stop`)."""
         s = self._servers[server]
         shown = tool_name(server, tool)
         loop = self._loop
@@ -318,10 +320,13 @@ class McpHub:
                 "it is being restarted, so try again later or carry on without it"
             )
         future = asyncio.run_coroutine_threadsafe(self._call(s, tool, args), loop)
-        try:
-            result = future.result(s.timeout + 5)
-        except TimeoutError:
+        why = wait_future(future, ws.time_for(s.timeout + 5) if ws else s.timeout + 5, _stopping(ws))
+        if why:
             future.cancel()
+            raise ToolError(f"{shown}: {why}")
+        try:
+            result = future.result()
+        except TimeoutError:
             raise ToolError(f"{shown}: no answer within {s.timeout:g} s") from None
         except Exception as e:  # noqa: BLE001 - the server's failure, told to the model
             if s.died is not None and loop.is_running():
@@ -337,6 +342,10 @@ class McpHub:
 
     async def _call(self, s: _Server, tool: str, args: dict[str, Any]) -> Any:
         return await asyncio.wait_for(s.session.call_tool(tool, args), s.timeout)
+
+
+def _stopping(ws: Any) -> Callable[[], bool]:
+    return ws.stopping_now if ws is not None else lambda: False
 
 
 def _find_group(s: _Server, taken: list[int | None]) -> int | None:
@@ -388,8 +397,6 @@ def _text_of(result: Any) -> str:
             res = block.resource
             parts.append(getattr(res, "text", None) or f"[resource {getattr(res, 'uri', '')}]")
     if not parts and getattr(result, "structured_content", None) is not None:
-        import json
-
         parts.append(json.dumps(result.structured_content))
     return "\n".join(parts) if parts else "(no output)"
 

@@ -11,12 +11,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from autodev.errors import ToolError
+from autodev.harness.deadline import Watch
 from autodev.journal import safe_text
 from autodev.redact import scrubbed_env
 
@@ -63,32 +61,6 @@ def _die_with_parent() -> None:
         pass
 
 
-class _Watch:
-    """Calls `kill` at a deadline or when `stopping()` says so; `finish()` says which."""
-
-    def __init__(self, kill: Callable[[], None], seconds: float, stopping: Callable[[], bool]):
-        self._kill, self._stopping, self._why = kill, stopping, ""
-        self._end = time.monotonic() + seconds
-        self._seconds = seconds
-        self._over = threading.Event()
-        threading.Thread(target=self._run, name="tool-deadline", daemon=True).start()
-
-    def _run(self) -> None:
-        while not self._over.wait(0.1):
-            if self._stopping():
-                self._why = "stopped: the run is stopping"
-            elif time.monotonic() >= self._end:
-                self._why = f"stopped after {self._seconds:g} s (its time limit)"
-            else:
-                continue
-            self._kill()
-            return
-
-    def finish(self) -> str:
-        self._over.set()
-        return self._why
-
-
 def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
     real, rel = ws.resolve("search", path)
     if not os.path.exists(real):
@@ -126,7 +98,7 @@ def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
         raise ToolError(f"search: could not start ripgrep: {e}; reinstall autodev") from None
     stdout, stderr = proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # both PIPE above
-    watch = _Watch(proc.kill, seconds, ws.stopping_now)
+    watch = Watch(proc.kill, seconds, ws.stopping_now)
     try:
         for raw in stdout:
             try:

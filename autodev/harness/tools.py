@@ -205,9 +205,10 @@ class Workspace:
     """The tools one participant may use on one repository during a turn."""
 
     # Set by `limit()`: when the turn must end (time.monotonic()), and whether the user asked
-    # the run to stop. Tools that run a process give up at either.
+    # the run to stop. Every tool gives up at either.
     deadline: float | None = None
     stopping: Callable[[], bool] | None = None
+    _looked: float = 0.0  # when `cut` last asked `stopping()` (it reads the run's state)
 
     def limit(self, deadline: float | None, stopping: Callable[[], bool] | None = None) -> None:
         """Cut every tool at `deadline` (the turn's timeout) or as soon as `stopping()`."""
@@ -215,6 +216,16 @@ class Workspace:
 
     def stopping_now(self) -> bool:
         return bool(self.stopping and self.stopping())
+
+    def cut(self, tool: str) -> None:
+        """Called between pieces of a tool's work: ToolError when the turn must end now."""
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
+            raise ToolError(f"{tool}: stopped: the turn's time (turnTimeoutMin) ran out")
+        if now - self._looked >= 0.1:  # `stop` is read from the state file: not on every piece
+            self._looked = now
+            if self.stopping_now():
+                raise ToolError(f"{tool}: stopped: the user is stopping the run")
 
     def time_for(self, wanted: float) -> float:
         """`wanted` seconds, or less when the turn's deadline comes first (never below 0.1)."""
@@ -278,6 +289,7 @@ class Workspace:
 
     def invoke(self, name: str, run: Callable[..., str], kwargs: dict[str, Any]) -> str:
         """Run tool `name`'s work with checked arguments; its result with secrets masked."""
+        self._looked = 0.0  # the tool's first `cut` looks at `stop`
         try:
             result = run(self, **kwargs)
         except OSError as e:
