@@ -55,8 +55,10 @@ def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autod
 
 
 def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
-    # 12 s: the first request (litellm warming up on a loaded machine) fits, the command does not.
-    write_team(repo, SOLO, SLOW, "turnTimeoutMin = 0.2\n")
+    # The first turn warms the daemon up (litellm's first request is slow on a loaded machine
+    # and now counts against the turn's time too); the second runs the command.
+    script = post("solo", "say", "warming up") + SLOW
+    write_team(repo, SOLO, script, "turnTimeoutMin = 0.1\n")  # 6 s
     began = time.monotonic()
     run_until_idle(autodev, repo, "run the slow thing", expect=3)
     assert time.monotonic() - began < 60
