@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint bench bench-peers clean soak
+.PHONY: install demo test test-fast lint bench bench-peers clean soak real-agents
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -44,5 +44,16 @@ bench: $(STAMP)
 bench-peers: $(STAMP)
 	$(BIN)/python bench/run.py peers
 
+# The real coding-agent CLIs at the versions the adapters were checked against (README, "Versions"),
+# installed with npm into .agents-cli/, each run for real against a local model server (offline;
+# opt-in: the download is about 1 GB). AUTODEV_RECORD_FIXTURES=DIR keeps their raw streams.
+AGENT_CLIS := @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102
+AGENTS_PREFIX ?= .agents-cli
+
+real-agents: $(STAMP)
+	npm install --prefix $(AGENTS_PREFIX) --no-save --no-audit --no-fund --loglevel=error $(AGENT_CLIS)
+	AUTODEV_REAL_AGENTS_BIN=$(abspath $(AGENTS_PREFIX))/node_modules/.bin \
+		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/agents/test_real_cli.py
+
 clean:
-	rm -rf $(VENV) .venv-peers build dist *.egg-info
+	rm -rf $(VENV) .venv-peers .agents-cli build dist *.egg-info

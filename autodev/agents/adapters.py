@@ -36,45 +36,55 @@ def find_binary(agent: str, environ: Mapping[str, str] | None = None) -> str | N
 
 class Claude(Adapter):
     """`claude -p PROMPT --output-format stream-json --verbose --mcp-config FILE
-    --strict-mcp-config --allowedTools ...` (stream-json needs --verbose with -p)."""
+    --strict-mcp-config --tools ... --allowedTools ... --permission-mode ...` (stream-json needs
+    --verbose with -p)."""
 
     name = "claude"
     key_vars = ("ANTHROPIC_API_KEY",)
+    # 2.1.332, seen running: a resumed session's total_cost_usd (and modelUsage) count the runs
+    # before it; its `usage` tokens are this run's only.
+    session_cost = True
 
-    def tools(self, inv: Invocation) -> list[str]:
-        allowed = [f"mcp__{SERVER}__{t}" for t in THREAD_TOOLS] + ["Read", "Grep", "Glob", "LS"]
+    def builtin(self, inv: Invocation) -> list[str]:
+        """Claude Code's own tools the turn may use (2.1.332 has no LS or MultiEdit)."""
+        tools = ["Read", "Grep", "Glob"]
         if inv.write:
-            allowed += ["Edit", "MultiEdit", "Write"]
+            tools += ["Edit", "Write"]
         if not inv.gated:
-            allowed.append("Bash")
-        return allowed
+            tools.append("Bash")
+        return tools
 
     def argv(self, binary: str, inv: Invocation) -> list[str]:
         cfg = inv.workdir / "claude-mcp.json"
         cfg.write_text(json.dumps({"mcpServers": {SERVER: {"type": "stdio", **inv.mcp.as_json()}}}))
         argv = [binary, "-p", inv.prompt, "--output-format", "stream-json", "--verbose"]
         argv += ["--mcp-config", str(cfg), "--strict-mcp-config"]
-        argv += ["--allowedTools", ",".join(self.tools(inv))]
-        # In -p mode a tool outside --allowedTools is refused, not asked about: `default` keeps
-        # the shell out (gated); acceptEdits lets the allowed edits through without a prompt.
-        argv += ["--permission-mode", "default" if inv.gated else "acceptEdits"]
+        # --tools is what exists at all: dontAsk alone still lets read-only shell commands (`ls`)
+        # run, so gated leaves Bash out of the set. --allowedTools runs the rest without asking;
+        # dontAsk refuses whatever would need a prompt (acceptEdits: edits go through).
+        builtin = self.builtin(inv)
+        argv += ["--tools", ",".join(builtin)]
+        argv += ["--allowedTools", ",".join([f"mcp__{SERVER}__{t}" for t in THREAD_TOOLS] + builtin)]
+        argv += ["--permission-mode", "dontAsk" if inv.gated else "acceptEdits"]
         if inv.model:
             argv += ["--model", inv.model]
+        if inv.effort:
+            argv += ["--effort", inv.effort]
         if inv.resume:
             argv += ["--resume", inv.resume]
         return argv + list(inv.extra_args)
-
-    def env(self, inv: Invocation) -> dict[str, str]:
-        budget = {"low": "4000", "medium": "10000", "high": "32000"}
-        return {"MAX_THINKING_TOKENS": budget[inv.effort]} if inv.effort else {}
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = obj.get("type")
         if t == "system" and obj.get("subtype") == "init":
             return [AgentEvent("session", session=str(obj.get("session_id") or ""))]
         if t == "assistant":
+            msg = obj.get("message") or {}
             out = []
-            for block in (obj.get("message") or {}).get("content") or []:
+            u = msg.get("usage")
+            if isinstance(u, dict) and msg.get("id"):
+                out.append(AgentEvent("step", key=str(msg["id"]), **_claude_usage(u)))
+            for block in msg.get("content") or []:
                 if block.get("type") == "text" and block.get("text"):
                     out.append(AgentEvent("text", text=block["text"]))
                 elif block.get("type") == "tool_use":
@@ -93,18 +103,12 @@ class Claude(Adapter):
                 ]
             return []
         if t == "result":
-            usage = obj.get("usage") or {}
+            cost = obj.get("total_cost_usd")
             out = [
                 AgentEvent(
                     "usage",
-                    input_tokens=as_int(usage.get("input_tokens"))
-                    + as_int(usage.get("cache_creation_input_tokens"))
-                    + as_int(usage.get("cache_read_input_tokens")),
-                    output_tokens=as_int(usage.get("output_tokens")),
-                    cached_tokens=as_int(usage.get("cache_read_input_tokens")),
-                    cost=obj.get("total_cost_usd")
-                    if isinstance(obj.get("total_cost_usd"), int | float)
-                    else None,
+                    **_claude_usage(obj.get("usage") or {}),
+                    cost=cost if isinstance(cost, int | float) else None,
                 )
             ]
             text = str(obj.get("result") or "")
@@ -123,6 +127,17 @@ class Claude(Adapter):
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
         return [home / ".claude" / ".credentials.json", home / ".claude.json"]
+
+
+def _claude_usage(u: dict) -> dict:
+    """Anthropic's input_tokens leave out the cache: the prompt is all three."""
+    return {
+        "input_tokens": as_int(u.get("input_tokens"))
+        + as_int(u.get("cache_creation_input_tokens"))
+        + as_int(u.get("cache_read_input_tokens")),
+        "output_tokens": as_int(u.get("output_tokens")),
+        "cached_tokens": as_int(u.get("cache_read_input_tokens")),
+    }
 
 
 # ------------------------------------------------------------------ Codex
@@ -227,6 +242,8 @@ class Copilot(Adapter):
         argv += ["--additional-mcp-config", json.dumps(mcp)]
         if inv.model:
             argv += ["--model", inv.model]
+        if inv.effort:
+            argv += ["--reasoning-effort", inv.effort]
         if inv.resume:
             argv += ["--resume", inv.resume]
         return argv + list(inv.extra_args)

@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["text", "tool", "usage", "session", "limit", "final", "error"]
+Kind = Literal["text", "tool", "usage", "step", "session", "limit", "final", "error"]
 
 
 @dataclass(frozen=True)
 class AgentEvent:
     """One thing the CLI reported. `text`: what it said (or an error's message); `name`: the tool
     it called; `session`: its session id (resume uses it); `reset_at`: when a usage limit ends
-    (epoch seconds; 0: unknown); usage figures are the CLI's own."""
+    (epoch seconds; 0: unknown); usage figures are the CLI's own. A "usage" event is a run's
+    final figure; a "step" event is one model answer's usage as the CLI reports it on the way
+    (`key`: the answer's id, repeated lines of one answer replace each other), counted only for a
+    run that was killed before its final figure."""
 
     kind: Kind
     text: str = ""
@@ -24,3 +27,4 @@ class AgentEvent:
     cost: float | None = None
     reset_at: float = 0.0
     is_error: bool = False
+    key: str = ""

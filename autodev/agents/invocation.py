@@ -46,6 +46,7 @@ class Adapter:
     resumable = True
     version_args: tuple[str, ...] = ("--version",)
     key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
+    session_cost = False  # its final cost is the whole session's, earlier runs of it included
 
     @property
     def bin_env(self) -> str:

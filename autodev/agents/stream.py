@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import queue
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
+from autodev.agents.usage import RunUsage, count
 from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
 from autodev.harness.registry import ToolEnv
@@ -28,10 +29,6 @@ if TYPE_CHECKING:
 POLL_SEC = 0.1
 
 
-def label(agent: str) -> str:
-    return f"agent:{agent}"
-
-
 @dataclass
 class CliRun:
     limit: AgentEvent | None = None
@@ -40,6 +37,8 @@ class CliRun:
     timed_out: bool = False
     stopped: bool = False
     errors: list[str] = field(default_factory=list)
+    used: RunUsage = field(default_factory=RunUsage)
+    cost_base: float = 0.0  # what the resumed session already cost (Claude's total is the session's)
 
 
 def pump(
@@ -101,28 +100,12 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
         # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
         ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=ev.name, agent=agent)
     elif ev.kind == "usage":
-        result.prompt_tokens += ev.input_tokens
-        result.completion_tokens += ev.output_tokens
-        result.cached_tokens += ev.cached_tokens
-        result.cost += ev.cost or 0.0
-        used = result.models.setdefault(
-            label(agent), {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-        )
-        used["generations"] += 1
-        used["prompt_tokens"] += ev.input_tokens
-        used["completion_tokens"] += ev.output_tokens
-        used["cost"] += ev.cost or 0.0
-        ctx.events.emit(
-            "generation",
-            participant=ctx.name,
-            turn=ctx.turn,
-            step=0,
-            model=label(agent),
-            prompt_tokens=ev.input_tokens,
-            completion_tokens=ev.output_tokens,
-            cached_tokens=ev.cached_tokens,
-            cost=ev.cost,
-        )
+        if ev.cost is not None and run.cost_base and adapters.adapter(agent).session_cost:
+            ev = replace(ev, cost=max(0.0, ev.cost - run.cost_base))
+        run.used.see(ev)
+        count(ctx, agent, ev, result)
+    elif ev.kind == "step":
+        run.used.see(ev)
     elif ev.kind == "limit":
         # The first signal is the precise one (Claude's event carries its reset time; the
         # error text after it does not).

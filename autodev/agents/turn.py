@@ -26,7 +26,8 @@ from autodev import credit, keys, prompts
 from autodev.agents import adapters, runner
 from autodev.agents.bridge import Bridge
 from autodev.agents.invocation import Invocation, McpLaunch
-from autodev.agents.stream import CliRun, label, pump
+from autodev.agents.stream import CliRun, pump
+from autodev.agents.usage import carry, count, label
 from autodev.errors import AutodevError
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped, run_turn
@@ -84,10 +85,11 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         baseline = credit.baseline_from_json(resume.baseline)
         prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
         result.told = resume.told
+        carry(ctx, spec.run_dir, resume, result)
         ctx.events.emit("turn_resumed", participant=ctx.name, turn=ctx.turn, step=0, pending_tools=0)
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
-    nudged, session, runs = False, "", 0
+    nudged, session, runs, session_cost = False, "", 0, 0.0
     while result.post is None:
         usable = [a for a in spec.agents if ctx.limited_until.get(label(a), 0) <= time.time()]
         if not usable:
@@ -100,12 +102,16 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             raise AllModelsLimited(min(resets), f"every agent and model of {ctx.name} is at its usage limit")
         agent = usable[0]
         text = prompt
+        resumable = nudged and bool(adapters.adapter(agent).resumable and session)
         if nudged:
             nudge = prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
-            resumable = adapters.adapter(agent).resumable and session
             text = nudge if resumable else f"{prompt}\n\n{nudge}"
         runs += 1
-        run = _run_once(ctx, spec, agent, text, session if nudged else "", result, baseline, deadline, runs)
+        base = session_cost if resumable else 0.0
+        run = _run_once(
+            ctx, spec, agent, text, session if nudged else "", result, baseline, deadline, runs, base
+        )
+        session_cost = base + sum(e.cost or 0.0 for e in run.used.final)
         session = run.session or session
         if result.post is not None:
             break
@@ -184,9 +190,10 @@ def _run_once(
     baseline: credit.Baseline,
     deadline: float,
     n: int,
+    cost_base: float = 0.0,
 ) -> CliRun:
     ad = adapters.adapter(agent)
-    run = CliRun()
+    run = CliRun(cost_base=cost_base)
     exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(
@@ -247,16 +254,21 @@ def _run_once(
             proc.close()
     finally:
         bridge.close()
+    late = run.used.unreported()
+    if late is not None:  # killed before its final figure: what it reported on the way
+        count(ctx, agent, late, result)
     ctx.hlog.append(
         {
             "type": "agent_finished",
             "run": ctx.run_id,
             "turn": ctx.turn,
             "agent": agent,
+            "pid": proc.pid,
             "exit_code": run.exit_code,
             "session": run.session or None,
             "timed_out": run.timed_out,
             "limit": run.limit.reset_at if run.limit else None,
+            "usage": run.used.record(label(agent)),
         }
     )
     ctx.events.emit(

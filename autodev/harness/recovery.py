@@ -43,6 +43,8 @@ class Resume:
     origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
     # (call, its newest tool_started with "crashes": how many times it started without a result)
     pending: list[tuple[dict, dict | None]] = field(default_factory=list)
+    # agent_started records of CLI runs with no agent_finished: the crash cut them short
+    unfinished_agents: list[dict] = field(default_factory=list)
 
 
 def rebuild(records: list[dict]) -> Resume:
@@ -99,5 +101,25 @@ def rebuild(records: list[dict]) -> Resume:
         elif t == "nudged":
             r.nudged = True
             r.messages.append(rec["message"])
+        elif t == "agent_started":
+            r.unfinished_agents.append(rec)
+        elif t == "agent_finished":
+            r.unfinished_agents = [a for a in r.unfinished_agents if a.get("pid") != rec.get("pid")]
+            _add_agent_usage(r, rec.get("usage"))
     r.pending = [(c, started.get(c["id"])) for c in last_calls]
     return r
+
+
+def _add_agent_usage(r: Resume, used: dict | None) -> None:
+    """What one agent CLI run used (its agent_finished record), into the turn's figures."""
+    if not used:
+        return
+    r.prompt_tokens += used.get("prompt_tokens", 0)
+    r.completion_tokens += used.get("completion_tokens", 0)
+    r.cached_tokens += used.get("cached_tokens", 0)
+    r.cost += used.get("cost") or 0.0
+    m = r.models.setdefault(
+        used.get("model") or "?", {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    )
+    for k in ("generations", "prompt_tokens", "completion_tokens", "cost"):
+        m[k] += used.get(k) or 0

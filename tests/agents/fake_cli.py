@@ -67,6 +67,26 @@ def emit(obj: dict) -> None:
 
 
 SESSION = f"{AGENT}-session-{os.getpid()}"
+ANSWERS = iter(range(1, 1000))
+# One model answer as Claude Code 2.1.332 reports it on the way (fixtures/claude-2.1.332-*.jsonl):
+# the final `result` has the run's own tokens, but the cost of the whole session, so a resumed
+# session's cost includes the run before it.
+STEP_USAGE = {"input_tokens": 30, "cache_read_input_tokens": 10, "output_tokens": 7}
+RUN_COST = 0.0123
+
+
+def claude_answer(content: list) -> dict:
+    return {
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{os.getpid()}_{next(ANSWERS)}",
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "usage": STEP_USAGE,
+        },
+        "session_id": SESSION,
+    }
 
 
 def say_start() -> None:
@@ -92,13 +112,7 @@ def say_start() -> None:
 
 def say_text(text: str) -> None:
     if AGENT == "claude":
-        emit(
-            {
-                "type": "assistant",
-                "message": {"content": [{"type": "text", "text": text}]},
-                "session_id": SESSION,
-            }
-        )
+        emit(claude_answer([{"type": "text", "text": text}]))
     elif AGENT == "codex":
         emit({"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": text}})
     elif AGENT == "copilot":
@@ -110,14 +124,7 @@ def say_text(text: str) -> None:
 def say_tool(name: str, args: dict) -> None:
     if AGENT == "claude":
         emit(
-            {
-                "type": "assistant",
-                "message": {
-                    "content": [
-                        {"type": "tool_use", "id": "tu", "name": f"mcp__autodev__{name}", "input": args}
-                    ]
-                },
-            }
+            claude_answer([{"type": "tool_use", "id": "tu", "name": f"mcp__autodev__{name}", "input": args}])
         )
     elif AGENT == "codex":
         emit(
@@ -182,7 +189,7 @@ def say_end() -> None:
                 "result": "done",
                 "session_id": SESSION,
                 "num_turns": 3,
-                "total_cost_usd": 0.0123,
+                "total_cost_usd": RUN_COST * (2 if resume_id() else 1),
                 "usage": {"input_tokens": 100, "cache_read_input_tokens": 50, "output_tokens": 20},
             }
         )

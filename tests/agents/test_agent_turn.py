@@ -116,6 +116,9 @@ def test_exit_without_post_is_nudged_in_the_same_session_then_posts(repo, tmp_pa
     first, second = fakes.calls()
     assert first["resume"] is None and second["resume"].startswith("claude-session-")
     assert "post" in second["argv"][second["argv"].index("-p") + 1]  # the nudge is the prompt
+    # Claude's cost of a resumed session includes the run before it: counted once
+    assert result.cost == pytest.approx(2 * 0.0123)
+    assert (result.prompt_tokens, result.completion_tokens) == (300, 40)
 
 
 def test_exit_twice_without_post_is_a_silent_turn(repo, tmp_path, fakes):
@@ -169,6 +172,17 @@ def test_a_timeout_kills_the_process_group(repo, tmp_path, fakes):
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not _alive(pid), f"{pid} survived the turn's timeout"
+
+
+def test_a_claude_run_killed_at_the_timeout_keeps_the_usage_it_reported_on_the_way(repo, tmp_path, fakes):
+    fakes.play(claude=[[["text", "one"], ["text", "two"], ["sleep", 60]]])
+    ctx = make_ctx(repo, tmp_path / "run", timeout=3)
+    result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run"))
+    assert result.post is None and "turnTimeoutMin" in result.reason
+    # two answers of 30 + 10 cached prompt tokens and 7 output tokens each; no final figure
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (80, 14, 20)
+    (finished,) = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_finished"]
+    assert finished["usage"]["prompt_tokens"] == 80 and finished["usage"]["model"] == "agent:claude"
 
 
 def test_the_cli_gets_no_secret_but_its_own_key(repo, tmp_path, fakes, monkeypatch):

@@ -107,7 +107,7 @@ def test_a_cli_that_never_posts_is_nudged_then_the_turn_is_silent(repo, autodev,
 
 def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, fakes):
     write_team(repo, team("claude"), REVIEW_DONE)
-    fakes.play(claude=[[*BUILD[:1], ["sleep", 120]], BUILD])
+    fakes.play(claude=[[["text", "starting"], *BUILD[:1], ["sleep", 120]], BUILD])
     pid = start_detached(autodev, repo, "add hello.txt")
     wait_for(
         "the CLI mid-turn",
@@ -128,6 +128,10 @@ def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, f
     assert len(work[0]["credit"]["commits"]) == 1
     assert git(repo, "log", "--format=%s").splitlines().count("claude: hello.txt") == 1
     assert shape(posts)[-2:] == [("reviewer", "done", None, None), ("audit", "say", None, None)]
+    # the killed run's one answer (30 + 10 cached prompt, 7 output) counts, then the new run's
+    # own figure (150 prompt with 50 cached, 20 output)
+    (builder,) = [p for p in status_json(autodev, repo)["participants"] if p["name"] == "builder"]
+    assert (builder["prompt_tokens"], builder["completion_tokens"], builder["cached_tokens"]) == (190, 27, 60)
 
 
 def _alive(pid: int) -> bool:
@@ -185,7 +189,8 @@ def test_agents_gated_overrides_auto_and_the_raw_stream_is_masked(repo, autodev,
     (call,) = fakes.calls()
     allowed = call["argv"][call["argv"].index("--allowedTools") + 1].split(",")
     assert "Bash" not in allowed and "mcp__autodev__post" in allowed
-    assert call["argv"][call["argv"].index("--permission-mode") + 1] == "default"
+    assert "Bash" not in call["argv"][call["argv"].index("--tools") + 1].split(",")
+    assert call["argv"][call["argv"].index("--permission-mode") + 1] == "dontAsk"
     folder = run_dir(repo)
     raw = next((folder / "agents").glob("*.jsonl")).read_text()
     err = next((folder / "agents").glob("*.stderr")).read_text()

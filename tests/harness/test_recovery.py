@@ -92,6 +92,32 @@ def tool_finished(cid: str, result: str) -> dict:
 # -- rebuild on hand-written records ----------------------------------------------------------
 
 
+def test_agent_runs_count_their_usage_once_and_the_run_a_crash_cut_short_is_named():
+    used = {"model": "agent:claude", "generations": 1, "prompt_tokens": 150, "completion_tokens": 20}
+    recs = [
+        started(),
+        {"type": "agent_started", "run": RUN, "turn": 3, "agent": "claude", "pid": 11, "stream": "a/1.jsonl"},
+        {
+            "type": "agent_finished",
+            "run": RUN,
+            "turn": 3,
+            "agent": "claude",
+            "pid": 11,
+            "usage": {**used, "cost": 0.5},
+        },
+        {"type": "agent_started", "run": RUN, "turn": 3, "agent": "claude", "pid": 12, "stream": "a/2.jsonl"},
+    ]
+    r = rebuild(recs)
+    assert (r.prompt_tokens, r.completion_tokens, r.cost, r.steps) == (150, 20, 0.5, 0)
+    assert r.models["agent:claude"]["generations"] == 1
+    assert [a["pid"] for a in r.unfinished_agents] == [12]
+    # the resumed turn closes the cut-short run with a record of its own: counted, not pending
+    r = rebuild(
+        [*recs, {"type": "agent_finished", "pid": 12, "usage": {**used, "cost": 0.0}, "recovered": True}]
+    )
+    assert r.prompt_tokens == 300 and r.unfinished_agents == []
+
+
 def test_only_turn_started_resumes_at_the_first_step():
     r = rebuild([started()])
     assert (r.turn, r.participant, r.steps, r.attempts) == (3, "solo", 0, 0)

@@ -1,0 +1,135 @@
+"""What one CLI run used, as the CLI reported it: its final figure when it got to print one, else
+the sum of the answers it reported on the way (a run killed by a timeout, a stop or the daemon's
+own death). `agent_finished` carries the figure in the harness log, so a turn resumed after a
+crash counts every earlier run of the turn exactly once (harness/recovery.py adds them up).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autodev.agents import adapters
+from autodev.agents.events import AgentEvent
+from autodev.harness.recovery import Resume
+from autodev.harness.turn import TurnContext, TurnResult
+
+
+def label(agent: str) -> str:
+    """The agent's name where a model's would be (usage per model, failover, limits)."""
+    return f"agent:{agent}"
+
+
+@dataclass
+class RunUsage:
+    final: list[AgentEvent] = field(default_factory=list)
+    steps: dict[str, AgentEvent] = field(default_factory=dict)  # answer id -> its latest figure
+
+    def see(self, ev: AgentEvent) -> None:
+        if ev.kind == "usage":
+            self.final.append(ev)
+        elif ev.kind == "step":
+            self.steps[ev.key] = ev
+
+    def unreported(self) -> AgentEvent | None:
+        """The usage to count for a run that ended without its final figure (None: nothing, or
+        the CLI reported its own)."""
+        if self.final or not self.steps:
+            return None
+        s = list(self.steps.values())
+        return AgentEvent(
+            "usage",
+            input_tokens=sum(e.input_tokens for e in s),
+            output_tokens=sum(e.output_tokens for e in s),
+            cached_tokens=sum(e.cached_tokens for e in s),
+        )
+
+    def record(self, model: str) -> dict | None:
+        """The run's figure for its agent_finished record."""
+        counted = self.final or [e for e in [self.unreported()] if e]
+        if not counted:
+            return None
+        return {
+            "model": model,
+            "generations": len(counted),
+            "prompt_tokens": sum(e.input_tokens for e in counted),
+            "completion_tokens": sum(e.output_tokens for e in counted),
+            "cached_tokens": sum(e.cached_tokens for e in counted),
+            "cost": sum(e.cost or 0.0 for e in counted),
+        }
+
+
+def from_stream(agent: str, path: Path) -> RunUsage:
+    """The usage in the raw stream a dead daemon left of a run it never finished (the stream is
+    evidence, flushed line by line: what the daemon read before it died)."""
+    used = RunUsage()
+    if not path.exists():
+        return used
+    ad = adapters.adapter(agent)
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            for ev in ad.parse(obj):
+                used.see(ev)
+    return used
+
+
+def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> None:
+    """A run's usage into the turn's figures and a `generation` event (what status shows)."""
+    result.prompt_tokens += ev.input_tokens
+    result.completion_tokens += ev.output_tokens
+    result.cached_tokens += ev.cached_tokens
+    result.cost += ev.cost or 0.0
+    used = result.models.setdefault(
+        label(agent), {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    )
+    used["generations"] += 1
+    used["prompt_tokens"] += ev.input_tokens
+    used["completion_tokens"] += ev.output_tokens
+    used["cost"] += ev.cost or 0.0
+    ctx.events.emit(
+        "generation",
+        participant=ctx.name,
+        turn=ctx.turn,
+        step=0,
+        model=label(agent),
+        prompt_tokens=ev.input_tokens,
+        completion_tokens=ev.output_tokens,
+        cached_tokens=ev.cached_tokens,
+        cost=ev.cost,
+    )
+
+
+def carry(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResult) -> None:
+    """A turn resumed after a crash keeps what its earlier runs used: the finished ones from their
+    agent_finished records (summed by rebuild), a run the crash cut short from its raw stream,
+    closed now with an agent_finished of its own so a second crash does not count it twice."""
+    result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
+    result.cost, result.cached_tokens = resume.cost, resume.cached_tokens
+    result.models = {k: dict(v) for k, v in resume.models.items()}
+    for rec in resume.unfinished_agents:
+        agent = rec.get("agent", "")
+        if agent not in adapters.ADAPTERS or not rec.get("stream"):
+            continue
+        used = from_stream(agent, run_dir / rec["stream"])
+        for ev in used.final or [e for e in [used.unreported()] if e]:
+            count(ctx, agent, ev, result)
+        ctx.hlog.append(
+            {
+                "type": "agent_finished",
+                "run": ctx.run_id,
+                "turn": ctx.turn,
+                "agent": agent,
+                "pid": rec.get("pid"),
+                "exit_code": None,
+                "session": None,
+                "timed_out": False,
+                "limit": None,
+                "usage": used.record(label(agent)),
+                "recovered": True,
+            }
+        )

@@ -1,0 +1,64 @@
+"""The adapters against streams recorded from the real CLIs (tests/agents/fixtures, the CLI's
+version in the name; recorded by `make real-agents` runs against tests/agents/anthropic_local.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autodev.agents.adapters import Claude, adapter
+from autodev.agents.invocation import Invocation, McpLaunch
+from autodev.agents.usage import RunUsage
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def parsed(agent: str, name: str) -> list:
+    out = []
+    for line in (FIXTURES / name).read_text().splitlines():
+        out += adapter(agent).parse(json.loads(line))
+    return out
+
+
+def test_claude_2_1_332_gated_run_with_a_refused_shell_a_write_and_a_post():
+    events = parsed("claude", "claude-2.1.332-gated-1.jsonl")
+    (session,) = [e for e in events if e.kind == "session"]
+    assert session.session and events[0] == session
+    assert [e.name for e in events if e.kind == "tool"] == ["Bash", "Write", "post"]
+    assert "I will post now." in [e.text for e in events if e.kind == "text"]
+    (usage,) = [e for e in events if e.kind == "usage"]
+    # four answers of 120 input + 40 cache-read tokens and 30 output tokens
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (640, 120, 160)
+    assert usage.cost == pytest.approx(0.004352)
+    (final,) = [e for e in events if e.kind == "final"]
+    assert final.session == session.session and not final.is_error
+    used = RunUsage()
+    for e in events:
+        used.see(e)
+    # the answers it reported on the way: one figure per answer id, as the final one has them
+    assert len(used.steps) == 4 and sum(e.input_tokens for e in used.steps.values()) == 640
+    assert used.unreported() is None  # the run printed its final figure: that one counts
+
+
+def test_claude_2_1_332_resumed_session_reports_the_session_cost_and_its_own_tokens():
+    first = [e for e in parsed("claude", "claude-2.1.332-nudged-1.jsonl") if e.kind == "usage"][0]
+    events = parsed("claude", "claude-2.1.332-nudged-2.jsonl")
+    (usage,) = [e for e in events if e.kind == "usage"]
+    assert (first.input_tokens, first.output_tokens) == (160, 30)  # the first run: one answer
+    assert (usage.input_tokens, usage.output_tokens) == (320, 60)  # the resumed run's own two
+    assert usage.cost == pytest.approx(3 * first.cost)  # but the cost of all three answers
+    assert adapter("claude").session_cost
+
+
+def test_claude_invocation_flags_of_2_1_332(tmp_path):
+    inv = Invocation("do it", McpLaunch("py", ["-m", "x"], {}), tmp_path, model="m", effort="high")
+    argv = Claude().argv("claude", inv)
+    assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob"  # gated, read-only: no shell
+    assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
+    assert argv[argv.index("--effort") + 1] == "high" and Claude().env(inv) == {}
+    inv.gated, inv.write = False, True
+    argv = Claude().argv("claude", inv)
+    assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob,Edit,Write,Bash"
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"

@@ -1,0 +1,108 @@
+"""The real coding-agent CLIs, offline: an agent turn (autodev's real MCP server, thread, harness
+log) run by the CLI at the version pinned in the Makefile, its model served by a local server.
+
+Opt-in: `make real-agents` installs the pinned CLIs (npm) and sets $AUTODEV_REAL_AGENTS_BIN to
+their bin folder; without it these tests are skipped. With $AUTODEV_RECORD_FIXTURES set to a
+folder, the raw streams are copied there (that is how tests/agents/fixtures was recorded).
+
+Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. HOME is a temp
+folder, so no login of yours is read and nothing of the CLI's lands in your home."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autodev.agents.turn import AgentSpec, run_agent_turn
+from tests.agents.anthropic_local import AnthropicLocal, post, tool
+from tests.agents.test_agent_turn import make_ctx, records
+
+pytestmark = pytest.mark.e2e
+
+BIN = os.environ.get("AUTODEV_REAL_AGENTS_BIN", "")
+
+
+def cli(name: str) -> str:
+    exe = Path(BIN) / name
+    if not BIN or not exe.exists():
+        pytest.skip(f"the real {name} CLI is not installed: `make real-agents` runs these tests")
+    return str(exe)
+
+
+def version(exe: str) -> str:
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+    return out.stdout.split()[0]
+
+
+def record(run: Path, name: str) -> None:
+    to = os.environ.get("AUTODEV_RECORD_FIXTURES")
+    if to:
+        for f in sorted((run / "agents").glob("*.jsonl")):
+            shutil.copy(f, Path(to) / f"{name}-{f.stem.split('-')[1]}.jsonl")  # t1-2-claude: run 2
+
+
+@pytest.fixture
+def claude(tmp_path, monkeypatch):
+    exe = cli("claude")
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AUTODEV_CLAUDE_BIN", exe)
+    monkeypatch.setenv("LOCAL_ANTHROPIC_KEY", "sk-ant-local-not-a-key")
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    return exe
+
+
+def test_claude_gated_turn_refuses_the_shell_writes_and_posts_through_mcp(
+    repo, tmp_path, claude, monkeypatch
+):
+    steps = [
+        tool("Bash", {"command": "ls", "description": "list"}, 1),
+        tool("Write", {"file_path": str(repo / "hello.txt"), "content": "hi\n"}, 2),
+        post({"kind": "say", "text": "hello from the real claude"}),
+    ]
+    with AnthropicLocal(steps) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        ctx = make_ctx(repo, tmp_path / "run", timeout=120)
+        spec = AgentSpec(["claude"], tmp_path / "run", effort="low", key_env="LOCAL_ANTHROPIC_KEY")
+        result = run_agent_turn(ctx, spec)
+    record(tmp_path / "run", f"claude-{version(claude)}-gated")
+    assert result.post is not None and result.post["text"] == "hello from the real claude"
+    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["hello from the real claude"]
+    assert (repo / "hello.txt").read_text() == "hi\n"
+    convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
+    assert all(b.get("output_config", {}).get("effort") == "low" for b in convo)  # --effort low
+    assert not any(t["name"] == "Bash" for t in convo[0]["tools"])  # gated: no shell at all
+    raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
+    refusal = [json.loads(x) for x in raw.splitlines() if '"tool_result"' in x][0]
+    assert refusal["message"]["content"][0]["is_error"], refusal  # the Bash call was refused
+    assert result.prompt_tokens == 4 * 160 and result.completion_tokens == 4 * 30
+    assert [r["type"] for r in records(tmp_path / "run" / "harness.jsonl")][-1] == "turn_finished"
+
+
+def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, claude, monkeypatch):
+    steps = [
+        [{"type": "text", "text": "thinking, no post yet"}],
+        post({"kind": "say", "text": "after the nudge"}),
+    ]
+    with AnthropicLocal(steps) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.url)
+        ctx = make_ctx(repo, tmp_path / "run", timeout=120)
+        result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run", key_env="LOCAL_ANTHROPIC_KEY"))
+    record(tmp_path / "run", f"claude-{version(claude)}-nudged")
+    assert result.post is not None and result.post["text"] == "after the nudge"
+    started = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_started"]
+    assert started[0]["resume"] is None and started[1]["resume"]  # --resume SESSION
+    convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
+    assert len(convo[1]["messages"]) > len(convo[0]["messages"])  # the session's history came back
+    # tokens are each run's own, the cost of the resumed run is counted once
+    first, second = (
+        r["usage"] for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_finished"
+    )
+    assert second["cost"] == pytest.approx(first["cost"] * 2, rel=0.01)  # two answers vs one
+    assert result.cost == pytest.approx(first["cost"] + second["cost"])
