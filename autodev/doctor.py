@@ -135,17 +135,33 @@ def _team(paths: RunPaths, checks: list[Check]):
 
 
 def _sandbox(paths: RunPaths) -> Check:
+    """What `start` gets from the sandbox key, and, when bwrap is in use, a command actually run
+    in the room a participant's commands get (its hidden folders, network and exposed paths)."""
     from autodev import sandbox
-    from autodev.config import load_config
+    from autodev.config import RunConfig, load_config
 
     try:
-        mode = load_config(paths.config_file).sandbox
+        cfg = load_config(paths.config_file)
     except AutodevError:
-        mode = "auto"  # the team check above already reports the broken config
+        cfg = RunConfig()  # the team check above already reports the broken config
+    installed = sandbox.find_bwrap()
     try:
-        box = sandbox.resolve(mode)  # the same answer `start` gets
+        box = sandbox.resolve(cfg.sandbox)  # the same answer `start` gets
     except AutodevError as e:
-        return Check(FAIL, "sandbox", e.message, e.fix)
+        return Check(FAIL, "sandbox", e.message, sandbox.BROKEN_FIX if installed else e.fix)
+    if box.active:
+        room = box.room(
+            paths.repo,
+            hide=sandbox.hidden(paths.run_dir),
+            network=cfg.command_network,
+            expose=cfg.sandbox_expose,
+        )
+        why = sandbox.trial(room)
+        if why:
+            return Check(FAIL, "sandbox", why, sandbox.BROKEN_FIX)
+        return Check(OK, "sandbox", f"{box.describe()}: a test command ran in it")
+    if box.warning and installed:  # there, but it cannot build the sandbox: start runs unsandboxed
+        return Check(FAIL, "sandbox", f"commands would run unsandboxed: {box.problem}", sandbox.BROKEN_FIX)
     if box.warning:
         return Check(
             WARN,

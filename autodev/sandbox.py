@@ -30,6 +30,15 @@ BWRAP_ENV = "AUTODEV_BWRAP"
 
 _probed: dict[str, str] = {}  # bwrap path -> "" when it works here, else why not
 
+# What to do about a bwrap that is installed but cannot build the sandbox (most often: the
+# kernel, AppArmor or a container's seccomp profile forbids unprivileged user namespaces).
+BROKEN_FIX = (
+    "let unprivileged users create namespaces (`sysctl -w kernel.unprivileged_userns_clone=1`; on "
+    "Ubuntu 24.04 and later `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a "
+    "container, a seccomp profile that allows unshare/clone with namespaces), or set "
+    'sandbox = "off" in .autodev/config.toml to run commands unsandboxed'
+)
+
 
 @dataclass(frozen=True)
 class Sandbox:
@@ -192,6 +201,33 @@ def protected(repo: Path) -> list[Path]:
     if (repo / ".autodev").exists():
         out.append(repo / ".autodev")
     return out
+
+
+def hidden(run_dir: Path) -> list[Path]:
+    """The folders a command must not see: the user's home, autodev's home, the run folder."""
+    from autodev.paths import autodev_home
+
+    return [Path.home(), autodev_home(), Path(run_dir)]
+
+
+def trial(room: Room) -> str:
+    """Run `true` in `room` exactly as a command would run there: "" when it works, else why."""
+    try:
+        r = subprocess.run(
+            room.wrap(["true"]),
+            cwd=room.repo,
+            env=room.env(dict(os.environ)),
+            capture_output=True,
+            text=True,
+            timeout=20,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{room.sandbox.binary} could not run a command in the sandbox: {e}"
+    if r.returncode != 0:
+        detail = r.stderr.strip()[:300] or f"exit {r.returncode}"
+        return f"{room.sandbox.binary} could not run a command in the sandbox: {detail}"
+    return ""
 
 
 def find_bwrap() -> str | None:

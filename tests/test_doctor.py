@@ -283,6 +283,35 @@ def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):
     assert r.returncode == 0 and lines["mcp: notes"] == ("ok", f"{exe} (not started)"), r.stdout
 
 
+NO_USERNS = (
+    "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace, likely because the kernel "
+    "does not allow non-privileged user namespaces.' >&2\nexit 1\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["auto", "bwrap"])
+def test_a_bwrap_that_cannot_create_namespaces_fails_with_the_fix(autodev, repo, tmp_path, mode):
+    # Installed, but the kernel (or a container) refuses it namespaces: start would run unsandboxed
+    # ("auto") or refuse ("bwrap"); either way doctor says FAIL and how to fix it, never OK.
+    write_team(repo, SOLO, done_accepted("solo"), config=f'sandbox = "{mode}"\n')
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(NO_USERNS)
+    fake.chmod(0o755)
+    r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": str(fake)})
+    assert r.returncode == 2 and lines["sandbox"][0] == "FAIL", r.stdout
+    assert "non-privileged user namespaces" in lines["sandbox"][1]
+    assert "unprivileged_userns" in lines["sandbox"][1] and 'sandbox = "off"' in lines["sandbox"][1]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+def test_a_working_bwrap_ran_a_command_in_the_room_start_would_use(autodev, repo):
+    write_team(repo, SOLO, done_accepted("solo"), config='sandboxExpose = ["/nonexistent-autodev-path"]\n')
+    r, lines = doctor(autodev, repo)
+    assert lines["sandbox"][0] == "ok", r.stdout
+    assert "bubblewrap" in lines["sandbox"][1] and "a test command ran in it" in lines["sandbox"][1]
+
+
 def test_sandbox_bwrap_required_but_missing_fails(autodev, repo):
     write_team(repo, SOLO, done_accepted("solo"), config='sandbox = "bwrap"\n')
     r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": ""})
