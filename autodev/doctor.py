@@ -131,6 +131,10 @@ def _team(paths: RunPaths, checks: list[Check]):
         return None
     names = ", ".join(team.names())
     checks.append(Check(OK, "team", f"{len(team.participants)} participants ({names}) in {paths.team_file}"))
+    try:
+        team.audit_model()  # agent CLIs only: the audit needs a model of its own
+    except AutodevError as e:
+        checks.append(Check(FAIL, "audit", e.message, e.fix))
     return team
 
 
@@ -262,7 +266,7 @@ def _agents(team, env: Mapping[str, str]) -> list[Check]:
                 )
                 continue
             version = ad.version(path)
-            logged, how = ad.login(env, p.api_key_env)
+            logged, how = ad.login(env, p.api_key_env, path)
             detail = f"{agent} CLI at {path}, version {version or 'unknown'}; {how}"
             if version is None:
                 out.append(Check(WARN, name, detail, f"`{path} --version` failed: check the installation"))

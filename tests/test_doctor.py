@@ -257,19 +257,25 @@ def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_logi
     exe = tmp_path / "elsewhere" / "claude"
     exe.parent.mkdir()
     # It may answer --version and nothing else: doctor starts no session.
-    exe.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "2.0.5 (Claude Code)" && exit 0\nexit 9\n')
+    # Its login as `claude auth status` (2.1.332) answers it: exit 0 logged in, 1 not.
+    exe.write_text(
+        '#!/bin/sh\n[ "$1" = --version ] && echo "2.0.5 (Claude Code)" && exit 0\n'
+        '[ "$1 $2" = "auth status" ] && [ -f "$HOME/.claude/.credentials.json" ] && exit 0\n'
+        '[ "$1 $2" = "auth status" ] && exit 1\nexit 9\n'
+    )
     exe.chmod(0o755)
     env = {"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe), "HOME": str(home)}
     r, lines = doctor(autodev, repo, env=env)
     assert lines["agent: coder"][0] == "warn", r.stdout
     assert lines["agent: coder"][1].startswith(
-        f"claude CLI at {exe}, version 2.0.5 (Claude Code); no login found"
+        f"claude CLI at {exe}, version 2.0.5 (Claude Code); no login (`claude auth status` exit 1)"
     )
     (home / ".claude").mkdir()
     (home / ".claude" / ".credentials.json").write_text("{}")
     r, lines = doctor(autodev, repo, env=env)
     assert lines["agent: coder"][0] == "ok", r.stdout
-    assert "subscription login" in lines["agent: coder"][1]
+    assert "subscription login (`claude auth status`)" in lines["agent: coder"][1]
+    assert lines["audit"][0] == "FAIL" and "[audit]" in lines["audit"][1]  # agents only: no model
 
 
 def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):

@@ -41,6 +41,7 @@ class Claude(Adapter):
 
     name = "claude"
     key_vars = ("ANTHROPIC_API_KEY",)
+    status_args = ("auth", "status")  # 2.1.332: JSON, exit 0 when logged in, 1 when not
     # 2.1.332, seen running: a resumed session's total_cost_usd (and modelUsage) count the runs
     # before it; its `usage` tokens are this run's only.
     session_cost = True
@@ -126,7 +127,8 @@ class Claude(Adapter):
         return []
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
-        return [home / ".claude" / ".credentials.json", home / ".claude.json"]
+        # not ~/.claude.json: any run writes it, logged in or not (seen with 2.1.332)
+        return [home / ".claude" / ".credentials.json"]
 
 
 def _claude_usage(u: dict) -> dict:
@@ -156,6 +158,7 @@ class Codex(Adapter):
 
     name = "codex"
     key_vars = ("CODEX_API_KEY", "OPENAI_API_KEY")  # exec reads CODEX_API_KEY
+    status_args = ("login", "status")  # 0.171.0: "Not logged in" and exit 1 when not
 
     def argv(self, binary: str, inv: Invocation) -> list[str]:
         conf = {

@@ -45,6 +45,9 @@ class Adapter:
     name = ""
     resumable = True
     version_args: tuple[str, ...] = ("--version",)
+    # The CLI's own login check, where it has one that answers offline by its exit code
+    # (`claude auth status`, `codex login status`); else doctor looks for its login files.
+    status_args: tuple[str, ...] = ()
     key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
     session_cost = False  # its final cost is the whole session's, earlier runs of it included
 
@@ -81,13 +84,33 @@ class Adapter:
         lines = (r.stdout or r.stderr).strip().splitlines()
         return lines[0].strip()[:120] if r.returncode == 0 and lines else None
 
-    def login(self, environ: Mapping[str, str], key_env: str | None) -> tuple[bool, str]:
+    def login(
+        self, environ: Mapping[str, str], key_env: str | None, exe: str | None = None
+    ) -> tuple[bool, str]:
         """(logged in?, how): the participant's API key when it names one, else the CLI's own
-        login file; found without starting the CLI."""
+        status command (run without the CLI's key variables, as a turn runs it), else its login
+        files; none of them starts a session or calls a model."""
         if key_env:
             return bool(
                 environ.get(key_env)
             ), f"API-key mode ({key_env} {'set' if environ.get(key_env) else 'not set'})"
+        if exe and self.status_args:
+            env = {k: v for k, v in environ.items() if k not in self.key_vars}
+            shown = " ".join([self.name, *self.status_args])
+            try:
+                r = subprocess.run(
+                    [exe, *self.status_args],
+                    capture_output=True,
+                    text=True,
+                    timeout=15,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return False, f"`{shown}` failed ({type(e).__name__})"
+            if r.returncode == 0:
+                return True, f"subscription login (`{shown}`)"
+            return False, f"no login (`{shown}` exit {r.returncode})"
         home = Path(environ.get("HOME") or Path.home())
         for f in self.login_files(home, environ):
             if f.exists():

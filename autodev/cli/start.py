@@ -36,6 +36,7 @@ def start(
     paths = _paths()
     cfg = load_config(paths.config_file)
     team = load_team(paths.team_file)
+    team.audit_model()  # a team of agent CLIs only: the audit's model must be named, not found at `done`
     if team.uses_scripted():
         from autodev.scripted import load_script
 

@@ -106,3 +106,18 @@ def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, c
     )
     assert second["cost"] == pytest.approx(first["cost"] * 2, rel=0.01)  # two answers vs one
     assert result.cost == pytest.approx(first["cost"] + second["cost"])
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+def test_doctor_asks_the_cli_itself_whether_it_is_logged_in(agent, tmp_path):
+    from autodev.agents.adapters import adapter
+
+    exe = cli(agent)
+    home = tmp_path / "home"
+    home.mkdir()
+    ad = adapter(agent)
+    # the CLI's key variables are left out, as for a turn without api_key_env
+    environ = {"HOME": str(home), "PATH": os.environ["PATH"], **{k: "sk-not-a-key" for k in ad.key_vars}}
+    logged, how = ad.login(environ, None, exe)
+    assert not logged and how == f"no login (`{agent} {' '.join(ad.status_args)}` exit 1)"
+    assert ad.login({**environ, "MY_KEY": "k"}, "MY_KEY", exe) == (True, "API-key mode (MY_KEY set)")
