@@ -28,17 +28,7 @@ KINDS = ("send", "answer", "approve", "deny", "notice")
 
 def drop(inbox: Path, kind: str, **payload) -> dict:
     """Write one message into the inbox; returns it (with its id)."""
-    if kind not in KINDS:
-        raise ValueError(f"unknown inbox kind {kind!r}")
-    inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
-    mid = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
-    msg = safe({"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload})
-    tmp = inbox / f".{mid}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private to the user
-    with open(fd, "w", encoding="utf-8") as f:
-        json.dump(msg, f, ensure_ascii=False)
-        f.flush()
-        os.fsync(f.fileno())
+    mid, msg, tmp = _write(inbox, kind, payload, "tmp")
     os.replace(tmp, inbox / f"{mid}.json")
     fsync_dir(inbox)
     return msg
@@ -46,18 +36,23 @@ def drop(inbox: Path, kind: str, **payload) -> dict:
 
 def stage(inbox: Path, kind: str, **payload) -> Path:
     """Write a message under a name the daemon skips; `publish` queues it (start's objective)."""
+    return _write(inbox, kind, payload, "staged")[2]
+
+
+def _write(inbox: Path, kind: str, payload: dict, suffix: str) -> tuple[str, dict, Path]:
+    """The message, fsynced at inbox/.ID.SUFFIX (a name the daemon skips): (ID, message, path)."""
     if kind not in KINDS:
         raise ValueError(f"unknown inbox kind {kind!r}")
     inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
     mid = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
     msg = safe({"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload})
-    path = inbox / f".{mid}.staged"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    path = inbox / f".{mid}.{suffix}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private to the user
     with open(fd, "w", encoding="utf-8") as f:
         json.dump(msg, f, ensure_ascii=False)
         f.flush()
         os.fsync(f.fileno())
-    return path
+    return mid, msg, path
 
 
 def publish(staged: Path) -> None:

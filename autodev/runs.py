@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from autodev.budget import run_spend
 from autodev.errors import UsageError
 from autodev.journal import Journal, fsync_dir, iter_records
 from autodev.paths import autodev_home
@@ -58,15 +59,12 @@ def append(record: dict) -> dict:
 def usage_of(st: dict) -> dict:
     """A run's figures from its state.json: turns, credited work, tokens, cost, per model."""
     parts = (st.get("participants") or {}).values()
-    audit = st.get("audit_usage") or {}
-    tokens = sum(p.get("prompt_tokens", 0) + p.get("completion_tokens", 0) for p in parts)
-    tokens += audit.get("prompt_tokens", 0) + audit.get("completion_tokens", 0)
-    cost = sum(p.get("cost", 0.0) for p in parts) + audit.get("cost", 0.0)
+    spend = run_spend(st)
     return {
         "turns": sum(p.get("turns", 0) for p in parts),
         "credited": sum(p.get("credited", 0) for p in parts),
-        "tokens": tokens,
-        "cost": round(cost, 6),
+        "tokens": spend["tokens"],
+        "cost": spend["cost"],
         "models": st.get("models") or {},
     }
 
@@ -86,14 +84,9 @@ def start_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) ->
 
 def end_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) -> dict:
     return {
+        **start_record(run, session, repo, run_dir, st),
         "id": f"{run}:end:{session}",
         "type": "end",
-        "run": run,
-        "session": session,
-        "ts": now_ts(),
-        "repo": str(repo),
-        "run_dir": str(run_dir),
-        "objective": (st.get("objective") or "").split("\n")[0][:200],
         "state": st.get("state"),
         "reason": (st.get("reason") or {}).get("code"),
         **usage_of(st),

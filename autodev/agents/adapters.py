@@ -67,13 +67,7 @@ class Claude(Adapter):
         argv += ["--tools", ",".join(builtin)]
         argv += ["--allowedTools", ",".join([f"mcp__{SERVER}__{t}" for t in THREAD_TOOLS] + builtin)]
         argv += ["--permission-mode", "dontAsk" if inv.gated else "acceptEdits"]
-        if inv.model:
-            argv += ["--model", inv.model]
-        if inv.effort:
-            argv += ["--effort", inv.effort]
-        if inv.resume:
-            argv += ["--resume", inv.resume]
-        return argv + list(inv.extra_args)
+        return argv + self.common_tail(inv, "--effort")
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = obj.get("type")
@@ -243,13 +237,7 @@ class Copilot(Adapter):
         else:
             argv.append("--allow-all-tools")
         argv += ["--additional-mcp-config", json.dumps(mcp)]
-        if inv.model:
-            argv += ["--model", inv.model]
-        if inv.effort:
-            argv += ["--reasoning-effort", inv.effort]
-        if inv.resume:
-            argv += ["--resume", inv.resume]
-        return argv + list(inv.extra_args)
+        return argv + self.common_tail(inv, "--reasoning-effort")
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = str(obj.get("type") or "")
@@ -308,11 +296,7 @@ class Gemini(Adapter):
         # server is trusted in its settings. auto_edit lets file edits through.
         mode = ("auto_edit" if inv.write else "default") if inv.gated else "yolo"
         argv += ["--approval-mode", mode]
-        if inv.model:
-            argv += ["--model", inv.model]
-        if inv.resume:
-            argv += ["--resume", inv.resume]
-        return argv + list(inv.extra_args)
+        return argv + self.common_tail(inv)
 
     def env(self, inv: Invocation) -> dict[str, str]:
         return {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(self.settings(inv))}

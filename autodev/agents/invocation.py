@@ -58,6 +58,16 @@ class Adapter:
     def argv(self, binary: str, inv: Invocation) -> list[str]:
         raise NotImplementedError
 
+    def common_tail(self, inv: Invocation, effort_flag: str | None = None) -> list[str]:
+        """`--model`, the effort under `effort_flag`, `--resume` and the participant's own
+        arguments, as most CLIs take them."""
+        tail = ["--model", inv.model] if inv.model else []
+        if inv.effort and effort_flag:
+            tail += [effort_flag, inv.effort]
+        if inv.resume:
+            tail += ["--resume", inv.resume]
+        return tail + list(inv.extra_args)
+
     def env(self, inv: Invocation) -> dict[str, str]:
         """Variables added to the CLI's environment for this run."""
         return {}

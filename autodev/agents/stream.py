@@ -59,7 +59,7 @@ def pump(
         if time.monotonic() > deadline:
             run.timed_out = True
             proc.kill()
-            ctx.events.emit("agent_timeout", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
+            ctx.emit("agent_timeout", agent=agent, pid=proc.pid)
             return
         if spec.stopping is not None and spec.stopping() and result.post is None:
             run.stopped = True
@@ -93,12 +93,10 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
     elif ev.kind == "final" and ev.session:
         run.session = ev.session
     elif ev.kind == "text":
-        ctx.events.emit(
-            "agent_text", participant=ctx.name, turn=ctx.turn, agent=agent, text=safe_text(ev.text)[:300]
-        )
+        ctx.emit("agent_text", agent=agent, text=safe_text(ev.text)[:300])
     elif ev.kind == "tool" and ev.name not in adapters.THREAD_TOOLS:
         # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
-        ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=ev.name, agent=agent)
+        ctx.emit("tool", name=ev.name, agent=agent)
     elif ev.kind == "usage":
         if ev.cost is not None and run.cost_base and adapters.adapter(agent).session_cost:
             ev = replace(ev, cost=max(0.0, ev.cost - run.cost_base))
@@ -110,17 +108,10 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
         # The first signal is the precise one (Claude's event carries its reset time; the
         # error text after it does not).
         run.limit = run.limit or ev
-        ctx.events.emit(
-            "agent_limit",
-            participant=ctx.name,
-            turn=ctx.turn,
-            agent=agent,
-            reset_at=ev.reset_at,
-            text=ev.text,
-        )
+        ctx.emit("agent_limit", agent=agent, reset_at=ev.reset_at, text=ev.text)
     elif ev.kind == "error":
         run.errors.append(ev.text)
-        ctx.events.emit("agent_error", participant=ctx.name, turn=ctx.turn, agent=agent, text=ev.text)
+        ctx.emit("agent_error", agent=agent, text=ev.text)
 
 
 def _call(

@@ -30,7 +30,15 @@ from autodev.agents.stream import CliRun, pump
 from autodev.agents.usage import carry, count, label
 from autodev.errors import AutodevError
 from autodev.harness.recovery import Resume
-from autodev.harness.turn import AllModelsLimited, TurnContext, TurnResult, TurnStopped, run_turn
+from autodev.harness.turn import (
+    AllModelsLimited,
+    TurnContext,
+    TurnResult,
+    TurnStopped,
+    log_turn_finished,
+    log_turn_started,
+    run_turn,
+)
 from autodev.moves import MOVES
 
 
@@ -64,29 +72,17 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
     result, deadline = TurnResult(None), time.monotonic() + ctx.timeout_sec
     for rec in spec.stale:
         if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
-            ctx.events.emit("agent_killed", participant=ctx.name, turn=ctx.turn, pid=rec["pid"])
+            ctx.emit("agent_killed", pid=rec["pid"])
     if resume is None:
         baseline = credit.take_baseline(ctx.repo)
         prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
-        ctx.hlog.append(
-            {
-                "type": "turn_started",
-                "run": ctx.run_id,
-                "turn": ctx.turn,
-                "participant": ctx.name,
-                "head": baseline.head,
-                "baseline": credit.baseline_to_json(baseline),
-                "messages": [{"role": "user", "content": prompt}],
-                "agent": spec.agents[0],
-            }
-        )
-        ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
+        log_turn_started(ctx, baseline, [{"role": "user", "content": prompt}], agent=spec.agents[0])
     else:
         baseline = credit.baseline_from_json(resume.baseline)
         prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
         result.told = resume.told
         carry(ctx, spec.run_dir, resume, result)
-        ctx.events.emit("turn_resumed", participant=ctx.name, turn=ctx.turn, step=0, pending_tools=0)
+        ctx.emit("turn_resumed", step=0, pending_tools=0)
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
     nudged, session, runs, session_cost = False, "", 0, 0.0
@@ -123,10 +119,8 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         if run.limit is not None:
             ctx.limited_until[label(agent)] = run.limit.reset_at
             nxt = usable[1:]
-            ctx.events.emit(
+            ctx.emit(
                 "failover",
-                participant=ctx.name,
-                turn=ctx.turn,
                 model=label(agent),
                 to=label(nxt[0]) if nxt else None,
                 retry_after=max(0.0, run.limit.reset_at - time.time()),
@@ -137,40 +131,17 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             result.reason = "the agent exited twice without posting"
             break
         nudged = True
-        ctx.hlog.append(
-            {
-                "type": "nudged",
-                "run": ctx.run_id,
-                "turn": ctx.turn,
-                "message": {"role": "user", "content": "nudge"},
-            }
-        )
-        ctx.events.emit("nudged", participant=ctx.name, turn=ctx.turn, agent=agent, exit_code=run.exit_code)
+        ctx.record("nudged", message={"role": "user", "content": "nudge"})
+        ctx.emit("nudged", agent=agent, exit_code=run.exit_code)
     result.steps = runs
-    ctx.hlog.append(
-        {
-            "type": "turn_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "seq": result.post["seq"] if result.post else None,
-            "reason": result.reason,
-        }
-    )
-    ctx.events.emit(
-        "turn_ended",
-        participant=ctx.name,
-        turn=ctx.turn,
-        steps=result.steps,
-        posted=result.post["seq"] if result.post else None,
-        reason=result.reason or None,
-    )
+    log_turn_finished(ctx, result)
     return result
 
 
 def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
     """Every agent is limited: the participant's failover models take the rest of the turn,
     from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
-    ctx.events.emit("failover", participant=ctx.name, turn=ctx.turn, model="agents", to=ctx.targets[0].label)
+    ctx.emit("failover", model="agents", to=ctx.targets[0].label)
     resume = Resume(
         ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
     )
@@ -233,19 +204,15 @@ def _run_once(
             events=events,
             redact=spec.redact,
         )
-        ctx.hlog.append(
-            {
-                "type": "agent_started",
-                "run": ctx.run_id,
-                "turn": ctx.turn,
-                "agent": agent,
-                "pid": proc.pid,
-                "started": proc.started,
-                "resume": session or None,
-                "stream": f"agents/{stem}.jsonl",
-            }
+        ctx.record(
+            "agent_started",
+            agent=agent,
+            pid=proc.pid,
+            started=proc.started,
+            resume=session or None,
+            stream=f"agents/{stem}.jsonl",
         )
-        ctx.events.emit("agent_started", participant=ctx.name, turn=ctx.turn, agent=agent, pid=proc.pid)
+        ctx.emit("agent_started", agent=agent, pid=proc.pid)
         try:
             pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
         finally:
@@ -257,24 +224,18 @@ def _run_once(
     late = run.used.unreported()
     if late is not None:  # killed before its final figure: what it reported on the way
         count(ctx, agent, late, result)
-    ctx.hlog.append(
-        {
-            "type": "agent_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "agent": agent,
-            "pid": proc.pid,
-            "exit_code": run.exit_code,
-            "session": run.session or None,
-            "timed_out": run.timed_out,
-            "limit": run.limit.reset_at if run.limit else None,
-            "usage": run.used.record(label(agent)),
-        }
-    )
-    ctx.events.emit(
+    ctx.record(
         "agent_finished",
-        participant=ctx.name,
-        turn=ctx.turn,
+        agent=agent,
+        pid=proc.pid,
+        exit_code=run.exit_code,
+        session=run.session or None,
+        timed_out=run.timed_out,
+        limit=run.limit.reset_at if run.limit else None,
+        usage=run.used.record(label(agent)),
+    )
+    ctx.emit(
+        "agent_finished",
         agent=agent,
         exit_code=run.exit_code,
         timed_out=run.timed_out or None,

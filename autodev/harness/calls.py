@@ -46,17 +46,8 @@ def resume_call(
         # in flight at the last two crashes is what crashes the daemon: not run a third time.
         return run_call(ctx, call, baseline, result, decided)
     text = INTERRUPTED if crashes < 2 else CRASHED
-    ctx.hlog.append(
-        {
-            "type": "tool_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call["id"],
-            "result": text,
-            "synthetic": True,
-        }
-    )
-    ctx.events.emit("tool_interrupted", participant=ctx.name, turn=ctx.turn, name=name, crashes=crashes)
+    ctx.record("tool_finished", call_id=call["id"], result=text, synthetic=True)
+    ctx.emit("tool_interrupted", name=name, crashes=crashes)
     return text
 
 
@@ -100,19 +91,15 @@ def log_started(
     ctx: TurnContext, call_id: str, name: str, args: Any, replay_safe: bool, hook: dict | None = None
 ) -> None:
     """The intent record of a call (the arguments it runs with) and its event."""
-    ctx.hlog.append(
-        {
-            "type": "tool_started",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call_id,
-            "name": name,
-            "args": args,
-            "replay_safe": replay_safe,
-            **({"hook": hook} if hook else {}),
-        }
+    ctx.record(
+        "tool_started",
+        call_id=call_id,
+        name=name,
+        args=args,
+        replay_safe=replay_safe,
+        **{"hook": hook} if hook else {},
     )
-    ctx.events.emit("tool", participant=ctx.name, turn=ctx.turn, name=name)
+    ctx.emit("tool", name=name)
 
 
 def dispatch(
@@ -134,7 +121,7 @@ def dispatch(
         raise  # a log that cannot be written: the run faults, as everywhere
     except Exception as e:  # a bug in a tool ends the call, not the daemon
         out = f"error: {name} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
-        ctx.events.emit("error", participant=ctx.name, turn=ctx.turn, message=out)
+        ctx.emit("error", message=out)
         return out
 
 
@@ -144,15 +131,7 @@ def _blocked(hook: dict) -> str:
 
 def finish(ctx: TurnContext, call_id: str, out: str) -> str:
     """The call's result record; `out` is what the model gets."""
-    ctx.hlog.append(
-        {
-            "type": "tool_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "call_id": call_id,
-            "result": out[:4000],
-        }
-    )
+    ctx.record("tool_finished", call_id=call_id, result=out[:4000])
     return out
 
 

@@ -61,15 +61,11 @@ def _compact(
     stubs = compaction.plan(messages, tools, budget, hard=hard)
     if not stubs:
         return False
-    ctx.hlog.append(
-        {"type": "compacted", "run": ctx.run_id, "turn": ctx.turn, "step": step, "hard": hard, "stubs": stubs}
-    )
+    ctx.record("compacted", step=step, hard=hard, stubs=stubs)
     compaction.apply(messages, stubs)
     ctx.compactions += 1
-    ctx.events.emit(
+    ctx.emit(
         "compacted",
-        participant=ctx.name,
-        turn=ctx.turn,
         step=step,
         model=target.label,
         hard=hard,
@@ -96,26 +92,11 @@ def generate(
         if providers.estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
             _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
         attempt += 1
-        ctx.hlog.append(
-            {
-                "type": "generation_started",
-                "run": ctx.run_id,
-                "turn": ctx.turn,
-                "step": step,
-                "attempt": attempt,
-                "model": target.label,
-            }
-        )
+        ctx.record("generation_started", step=step, attempt=attempt, model=target.label)
         try:
             return _ask(ctx, target, messages, origins)
         except providers.ContextExceeded as e:
-            ctx.events.emit(
-                "context_exceeded",
-                participant=ctx.name,
-                turn=ctx.turn,
-                model=target.label,
-                error=str(e)[:500],
-            )
+            ctx.emit("context_exceeded", model=target.label, error=str(e)[:500])
             # Our estimate fitted but the provider counts more: compact harder, retry once.
             tighter = min(_budget(target), providers.estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
             if squeezed or not _compact(ctx, messages, target, step, hard=True, budget=tighter):
@@ -126,14 +107,7 @@ def generate(
         except providers.RateLimited as e:
             ctx.limited_until[target.label] = time.time() + e.retry_after
             nxt = [t.label for t in usable[1:]]
-            ctx.events.emit(
-                "failover",
-                participant=ctx.name,
-                turn=ctx.turn,
-                model=target.label,
-                to=nxt[0] if nxt else None,
-                retry_after=e.retry_after,
-            )
+            ctx.emit("failover", model=target.label, to=nxt[0] if nxt else None, retry_after=e.retry_after)
         except providers.Transient as e:
             if attempt > ctx.max_retries:
                 raise ProviderError(
@@ -141,15 +115,7 @@ def generate(
                     "check the provider's status; `autodev resume` tries again",
                 ) from e
             delay = providers.backoff(attempt, ctx.retry_backoff_sec)
-            ctx.events.emit(
-                "retry",
-                participant=ctx.name,
-                turn=ctx.turn,
-                model=target.label,
-                attempt=attempt,
-                delay=delay,
-                error=str(e)[:300],
-            )
+            ctx.emit("retry", model=target.label, attempt=attempt, delay=delay, error=str(e)[:300])
             _pause(ctx, delay)
 
 

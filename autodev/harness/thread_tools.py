@@ -61,9 +61,9 @@ def post(env: ToolEnv, **args: object) -> str:
     if move.kind == "work_done":
         extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
-    ctx.hlog.append({"type": "post_started", "run": ctx.run_id, "turn": ctx.turn, "id": pid + ":intent"})
+    ctx.record("post_started", id=pid + ":intent")
     rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
-    ctx.hlog.append({"type": "post_committed", "run": ctx.run_id, "turn": ctx.turn, "seq": rec["seq"]})
+    ctx.record("post_committed", seq=rec["seq"])
     ctx.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
     result.post = rec
     if ctx.hooks:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autodev import credit, prompts
 from autodev.harness import providers
@@ -35,7 +35,16 @@ if TYPE_CHECKING:
     from autodev.journal import Journal
     from autodev.thread import Thread
 
-__all__ = ["AllModelsLimited", "TurnContext", "TurnResult", "TurnStopped", "offered", "run_turn"]
+__all__ = [
+    "AllModelsLimited",
+    "TurnContext",
+    "TurnResult",
+    "TurnStopped",
+    "log_turn_finished",
+    "log_turn_started",
+    "offered",
+    "run_turn",
+]
 
 
 @dataclass
@@ -68,6 +77,14 @@ class TurnContext:
     compactions: int = 0  # compactions made in this turn (status shows their sum)
     hooks: Hooks | None = None  # when config.toml declares any
     model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
+
+    def record(self, type: str, **fields: Any) -> dict:
+        """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
+        return self.hlog.append({"type": type, "run": self.run_id, "turn": self.turn, **fields})
+
+    def emit(self, type: str, **fields: Any) -> dict:
+        """An event of this participant's turn."""
+        return self.events.emit(type, participant=self.name, turn=self.turn, **fields)
 
 
 @dataclass
@@ -148,7 +165,7 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
             continue
         for call in calls:
             at.messages.append(_answer(call, run_call(ctx, call, at.baseline, result)))
-    _finish(ctx, result)
+    log_turn_finished(ctx, result)
     return result
 
 
@@ -162,19 +179,21 @@ def _start(ctx: TurnContext) -> _Loop:
         {"role": "system", "content": ctx.system_prompt},
         {"role": "user", "content": ctx.turn_prompt},
     ]
-    ctx.hlog.append(
-        {
-            "type": "turn_started",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "participant": ctx.name,
-            "head": baseline.head,
-            "baseline": credit.baseline_to_json(baseline),
-            "messages": messages,
-        }
-    )
-    ctx.events.emit("turn_started", participant=ctx.name, turn=ctx.turn)
+    log_turn_started(ctx, baseline, messages)
     return _Loop(baseline, messages, {})
+
+
+def log_turn_started(ctx: TurnContext, baseline: credit.Baseline, messages: list[dict], **extra: Any) -> None:
+    """The turn's first record: what recovery rebuilds it from (its baseline and messages)."""
+    ctx.record(
+        "turn_started",
+        participant=ctx.name,
+        head=baseline.head,
+        baseline=credit.baseline_to_json(baseline),
+        messages=messages,
+        **extra,
+    )
+    ctx.emit("turn_started")
 
 
 def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
@@ -191,45 +210,22 @@ def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
     result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
     result.cached_tokens = resume.cached_tokens
     ctx.compactions = resume.compactions  # made before the crash; later ones add to them
-    ctx.events.emit(
-        "turn_resumed",
-        participant=ctx.name,
-        turn=ctx.turn,
-        step=resume.steps,
-        pending_tools=len(resume.pending),
-    )
+    ctx.emit("turn_resumed", step=resume.steps, pending_tools=len(resume.pending))
     for call, began in resume.pending:
         at.messages.append(_answer(call, resume_call(ctx, call, began, at.baseline, result)))
     return at
 
 
 def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
-    ctx.hlog.append(
-        {
-            "type": "generation_finished",
-            "run": ctx.run_id,
-            "turn": ctx.turn,
-            "step": step,
-            "message": gen.message,
-            "model": gen.model,
-            "source": gen.source,
-            "prompt_tokens": gen.prompt_tokens,
-            "completion_tokens": gen.completion_tokens,
-            "cached_tokens": gen.cached_tokens,
-            "cost": gen.cost,
-        }
-    )
-    ctx.events.emit(
-        "generation",
-        participant=ctx.name,
-        turn=ctx.turn,
-        step=step,
-        model=gen.model,
-        prompt_tokens=gen.prompt_tokens,
-        completion_tokens=gen.completion_tokens,
-        cached_tokens=gen.cached_tokens,
-        cost=gen.cost,
-    )
+    usage = {
+        "model": gen.model,
+        "prompt_tokens": gen.prompt_tokens,
+        "completion_tokens": gen.completion_tokens,
+        "cached_tokens": gen.cached_tokens,
+        "cost": gen.cost,
+    }
+    ctx.record("generation_finished", step=step, message=gen.message, source=gen.source, **usage)
+    ctx.emit("generation", step=step, **usage)
 
 
 def _nudge(ctx: TurnContext) -> dict:
@@ -238,21 +234,13 @@ def _nudge(ctx: TurnContext) -> dict:
         "role": "user",
         "content": prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides),
     }
-    ctx.hlog.append({"type": "nudged", "run": ctx.run_id, "turn": ctx.turn, "message": nudge})
+    ctx.record("nudged", message=nudge)
     return nudge
 
 
-def _finish(ctx: TurnContext, result: TurnResult) -> None:
+def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
+    """The turn's last record (its post's seq, or why there is none) and its event."""
     result.compactions = ctx.compactions
     seq = result.post["seq"] if result.post else None
-    ctx.hlog.append(
-        {"type": "turn_finished", "run": ctx.run_id, "turn": ctx.turn, "seq": seq, "reason": result.reason}
-    )
-    ctx.events.emit(
-        "turn_ended",
-        participant=ctx.name,
-        turn=ctx.turn,
-        steps=result.steps,
-        posted=seq,
-        reason=result.reason or None,
-    )
+    ctx.record("turn_finished", seq=seq, reason=result.reason)
+    ctx.emit("turn_ended", steps=result.steps, posted=seq, reason=result.reason or None)
