@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from autodev.harness.providers import estimate_tokens
+from autodev.harness.messages import estimate_tokens
 
 STUB_MARK = "[compacted]"
 HARD_HEAD = 2000  # characters kept of each newest tool result in hard compaction

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from autodev.errors import ProviderError
 from autodev.harness import compaction, providers
 from autodev.harness.calls import offered
+from autodev.harness.messages import estimate_tokens
 
 if TYPE_CHECKING:
     from autodev.harness.turn import TurnContext
@@ -57,7 +58,7 @@ def _compact(
     """Fit `messages` into `budget` tokens by stubbing tool results; the stubs go to the harness
     log first, so resume replays exactly this. False when nothing could be compacted."""
     tools = _tool_specs(ctx)
-    before = providers.estimate_tokens(messages, tools)
+    before = estimate_tokens(messages, tools)
     stubs = compaction.plan(messages, tools, budget, hard=hard)
     if not stubs:
         return False
@@ -71,7 +72,7 @@ def _compact(
         hard=hard,
         stubbed=len(stubs),
         tokens_before=before,
-        tokens_after=providers.estimate_tokens(messages, tools),
+        tokens_after=estimate_tokens(messages, tools),
         window=target.window,
     )
     return True
@@ -89,7 +90,7 @@ def generate(
             reset = min(ctx.limited_until.get(t.label, 0) for t in ctx.targets)
             raise AllModelsLimited(reset, f"every model of {ctx.name} is at its usage limit")
         target = usable[0]
-        if providers.estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
+        if estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
             _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
         attempt += 1
         ctx.record("generation_started", step=step, attempt=attempt, model=target.label)
@@ -98,7 +99,7 @@ def generate(
         except providers.ContextExceeded as e:
             ctx.emit("context_exceeded", model=target.label, error=str(e)[:500])
             # Our estimate fitted but the provider counts more: compact harder, retry once.
-            tighter = min(_budget(target), providers.estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
+            tighter = min(_budget(target), estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
             if squeezed or not _compact(ctx, messages, target, step, hard=True, budget=tighter):
                 return None
             squeezed = True

@@ -26,6 +26,7 @@ from typing import Any
 from autodev import keys
 from autodev.errors import ToolError, ToolSetupError
 from autodev.harness.deadline import wait_future
+from autodev.harness.mcp_groups import find_group, kill_group, reap_groups, save_groups
 from autodev.harness.registry import Tool, ToolEnv
 
 _MAX_BACKOFF = 60.0
@@ -175,7 +176,8 @@ class McpHub:
             except Exception as e:  # noqa: BLE001 - any failure of the server is reported as such
                 s.error = _describe(e)
             s.up, s.session = False, None
-            _kill_group(s)
+            kill_group(s.pgid)
+            s.pgid = None
             s.ready.set()
             if self._stop.is_set():
                 return
@@ -201,7 +203,7 @@ class McpHub:
         try:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
-                    s.pgid = _find_group(s, [o.pgid for o in self._servers.values()])
+                    s.pgid = find_group(s.command, s.args, [o.pgid for o in self._servers.values()])
                     self._save_groups()
                     await asyncio.wait_for(session.initialize(), s.timeout)
                     s.tools = await self._list(s, session)
@@ -267,31 +269,13 @@ class McpHub:
         return out
 
     def _save_groups(self) -> None:
-        """The servers' process groups, so a daemon killed with -9 has its servers stopped by the
-        next one (a server may outlive its stdin, and what it started always does)."""
-        if self._groups_file is None:
-            return
-        groups = {s.name: s.pgid for s in self._servers.values() if s.pgid}
-        tmp = self._groups_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps(groups))
-        os.replace(tmp, self._groups_file)
+        if self._groups_file is not None:
+            save_groups(self._groups_file, {s.name: s.pgid for s in self._servers.values() if s.pgid})
 
     def _reap(self) -> None:
-        """Stop the process groups of the servers a killed daemon left running."""
-        if self._groups_file is None or not self._groups_file.exists():
-            return
-        try:
-            groups = json.loads(self._groups_file.read_text())
-        except (OSError, ValueError):
-            groups = {}
-        for name, pgid in groups.items() if isinstance(groups, dict) else []:
-            if isinstance(pgid, int) and pgid > 1 and pgid != os.getpgrp():
-                try:
-                    os.killpg(pgid, 9)
-                    self._emit("mcp_server_reaped", server=name, pgid=pgid)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        self._groups_file.unlink(missing_ok=True)
+        if self._groups_file is not None:
+            for name, pgid in reap_groups(self._groups_file):
+                self._emit("mcp_server_reaped", server=name, pgid=pgid)
 
     # -- use
 
@@ -346,41 +330,6 @@ class McpHub:
 
 def _stopping(ws: Any) -> Callable[[], bool]:
     return ws.stopping_now if ws is not None else lambda: False
-
-
-def _find_group(s: _Server, taken: list[int | None]) -> int | None:
-    """The process group of the server just started: our child that leads its own session and
-    runs its arguments. The SDK stops only the server when it exits on its own; we stop what it
-    left in its group too."""
-    me = os.getpid()
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
-        if not entry.isdigit() or int(entry) in taken:
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        except OSError:
-            continue
-        ppid, pgid = int(fields[1]), int(fields[2])
-        if (
-            ppid == me
-            and pgid == int(entry)
-            and argv[1:] == s.args
-            and os.path.basename(argv[0]) == os.path.basename(s.command)
-        ):
-            return pgid
-    return None
-
-
-def _kill_group(s: _Server) -> None:
-    if s.pgid is not None:
-        try:
-            os.killpg(s.pgid, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
-        s.pgid = None
 
 
 def _text_of(result: Any) -> str:

@@ -17,7 +17,6 @@ What providers hold a harness to (SPEC §13), and where it is kept:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 from autodev import keys
 from autodev.errors import ProviderError
+from autodev.harness.messages import plain, verbatim
 from autodev.names import is_scripted
 
 # Sent to endpoints that need no key (llama.cpp, vLLM, Ollama): they ignore it.
@@ -221,28 +221,6 @@ def _retry_after(exc: Exception) -> float:
 # -- messages across providers -------------------------------------------------------------------
 
 
-def plain(message: dict) -> dict:
-    """An assistant message reduced to the OpenAI shape every provider accepts: role, content and
-    tool calls (id, name, arguments). Thinking blocks, signatures and provider fields are dropped."""
-    out: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
-    calls = message.get("tool_calls") or []
-    if calls:
-        out["tool_calls"] = [
-            {
-                "id": c["id"],
-                "type": "function",
-                "function": {
-                    "name": c["function"]["name"],
-                    "arguments": c["function"].get("arguments") or "{}",
-                },
-            }
-            for c in calls
-        ]
-    if out["content"] is None and not calls:
-        out["content"] = ""
-    return out
-
-
 def adapt(messages: list[dict], origins: dict[int, str], target: Target) -> tuple[list[dict], dict]:
     """The turn's messages made valid for `target`, and request options to change.
 
@@ -263,24 +241,6 @@ def adapt(messages: list[dict], origins: dict[int, str], target: Target) -> tupl
             out = [plain(m) if i in origins else m for i, m in enumerate(out)]
             changes["reasoning_effort"] = None
     return out, changes
-
-
-def verbatim(message: Any) -> dict:
-    """litellm's assistant message as a JSON-ready dict, absent (None) fields left out."""
-    dumped = message.model_dump() if hasattr(message, "model_dump") else dict(message)
-    out = {k: v for k, v in dumped.items() if v is not None}
-    out["role"] = "assistant"
-    out.setdefault("content", None)
-    return out
-
-
-def estimate_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
-    """A cheap, provider-independent estimate: one token per 4 characters of the JSON sent.
-    Deterministic (resume compacts exactly as the original run did) and fast for 40 steps of
-    20,000-character tool results; a provider that counts more answers "context window
-    exceeded", which compacts harder."""
-    chars = len(json.dumps(messages, ensure_ascii=False)) + len(json.dumps(tools or [], ensure_ascii=False))
-    return chars // 4 + 1
 
 
 # -- one request ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 
 from autodev.contract import AnthropicServer, OpenAIServer
 from autodev.harness import providers
+from autodev.harness.messages import plain
 from autodev.scripted import load_script
 
 SCRIPT = """
@@ -103,7 +104,7 @@ def test_the_server_refuses_a_tool_use_without_its_thinking_block(tmp_path):
         t = _target(srv)
         messages = _start()
         gen = providers.complete(t, messages, TOOLS, turn_id="x", timeout=30)
-        stripped = providers.plain(gen.message)
+        stripped = plain(gen.message)
         with pytest.raises(litellm.BadRequestError):
             _raw(t, messages + [stripped, _tool_result(stripped, "a.txt")])
         assert "Expected `thinking` or `redacted_thinking`, but found" in srv.refusals[-1]

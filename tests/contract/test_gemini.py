@@ -13,6 +13,7 @@ import pytest
 from autodev.contract import OpenAIServer
 from autodev.contract_gemini import SKIP_SIGNATURE, GeminiServer, signature
 from autodev.harness import providers
+from autodev.harness.messages import plain
 from autodev.scripted import load_script
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.contract.test_anthropic import SCRIPT, TOOLS, _start, _tool_result
@@ -76,7 +77,7 @@ def _unsigned(msg: dict) -> dict:
     """The message as a harness sends it that rebuilds messages from content + tool calls and
     shortens ids to OpenAI's 40 characters: the signature is lost (litellm carries it in the
     provider fields and after `__thought__` in the id; plain() keeps the id whole)."""
-    out = providers.plain(msg)
+    out = plain(msg)
     assert "__thought__" in out["tool_calls"][0]["id"]
     out["tool_calls"][0]["id"] = out["tool_calls"][0]["id"][:40]
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from autodev.harness import compaction
-from autodev.harness.providers import estimate_tokens
+from autodev.harness.messages import estimate_tokens
 from autodev.harness.recovery import rebuild
 
 
