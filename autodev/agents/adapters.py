@@ -44,7 +44,7 @@ class Claude(Adapter):
     status_args = ("auth", "status")  # 2.1.332: JSON, exit 0 when logged in, 1 when not
     # 2.1.332, seen running: a resumed session's total_cost_usd (and modelUsage) count the runs
     # before it; its `usage` tokens are this run's only.
-    session_cost = True
+    session_totals = ("cost",)
 
     def builtin(self, inv: Invocation) -> list[str]:
         """Claude Code's own tools the turn may use (2.1.332 has no LS or MultiEdit)."""
@@ -153,6 +153,8 @@ class Codex(Adapter):
     name = "codex"
     key_vars = ("CODEX_API_KEY", "OPENAI_API_KEY")  # exec reads CODEX_API_KEY
     status_args = ("login", "status")  # 0.171.0: "Not logged in" and exit 1 when not
+    # 0.171.0, seen running: `exec resume`'s turn.completed usage is the whole session's.
+    session_totals = ("input_tokens", "output_tokens", "cached_tokens")
 
     def argv(self, binary: str, inv: Invocation) -> list[str]:
         conf = {

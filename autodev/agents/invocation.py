@@ -49,7 +49,9 @@ class Adapter:
     # (`claude auth status`, `codex login status`); else doctor looks for its login files.
     status_args: tuple[str, ...] = ()
     key_vars: tuple[str, ...] = ()  # variables the CLI reads in its API-key mode
-    session_cost = False  # its final cost is the whole session's, earlier runs of it included
+    # The usage fields whose final figure, in a resumed session, is the whole session's (the
+    # runs before it included) rather than this run's: counted as the difference.
+    session_totals: tuple[str, ...] = ()
 
     @property
     def bin_env(self) -> str:

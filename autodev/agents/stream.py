@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import queue
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
-from autodev.agents.usage import RunUsage, count
+from autodev.agents.usage import RunUsage, count, session_part
 from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
 from autodev.harness.registry import ToolEnv
@@ -38,7 +38,7 @@ class CliRun:
     stopped: bool = False
     errors: list[str] = field(default_factory=list)
     used: RunUsage = field(default_factory=RunUsage)
-    cost_base: float = 0.0  # what the resumed session already cost (Claude's total is the session's)
+    base: AgentEvent | None = None  # what the resumed session's earlier runs were counted for
 
 
 def pump(
@@ -98,8 +98,8 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
         # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
         ctx.emit("tool", name=ev.name, agent=agent)
     elif ev.kind == "usage":
-        if ev.cost is not None and run.cost_base and adapters.adapter(agent).session_cost:
-            ev = replace(ev, cost=max(0.0, ev.cost - run.cost_base))
+        if run.base is not None:
+            ev = session_part(ev, run.base, adapters.adapter(agent).session_totals)
         run.used.see(ev)
         count(ctx, agent, ev, result)
     elif ev.kind == "step":

@@ -25,9 +25,10 @@ from pathlib import Path
 from autodev import credit, keys, prompts
 from autodev.agents import adapters, runner
 from autodev.agents.bridge import Bridge
+from autodev.agents.events import AgentEvent
 from autodev.agents.invocation import Invocation, McpLaunch
 from autodev.agents.stream import CliRun, pump
-from autodev.agents.usage import carry, count, label
+from autodev.agents.usage import added, carry, count, label
 from autodev.errors import AutodevError
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import (
@@ -85,7 +86,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         ctx.emit("turn_resumed", step=0, pending_tools=0)
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
-    nudged, session, runs, session_cost = False, "", 0, 0.0
+    nudged, session, runs, so_far = False, "", 0, AgentEvent("usage")
     while result.post is None:
         usable = [a for a in spec.agents if ctx.limited_until.get(label(a), 0) <= time.time()]
         if not usable:
@@ -103,11 +104,11 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             nudge = prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
             text = nudge if resumable else f"{prompt}\n\n{nudge}"
         runs += 1
-        base = session_cost if resumable else 0.0
+        base = so_far if resumable else None
         run = _run_once(
             ctx, spec, agent, text, session if nudged else "", result, baseline, deadline, runs, base
         )
-        session_cost = base + sum(e.cost or 0.0 for e in run.used.final)
+        so_far = added(base or AgentEvent("usage"), *run.used.final)
         session = run.session or session
         if result.post is not None:
             break
@@ -161,10 +162,10 @@ def _run_once(
     baseline: credit.Baseline,
     deadline: float,
     n: int,
-    cost_base: float = 0.0,
+    base: AgentEvent | None = None,
 ) -> CliRun:
     ad = adapters.adapter(agent)
-    run = CliRun(cost_base=cost_base)
+    run = CliRun(base=base)
     exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(

@@ -7,7 +7,7 @@ crash counts every earlier run of the turn exactly once (harness/recovery.py add
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autodev.agents import adapters
@@ -58,6 +58,26 @@ class RunUsage:
             "cached_tokens": sum(e.cached_tokens for e in counted),
             "cost": sum(e.cost or 0.0 for e in counted),
         }
+
+
+def added(*events: AgentEvent) -> AgentEvent:
+    """The sum of usage figures."""
+    return AgentEvent(
+        "usage",
+        input_tokens=sum(e.input_tokens for e in events),
+        output_tokens=sum(e.output_tokens for e in events),
+        cached_tokens=sum(e.cached_tokens for e in events),
+        cost=sum(e.cost or 0.0 for e in events) if any(e.cost is not None for e in events) else None,
+    )
+
+
+def session_part(ev: AgentEvent, before: AgentEvent, totals: tuple[str, ...]) -> AgentEvent:
+    """A resumed run's own usage: its `totals` fields are the session's, less what its earlier
+    runs were counted for."""
+    own = {
+        f: max(0, getattr(ev, f) - (getattr(before, f) or 0)) for f in totals if getattr(ev, f) is not None
+    }
+    return replace(ev, **own)
 
 
 def from_stream(agent: str, path: Path) -> RunUsage:

@@ -194,10 +194,12 @@ def say_end() -> None:
             }
         )
     elif AGENT == "codex":
+        # 0.171.0 (fixtures/codex-0.171.0-*.jsonl): a resumed session's usage is the session's
+        k = 2 if resume_id() else 1
         emit(
             {
                 "type": "turn.completed",
-                "usage": {"input_tokens": 150, "cached_input_tokens": 50, "output_tokens": 20},
+                "usage": {"input_tokens": 150 * k, "cached_input_tokens": 50 * k, "output_tokens": 20 * k},
             }
         )
     elif AGENT == "copilot":

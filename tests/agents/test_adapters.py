@@ -49,7 +49,7 @@ def test_claude_2_1_332_resumed_session_reports_the_session_cost_and_its_own_tok
     assert (first.input_tokens, first.output_tokens) == (160, 30)  # the first run: one answer
     assert (usage.input_tokens, usage.output_tokens) == (320, 60)  # the resumed run's own two
     assert usage.cost == pytest.approx(3 * first.cost)  # but the cost of all three answers
-    assert adapter("claude").session_cost
+    assert adapter("claude").session_totals == ("cost",)
 
 
 def test_claude_invocation_flags_of_2_1_332(tmp_path):
@@ -62,3 +62,17 @@ def test_claude_invocation_flags_of_2_1_332(tmp_path):
     argv = Claude().argv("claude", inv)
     assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob,Edit,Write,Bash"
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+
+
+def test_codex_0_171_0_stream_and_its_resumed_session_usage():
+    first = parsed("codex", "codex-0.171.0-nudged-1.jsonl")
+    second = parsed("codex", "codex-0.171.0-nudged-2.jsonl")
+    (s1,), (s2,) = ([e for e in ev if e.kind == "session"] for ev in (first, second))
+    assert s1.session and s1.session == s2.session  # `exec resume` keeps the thread
+    assert [e.text for e in first if e.kind == "text"] == ["thinking, no post yet"]
+    # its "Model metadata ... not found" item is a warning, not an error of the run
+    assert not [e for e in first + second if e.kind in ("error", "limit")]
+    (u1,), (u2,) = ([e for e in ev if e.kind == "usage"] for ev in (first, second))
+    assert (u1.input_tokens, u1.output_tokens, u1.cached_tokens) == (200, 25, 50)
+    assert (u2.input_tokens, u2.output_tokens) == (400, 50)  # the session's, both runs
+    assert adapter("codex").session_totals == ("input_tokens", "output_tokens", "cached_tokens")

@@ -121,6 +121,15 @@ def test_exit_without_post_is_nudged_in_the_same_session_then_posts(repo, tmp_pa
     assert (result.prompt_tokens, result.completion_tokens) == (300, 40)
 
 
+def test_a_nudged_codex_session_counts_its_cumulative_usage_once(repo, tmp_path, fakes):
+    fakes.play(codex=[[["text", "thinking"]], [["post", {"kind": "say", "text": "after the nudge"}]]])
+    ctx = make_ctx(repo, tmp_path / "run")
+    result = run_agent_turn(ctx, AgentSpec(["codex"], tmp_path / "run"))
+    assert result.post["text"] == "after the nudge" and fakes.calls()[1]["resume"]
+    # the resumed run reports 300/40 for the session: 150/20 of it are the first run's
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (300, 40, 100)
+
+
 def test_exit_twice_without_post_is_a_silent_turn(repo, tmp_path, fakes):
     fakes.play(gemini=[[["text", "hmm"]]])
     ctx = make_ctx(repo, tmp_path / "run")

@@ -5,13 +5,16 @@ Opt-in: `make real-agents` installs the pinned CLIs (npm) and sets $AUTODEV_REAL
 their bin folder; without it these tests are skipped. With $AUTODEV_RECORD_FIXTURES set to a
 folder, the raw streams are copied there (that is how tests/agents/fixtures was recorded).
 
-Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. HOME is a temp
-folder, so no login of yours is read and nothing of the CLI's lands in your home."""
+Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. Codex takes a
+model provider of its own (`-c model_providers.local...`, wire_api "responses"):
+tests/agents/responses_local.py answers it. HOME (and CODEX_HOME) is a temp folder, so no login
+of yours is read and nothing of the CLI's lands in your home."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -20,6 +23,7 @@ import pytest
 
 from autodev.agents.turn import AgentSpec, run_agent_turn
 from tests.agents.anthropic_local import AnthropicLocal, post, tool
+from tests.agents.responses_local import ResponsesLocal, say
 from tests.agents.test_agent_turn import make_ctx, records
 
 pytestmark = pytest.mark.e2e
@@ -36,7 +40,7 @@ def cli(name: str) -> str:
 
 def version(exe: str) -> str:
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
-    return out.stdout.split()[0]
+    return re.search(r"\d+\.\d+\.\d+", out.stdout).group(0)  # "2.1.332 (Claude Code)", "codex-cli 0.171.0"
 
 
 def record(run: Path, name: str) -> None:
@@ -106,6 +110,39 @@ def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, c
     )
     assert second["cost"] == pytest.approx(first["cost"] * 2, rel=0.01)  # two answers vs one
     assert result.cost == pytest.approx(first["cost"] + second["cost"])
+
+
+def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tmp_path, monkeypatch):
+    exe = cli("codex")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    for k, v in {"HOME": home, "CODEX_HOME": home / ".codex", "AUTODEV_CODEX_BIN": exe}.items():
+        monkeypatch.setenv(k, str(v))
+    monkeypatch.setenv("LOCAL_OPENAI_KEY", "sk-local-not-a-key")
+    with ResponsesLocal([say("thinking, no post yet")]) as srv:
+        provider = {
+            "name": "local",
+            "base_url": srv.url,
+            "wire_api": "responses",
+            "env_key": "LOCAL_OPENAI_KEY",
+        }
+        args = ["-c", 'model_provider="local"']
+        for k, v in provider.items():
+            args += ["-c", f'model_providers.local.{k}="{v}"']
+        ctx = make_ctx(repo, tmp_path / "run", timeout=120)
+        spec = AgentSpec(["codex"], tmp_path / "run", model="gpt-local", effort="low", extra_args=args)
+        spec.key_env = "LOCAL_OPENAI_KEY"
+        result = run_agent_turn(ctx, spec)
+    record(tmp_path / "run", f"codex-{version(exe)}-nudged")
+    assert result.post is None and result.reason == "the agent exited twice without posting"
+    started = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_started"]
+    finished = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_finished"]
+    assert started[1]["resume"] == finished[0]["session"]  # `codex exec ... resume SESSION`
+    first, second = (b["body"] for b in srv.requests)
+    assert len(second["input"]) > len(first["input"]) and first["reasoning"]["effort"] == "low"
+    # the resumed run's turn.completed says 400/50 for the session; 200/25 of it were the first run's
+    assert [f["usage"]["prompt_tokens"] for f in finished] == [200, 200]
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (400, 50, 100)
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
