@@ -334,11 +334,9 @@ class _AnthropicHandler(_ContractHandler):
         )
 
 
-class AnthropicServer(ScriptedServer):
-    """An Anthropic-Messages-compatible server: point litellm at it with
-    `api_base = server.root` and an `anthropic/...` model."""
-
-    handler_base = _AnthropicHandler
+class ProviderServer(ScriptedServer):
+    """The scripted server speaking one provider's own API (Anthropic's, Gemini's), refusing
+    with a 400 what that provider refuses."""
 
     def __init__(
         self,
@@ -350,8 +348,18 @@ class AnthropicServer(ScriptedServer):
     ):
         super().__init__(script, ledger_path, request_log)
         self.participants = dict(participants or {})
-        self.cache: set[str] = set()  # prefix hashes written to the prompt cache
         self.refusals: list[str] = []  # why requests were refused (400), in order
+
+
+class AnthropicServer(ProviderServer):
+    """An Anthropic-Messages-compatible server: point litellm at it with
+    `api_base = server.root` and an `anthropic/...` model."""
+
+    handler_base = _AnthropicHandler
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.cache: set[str] = set()  # prefix hashes written to the prompt cache
 
     @property
     def root(self) -> str:

@@ -26,13 +26,10 @@ import hashlib
 import hmac
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from autodev.contract import SIGNING_KEY, _ContractHandler
+from autodev.contract import SIGNING_KEY, ProviderServer, _ContractHandler
 from autodev.scripted import answers
-from autodev.scripted.script import Script
-from autodev.scripted.server import ScriptedServer
 
 _ROUTE = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _STATUS = {
@@ -181,23 +178,14 @@ class _GeminiHandler(_ContractHandler):
         )
 
 
-class GeminiServer(ScriptedServer):
+class GeminiServer(ProviderServer):
     """A Gemini-generateContent-compatible server: point litellm at it with
     `api_base = server.root` and a `gemini/...` model."""
 
     handler_base = _GeminiHandler
 
-    def __init__(
-        self,
-        script: Script,
-        ledger_path: Path,
-        request_log: Path | None = None,
-        *,
-        participants: dict[str, str] | None = None,
-    ):
-        super().__init__(script, ledger_path, request_log)
-        self.participants = dict(participants or {})
-        self.refusals: list[str] = []  # why requests were refused (400), in order
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
         self.issued: set[str] = set()  # signatures given, one per answer with function calls
 
     @property

@@ -84,13 +84,7 @@ class Adapter:
     def version(self, exe: str) -> str | None:
         """The CLI's own `--version` line (it starts no session and calls no model)."""
         try:
-            r = subprocess.run(
-                [exe, *self.version_args],
-                capture_output=True,
-                text=True,
-                timeout=15,
-                stdin=subprocess.DEVNULL,
-            )
+            r = _ask(exe, self.version_args)
         except (OSError, subprocess.TimeoutExpired):
             return None
         lines = (r.stdout or r.stderr).strip().splitlines()
@@ -110,14 +104,7 @@ class Adapter:
             env = {k: v for k, v in environ.items() if k not in self.key_vars}
             shown = " ".join([self.name, *self.status_args])
             try:
-                r = subprocess.run(
-                    [exe, *self.status_args],
-                    capture_output=True,
-                    text=True,
-                    timeout=15,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                )
+                r = _ask(exe, self.status_args, env)
             except (OSError, subprocess.TimeoutExpired) as e:
                 return False, f"`{shown}` failed ({type(e).__name__})"
             if r.returncode == 0:
@@ -128,6 +115,15 @@ class Adapter:
             if f.exists():
                 return True, f"subscription login ({f})"
         return False, "no login found"
+
+
+def _ask(
+    exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """One question to the CLI that starts no session (`--version`, its login status)."""
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL, env=env
+    )
 
 
 def short_name(name: str) -> str:
