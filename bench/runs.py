@@ -250,10 +250,10 @@ from pathlib import Path
 from autodev.daemon import Daemon
 d = Daemon(Path.cwd())
 t = time.perf_counter()
-d.open()
+loop = d.open()
 dt = time.perf_counter() - t
 d.close()
-print(json.dumps({"open_s": dt, "last_seq": d.thread.last_seq}))
+print(json.dumps({"open_s": dt, "last_seq": loop.run.thread.last_seq}))
 """
 
 

@@ -133,3 +133,21 @@ def test_a_state_from_before_turn_accounting_is_not_counted_again(repo):
     )
     st = _open_and_close(repo)
     assert st["participants"]["solo"]["turns"] == 1
+
+
+def test_a_turn_killed_after_its_post_before_turn_finished_keeps_every_generations_figures(repo):
+    # The post reached the thread, then kill -9: no turn_finished, nothing in state.json. What
+    # the turn spent comes back from its harness records (the recovered turn's Resume).
+    post = {"kind": "say", "text": "a note"}
+    _lay_down(repo, _turn(posted_seq=2)[:-1], post)
+    st = _open_and_close(repo)
+    q = st["participants"]["solo"]
+    assert (q["turns"], q["prompt_tokens"], q["completion_tokens"], q["cost"]) == (1, 17, 3, 0.75)
+    assert st["applied_seq"] == 2 and st["accounted_turn"] == 1 and st["talk_turns"] == 1
+    assert st["models"]["openai/gpt-5-mini"] == {
+        "generations": 2,
+        "prompt_tokens": 17,
+        "completion_tokens": 3,
+        "cost": 0.75,
+    }
+    assert _open_and_close(repo)["participants"] == st["participants"]

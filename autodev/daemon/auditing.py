@@ -1,0 +1,113 @@
+"""The audit of a `done` post, as the daemon calls it: the one effect that calls a model.
+
+`effects.post_change` gets `audit` as an argument; this is the daemon's: it shows the run as
+`auditing`, asks the stateless audit (`audit.py`) with the audit model, adds its usage to the
+run's figures, and returns the verdict's change (complete, reopened, or paused at the audit
+limit or on a provider error, with `audit_pending` so that resuming audits the same post).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from autodev import reasons
+from autodev.config import RunConfig, Team
+from autodev.daemon.effects import USAGE, Change, Note, add_models
+from autodev.daemon.handles import Run, Scripted
+from autodev.errors import ProviderError
+from autodev.harness import providers
+from autodev.reasons import reason
+from autodev.sandbox import Room
+
+
+def audit(
+    post: dict,
+    st: dict,
+    *,
+    run: Run,
+    config: RunConfig,
+    team: Team,
+    secret_env: list[str],
+    room: Room,
+    scripted: Scripted,
+    set_state: Callable[[str, dict | None], None],
+) -> Change:
+    from autodev.audit import audit as ask
+
+    set_state("auditing", None)
+    a = team.audit_model()
+    targets = providers.targets_for(
+        "audit",
+        a.model,
+        [],
+        effort=a.effort,
+        api_base=a.api_base,
+        api_key_env=a.api_key_env,
+        scripted_url=scripted.url,
+        scripted_price=scripted.price,
+        configured_output=config.max_output_tokens,
+    )
+    n = st.get("audits", 0) + 1
+    audit_id = f"{run.run_id}:audit{post['seq']}"
+    run.events.emit("audit_started", seq=post["seq"], n=n)
+    try:
+        v = ask(
+            repo=run.paths.repo,
+            objective="\n\n".join(st.get("user_messages") or []),
+            done_post=post,
+            base=st.get("base_head"),
+            check=config.audit_check,
+            check_timeout=config.command_timeout_sec,
+            targets=targets,
+            audit_id=audit_id,
+            diff_chars=config.audit_diff_chars,
+            overrides=run.overrides,
+            secret_env=secret_env,
+            room=room,
+            max_retries=config.max_retries,
+            backoff_sec=config.retry_backoff_sec,
+            on_retry=lambda attempt, delay, error: run.events.emit(
+                "retry", participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
+            ),
+        )
+    except ProviderError as e:
+        run.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
+        # The done post stays unaudited: resuming the run audits it before any turn.
+        return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post["seq"]})
+    run.state.update(lambda s: {**used(s, v, a.model), "audit_pending": None})
+    run.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
+    if v.accept:
+        verdict = Note(
+            "audit", f"Accepted. {v.gap}".strip(), extra={"id": f"{audit_id}:verdict", "verdict": "accept"}
+        )
+        return Change(
+            {
+                "state": "complete",
+                "audits": n,
+                "reason": {
+                    "code": "complete",
+                    "text": "the audit accepted the work",
+                    "continue": 'autodev send "..." to continue with more work',
+                },
+            },
+            [verdict],
+        )
+    verdict = Note(
+        "audit",
+        f"Reopened: {v.gap}",
+        post["from"],
+        extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": v.by},
+    )
+    if n >= config.max_accept_checks:
+        return Change({"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}, [verdict])
+    return Change({"state": "running", "reason": None, "audits": n}, [verdict])
+
+
+def used(s: dict, v, model: str) -> dict:
+    """The audit's tokens and cost added to the run's figures (pure)."""
+    a = s.setdefault("audit_usage", {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
+    a["prompt_tokens"] += v.prompt_tokens
+    a["completion_tokens"] += v.completion_tokens
+    a["cost"] = round(a["cost"] + v.cost, 6)
+    add_models(s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}})
+    return s

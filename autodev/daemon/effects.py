@@ -1,0 +1,277 @@
+"""What a post does once it is on the thread: the one place for it (pure).
+
+`post_change(post, author, state, config, team, tail, audit)` → a `Change`: the state update
+(question, wait, gate, the talk limit, stagnation and the other pause rules, the audit's
+verdict) and, in order, the thread notes and events it makes. The audit of `done` is the one
+effect that calls a model: it is passed in (`daemon/auditing.py` in the daemon, anything in a
+test). `silent` is the same for a turn that ended without a post, and `account` adds a turn's
+figures to its participant.
+
+The loop applies a `Change` exactly once: its notes are idempotent by id and everything it
+changes in state is written in one update together with `applied_seq` (and the turn's figures,
+with `accounted_turn`), so a crash anywhere re-applies it once on restart (`daemon/recovery.py`).
+Before that the post was checked (`moves.py`), credited (`credit.py`) and committed to the
+thread (`harness/thread_tools.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from autodev import scheduler
+from autodev.config import RunConfig, Team
+from autodev.reasons import reason
+
+USAGE = ("prompt_tokens", "completion_tokens", "cost")
+
+
+@dataclass
+class Note:
+    """A system or audit post to add to the thread (idempotent by its id)."""
+
+    frm: str
+    text: str
+    handoff: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass
+class Event:
+    type: str
+    fields: dict
+
+
+@dataclass
+class Change:
+    """What applying a post (or a decision) changes: state keys, then notes and events in order."""
+
+    state: dict = field(default_factory=dict)
+    out: list[Note | Event] = field(default_factory=list)
+
+    def merge(self, other: Change) -> Change:
+        self.state.update(other.state)
+        self.out.extend(other.out)
+        return self
+
+
+class Figures(Protocol):
+    """What a turn spent: a `TurnResult`, or the `Resume` of a turn a crash closed."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    cached_tokens: int
+    compactions: int
+    models: dict[str, dict]
+
+
+Audit = Callable[[dict, dict], Change]  # (done post, state) -> the verdict's change
+
+
+def add_models(s: dict, used: dict[str, dict]) -> None:
+    """Usage per model label, summed over the run (for `autodev runs stats`)."""
+    models = s.setdefault("models", {})
+    for label, u in used.items():
+        m = models.setdefault(
+            label, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        )
+        m["generations"] += u.get("generations", 0)
+        for k in USAGE:
+            m[k] += u.get(k) or 0
+        m["cost"] = round(m["cost"], 6)
+
+
+def account(s: dict, name: str, turn: int, figures: Figures, post: dict | None) -> dict:
+    """Add one turn's figures to its participant (pure). Once per turn: `accounted_turn` records the last turn counted."""
+    if s.get("accounted_turn", 0) >= turn:
+        return s
+    ps = s.setdefault("participants", {})
+    q = ps.setdefault(
+        name,
+        {
+            "turns": 0,
+            "credited": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost": 0.0,
+            "silent_streak": 0,
+        },
+    )
+    q["turns"] += 1
+    q["prompt_tokens"] += figures.prompt_tokens
+    q["completion_tokens"] += figures.completion_tokens
+    q["cached_tokens"] = q.get("cached_tokens", 0) + (figures.cached_tokens or 0)
+    q["compactions"] = q.get("compactions", 0) + (figures.compactions or 0)
+    q["cost"] = round(q["cost"] + (figures.cost or 0.0), 6)
+    q["last_turn"] = turn
+    if post and post.get("kind") == "work_done" and post.get("credit"):
+        q["credited"] += 1
+    q["silent_streak"] = 0 if post else q.get("silent_streak", 0) + 1
+    add_models(s, figures.models or {})
+    s["accounted_turn"] = turn
+    return s
+
+
+def silent(s: dict, name: str, turn: int, figures: Figures, max_silent: int) -> tuple[dict, dict | None]:
+    """A turn that ended without a post (pure): its figures, the silent streak and the pause
+    rule, marked with `accounted_turn` (so a restart neither loses nor repeats it). Returns the
+    new state and the pause reason when the streak reached `max_silent`."""
+    if s.get("accounted_turn", 0) >= turn:
+        return s, None
+    s = account(s, name, turn, figures, None)
+    n = s["participants"][name]["silent_streak"]
+    if n < max_silent:
+        return s, None
+    paused = reason("silent", who=name, n=n)
+    s["state"], s["reason"] = "paused", paused
+    return s, paused
+
+
+def stagnant(tail: list[dict], author: str) -> bool:
+    """The author's last three posts are identical in kind and text."""
+    mine = [p for p in tail if p["from"] == author][-3:]
+    return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
+
+
+def post_change(
+    post: dict,
+    author: str,
+    st: dict,
+    *,
+    config: RunConfig,
+    team: Team,
+    tail: list[dict],
+    audit: Audit,
+    run_id: str,
+    now: float,
+) -> Change:
+    """Everything `post` changes, given the state before it (`applied_seq` included)."""
+    kind = post["kind"]
+    credited = kind == "work_done" and bool(post.get("credit"))
+    talk = 0 if credited else st.get("talk_turns", 0) + 1
+    ch = Change({"talk_turns": talk})
+    if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
+        ch.state["last_wait"] = None  # the author moved on: the next wait starts a new series
+    if (st.get("question") or {}).get("from") == author:
+        ch.state["question"] = None  # the asker moved on without an answer: no longer open
+    if stagnant(tail, author):
+        ch.state.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
+    elif kind == "say" and post.get("handoff") == "user":
+        ch.state.update(
+            state="awaiting_user",
+            reason=reason("question", who=author),
+            question={"from": author, "seq": post["seq"], "text": post["text"][:2000]},
+        )
+    elif kind == "done":
+        ch.merge(audit(post, st))
+    elif kind == "wait":
+        ch.merge(start_wait(post, author, st, config, now))
+    elif kind == "gate":
+        ch.merge(open_gate(post, author, st, config, run_id))
+    elif talk > config.max_talk_turns:
+        writers = {q.name for q in team.participants if q.write}
+        handed_to_writer = author not in writers and post.get("handoff") in writers
+        if not (handed_to_writer and talk == config.max_talk_turns + 1):
+            ch.state.update(state="paused", reason=reason("talk_limit", n=talk))
+    ch.state["applied_seq"] = post["seq"]
+    return ch
+
+
+def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float) -> Change:
+    prev = st.get("last_wait") or {}
+    streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
+    since = prev.get("since", now) if streak > 1 else now
+    delay = min(config.wait_cap_sec, config.wait_first_sec * 2 ** (streak - 1))
+    if now + delay - since > config.max_wait_min * 60:
+        return Change(
+            {
+                "state": "paused",
+                "reason": reason("wait_too_long", who=author),
+                "wait": None,
+                "last_wait": None,
+            }
+        )
+    wait = {
+        "author": author,
+        "seq": post["seq"],
+        "due": now + delay,
+        "delay": delay,
+        "streak": streak,
+        "since": since,
+    }
+    return Change(
+        {
+            "state": "waiting",
+            "wait": wait,
+            "last_wait": wait,
+            "reason": {
+                "code": "wait",
+                "text": f"{author} is waiting: {post['text'][:200]}",
+                "continue": "the run continues by itself; autodev send ends the wait",
+            },
+        },
+        [Event("wait", {"participant": author, "delay": delay, "due": wait["due"], "streak": streak})],
+    )
+
+
+def open_gate(post: dict, author: str, st: dict, config: RunConfig, run_id: str) -> Change:
+    """A gate post: decided at once by gateAutoDeny / gateAutoApprove / gateMode, else open."""
+    from autodev import gates
+
+    gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
+    decision, rule = gates.decide(
+        post["text"],
+        auto_deny=config.gate_auto_deny,
+        auto_approve=config.gate_auto_approve,
+        mode=config.gate_mode,
+    )
+    if decision is not None:
+        return gate_decision(gate, decision == "approved", rule, "", st, run_id)
+    return Change(
+        {"state": "gated", "reason": reason("gated", who=author), "gate": gate},
+        [Event("gate_open", {"id": gate["id"], "declarer": author, "text": post["text"][:500]})],
+    )
+
+
+def gate_decision(gate: dict, approved: bool, by: str, why: str, st: dict, run_id: str) -> Change:
+    """A gate decided by the user or a rule: its system note (idempotent by id) and the state it
+    leads to; an approval covers one use."""
+    verb = "approved" if approved else "denied"
+    text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
+    kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
+    note = Note(
+        "system",
+        text,
+        extra={
+            "id": f"{run_id}:gate:{gate['id']}",
+            "gate": {"id": gate["id"], "decision": verb, "declarer": gate["declarer"], "by": by},
+        },
+    )
+    return Change(
+        {
+            "gate": None,
+            "state": "running",
+            "reason": None,
+            "approved_gates": kept + [gate] if approved else kept,
+        },
+        [note, Event("gate_decided", {"id": gate["id"], "decision": verb, "by": by})],
+    )
+
+
+def plan_next(st: dict, names: list[str], tail: list[dict], last_spoke: dict[str, int]) -> dict:
+    """Who speaks next, for status and the panel. While the run waits on the user, that is
+    who the user's answer goes to (rule 1), not who would speak without one."""
+    if st["state"] == "gated" and st.get("gate"):
+        who = st["gate"]["declarer"]
+        return {
+            "speaker": who,
+            "rule": "gate_decision",
+            "why": f"{who} speaks once you approve or deny gate {st['gate']['id']}",
+        }
+    if st["state"] == "awaiting_user" and st.get("question"):
+        who = st["question"]["from"]
+        return {"speaker": who, "rule": "user_message", "why": f"{who} gets your answer"}
+    d = scheduler.next_speaker(names, tail, last_spoke)
+    return {"speaker": d.speaker, "rule": d.rule, "why": d.why}

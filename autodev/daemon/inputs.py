@@ -1,0 +1,176 @@
+"""What the user asks between turns: control requests, the inbox, and edits of .autodev/.
+
+Control requests (pause, resume, stop) wait in state.json's queue, applied in the order they were
+made; `controls_applied` says how far. Inbox messages (send, answer, approve, deny, notice) are one
+file each, consumed exactly once: a `send` becomes a `user` post (idempotent by the message's id).
+What a request does to the state is decided by pure functions (`after_control`, `after_stop`,
+`user_message`); `apply_controls` and `apply_inbox` read the queue and hand each item on.
+An edit of .autodev/ applies at the next turn boundary (`reload`); one made while a turn ran is
+refused at the turn's end (`refuse_turn_edits`), since only the user may edit the team, config
+and prompts and during a turn we cannot tell who did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from autodev import inbox, keys, userfiles
+from autodev.daemon.handles import Run, Settings, accepted_prompts
+from autodev.daemon.services import save_team
+from autodev.errors import ConfigError
+from autodev.reasons import reason
+
+USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
+SetState = Callable[..., None]  # (state, reason, **extra): a state change and its event
+
+
+def todo(st: dict) -> list[dict]:
+    """Control requests not yet applied, oldest first."""
+    done = st.get("controls_applied", 0)
+    return [c for c in st.get("controls", []) if c["n"] > done]
+
+
+def stop_requested(st: dict) -> bool:
+    """A `stop` the user asked for and the daemon has not applied yet."""
+    return any(c.get("action") == "stop" for c in todo(st))
+
+
+def pending(st: dict, inbox_dir: Path) -> bool:
+    """Anything for the daemon to apply: an inbox message or a control request."""
+    return bool(inbox.pending(inbox_dir)) or bool(todo(st))
+
+
+def after_control(cur: dict, action: str) -> tuple[str, dict | None, dict] | None:
+    """The state a pause or resume leads to from `cur` (pure): (state, reason, extra), or None
+    when it changes nothing. A pause remembers what it interrupted: an open question or gate
+    comes back on resume."""
+    if action == "pause" and cur["state"] not in ("complete", "paused"):
+        return "paused", reason("user"), {"paused_from": {"state": cur["state"], "reason": cur.get("reason")}}
+    if action == "resume" and cur["state"] == "paused":
+        back = cur.get("paused_from") or {}
+        if back.get("state") in ("awaiting_user", "gated"):
+            return back["state"], back.get("reason"), {"paused_from": None}
+        return "running", None, {"paused_from": None}
+    if action == "resume" and cur["state"] == "waiting":
+        return "running", None, {"wait": None}
+    return None
+
+
+def after_stop(cur: dict) -> tuple[str, dict, dict]:
+    """The state `stop` leaves (pure): what was going on is kept for `start` to pick up."""
+    back = (
+        cur.get("paused_from")
+        if cur["state"] == "paused"
+        else {"state": cur["state"], "reason": cur.get("reason")}
+    )
+    why = {"code": "stopped", "text": "you stopped the run", "continue": "autodev start"}
+    return "stopped", why, {"paused_from": back}
+
+
+def apply_controls(run: Run, set_state: SetState) -> bool:
+    """Pause, resume and stop requests, in the order they were made. True = stop now."""
+    queue = todo(run.state.read())
+    stop = False
+    for c in queue:
+        if c["action"] == "stop":
+            stop = True
+        else:
+            step = after_control(run.state.read(), c["action"])
+            if step:
+                set_state(step[0], step[1], **step[2])
+        run.events.emit("control", action=c["action"])
+    if queue:
+        last = queue[-1]["n"]
+        run.state.update(
+            lambda s: {**s, "controls_applied": last, "controls": [c for c in s["controls"] if c["n"] > last]}
+        )
+    if stop:
+        state, why, extra = after_stop(run.state.read())
+        set_state(state, why, **extra)
+    return stop
+
+
+def user_message(s: dict, text: str) -> dict:
+    """What a user message does to the state (pure): the talk and audit counts start again, the
+    run runs (an open gate stays open and approvable; its declarer gets the message, rule 1),
+    the open question is answered, and unpinned holds are released."""
+    s["talk_turns"], s["audits"] = 0, 0
+    s["user_messages"] = [*s.get("user_messages", []), text[:4000]][-USER_KEEP:]
+    if not s.get("objective"):
+        s["objective"] = text
+    if s["state"] in ("awaiting_user", "paused", "complete", "waiting", "gated"):
+        s["state"], s["reason"], s["wait"] = "running", None, None
+    s["question"], s["last_wait"] = None, None
+    for n in s.get("notices", {}).values():
+        if n.get("hold") and not n.get("pinned"):
+            n["hold"], n["released"] = None, "a user message"
+    return s
+
+
+def send(run: Run, msg: dict) -> None:
+    """`autodev send`: the message on the thread as a `user` post, then its state change."""
+    text = str(msg.get("text", ""))
+    run.note("user", text, id=msg["id"])
+    run.state.update(lambda s: user_message(s, text))
+
+
+def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]]) -> None:
+    """Each inbox message to the handler of its kind, exactly once. A kind this version does not
+    know is kept aside (`.unhandled`), never dropped."""
+
+    def set_aside(path: Path, why: str) -> None:
+        run.events.emit("warning", message=f"inbox file {path.name} set aside: {why}")
+
+    for path, msg in inbox.pending(run.paths.inbox, set_aside):
+        handle = handlers.get(str(msg.get("kind")))
+        if handle is None:
+            run.events.emit(
+                "warning",
+                message=f"inbox message of kind {msg.get('kind')!r} is not handled by this version; kept aside",
+            )
+            path.rename(path.with_suffix(".unhandled"))
+            continue
+        handle(msg)
+        inbox.done(path)
+
+
+def reload(run: Run, settings: Settings) -> Settings | None:
+    """The settings from an edit of .autodev/ made between turns, or None when there is none to
+    apply (no change, the change refused during a turn, or a file that does not load: then the
+    old team stays and status shows why)."""
+    cur = userfiles.stamp(run.paths.config_dir)
+    if cur == settings.stamp:
+        return None
+    if cur == (run.state.read().get("config_refused") or {}).get("stamp"):
+        return None
+    settings.stamp = cur  # the same broken edit is not reported again
+    try:
+        new = Settings.load(run.paths)
+    except ConfigError as e:
+        problem = str(e)
+        run.events.emit("warning", message=f"team edit rejected, keeping the old team: {problem}")
+        run.state.update(lambda s: {**s, "team_error": problem, "config_refused": None})
+        return None
+    userfiles.snapshot_prompts(run.paths.prompt_overrides, accepted_prompts(run.paths))
+    run.redact.learn(v for k in new.secret_env if (v := keys.get(k)))
+    run.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
+    run.events.emit("team_reloaded", participants=new.team.names())
+    save_team(run.paths, run.events)
+    return new
+
+
+def refuse_turn_edits(run: Run, name: str, turn: int, before: str) -> None:
+    """A change to .autodev/ while `name`'s turn ran (`before`: the stamp at its start): kept
+    out, and said so in state and events."""
+    after = userfiles.stamp(run.paths.config_dir)
+    if after == before:
+        return
+    text = (
+        f".autodev/ changed during turn {turn} ({name} was speaking); the change is not "
+        "applied and the previous team, config and prompts stay in use. If you made it: "
+        "`autodev pause`, save the file again, then `autodev resume`"
+    )
+    refused = {"turn": turn, "participant": name, "stamp": after, "text": text}
+    run.state.update(lambda s: {**s, "config_refused": refused})
+    run.events.emit("config_refused", participant=name, turn=turn, message=text)

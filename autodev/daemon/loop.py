@@ -1,0 +1,404 @@
+"""The run loop: open, turn boundary, idle.
+
+`Loop` is the open run. At every turn boundary it re-reads .autodev/ (an edit made during a turn
+is refused), applies control requests and the inbox (`inputs`), and then either waits (idle on a
+watch of the inbox and state.json, or a wait's timer) or runs one turn: the scheduler picks the
+speaker (or the turn a crash left open resumes), `turnsetup` gives it its context, the harness
+(or the participant's agent CLI) runs it, and its post's effects (`effects`, with the audit of
+`auditing`) or its silence are applied exactly once. Everything it knows lives in the logs and
+state.json, so a restart continues (`recovery`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import time
+from contextlib import ExitStack
+
+from autodev import budget, notify, reasons, runs, scheduler, userfiles
+from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
+from autodev.daemon.effects import Change, Figures, Note
+from autodev.daemon.handles import Run, Settings, accepted_prompts
+from autodev.daemon.services import Services, hooks_for, save_team
+from autodev.errors import AutodevError, ProviderError
+from autodev.events import Events
+from autodev.journal import Journal
+from autodev.paths import RunPaths, git_head
+from autodev.reasons import reason
+from autodev.records import check_harness
+from autodev.redact import Redactor
+from autodev.state import StateFile
+from autodev.thread import TAIL, Thread
+
+IDLE = ("awaiting_user", "gated", "paused")
+IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
+EXIT_COMPLETE, EXIT_FAILED, EXIT_NEEDS_USER = 0, 1, 3
+
+
+class Loop:
+    """The open run (the daemon holds the lock). Everything it opens is closed by `closing`."""
+
+    def __init__(
+        self,
+        paths: RunPaths,
+        settings: Settings,
+        redact: Redactor,
+        state: StateFile,
+        closing: ExitStack,
+        *,
+        until_idle: bool = False,
+        out=None,
+    ):
+        self.paths, self.settings, self.redact, self.state = paths, settings, redact, state
+        self.until_idle = until_idle
+        userfiles.snapshot_prompts(paths.prompt_overrides, accepted_prompts(paths))
+        rebuilt = recovery.state_from_logs(paths, state)
+        self.run_id: str = state.read().get("run_id") or secrets.token_hex(4)
+        thread = Thread(paths.thread, redact=redact)
+        closing.callback(thread.close)
+        events = Events(paths.events, self.run_id, redact)
+        closing.callback(events.close)
+        hlog = Journal(paths.harness_log, redact=redact, schema=check_harness)
+        closing.callback(hlog.close)
+        self.run = Run(paths, self.run_id, state, thread, events, hlog, redact, out)
+        self.events = events
+        if rebuilt:
+            events.emit(
+                "warning", message="state.json was missing: the run's state was rebuilt from its logs"
+            )
+        self.services = Services(paths, settings, events, closing)
+        head = git_head(paths.repo)
+        warn: list[str] = []
+        st = state.update(
+            lambda s: recovery.restarted(
+                s, run_id=self.run_id, head=head, pid=os.getpid(), stamp=settings.stamp, warn=warn
+            )
+        )
+        self.session: int = st["sessions"]
+        self.hooks, self.notifier = hooks_for(paths, settings, self.run_id, events.emit)
+        closing.callback(lambda: self.notifier.drain())  # `complete` is still delivered as the daemon exits
+        save_team(paths, events)
+        events.emit("daemon_started", pid=os.getpid(), sandbox=settings.sandbox.describe())
+        for w in [settings.sandbox.warning, *dict.fromkeys(warn)]:
+            if w:
+                events.emit("warning", message=w)
+        self.index(runs.start_record)
+        self.resume = None
+        self._settle()
+
+    def index(self, make) -> None:
+        """One line in $AUTODEV_HOME/index.jsonl; the run goes on without it if it fails."""
+        try:
+            runs.append(
+                make(self.run_id, self.session, self.paths.repo, self.paths.run_dir, self.state.read())
+            )
+        except (OSError, AutodevError) as e:
+            msg = f"could not append to the runs index: {e}"
+            print(f"autodev daemon: {msg}", file=sys.stderr)
+            try:
+                self.events.emit("warning", message=msg)
+            except (OSError, AutodevError):
+                pass
+
+    # -- state changes ---------------------------------------------------------------------------
+
+    def _state_event(self, state: str, why: dict | None) -> None:
+        """Every state change: its event, the on_state hooks, and a notification when the run
+        now needs the human (or is done)."""
+        self.events.emit("state", state=state, reason=why)
+        data = notify.payload(state, why, str(self.paths.repo), self.run_id)
+        self.hooks.on_state(data)
+        if state in notify.NOTIFY_STATES:
+            self.notifier.fire(data)
+
+    def _set(self, state: str, why: dict | None = None, **extra) -> None:
+        cur = self.state.read()
+        if cur["state"] == state and cur.get("reason") == why and not extra:
+            return
+        self.state.update(lambda s: {**s, "state": state, "reason": why, **extra})
+        self._state_event(state, why)
+
+    def _emit(self, ch: Change) -> None:
+        """A change's notes and events, in order (before its state update: notes are idempotent)."""
+        for item in ch.out:
+            if isinstance(item, Note):
+                self.run.note(item.frm, item.text, item.handoff, **item.extra)
+            else:
+                self.events.emit(item.type, **item.fields)
+
+    def _commit(self, ch: Change, change=None) -> None:
+        self._emit(ch)
+        self.state.update(change or (lambda s: {**s, **ch.state}))
+        if "state" in ch.state:
+            self._state_event(ch.state["state"], ch.state.get("reason"))
+
+    # -- the loop --------------------------------------------------------------------------------
+
+    def loop(self) -> int:
+        while True:
+            self._reload_team()
+            if inputs.apply_controls(self.run, self._set):
+                return EXIT_COMPLETE
+            inputs.apply_inbox(
+                self.run,
+                {
+                    "send": lambda m: inputs.send(self.run, m),
+                    "approve": self._gate_answer,
+                    "deny": self._gate_answer,
+                    "answer": lambda m: notices.answer(self.run, m),
+                    "notice": lambda m: notices.hold(self.run, m),
+                },
+            )
+            st = self.state.read()
+            state = st["state"]
+            if state == "running" and self.run.thread.last_seq == 0:
+                self._set("awaiting_user", reason("no_objective"))
+                continue
+            if state == "complete":
+                # The daemon's work is done; a later `send` waits in the inbox for `start`.
+                return EXIT_COMPLETE
+            if state in IDLE:
+                if self.until_idle:
+                    return EXIT_NEEDS_USER
+                self._idle(None)
+                continue
+            if state == "waiting":
+                due = (st.get("wait") or {}).get("due", 0)
+                if time.time() < due:
+                    self._idle(due - time.time())
+                    continue
+                self._set("running", None, wait=None)
+                continue
+            if state == "faulted":
+                return EXIT_FAILED
+            if st.get("audit_pending"):
+                self._pending_audit(st)
+                continue
+            self._one_turn(st)
+
+    def _idle(self, timeout: float | None) -> None:
+        """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.
+
+        The watch is re-armed every IDLE_RECHECK_S and the queue re-checked, because a change
+        made after the check but before the watcher is registered would otherwise be missed
+        (a lost wake-up: a `resume` that sits unread for an hour)."""
+        from watchfiles import watch
+
+        def relevant(_change, path: str) -> bool:
+            return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
+
+        end = time.monotonic() + (timeout if timeout is not None else 3600)
+        while not inputs.pending(self.state.read(), self.paths.inbox):
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            changed = next(
+                watch(
+                    self.paths.run_dir,
+                    watch_filter=relevant,
+                    rust_timeout=int(max(0.01, min(left, IDLE_RECHECK_S)) * 1000),
+                    yield_on_timeout=True,
+                    debounce=50,
+                    step=20,
+                    recursive=True,
+                )
+            )
+            if changed:
+                return
+
+    def _stop_requested(self) -> bool:
+        try:
+            return inputs.stop_requested(self.state.read())
+        except AutodevError:
+            return False
+
+    def _reload_team(self) -> None:
+        settings = inputs.reload(self.run, self.settings)
+        if settings is not None:
+            self.settings = settings
+            self.hooks, self.notifier = hooks_for(self.paths, settings, self.run_id, self.events.emit)
+
+    # -- a turn ----------------------------------------------------------------------------------
+
+    def _one_turn(self, st: dict) -> None:
+        from autodev.harness.turn import AllModelsLimited, TurnStopped
+
+        team, run = self.settings.team, self.run
+        resume, self.resume = self.resume, None
+        if resume and resume.participant not in team.names():
+            run.hlog.append(
+                {
+                    "type": "turn_finished",
+                    "run": self.run_id,
+                    "turn": resume.turn,
+                    "seq": None,
+                    "reason": "its participant left the team",
+                }
+            )
+            resume = None
+        if resume:
+            p, turn_no, why = team.get(resume.participant), resume.turn, None
+            if self._budget_reached(p.name):
+                self.resume = resume  # the open turn continues once the cap is raised
+                return
+            self.state.update(lambda s: {**s, "speaking": p.name, "next": None})
+        else:
+            decision = scheduler.next_speaker(team.names(), run.thread.tail(TAIL), run.thread.last_spoke)
+            p, why = team.get(decision.speaker), decision.why
+            if self._budget_reached(p.name):
+                return
+            for w in decision.warnings:
+                self.events.emit("warning", message=w)
+            turn_no = st["turn"] + 1
+            warnings = list(decision.warnings)
+            self.state.update(
+                lambda s: {**s, "turn": turn_no, "speaking": p.name, "next": None, "warnings": warnings}
+            )
+            self.events.emit("scheduled", participant=p.name, rule=decision.rule, why=why, turn=turn_no)
+        before = userfiles.stamp(self.paths.config_dir)
+        try:
+            result = turnsetup.take(
+                self.run,
+                self.settings,
+                self.services,
+                p,
+                turn_no,
+                st,
+                why=why,
+                resume=resume,
+                stopping=self._stop_requested,
+                hooks=self.hooks,
+            )
+        except ProviderError as e:
+            # The turn stays open: `resume` continues it from the same step, with fresh retries.
+            run.hlog.append(
+                {"type": "generation_failed", "run": self.run_id, "turn": turn_no, "error": str(e)[:500]}
+            )
+            self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
+            self._settle()
+            self._set("paused", reasons.provider(e), speaking=None)
+            return
+        except TurnStopped:
+            # Left open at a step boundary: the stop applies now; `start` continues the turn.
+            self.events.emit("turn_stopped", participant=p.name, turn=turn_no)
+            self._settle()
+            return
+        except AllModelsLimited as e:
+            self._settle()
+            why_wait = {
+                "code": "usage_limit",
+                "text": e.detail,
+                "continue": "the run continues by itself after the reset",
+            }
+            self._set(
+                "waiting",
+                why_wait,
+                wait={"author": p.name, "due": e.reset_at, "usage_limit": True},
+                speaking=None,
+            )
+            return
+        inputs.refuse_turn_edits(self.run, p.name, turn_no, before)
+        if result.post:
+            self.after_post(result.post, p.name, turn_no, result)
+        else:
+            self.silent(p.name, result.reason, turn_no, result)
+        self._plan_next()
+
+    def _budget_reached(self, speaker: str) -> bool:
+        """At a turn boundary: pause (reason `budget`) when a cap of the run or of the next
+        speaker is reached. Spend is never reset; a raised cap lets the next check pass."""
+        why = budget.reached(self.settings.config, self.settings.team, self.state.read(), speaker)
+        if why is None:
+            return False
+        self.events.emit("budget_reached", participant=speaker, text=why["text"])
+        self._set("paused", why, speaking=None, paused_from=None)
+        return True
+
+    # -- a turn's outcome ------------------------------------------------------------------------
+
+    def after_post(self, post: dict, author: str, turn: int, figures: Figures) -> None:
+        """Apply a post's effects exactly once: its state change and the turn's figures are
+        written in one update together with `applied_seq` and `accounted_turn`."""
+        st = self.state.read()
+        if post["seq"] <= st.get("applied_seq", 0):
+            return
+        cfg = self.settings
+        ch = effects.post_change(
+            post,
+            author,
+            st,
+            config=cfg.config,
+            team=cfg.team,
+            tail=self.run.thread.tail(TAIL),
+            audit=self._audit,
+            run_id=self.run_id,
+            now=time.time(),
+        )
+        self._commit(ch, lambda s: effects.account({**s, **ch.state}, author, turn, figures, post))
+
+    def silent(self, name: str, why: str, turn: int, figures: Figures) -> None:
+        """A turn that ended without a post: figures, streak and pause rule in one update."""
+        paused = None
+
+        def change(s: dict) -> dict:
+            nonlocal paused
+            s, paused = effects.silent(s, name, turn, figures, self.settings.config.max_silent_turns)
+            return s
+
+        st = self.state.update(change)
+        n = st["participants"].get(name, {}).get("silent_streak", 0)
+        self.events.emit("silent_turn", participant=name, reason=why, streak=n)
+        if paused:
+            self._state_event("paused", paused)
+
+    def _audit(self, post: dict, st: dict) -> Change:
+        return auditing.audit(
+            post,
+            st,
+            run=self.run,
+            config=self.settings.config,
+            team=self.settings.team,
+            secret_env=self.settings.secret_env,
+            room=turnsetup.room(self.run, self.settings.config, self.settings),
+            scripted=self.services.scripted,
+            set_state=self._set,
+        )
+
+    def _pending_audit(self, st: dict) -> None:
+        """Audit a done post whose audit failed on its provider (the run was paused, then
+        resumed): before any turn, as if it had just been posted."""
+        seq = st["audit_pending"]
+        [post] = self.run.thread.read(seq, seq, 1) or [None]
+        if post is None or post.get("kind") != "done":
+            self.state.update(lambda s: {**s, "audit_pending": None})
+            return
+        self._commit(self._audit(post, st))
+
+    def _gate_answer(self, msg: dict) -> None:
+        """`autodev approve` / `deny` of the open gate."""
+        st = self.state.read()
+        gate = st.get("gate")
+        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
+            self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
+            return
+        approved = msg["kind"] == "approve"
+        self._commit(
+            effects.gate_decision(gate, approved, "the user", msg.get("reason") or "", st, self.run_id)
+        )
+
+    def _plan_next(self) -> None:
+        thread = self.run.thread
+        nxt = effects.plan_next(
+            self.state.read(), self.settings.team.names(), thread.tail(TAIL), thread.last_spoke
+        )
+        self.state.update(lambda s: {**s, "next": nxt})
+
+    def _settle(self) -> None:
+        """Settle the newest turn of the harness log (`recovery.settle`)."""
+        self.resume, applied = recovery.settle(
+            self.run, self.settings.team.names(), self.after_post, self.silent
+        )
+        if applied:
+            self._plan_next()

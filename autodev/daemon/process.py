@@ -1,0 +1,107 @@
+"""The daemon process: its lock, the settings it starts with, the `Loop` it opens, and what it
+leaves in state.json when it ends (stopped, or faulted when a log could not be written)."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+
+from autodev import inbox, keys, notify, runs
+from autodev.daemon.handles import Settings
+from autodev.daemon.lock import DaemonLock
+from autodev.daemon.loop import EXIT_FAILED, Loop
+from autodev.errors import AutodevError, LogWriteError
+from autodev.paths import RunPaths
+from autodev.reasons import reason
+from autodev.redact import Redactor
+from autodev.state import StateFile
+
+
+class Daemon:
+    """One daemon per repository: `run()` opens the run under the lock, loops, and closes."""
+
+    def __init__(self, repo: Path, *, until_idle: bool = False, out=None, staged: Path | None = None):
+        self.paths = RunPaths(repo)
+        self.staged = staged  # the objective `start` staged: queued once this daemon holds the lock
+        self.until_idle = until_idle
+        self.out = out  # optional callback(post) for printing as the thread grows
+        self.settings = Settings.load(self.paths)
+        self.redact = Redactor(keys.values(self.settings.secret_env))
+        self.state = StateFile(self.paths.state, redact=self.redact)
+        self.lock = DaemonLock(self.paths.lock)
+        self.closing = ExitStack()  # what open() started, stopped in reverse order by close()
+
+    def open(self) -> Loop:
+        """Take the lock and open the run (recovering whatever a crash left)."""
+        self.paths.ensure()
+        self.lock.acquire()
+        self.closing.callback(self.lock.release)
+        if self.staged is not None:
+            inbox.publish(self.staged)
+        return Loop(
+            self.paths,
+            self.settings,
+            self.redact,
+            self.state,
+            self.closing,
+            until_idle=self.until_idle,
+            out=self.out,
+        )
+
+    def close(self) -> None:
+        self.closing.close()
+
+    def run(self) -> int:
+        try:
+            loop = self.open()
+        except LogWriteError as e:
+            fault(self.state, e)
+            mark_stopped(self.state)
+            self.close()
+            print(f"autodev daemon: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        except AutodevError:
+            self.close()
+            raise
+        try:
+            return loop.loop()
+        except LogWriteError as e:
+            fault(self.state, e, loop.notifier, str(self.paths.repo), loop.run_id)
+            print(f"autodev daemon: {e}", file=sys.stderr)
+            return EXIT_FAILED
+        finally:
+            mark_stopped(self.state)
+            loop.index(runs.end_record)
+            self.close()
+
+
+def fault(
+    state: StateFile, e: Exception, notifier: notify.Notifier | None = None, repo: str = "", run_id: str = ""
+) -> None:
+    """The run is faulted: a log could not be written. The notifier, when the run had one,
+    tells the user."""
+    # Nothing else is appended: the logs are the thing that failed.
+    why = reason("fault", error=str(e))
+    state.update(lambda s: {**s, "state": "faulted", "reason": why})
+    if notifier is not None:
+        notifier.fire(notify.payload("faulted", why, repo, run_id))
+
+
+def mark_stopped(state: StateFile) -> None:
+    try:
+        state.update(lambda s: {**s, "daemon": "stopped", "pid": None})
+    except OSError as e:
+        print(f"autodev daemon: could not record that it stopped: {e}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry of the detached daemon: python -m autodev.daemon REPO [STAGED_OBJECTIVE]"""
+    argv = sys.argv[1:] if argv is None else argv
+    repo = Path(argv[0])
+    keys.receive()  # `start` hands the keys over a pipe; they are never in our environment
+    try:
+        return Daemon(repo, staged=Path(argv[1]) if len(argv) > 1 else None).run()
+    except AutodevError as e:
+        print(f"autodev daemon: {e}", file=sys.stderr)
+        return e.exit_code

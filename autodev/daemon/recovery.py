@@ -1,0 +1,148 @@
+"""How a crash is recovered: everything a restart does, in one place.
+
+Whatever stopped the daemon (`kill -9`, a power cut, a usage limit, exhausted retries, `stop`),
+the logs are the record and a restart continues from them:
+
+1. The logs are opened by `Journal`, which validates the newest 256 KiB of each (a torn final
+   line is dropped, corruption is refused with its line).
+2. A lost state.json is rebuilt from thread, events and harness logs (`state_from_logs`, which
+   calls `autodev/rebuild.py`; readers such as `status` call it too, without writing).
+3. The state a restart starts in (`restarted`): a new session, the question or gate the run left
+   open is still open, everything else runs again.
+4. The newest turn of the harness log is settled (`settle`): a turn that never finished and
+   whose post is not on the thread is rebuilt by `harness/recovery.rebuild` (known answers and
+   tool results reused, replay-safe tools run again, unsafe ones answered "interrupted") and
+   continues under the same turn id at the next turn boundary; a turn whose post was committed
+   is closed. A closed turn whose effects or figures never reached state.json gets them now,
+   exactly once: they are written in the one state update that carries `applied_seq` /
+   `accounted_turn`.
+5. A coding-agent CLI left running by a dead daemon is killed by pid and start time when its
+   turn resumes (`agents/runner`, given the turn's `agent_started` records by `last_turn_records`).
+
+The same `settle` runs after a turn the daemon left open itself (a provider pause, a usage limit,
+a stop at a step boundary), so that turn resumes exactly as after a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from autodev import rebuild as rebuildmod
+from autodev.daemon.handles import Run
+from autodev.harness.recovery import Resume, rebuild
+from autodev.journal import iter_records_reverse
+from autodev.paths import RunPaths
+from autodev.state import StateFile
+from autodev.thread import now_ts
+
+
+def state_from_logs(paths: RunPaths, state: StateFile) -> bool:
+    """When state.json is lost but the run left a thread, write what the logs say it was.
+    True when it was rebuilt (never a silent fresh run)."""
+    if not rebuildmod.missing(paths):
+        return False
+    rebuilt = rebuildmod.rebuild(paths)
+    state.update(lambda s: {**s, **rebuilt, "version": s["version"]})
+    return True
+
+
+def restarted(s: dict, *, run_id: str, head: str | None, pid: int, stamp: str, warn: list[str]) -> dict:
+    """The state a (re)start begins in (pure). A state written by an older version gets its
+    defaults; a stopped or faulted run picks up where it was."""
+    s.setdefault("run_id", run_id)
+    s.setdefault("started_at", now_ts())
+    s.setdefault("base_head", head)
+    s.setdefault("turn", 0)
+    s.setdefault("cursors", {})
+    s.setdefault("participants", {})
+    s.setdefault("talk_turns", 0)
+    s.setdefault("audits", 0)
+    s.setdefault("user_messages", [])
+    s.setdefault("objective", "")
+    # A state written before turns were accounted by number: its turns are all counted.
+    s.setdefault("accounted_turn", s["turn"])
+    s["pid"] = pid
+    s["daemon"] = "running"
+    s["sessions"] = s.get("sessions", 0) + 1
+    s["team_error"] = None  # the team just loaded cleanly
+    if (s.get("config_refused") or {}).get("stamp") == stamp:
+        # A restart is the user's doing: the files as they are now apply.
+        warn.append("starting with a change to .autodev/ that was refused during a turn")
+    s.pop("config_refused", None)
+    if s.get("state") in ("stopped", "faulted", None):
+        # Pick up where the run was: a question or a gate it left open is still open.
+        back = s.get("paused_from") or {}
+        if back.get("state") in ("awaiting_user", "gated"):
+            s["state"], s["reason"] = back["state"], back.get("reason")
+        else:
+            s["state"], s["reason"] = "running", None
+        s["paused_from"] = None
+    return s
+
+
+def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
+    """The newest turn's harness records, oldest first, and whether it finished (read
+    backwards, bounded by the size of that one turn)."""
+    recs: list[dict] = []
+    for rec in iter_records_reverse(harness_log):
+        recs.append(rec)
+        if rec.get("type") == "turn_started":
+            recs.reverse()
+            return recs, recs[-1].get("type") == "turn_finished"
+    return [], False
+
+
+def settle(
+    run: Run,
+    members: list[str],
+    after_post: Callable[[dict, str, int, Resume], None],
+    silent: Callable[[str, str, int, Resume], None],
+) -> tuple[Resume | None, bool]:
+    """Settle the newest turn of `run`'s harness log. Returns the turn to
+    resume (or None) and whether effects or figures were applied now (then who speaks next
+    changed). `after_post` / `silent` apply a closed turn's outcome exactly once; `members` are
+    the team's names (a silent turn of someone who left is not counted). A committed post is
+    never made twice: its id is provisioned from the turn number."""
+    recs, finished = last_turn_records(run.paths.harness_log)
+    if not recs:
+        return None, False
+    turn, who = recs[0]["turn"], recs[0]["participant"]
+    post = run.thread.seen(f"{run.run_id}:t{turn}:post")
+    if not finished and post is None:
+        resume = rebuild(recs)
+        for call, began in resume.pending:
+            if began is not None:  # it was running when the daemon died: say so
+                run.events.emit(
+                    "tool_crashed",
+                    turn=turn,
+                    participant=who,
+                    name=began.get("name"),
+                    call_id=call["id"],
+                    crashes=began.get("crashes", 1),
+                    replay_safe=bool(began.get("replay_safe")),
+                )
+        run.events.emit("turn_recovered", turn=turn, participant=who, step=resume.steps, posted=None)
+        run.state.update(lambda s: {**s, "recovered_turn": turn})
+        return resume, False
+    if not finished and post is not None:
+        run.hlog.append(
+            {
+                "type": "turn_finished",
+                "run": run.run_id,
+                "turn": turn,
+                "seq": post["seq"],
+                "reason": "recovered: its post was committed",
+            }
+        )
+        run.events.emit("turn_recovered", turn=turn, participant=who, posted=post["seq"])
+    st = run.state.read()
+    if post and post["seq"] > st.get("applied_seq", 0):
+        run.events.emit("effects_recovered", seq=post["seq"])
+        after_post(post, who, turn, rebuild(recs))
+    elif not post and st.get("accounted_turn", turn) < turn and who in members:
+        run.events.emit("effects_recovered", turn=turn)
+        silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
+    else:
+        return None, False
+    return None, True

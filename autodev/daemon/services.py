@@ -1,0 +1,95 @@
+"""What a run starts beside its loop and stops when the daemon exits: the scripted model server,
+the team's MCP servers, one browser per participant granted one, and the hooks and notifier of
+the current config. Each is registered on the daemon's `closing` stack as it starts."""
+
+from __future__ import annotations
+
+import os
+from contextlib import ExitStack
+
+from autodev import notify
+from autodev.daemon.handles import Scripted, Settings
+from autodev.events import Events
+from autodev.hooks import Hooks
+from autodev.paths import RunPaths
+
+
+class Services:
+    def __init__(self, paths: RunPaths, settings: Settings, events: Events, closing: ExitStack):
+        self.paths, self.events = paths, events
+        self.scripted = Scripted()
+        if settings.team.uses_scripted():
+            from autodev.scripted import ScriptedServer, load_script
+
+            script = load_script(settings.team.script_path(paths.team_file))
+            server = ScriptedServer(script, paths.scripted_ledger, paths.run_dir / "scripted-requests.jsonl")
+            server.start()
+            closing.callback(server.stop)
+            self.scripted = Scripted(server.base_url, script.price)
+        self.mcp = None  # the team's MCP servers (harness.mcp.McpHub)
+        if settings.team.mcp:
+            from autodev.harness.mcp import McpHub
+
+            hub = McpHub(
+                settings.team.mcp,
+                repo=paths.repo,
+                errlog=paths.run_dir / "mcp-servers.log",
+                groups_file=paths.run_dir / "mcp-groups.json",
+            )
+            hub.start()
+            self.mcp = hub
+            closing.callback(lambda: (hub.stop(), self.mcp_events()))
+            self.mcp_events()
+        self.browsers: dict = {}  # participant -> harness.browser.Browser, started at first use
+        closing.callback(self._close_browsers)
+
+    def mcp_events(self) -> None:
+        """What the MCP servers did since last asked (started, restarted, died), as events."""
+        for type_, fields in self.mcp.drain() if self.mcp else []:
+            self.events.emit(type_, **fields)
+
+    def _close_browsers(self) -> None:
+        for b in self.browsers.values():
+            b.close()
+
+    def tools(self):
+        """Every tool a participant of this run can be given (a registry)."""
+        from autodev.harness.catalog import participant_tools
+
+        if self.mcp is None:
+            return participant_tools()
+        return participant_tools(self.mcp.tools(), self.mcp.capabilities())
+
+    def browser(self, p):
+        """`p`'s browser when it is granted one and this machine can run it (else its tools are
+        absent; `start` said so)."""
+        from autodev.harness import browser
+
+        if "browser" not in p.tools or browser.missing():
+            return None
+        if p.name not in self.browsers:
+            self.browsers[p.name] = browser.Browser(self.paths.run_dir / "screenshots", name=p.name)
+        return self.browsers[p.name]
+
+
+def hooks_for(paths: RunPaths, settings: Settings, run_id: str, emit) -> tuple[Hooks, notify.Notifier]:
+    """Hooks and notifications from the current config (made again when it is edited)."""
+    env = {k: v for k, v in os.environ.items() if k not in settings.secret_env}
+    base = {"repo": str(paths.repo), "run": run_id}
+    config = settings.config
+    hooks = Hooks(config.hooks, paths.repo, env, emit, base)
+    notifier = notify.Notifier(
+        config.notify_command, config.notify_url, config.notify_timeout_sec, paths.repo, env, emit
+    )
+    return hooks, notifier
+
+
+def save_team(paths: RunPaths, events: Events) -> None:
+    """Keep the team just loaded in the run folder: `git clean -fdx` cannot take it, and
+    `autodev init --from-run` brings it back."""
+    from autodev.project import save_team as save
+
+    try:
+        save(paths.config_dir, paths.run_dir)
+    except OSError as e:
+        events.emit("warning", message=f"could not keep a copy of the team in the run folder: {e}")

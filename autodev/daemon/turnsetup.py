@@ -1,0 +1,322 @@
+"""Turn set-up: everything a participant's turn is given before it runs, and running it.
+
+The turn's context (`context`): the system prompt (roster, lane, write rule, tools) and the
+bounded turn prompt (with the talk limit, answered notices and held tools as notes), the
+workspace (sandbox room, secrets kept out, the turn's deadline and `stop`), the model targets
+with failover, and the guards that refuse gateRequired commands and gateRequiredTools tools
+unless an approved gate covers them (each approval covers one use). A resumed turn gets its
+prompts from the harness log instead. Agent turns get an `AgentSpec` (`agent_spec`). `take`
+runs the turn (the harness's tool loop, or the participant's agent CLI) and records where it
+got to: usage-limit resets, delivered answers, the participant's cursor. What its post does is
+`effects`'; what happens when it is interrupted is `recovery`'s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from autodev import prompts
+from autodev.config import Participant, RunConfig, Team
+from autodev.daemon import notices, recovery
+from autodev.daemon.handles import Run, Scripted, Settings
+from autodev.daemon.services import Services
+from autodev.harness import providers
+from autodev.harness.prompt import build_turn_prompt
+from autodev.harness.recovery import Resume
+from autodev.harness.registry import Registry
+from autodev.harness.tools import Workspace
+from autodev.harness.turn import TurnContext, TurnResult
+from autodev.paths import autodev_home
+from autodev.sandbox import Room
+from autodev.thread import TAIL
+
+TALK_LIMIT_NOTE = (
+    "talk limit reached: only work_done, a say to the user, or (if you cannot "
+    "write) a handoff to a participant who can write are accepted now"
+)
+
+
+def context(
+    run: Run,
+    settings: Settings,
+    p: Participant,
+    turn_no: int,
+    st: dict,
+    *,
+    why: str | None,
+    resume: Resume | None,
+    tools: Registry,
+    browser,
+    stopping: Callable[[], bool],
+    hooks,
+    scripted: Scripted,
+) -> tuple[TurnContext, list[str]]:
+    """`p`'s turn `turn_no` (`why`: the scheduler's reason, None for a resumed turn), and the
+    notices whose answers its prompt delivers."""
+    config, team = settings.config, settings.team
+    cursor = st.get("cursors", {}).get(p.name, 0)
+    restricted = st.get("talk_turns", 0) >= config.max_talk_turns
+    notes = [f"you were chosen by the scheduler: {why}"] if why else []
+    if restricted:
+        notes.append(TALK_LIMIT_NOTE)
+    answers, delivered = notices.answers_for(p.name, st)
+    notes.extend(answers)
+    withheld = tools.withheld(notices.holds_of(p.name, st))
+    extra = [t for t in tools if t.capability in p.tools]
+    if browser is None:
+        extra = [t for t in extra if t.capability != "browser"]
+    if withheld:
+        notes.append(
+            "a notice holds some of your tools until the user releases them: " + ", ".join(sorted(withheld))
+        )
+    workspace = Workspace(
+        run.paths.repo,
+        write=p.write,
+        command_timeout=config.command_timeout_sec,
+        secret_env=settings.secret_env,
+        command_guard=command_guard(run, config, p.name),
+        room=room(run, config, settings, p),
+        redactor=run.redact,
+    )
+    # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
+    workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
+    ctx = TurnContext(
+        run_id=run.run_id,
+        turn=turn_no,
+        name=p.name,
+        can_write=p.write,
+        team_writers={q.name: q.write for q in team.participants},
+        repo=run.paths.repo,
+        thread=run.thread,
+        events=run.events,
+        hlog=run.hlog,
+        workspace=workspace,
+        targets=targets(p, config, scripted),
+        system_prompt="" if resume else system_prompt(p, team, workspace, withheld, extra, run.overrides),
+        turn_prompt=""
+        if resume
+        else build_turn_prompt(
+            name=p.name,
+            turn=turn_no,
+            last_seq=run.thread.last_seq,
+            cursor=cursor,
+            objective=st.get("objective", ""),
+            tail=run.thread.tail(TAIL),
+            notes=notes,
+            overrides=run.overrides,
+        ),
+        restricted=restricted,
+        max_steps=config.max_steps_per_turn,
+        timeout_sec=config.turn_timeout_min * 60,
+        max_retries=config.max_retries,
+        retry_backoff_sec=config.retry_backoff_sec,
+        limited_until=dict(st.get("limited_until", {})),
+        overrides=run.overrides,
+        withheld=withheld,
+        extra_tools=extra,
+        browser=browser,
+        tool_guard=tool_guard(run, config, p.name),
+        tell_user=notices.teller(run, p.name, tools.holdable),
+        hooks=hooks if hooks.hooks else None,
+    )
+    return ctx, delivered
+
+
+def take(
+    run: Run,
+    settings: Settings,
+    services: Services,
+    p: Participant,
+    turn_no: int,
+    st: dict,
+    *,
+    why: str | None,
+    resume: Resume | None,
+    stopping: Callable[[], bool],
+    hooks,
+) -> TurnResult:
+    """Run `p`'s turn `turn_no` to its end (raises what the turn raises: a provider error,
+    a stop, every model limited; the turn then stays open for `recovery`)."""
+    from autodev.harness.turn import run_turn
+
+    services.mcp_events()
+    ctx, delivered = context(
+        run,
+        settings,
+        p,
+        turn_no,
+        st,
+        why=why,
+        resume=resume,
+        tools=services.tools(),
+        browser=services.browser(p),
+        stopping=stopping,
+        hooks=hooks,
+        scripted=services.scripted,
+    )
+    seen_upto = run.thread.last_seq
+    try:
+        if p.agent:
+            from autodev.agents.turn import run_agent_turn
+
+            recs = recovery.last_turn_records(run.paths.harness_log)[0] if resume else []
+            stale = [r for r in recs if r.get("type") == "agent_started"]
+            result = run_agent_turn(ctx, agent_spec(run, settings.config, p, stopping, stale), resume)
+        else:
+            result = run_turn(ctx, resume)
+    finally:
+        run.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
+    if delivered and not resume:
+
+        def mark(s: dict) -> dict:
+            for nid in delivered:
+                s["notices"][nid]["delivered"] = True
+            return s
+
+        run.state.update(mark)
+    upto = result.post["seq"] if result.post else seen_upto
+    run.state.update(
+        lambda s: {
+            **s,
+            "cursors": {**s.get("cursors", {}), p.name: upto},
+            "speaking": None,
+            "recovered_turn": None,
+        }
+    )
+    if result.post:
+        run.echo(result.post)
+    return result
+
+
+def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None = None) -> Room:
+    """Where `p`'s commands run (None: the audit's check)."""
+    net = config.command_network if p is None or p.network is None else p.network
+    return settings.sandbox.room(
+        run.paths.repo,
+        hide=[Path.home(), autodev_home(), run.paths.run_dir],
+        network=net,
+        expose=config.sandbox_expose,
+    )
+
+
+def agent_spec(run: Run, config: RunConfig, p: Participant, stopping: Callable[[], bool], stale: list[dict]):
+    """How `p`'s coding-agent CLI runs its turn (SPEC §16); `stale`: the `agent_started`
+    records of the turn being resumed (a dead daemon's CLI is killed by pid and start time)."""
+    from autodev.agents.turn import AgentSpec
+
+    return AgentSpec(
+        p.agents(),
+        run.paths.run_dir,
+        model=p.model,
+        effort=p.effort,
+        extra_args=list(p.agent_args),
+        gated=p.agent_permission == "gated" or config.agents_gated,
+        key_env=p.api_key_env,
+        stopping=stopping,
+        stale=stale,
+        redact=run.redact.text,
+    )
+
+
+def targets(p: Participant, config: RunConfig, scripted: Scripted) -> list[providers.Target]:
+    models = p.models()
+    if not models:  # an agent CLI without model failovers
+        return []
+    return providers.targets_for(
+        p.name,
+        models[0],
+        models[1:],
+        effort=p.effort,
+        api_base=p.api_base,
+        api_key_env=p.api_key_env,
+        scripted_url=scripted.url,
+        scripted_price=scripted.price,
+        context=p.context,
+        max_output_tokens=p.max_output_tokens,
+        configured_output=config.max_output_tokens,
+    )
+
+
+def system_prompt(
+    p: Participant, team: Team, workspace, withheld=frozenset(), extra=(), overrides=None
+) -> str:
+    roster = "\n".join(
+        f"- {q.name}{' (you)' if q.name == p.name else ''}: {'writes' if q.write else 'reads only'}; {q.lane}"
+        for q in team.participants
+    )
+    write_rule = (
+        "You may change the repository."
+        if p.write
+        else "You may NOT change the repository (you cannot post work_done); you can "
+        "read, search and run commands such as tests."
+    )
+    names = [
+        "post",
+        "read_thread",
+        "tell_user",
+        *sorted((workspace.names() | {t.name for t in extra}) - withheld),
+    ]
+    return prompts.render(
+        "system.md",
+        {
+            "name": p.name,
+            "lane": p.lane or "(no lane given)",
+            "write_rule": write_rule,
+            "roster": roster,
+            "tool_names": ", ".join(names),
+        },
+        overrides,
+    )
+
+
+def command_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | None]:
+    """Refuse gateRequired commands unless an approved gate of `name` covers them."""
+    from autodev import gates
+
+    def guard(command: str) -> str | None:
+        st = run.state.read()
+        approved = [g for g in st.get("approved_gates", []) if g["declarer"] == name]
+        refusal, used = gates.guard(
+            command,
+            config.gate_required,
+            approved,
+            opaque=config.gate_opaque,
+            written=gates.written_since(run.paths.repo, st.get("started_at")),
+        )
+        if refusal:
+            run.events.emit("command_refused", participant=name, command=command[:300])
+            return refusal
+        use_gates(run, name, used)
+        return None
+
+    return guard
+
+
+def tool_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | None]:
+    """Refuse a gateRequiredTools tool unless an approved gate of `name` names it."""
+    from autodev import gates
+
+    def guard(tool: str) -> str | None:
+        if not config.gate_required_tools:
+            return None
+        approved = [g for g in run.state.read().get("approved_gates", []) if g["declarer"] == name]
+        refusal, used = gates.tool_guard(tool, config.gate_required_tools, approved)
+        if refusal:
+            run.events.emit("tool_refused", participant=name, name=tool)
+            return refusal
+        use_gates(run, name, used)
+        return None
+
+    return guard
+
+
+def use_gates(run: Run, name: str, used: list[str]) -> None:
+    """Each approval covers one use: the gates a command or tool call used are spent."""
+    if not used:
+        return
+    run.state.update(
+        lambda s: {**s, "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used]}
+    )
+    run.events.emit("gate_used", participant=name, ids=used)
