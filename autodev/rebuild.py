@@ -3,14 +3,17 @@
 state.json is a summary; the logs are the record. When it is missing but the run folder holds a
 thread, the run's identity (run id, turn number), its figures (turns, credited work, tokens and
 cost per participant and per model), the objective, the open question, the open gate, approved
-gates not yet used, and the notices come back from thread.jsonl, events.jsonl and harness.jsonl.
-Readers (status, the CLI's checks) see the rebuilt state without writing it; the daemon writes it.
-What the logs do not hold (queued control requests, a wait's timer, a usage limit's reset time)
-starts afresh: the run simply runs again.
+gates not yet used, the notices, a wait still running (its timer and backoff series) and the
+usage-limit resets of models still limited come back from thread.jsonl, events.jsonl and
+harness.jsonl. Readers (status, the CLI's checks) see the rebuilt state without writing it; the
+daemon writes it (`daemon/recovery.py`). Control requests queued but not yet applied live only in
+state.json (the CLI writes no log): they are lost with it, and the user asks again.
 """
 
 from __future__ import annotations
 
+import time
+from datetime import datetime
 from pathlib import Path
 
 from autodev.journal import iter_records
@@ -63,6 +66,7 @@ def rebuild(paths: RunPaths) -> dict:
     )
     _figures(st, events)
     _open_items(st, posts, events)
+    _timers(st, posts, events, time.time())
     last_user = users[-1]["seq"] if users else 0
     st["talk_turns"] = 0
     for p in reversed(posts):
@@ -191,3 +195,57 @@ def _answer_text(posts: list[dict], nid: str) -> str | None:
         if isinstance(n, dict) and str(n.get("id")) == nid and n.get("answered"):
             return p["text"].split(": ", 1)[-1]
     return None
+
+
+def _epoch(ts: object) -> float | None:
+    """An event's time (`thread.now_ts`) in seconds since the epoch."""
+    try:
+        return datetime.fromisoformat(str(ts).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _timers(st: dict, posts: list[dict], events: list[dict], now: float) -> None:
+    """Usage-limit resets still ahead (from `failover` events: when and for how long), and the
+    wait the run was in when the logs end (its last `state` event is `waiting`)."""
+    limited: dict[str, float] = {}
+    owner: dict[str, str] = {}
+    for e in events:
+        at = _epoch(e.get("ts"))
+        if e.get("type") == "failover" and e.get("model") and at is not None:
+            until = at + float(e.get("retry_after") or 0)
+            limited[e["model"]] = max(limited.get(e["model"], 0.0), until)
+            owner[e["model"]] = str(e.get("participant"))
+    st["limited_until"] = {m: t for m, t in limited.items() if t > now}
+    last = next((e for e in reversed(events) if e.get("type") == "state"), None)
+    if st["state"] != "stopped" or last is None or last.get("state") != "waiting":
+        return
+    why = last.get("reason") or {}
+    if why.get("code") == "usage_limit":
+        ahead = st["limited_until"]
+        who = next((owner[m] for m in reversed(list(owner)) if m in ahead), None)
+        resets = [t for m, t in ahead.items() if owner[m] == who]
+        if who is None or not resets:
+            return
+        st["wait"] = {"author": who, "due": min(resets), "usage_limit": True}
+    elif why.get("code") == "wait":
+        waits = [e for e in events if e.get("type") == "wait" and isinstance(e.get("due"), int | float)]
+        if not waits:
+            return
+        w = waits[-1]
+        who = w.get("participant")
+        mine = [p for p in posts if p["from"] == who and p["kind"] == "wait"]
+        series = [e for e in waits if e.get("participant") == who][-int(w.get("streak") or 1) :]
+        first = series[0]
+        st["wait"] = {
+            "author": who,
+            "seq": mine[-1]["seq"] if mine else None,
+            "due": w["due"],
+            "delay": w.get("delay"),
+            "streak": w.get("streak") or 1,
+            "since": first["due"] - (first.get("delay") or 0),
+        }
+        st["last_wait"] = st["wait"]
+    else:
+        return
+    st["state"], st["reason"] = "waiting", why
