@@ -160,25 +160,32 @@ class Journal:
             if not isinstance(rec, dict):
                 raise ValueError("not a JSON object")
         except ValueError as e:
-            line = _line_number(self.path, offset)
-            raise CorruptLogError(
-                f"{self.path}: line {line} is corrupt ({e}); autodev refuses to run on a damaged log "
-                "and has changed nothing",
-                f"inspect line {line} of {self.path}; restore it from a backup or move the run "
-                "folder aside to start a fresh run",
+            raise self._refusal(
+                CorruptLogError,
+                offset,
+                f"is corrupt ({e}); autodev refuses to run on a damaged log",
+                "; restore it from a backup or move the run folder aside to start a fresh run",
             ) from None
         if self._schema is not None:
             try:
                 self._schema(rec)
             except ValueError as e:
-                line = _line_number(self.path, offset)
-                raise RecordError(
-                    f"{self.path}: line {line} does not fit its schema ({e}); autodev refuses to run "
-                    "on a log it cannot read and has changed nothing",
-                    f"inspect line {line} of {self.path}: a newer autodev may have written it "
-                    "(upgrade), or it was edited by hand (restore it or move the run folder aside)",
+                raise self._refusal(
+                    RecordError,
+                    offset,
+                    f"does not fit its schema ({e}); autodev refuses to run on a log it cannot read",
+                    ": a newer autodev may have written it (upgrade), or it was edited by hand "
+                    "(restore it or move the run folder aside)",
                 ) from None
         return rec
+
+    def _refusal(self, error: type[CorruptLogError], offset: int, what: str, fix: str) -> CorruptLogError:
+        """The error for the line at `offset`, naming the file and the line in message and fix."""
+        line = _line_number(self.path, offset)
+        return error(
+            f"{self.path}: line {line} {what} and has changed nothing",
+            f"inspect line {line} of {self.path}{fix}",
+        )
 
     def _remember(self, rec: dict) -> None:
         if not self._idempotent:

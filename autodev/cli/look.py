@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -88,11 +90,7 @@ def runs_list(
         return
     from autodev import runs
 
-    rows = runs.listing()
-    if as_json:
-        print(json.dumps(rows, indent=1))
-    else:
-        runs.render_listing(rows)
+    _show(runs.listing(), as_json, runs.render_listing)
 
 
 @runs_app.command("stats")
@@ -100,11 +98,14 @@ def runs_stats(as_json: bool = typer.Option(False, "--json", help="Machine-reada
     """Totals over every run, and usage per model."""
     from autodev import runs
 
-    s = runs.stats()
+    _show(runs.stats(), as_json, runs.render_stats)
+
+
+def _show(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
     if as_json:
-        print(json.dumps(s, indent=1))
+        print(json.dumps(data, indent=1))
     else:
-        runs.render_stats(s)
+        render(data)
 
 
 @runs_app.command("prune")
