@@ -287,9 +287,17 @@ class Gemini(Adapter):
     key_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
     def settings(self, inv: Invocation) -> Path:
-        path = inv.workdir / "gemini-settings.json"
-        server = {**inv.mcp.as_json(), "trust": True}
-        path.write_text(json.dumps({"mcpServers": {SERVER: server}}))
+        folder = inv.settings_dir or inv.workdir
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"gemini-settings-{inv.workdir.name}.json"
+        settings: dict = {"mcpServers": {SERVER: {**inv.mcp.as_json(), "trust": True}}}
+        if inv.key_mode:
+            # 0.61.0 takes GOOGLE_GEMINI_BASE_URL as a "gateway" login it then refuses ("Invalid
+            # auth method selected"): API-key mode is named, not inferred.
+            settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the turn's token
+        with os.fdopen(fd, "w") as f:
+            json.dump(settings, f)
         return path
 
     def argv(self, binary: str, inv: Invocation) -> list[str]:
@@ -298,10 +306,18 @@ class Gemini(Adapter):
         # server is trusted in its settings. auto_edit lets file edits through.
         mode = ("auto_edit" if inv.write else "default") if inv.gated else "yolo"
         argv += ["--approval-mode", mode]
+        if mode != "default":
+            # 0.61.0 turns any mode back to "default" in a folder it does not trust
+            argv.append("--skip-trust")
         return argv + self.common_tail(inv)
 
     def env(self, inv: Invocation) -> dict[str, str]:
         return {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(self.settings(inv))}
+
+    def cleanup(self, inv: Invocation) -> None:
+        (inv.settings_dir or inv.workdir).joinpath(f"gemini-settings-{inv.workdir.name}.json").unlink(
+            missing_ok=True
+        )
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = obj.get("type")

@@ -39,6 +39,10 @@ class Invocation:
     gated: bool = True
     write: bool = False
     resume: str | None = None  # the session to continue (the nudge)
+    key_mode: bool = False  # the participant names api_key_env: the CLI's API-key mode
+    # a folder for settings a CLI refuses from a world-writable place such as /tmp (Gemini CLI
+    # 0.61.0 skips a settings file with such an ancestor): the run folder's agents/
+    settings_dir: Path | None = None
 
 
 class Adapter:
@@ -69,6 +73,9 @@ class Adapter:
         if inv.resume:
             tail += ["--resume", inv.resume]
         return tail + list(inv.extra_args)
+
+    def cleanup(self, inv: Invocation) -> None:
+        """After the run: what it wrote outside its private folder goes."""
 
     def env(self, inv: Invocation) -> dict[str, str]:
         """Variables added to the CLI's environment for this run."""
@@ -128,7 +135,8 @@ def _ask(
 
 def short_name(name: str) -> str:
     """autodev's own tools by their plain names, as on the thread (mcp__autodev__post → post)."""
-    for prefix in (f"mcp__{SERVER}__", f"{SERVER}__", f"{SERVER}/", f"{SERVER}-"):
+    # mcp_autodev_post: Gemini CLI 0.61.0
+    for prefix in (f"mcp__{SERVER}__", f"mcp_{SERVER}_", f"{SERVER}__", f"{SERVER}/", f"{SERVER}-"):
         if name.startswith(prefix):
             return name[len(prefix) :]
     return name

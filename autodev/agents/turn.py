@@ -174,6 +174,7 @@ def _run_once(
         )
     events: queue.Queue = queue.Queue()
     bridge = Bridge(events)
+    inv: Invocation | None = None
     try:
         mcp = McpLaunch(
             sys.executable,
@@ -191,6 +192,8 @@ def _run_once(
             gated=spec.gated,
             write=ctx.can_write,
             resume=session or None,
+            key_mode=bool(spec.key_env),
+            settings_dir=spec.run_dir / "agents",
         )
         argv = ad.argv(exe, inv)
         env = {**child_env(agent, spec.key_env), **ad.env(inv)}
@@ -222,6 +225,8 @@ def _run_once(
             proc.close()
     finally:
         bridge.close()
+        if inv is not None:
+            ad.cleanup(inv)
     late = run.used.unreported()
     if late is not None:  # killed before its final figure: what it reported on the way
         count(ctx, agent, late, result)

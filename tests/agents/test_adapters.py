@@ -76,3 +76,12 @@ def test_codex_0_171_0_stream_and_its_resumed_session_usage():
     assert (u1.input_tokens, u1.output_tokens, u1.cached_tokens) == (200, 25, 50)
     assert (u2.input_tokens, u2.output_tokens) == (400, 50)  # the session's, both runs
     assert adapter("codex").session_totals == ("input_tokens", "output_tokens", "cached_tokens")
+
+
+def test_gemini_0_61_0_stream_names_autodev_tools_mcp_autodev_post():
+    events = parsed("gemini", "gemini-0.61.0-write-post-1.jsonl")
+    assert events[0].kind == "session" and events[0].session
+    assert [e.name for e in events if e.kind == "tool"] == ["write_file", "post"]
+    (usage,) = [e for e in events if e.kind == "usage"]
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (900, 120, 180)
+    assert events[-1].kind == "final" and not events[-1].is_error

@@ -7,7 +7,8 @@ folder, the raw streams are copied there (that is how tests/agents/fixtures was 
 
 Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. Codex takes a
 model provider of its own (`-c model_providers.local...`, wire_api "responses"):
-tests/agents/responses_local.py answers it. HOME (and CODEX_HOME) is a temp folder, so no login
+tests/agents/responses_local.py answers it. Gemini CLI takes GOOGLE_GEMINI_BASE_URL:
+tests/agents/gemini_local.py answers it. HOME (and CODEX_HOME) is a temp folder, so no login
 of yours is read and nothing of the CLI's lands in your home."""
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from autodev.agents.turn import AgentSpec, run_agent_turn
 from tests.agents.anthropic_local import AnthropicLocal, post, tool
+from tests.agents.gemini_local import GeminiLocal
+from tests.agents.gemini_local import call as gemini_call
 from tests.agents.responses_local import ResponsesLocal, say
 from tests.agents.test_agent_turn import make_ctx, records
 
@@ -143,6 +147,39 @@ def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tm
     # the resumed run's turn.completed says 400/50 for the session; 200/25 of it were the first run's
     assert [f["usage"]["prompt_tokens"] for f in finished] == [200, 200]
     assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (400, 50, 100)
+
+
+def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, tmp_path, monkeypatch):
+    exe = cli("gemini")
+    home = tmp_path / "home"
+    home.mkdir()
+    # Gemini CLI 0.61.0 skips a settings file below a world-writable folder (/tmp, where pytest's
+    # temp folders are): the run folder goes into the checkout's .agents-cli/ (git-ignored).
+    base = Path(__file__).resolve().parents[2] / ".agents-cli"
+    base.mkdir(exist_ok=True)
+    run = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    try:
+        for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
+            monkeypatch.setenv(k, str(v))
+        steps = [
+            gemini_call("write_file", {"file_path": str(repo / "hello.txt"), "content": "hi\n"}),
+            gemini_call("post", {"kind": "say", "text": "hello from the real gemini"}),
+        ]
+        with GeminiLocal(steps) as srv:
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+            ctx = make_ctx(repo, run, timeout=120)
+            result = run_agent_turn(
+                ctx, AgentSpec(["gemini"], run, model="gemini-2.5-flash", key_env="LOCAL_GEMINI_KEY")
+            )
+        record(run, f"gemini-{version(exe)}-write-post")
+        assert result.post is not None and result.post["text"] == "hello from the real gemini"
+        assert (repo / "hello.txt").read_text() == "hi\n"  # auto_edit, with --skip-trust
+        assert not list((run / "agents").glob("gemini-settings-*"))  # it held the turn's token
+        events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+        assert [e["name"] for e in events if e["type"] == "tool" and e.get("agent")] == ["write_file"]
+        assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
