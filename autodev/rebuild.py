@@ -19,7 +19,7 @@ from pathlib import Path
 from autodev.journal import iter_records
 from autodev.paths import RunPaths
 from autodev.reasons import reason
-from autodev.state import StateFile, blank_state
+from autodev.state import StateFile, blank_figures, blank_state
 from autodev.thread import now_ts
 
 USER_KEEP = 10
@@ -84,17 +84,7 @@ def _figures(st: dict, events: list[dict]) -> None:
     models: dict[str, dict] = {}
 
     def who(name: str) -> dict:
-        return parts.setdefault(
-            name,
-            {
-                "turns": 0,
-                "credited": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "cost": 0.0,
-                "silent_streak": 0,
-            },
-        )
+        return parts.setdefault(name, blank_figures())
 
     for e in events:
         t, name = e.get("type"), e.get("participant")

@@ -31,6 +31,18 @@ def blank_state() -> dict:
     }
 
 
+def blank_figures() -> dict:
+    """A participant's figures in state.json before its first turn."""
+    return {
+        "turns": 0,
+        "credited": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "cost": 0.0,
+        "silent_streak": 0,
+    }
+
+
 class StateFile:
     def __init__(self, path: Path, redact=None):
         self.path = Path(path)

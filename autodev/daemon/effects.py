@@ -23,6 +23,7 @@ from typing import Protocol
 from autodev import scheduler
 from autodev.config import RunConfig, Team
 from autodev.reasons import reason
+from autodev.state import blank_figures
 
 USAGE = ("prompt_tokens", "completion_tokens", "cost")
 
@@ -88,17 +89,7 @@ def account(s: dict, name: str, turn: int, figures: Figures, post: dict | None) 
     if s.get("accounted_turn", 0) >= turn:
         return s
     ps = s.setdefault("participants", {})
-    q = ps.setdefault(
-        name,
-        {
-            "turns": 0,
-            "credited": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "cost": 0.0,
-            "silent_streak": 0,
-        },
-    )
+    q = ps.setdefault(name, blank_figures())
     q["turns"] += 1
     q["prompt_tokens"] += figures.prompt_tokens
     q["completion_tokens"] += figures.completion_tokens
