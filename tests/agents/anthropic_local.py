@@ -44,7 +44,18 @@ def answer(body: dict, steps: list[list[dict]]) -> list[dict]:
     if not body.get("tools"):  # a side request (a title, a probe): the conversation has tools
         return [{"type": "text", "text": "ok"}]
     done = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
-    return steps[done] if done < len(steps) else [{"type": "text", "text": "Done; my turn is over."}]
+    if done >= len(steps):
+        return [{"type": "text", "text": "Done; my turn is over."}]
+    names = [t.get("name") or "" for t in body["tools"] if isinstance(t, dict)]
+    return [_named(b, names) for b in steps[done]]
+
+
+def _named(block: dict, names: list[str]) -> dict:
+    """autodev's post under the name this CLI gave it (Copilot CLI: autodev-post), when listed."""
+    if block.get("name") != POST_TOOL or POST_TOOL in names:
+        return block
+    other = [n for n in names if n.startswith("autodev") and n.endswith("post")]
+    return {**block, "name": other[0]} if other else block
 
 
 def _sse(event: str, data: dict) -> bytes:

@@ -85,3 +85,13 @@ def test_gemini_0_61_0_stream_names_autodev_tools_mcp_autodev_post():
     (usage,) = [e for e in events if e.kind == "usage"]
     assert (usage.input_tokens, usage.output_tokens, usage.cached_tokens) == (900, 120, 180)
     assert events[-1].kind == "final" and not events[-1].is_error
+
+
+def test_copilot_1_0_102_stream_offline_byok_with_the_shell_denied():
+    events = parsed("copilot", "copilot-1.0.102-gated-1.jsonl")
+    assert [e.name for e in events if e.kind == "tool"] == ["bash", "post"]  # autodev-post
+    assert "I will post now." in [e.text for e in events if e.kind == "text"]
+    (final,) = [e for e in events if e.kind == "final"]
+    assert final.session  # the result line's sessionId: what --resume takes
+    # its result has premium requests, not tokens: a Copilot turn reports no token usage
+    assert not [e for e in events if e.kind == "usage"]

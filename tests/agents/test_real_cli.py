@@ -8,7 +8,9 @@ folder, the raw streams are copied there (that is how tests/agents/fixtures was 
 Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. Codex takes a
 model provider of its own (`-c model_providers.local...`, wire_api "responses"):
 tests/agents/responses_local.py answers it. Gemini CLI takes GOOGLE_GEMINI_BASE_URL:
-tests/agents/gemini_local.py answers it. HOME (and CODEX_HOME) is a temp folder, so no login
+tests/agents/gemini_local.py answers it. Copilot CLI has an offline mode with a model provider
+of its own (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL, type "anthropic"): anthropic_local.py
+answers it too. HOME (and CODEX_HOME) is a temp folder, so no login
 of yours is read and nothing of the CLI's lands in your home."""
 
 from __future__ import annotations
@@ -180,6 +182,34 @@ def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, tmp_path, monk
         assert result.prompt_tokens > 0 and result.completion_tokens > 0
     finally:
         shutil.rmtree(run, ignore_errors=True)
+
+
+def test_copilot_gated_turn_denies_the_shell_and_posts_through_mcp(repo, tmp_path, monkeypatch):
+    exe = cli("copilot")
+    home = tmp_path / "home"
+    home.mkdir()
+    for k, v in {"HOME": home, "AUTODEV_COPILOT_BIN": exe, "COPILOT_OFFLINE": "true"}.items():
+        monkeypatch.setenv(k, str(v))
+    monkeypatch.setenv("COPILOT_PROVIDER_TYPE", "anthropic")
+    monkeypatch.setenv("COPILOT_PROVIDER_API_KEY", "local-not-a-key")
+    steps = [
+        tool("bash", {"command": "touch pwned.txt", "description": "x"}, 1),
+        post({"kind": "say", "text": "hello from the real copilot"}),
+    ]
+    with AnthropicLocal(steps) as srv:
+        monkeypatch.setenv("COPILOT_PROVIDER_BASE_URL", srv.url)
+        ctx = make_ctx(repo, tmp_path / "run", timeout=120)
+        result = run_agent_turn(ctx, AgentSpec(["copilot"], tmp_path / "run", model="claude-sonnet-4.5"))
+    record(tmp_path / "run", f"copilot-{version(exe)}-gated")
+    assert result.post is not None and result.post["text"] == "hello from the real copilot"
+    assert not (repo / "pwned.txt").exists()  # --deny-tool shell
+    tools = [t["name"] for t in srv.requests[0]["body"]["tools"]]
+    assert "autodev-post" in tools  # how Copilot CLI names autodev's post
+    started, finished = (
+        [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == t]
+        for t in ("agent_started", "agent_finished")
+    )
+    assert len(started) == 1 and finished[0]["session"]  # the result line's sessionId
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
