@@ -23,7 +23,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/basedpyright
+	$(BIN)/basedpyright --pythonpath $(BIN)/python
 
 # Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
 test: $(STAMP) lint
