@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 
-from autodev import prompts
+from autodev import prompts, sandbox
 from autodev.config import Participant, RunConfig, Team
 from autodev.daemon import notices, recovery
 from autodev.daemon.handles import Run, Scripted, Settings
@@ -28,7 +27,6 @@ from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
-from autodev.paths import autodev_home
 from autodev.sandbox import Room
 from autodev.thread import TAIL
 
@@ -195,7 +193,7 @@ def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None 
     net = config.command_network if p is None or p.network is None else p.network
     return settings.sandbox.room(
         run.paths.repo,
-        hide=[Path.home(), autodev_home(), run.paths.run_dir],
+        hide=sandbox.hidden(run.paths.run_dir),
         network=net,
         expose=config.sandbox_expose,
     )
