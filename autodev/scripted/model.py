@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.harness.model import Model
 from autodev.scripted.answers import Ledger, assistants, error_message, output_chars, reply, tokens
 from autodev.scripted.script import Script, Step, load_script
 
 
-class ScriptedModel:
+class ScriptedModel(Model):
     def __init__(self, script: Script | Path, ledger_path: Path | None = None):
         self.script = script if isinstance(script, Script) else load_script(Path(script))
         self.ledger = Ledger(self.script, ledger_path)
@@ -30,16 +31,8 @@ class ScriptedModel:
         cap = providers.output_cap(window, None, providers.DEFAULT_MAX_OUTPUT, None)
         return [providers.Target("scripted", f"openai/{who}", scripted=True, window=window, max_output=cap)]
 
-    def complete(
-        self,
-        target: providers.Target,
-        messages: list[dict],
-        tools: list[dict],
-        *,
-        turn_id: str,
-        timeout: float,
-        origins: dict[int, str] | None = None,
-    ) -> providers.Generation:
+    # The parameters' types are Model.complete's (a type checker takes them from the protocol).
+    def complete(self, target, messages, tools, *, turn_id, timeout, origins=None) -> providers.Generation:
         participant = target.model.rsplit("/", 1)[-1]
         with self.ledger.lock:
             index, step = self.ledger.choose(participant, turn_id, assistants(messages))
