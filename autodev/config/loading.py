@@ -69,17 +69,7 @@ def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        found = [_describe(model, err, data) for err in e.errors()]
-        # `modle = ...` also makes `model` missing; the suggestion already covers it
-        suggested = {fix for _p, fix in found if fix.startswith("did you mean")}
-        found = [
-            (p, f)
-            for p, f in found
-            if not (
-                p.startswith("missing required key")
-                and any(p.split('"')[1] == s.split('"')[1] for s in suggested)
-            )
-        ]
+        found = explain(model, list(e.errors()), data)
         name = _display(path)
         if len(found) == 1:
             problem, fix = found[0]
@@ -92,6 +82,22 @@ def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # turning pydantic errors into TOML words
+
+
+def explain(root: type[BaseModel], errors: list[Any], data: dict[str, Any]) -> list[tuple[str, str]]:
+    """(problem, fix) for each of pydantic's `errors` against `root`, in the words of the TOML
+    file. Used for config.toml, team.toml and the scripted model's scripts alike."""
+    found = [_describe(root, err, data) for err in errors]
+    # `modle = ...` also makes `model` missing; the suggestion already covers it
+    suggested = {fix for _p, fix in found if fix.startswith("did you mean")}
+    return [
+        (p, f)
+        for p, f in found
+        if not (
+            p.startswith("missing required key")
+            and any(p.split('"')[1] == s.split('"')[1] for s in suggested)
+        )
+    ]
 
 
 def _key_path(loc: tuple[Any, ...]) -> str:

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autodev.errors import ConfigError
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-STEP_KEYS = ("participant", "calls", "text", "error", "retry_after", "delay_sec")
-CALL_KEYS = ("tool", "args", "raw_args")
+from autodev.config.base import _MODEL_CONFIG, _rule
+from autodev.config.loading import explain
+from autodev.errors import ConfigError
 
 
 class ScriptError(ConfigError):
@@ -94,152 +95,141 @@ def load_script(path: Path) -> Script:
             line=line,
         ) from e
 
-    extra = sorted(set(doc) - {"step", "price"})
-    if extra:
-        raise ScriptError(
-            f"script {path}: unknown top-level key {extra[0]!r}",
-            "a script holds [[step]] tables and an optional [price] table",
-            path=path,
-            key=extra[0],
-        )
-    price = _check_price(path, doc.get("price"))
     tables = doc.get("step")
-    if not isinstance(tables, list) or not tables:
+    if tables == [] or ("step" not in doc and set(doc) <= {"price"}):
         raise ScriptError(
             f"script {path} has no [[step]] tables",
             "add at least one [[step]] with a participant",
             path=path,
             key="step",
         )
-    return Script(path=path, steps=[_check_step(path, n, t) for n, t in enumerate(tables, 1)], price=price)
+    try:
+        checked = ScriptFile.model_validate(doc)
+    except ValidationError as e:
+        raise _script_error(path, doc, list(e.errors())) from None
+    price = checked.price.model_dump() if checked.price is not None else None
+    return Script(path=path, steps=[_step(s) for s in checked.step], price=price)
 
 
-PRICE_KEYS = ("input_per_token", "output_per_token")
+class CallSpec(BaseModel):
+    """One tool call the scripted model makes."""
+
+    model_config = _MODEL_CONFIG
+
+    tool: str
+    """The tool's name, as the participant's tool list names it."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """The call's arguments (sent as JSON)."""
+    raw_args: str | None = None
+    """Sent verbatim instead of `args`: a model's malformed JSON, to test how it is handled."""
+
+    @field_validator("tool")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        if not v.strip():
+            raise _rule("must not be empty", 'add tool = "<tool name>"')
+        return v.strip()
+
+    @model_validator(mode="after")
+    def _sendable(self) -> CallSpec:
+        try:
+            json.dumps(self.args)
+        except (TypeError, ValueError) as e:
+            raise _rule(f"args cannot be sent as JSON ({e})", "quote TOML dates and times as strings") from e
+        if self.raw_args is not None and "args" in self.model_fields_set:
+            raise _rule("raw_args is used instead of args, not with them", "drop args or raw_args")
+        return self
 
 
-def _check_price(path: Path, t: Any) -> dict | None:
-    """The optional [price] table: USD per prompt and per completion token. litellm has no
-    price for the scripted model, so the daemon hands these to litellm as custom prices and
-    the run's cost (and budgets) work offline exactly as with a priced provider."""
-    if t is None:
-        return None
-    fix = "write\n    [price]\n    input_per_token = 0.000001\n    output_per_token = 0.000002"
-    if not isinstance(t, dict):
-        raise ScriptError(f"script {path}: price must be a table", fix, path=path, key="price")
-    for k, v in t.items():
-        if k not in PRICE_KEYS:
-            raise ScriptError(
-                f"script {path}: price has unknown key {k!r}",
-                f"use only {', '.join(PRICE_KEYS)}",
-                path=path,
-                key=k,
-            )
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise ScriptError(
-                f"script {path}: price.{k} must be a number of dollars, at least 0 (got {v!r})",
-                fix,
-                path=path,
-                key=k,
-            )
-    return {k: float(t.get(k, 0.0)) for k in PRICE_KEYS}
+class StepSpec(BaseModel):
+    """One answer of the scripted model to one participant's request."""
+
+    model_config = _MODEL_CONFIG
+
+    participant: str
+    """Who asks: a team member's name, or "audit"."""
+    calls: list[CallSpec] = Field(default_factory=list)
+    """The tool calls of the answer."""
+    text: str | None = None
+    """The answer's text."""
+    error: int | None = Field(default=None, ge=400, le=599)
+    """Answer with this HTTP error status instead (e.g. 429)."""
+    retry_after: float | None = Field(default=None, ge=0)
+    """The error's Retry-After, in seconds."""
+    delay_sec: float = Field(default=0.0, ge=0, le=3600)
+    """The first answer to this step waits this long (a slow provider)."""
+
+    @field_validator("participant")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        if not v.strip():
+            raise _rule("must not be empty", 'add participant = "<name>" (a team member or "audit")')
+        return v.strip()
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> StepSpec:
+        if self.retry_after is not None and self.error is None:
+            raise _rule("retry_after without error", "add error = 429 or drop retry_after")
+        if self.error is not None and (self.calls or self.text is not None):
+            raise _rule("error cannot be combined with calls or text", "split it into two steps")
+        if self.error is None and not self.calls and self.text is None:
+            raise _rule("has no response", 'give it calls = [...], text = "..." or error = 429')
+        return self
 
 
-def _check_step(path: Path, n: int, t: Any) -> Step:
-    def bad(msg: str, fix: str, key: str | None = None) -> ScriptError:
-        return ScriptError(f"script {path}, step {n}: {msg}", fix, path=path, step=n, key=key)
+class PriceSpec(BaseModel):
+    """USD per token. litellm has no price for the scripted model, so the daemon hands these to
+    litellm as custom prices and the run's cost (and budgets) work offline as with a priced
+    provider."""
 
-    if not isinstance(t, dict):
-        raise bad("is not a table", "write each step as a [[step]] table")
-    for key in t:
-        if key not in STEP_KEYS:
-            raise bad(f"unknown key {key!r}", f"use only {', '.join(STEP_KEYS)}", key)
+    model_config = _MODEL_CONFIG
 
-    who = t.get("participant")
-    if not isinstance(who, str) or not who.strip():
-        raise bad(
-            "missing participant", 'add participant = "<name>" (a team member or "audit")', "participant"
-        )
+    input_per_token: float = Field(default=0.0, ge=0)
+    """Dollars per prompt token."""
+    output_per_token: float = Field(default=0.0, ge=0)
+    """Dollars per completion token."""
 
-    text = t.get("text")
-    if text is not None and not isinstance(text, str):
-        raise bad("text must be a string", 'write text = "..."', "text")
 
-    error = t.get("error")
-    if error is not None and (
-        isinstance(error, bool) or not isinstance(error, int) or not 400 <= error <= 599
-    ):
-        raise bad(f"error must be an HTTP status 400-599, not {error!r}", "write e.g. error = 429", "error")
+class ScriptFile(BaseModel):
+    """A script file: its [[step]] tables and an optional [price] table."""
 
-    retry_after = t.get("retry_after")
-    if retry_after is not None:
-        if error is None:
-            raise bad("retry_after without error", "add error = 429 or drop retry_after", "retry_after")
-        if isinstance(retry_after, bool) or not isinstance(retry_after, (int, float)) or retry_after < 0:
-            raise bad(
-                "retry_after must be a number of seconds >= 0", "write e.g. retry_after = 2", "retry_after"
-            )
+    model_config = _MODEL_CONFIG
 
-    delay = t.get("delay_sec", 0)
-    if isinstance(delay, bool) or not isinstance(delay, (int, float)) or not 0 <= delay <= 3600:
-        raise bad(
-            f"delay_sec must be a number of seconds from 0 to 3600, not {delay!r}",
-            "write e.g. delay_sec = 2.5",
-            "delay_sec",
-        )
+    step: list[StepSpec]
+    """The answers, in order; each participant is answered from its own steps."""
+    price: PriceSpec | None = None
+    """What the scripted model's tokens cost."""
 
-    calls = [_check_call(bad, j, c) for j, c in enumerate(_as_list(bad, t.get("calls")), 1)]
 
-    if error is not None and (calls or text is not None):
-        raise bad("error cannot be combined with calls or text", "split it into two steps", "error")
-    if error is None and not calls and text is None:
-        raise bad("has no response", 'give it calls = [...], text = "..." or error = 429', "calls")
+def _step(s: StepSpec) -> Step:
     return Step(
-        participant=who.strip(),
-        calls=calls,
-        text=text,
-        error=error,
-        retry_after=float(retry_after) if retry_after is not None else None,
-        delay_sec=float(delay),
+        participant=s.participant,
+        calls=[ToolCallSpec(tool=c.tool, args=c.args, raw_args=c.raw_args) for c in s.calls],
+        text=s.text,
+        error=s.error,
+        retry_after=s.retry_after,
+        delay_sec=s.delay_sec,
     )
 
 
-def _as_list(bad, calls: Any) -> list:
-    if calls is None:
-        return []
-    if not isinstance(calls, list):
-        raise bad(
-            "calls must be a list of { tool = ..., args = {...} }",
-            'write calls = [{ tool = "post", args = { ... } }]',
-            "calls",
-        )
-    return calls
-
-
-def _check_call(bad, j: int, c: Any) -> ToolCallSpec:
-    if not isinstance(c, dict):
-        raise bad(f"call {j} is not a table", 'write { tool = "name", args = { ... } }', "calls")
-    for key in c:
-        if key not in CALL_KEYS:
-            raise bad(f"call {j} has unknown key {key!r}", "a call holds only tool, args and raw_args", key)
-    tool = c.get("tool")
-    if not isinstance(tool, str) or not tool.strip():
-        raise bad(f"call {j} is missing tool", 'add tool = "<tool name>"', "tool")
-    args = c.get("args", {})
-    if not isinstance(args, dict):
-        raise bad(f"call {j} ({tool}): args must be a table", "write args = { key = value }", "args")
-    try:
-        json.dumps(args)
-    except (TypeError, ValueError) as e:
-        raise bad(
-            f"call {j} ({tool}): args cannot be sent as JSON ({e})",
-            "quote TOML dates and times as strings",
-            "args",
-        ) from e
-    raw = c.get("raw_args")
-    if raw is not None and (not isinstance(raw, str) or "args" in c):
-        raise bad(
-            f"call {j} ({tool}): raw_args must be a string, used instead of args",
-            'write raw_args = "{not json" (to test malformed arguments)',
-            "raw_args",
-        )
-    return ToolCallSpec(tool=tool.strip(), args=args, raw_args=raw)
+def _script_error(path: Path, doc: dict[str, Any], errors: list[Any]) -> ScriptError:
+    """Pydantic's errors in the config files' words, each placed at its step (numbered from 1)."""
+    placed = []
+    for err in errors:
+        loc = tuple(err["loc"])
+        if len(loc) >= 2 and loc[0] == "step" and isinstance(loc[1], int):
+            step, root, data = loc[1] + 1, StepSpec, doc["step"][loc[1]]
+            err = {**err, "loc": loc[2:]}
+        else:
+            step, root, data = None, ScriptFile, doc
+        (problem, fix), *_ = explain(root, [err], data if isinstance(data, dict) else {}) or [
+            ("is invalid", "")
+        ]
+        key = next((str(k) for k in reversed(err["loc"]) if isinstance(k, str)), None)
+        placed.append(((f"step {step}: " if step else "") + problem, fix, step, key))
+    first = placed[0]
+    if len(placed) == 1:
+        return ScriptError(f"script {path}, {first[0]}", first[1], path=path, step=first[2], key=first[3])
+    lines = [f"script {path}: {len(placed)} problems"]
+    lines += [f"  - {problem}" + (f"\n    fix: {fix}" if fix else "") for problem, fix, _s, _k in placed]
+    return ScriptError("\n".join(lines), "correct each key listed", path=path, step=first[2], key=first[3])

@@ -337,22 +337,48 @@ def test_loaded_script_shape(script):
     [
         (
             '[[step]]\nparticipant = "b"\ntext = "x"\n[[step]]\nparticipant = "b"\ntxt = "y"\n',
-            ["step 2", "'txt'"],
+            ["step 2", 'unknown key "txt"', 'did you mean "text"'],
         ),
-        ('[[step]]\ntext = "x"\n', ["step 1", "missing participant"]),
+        ('[[step]]\ntext = "x"\n', ["step 1", 'missing required key "participant"']),
         ('[[step]]\nparticipant = "b"\n', ["step 1", "no response"]),
         ('[[step]]\nparticipant = "b"\nerror = 429\ntext = "x"\n', ["step 1", "error cannot"]),
-        ('[[step]]\nparticipant = "b"\nerror = 42\n', ["step 1", "400-599"]),
+        ('[[step]]\nparticipant = "b"\nerror = 42\n', ["step 1", "error: must be at least 400 (got 42)"]),
         ('[[step]]\nparticipant = "b"\ntext = "x"\nretry_after = 1\n', ["step 1", "retry_after"]),
-        ('[[step]]\nparticipant = "b"\ntext = "x"\ndelay_sec = -1\n', ["step 1", "delay_sec", "0 to 3600"]),
-        ('[[step]]\nparticipant = "b"\ncalls = [{ tool = "post", arg = {} }]\n', ["step 1", "'arg'"]),
-        ('[[step]]\nparticipant = "b"\ncalls = [{ args = {} }]\n', ["step 1", "missing tool"]),
+        (
+            '[[step]]\nparticipant = "b"\ntext = "x"\ndelay_sec = -1\n',
+            ["step 1", "delay_sec: must be at least 0 (got -1)"],
+        ),
+        (
+            '[[step]]\nparticipant = "b"\ncalls = [{ tool = "post", arg = {} }]\n',
+            ["step 1", 'unknown key "arg" in calls[0]', 'did you mean "args"'],
+        ),
+        (
+            '[[step]]\nparticipant = "b"\ncalls = [{ args = {} }]\n',
+            ["step 1", 'missing required key "tool" in calls[0]'],
+        ),
         (
             '[[step]]\nparticipant = "b"\ncalls = [{ tool = "t", args = { at = 1979-05-27 } }]\n',
             ["step 1", "JSON"],
         ),
-        ('[[steps]]\nparticipant = "b"\n', ["'steps'"]),
+        ('[[steps]]\nparticipant = "b"\n', ['unknown key "steps"', 'did you mean "step"']),
         ("", ["no [[step]]"]),
+        ('[[step]]\nparticipant = "  "\ntext = "x"\n', ["step 1", "participant: must not be empty"]),
+        (
+            '[[step]]\nparticipant = "b"\ntext = "x"\ndelay_sec = 4000\n',
+            ["step 1", "delay_sec: must be at most 3600"],
+        ),
+        (
+            '[[step]]\nparticipant = "b"\ncalls = [{ tool = "t", raw_args = 1 }]\n',
+            ["calls[0].raw_args: must be a string"],
+        ),
+        (
+            '[[step]]\nparticipant = "b"\ncalls = [{ tool = "t", args = {}, raw_args = "{" }]\n',
+            ["step 1", "calls[0]: raw_args is used instead of args"],
+        ),
+        (
+            '[[step]]\nparticipant = "b"\ntext = 3\n[[step]]\nparticipant = "c"\nerror = 700\n',
+            ["2 problems", "step 1: text: must be a string (got 3)", "step 2: error: must be at most 599"],
+        ),
     ],
 )
 def test_bad_scripts_name_file_step_and_key(tmp_path, body, expected):
@@ -425,8 +451,8 @@ def test_price_table_is_checked_and_read(tmp_path):
     p.write_text(one)
     assert load_script(p).price is None
     for bad, words in (
-        ('[price]\ninput_per_token = "cheap"\n', "price.input_per_token must be a number"),
-        ("[price]\ninput_per_tokens = 1\n", "price has unknown key 'input_per_tokens'"),
+        ('[price]\ninput_per_token = "cheap"\n', 'price.input_per_token: must be a number (got "cheap")'),
+        ("[price]\ninput_per_tokens = 1\n", 'unknown key "input_per_tokens" in price'),
     ):
         p.write_text(bad + one)
         with pytest.raises(ScriptError) as e:
