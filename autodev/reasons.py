@@ -16,12 +16,22 @@ REASONS = {
     "fault": "a log append failed: {error}",
     "stagnation": "{who}'s last three posts were identical ({kind})",
     "budget": "{text}",  # built by budget.reached(): names the cap and the spend
+    "wait": "{who} is waiting: {text}",
+    "usage_limit": "{text}",  # AllModelsLimited's detail: who is limited and until when
+    "stopped": "you stopped the run",
+    "complete": "the audit accepted the work",
+    "rebuilt": "state.json was missing; the run's state was rebuilt from its logs",
 }
 CONTINUE = {
     "question": 'autodev send "your answer"',
     "gated": 'autodev approve  (or: autodev deny --reason "...")',
     "no_objective": 'autodev send "the objective"',
     "fault": "fix the cause, then autodev start",
+    "wait": "the run continues by itself; autodev send ends the wait",
+    "usage_limit": "the run continues by itself after the reset",
+    "stopped": "autodev start",
+    "complete": 'autodev send "..." to continue with more work',
+    "rebuilt": "autodev start",
 }
 
 

@@ -122,22 +122,14 @@ def _open_items(st: dict, posts: list[dict], events: list[dict]) -> None:
     ]
     st["state"], st["reason"] = (
         "stopped",
-        {
-            "code": "rebuilt",
-            "text": "state.json was missing; the run's state was rebuilt from its logs",
-            "continue": "autodev start",
-        },
+        reason("rebuilt"),
     )
     for p in reversed(posts):
         if p["from"] == "user":
             break
         if p["from"] == "audit" and p.get("verdict") == "accept":
             st["state"] = "complete"
-            st["reason"] = {
-                "code": "complete",
-                "text": "the audit accepted the work",
-                "continue": 'autodev send "..." to continue with more work',
-            }
+            st["reason"] = reason("complete")
             break
         if p.get("turn") is None:
             continue

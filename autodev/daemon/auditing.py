@@ -84,11 +84,7 @@ def audit(
             {
                 "state": "complete",
                 "audits": n,
-                "reason": {
-                    "code": "complete",
-                    "text": "the audit accepted the work",
-                    "continue": 'autodev send "..." to continue with more work',
-                },
+                "reason": reason("complete"),
             },
             [verdict],
         )

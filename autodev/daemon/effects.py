@@ -197,11 +197,7 @@ def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float)
             "state": "waiting",
             "wait": wait,
             "last_wait": wait,
-            "reason": {
-                "code": "wait",
-                "text": f"{author} is waiting: {post['text'][:200]}",
-                "continue": "the run continues by itself; autodev send ends the wait",
-            },
+            "reason": reason("wait", who=author, text=post["text"][:200]),
         },
         [Event("wait", {"participant": author, "delay": delay, "due": wait["due"], "streak": streak})],
     )

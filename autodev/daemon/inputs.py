@@ -64,7 +64,7 @@ def after_stop(cur: dict) -> tuple[str, dict, dict]:
         if cur["state"] == "paused"
         else {"state": cur["state"], "reason": cur.get("reason")}
     )
-    why = {"code": "stopped", "text": "you stopped the run", "continue": "autodev start"}
+    why = reason("stopped")
     return "stopped", why, {"paused_from": back}
 
 

@@ -287,11 +287,7 @@ class Loop:
             return
         except AllModelsLimited as e:
             self._settle()
-            why_wait = {
-                "code": "usage_limit",
-                "text": e.detail,
-                "continue": "the run continues by itself after the reset",
-            }
+            why_wait = reason("usage_limit", text=e.detail)
             self._set(
                 "waiting",
                 why_wait,
