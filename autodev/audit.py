@@ -7,10 +7,13 @@ began (diff stat plus a bounded diff) and the output of `auditCheck`, and answer
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +39,12 @@ VERDICT = Tool(
     args=VerdictArgs,
 )
 MAX_STEPS = 3
+REQUEST_TIMEOUT_SEC = 600
+
+
+class AuditStopped(Exception):
+    """The user stopped the run while the audit waited on its model: the done post stays
+    unaudited, and the next `start` audits it again."""
 
 
 @dataclass
@@ -96,15 +105,51 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
 
 
-def _request(target, messages, audit_id, max_retries, backoff_sec, on_retry) -> providers.Generation:
+def _complete(target, messages, audit_id, stopping: Callable[[], bool]) -> providers.Generation:
+    """The model's answer, or AuditStopped as soon as `stopping()` (the request is left to end in
+    its worker thread; its answer is dropped, and the audit is asked again after `start`)."""
+    from autodev.harness.deadline import STOPPING, wait_future
+
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="audit-request")
+    try:
+        future = pool.submit(
+            providers.complete,
+            target,
+            messages,
+            [VERDICT.spec()],
+            turn_id=audit_id,
+            timeout=REQUEST_TIMEOUT_SEC,
+        )
+        why = wait_future(future, REQUEST_TIMEOUT_SEC + 30, stopping)
+        if why == STOPPING:
+            raise AuditStopped()
+        if why:
+            raise providers.Transient(f"the audit's request got {why}")
+        return future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _pause(seconds: float, stopping: Callable[[], bool]) -> None:
+    """A backoff that `stop` cuts short."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        if stopping():
+            raise AuditStopped()
+        providers.sleep(min(left, 0.2))
+
+
+def _request(
+    target, messages, audit_id, max_retries, backoff_sec, on_retry, stopping: Callable[[], bool]
+) -> providers.Generation:
     """One audit request: transient failures are retried with backoff as a participant's are;
     what no retry fixes (a refusal, a usage limit, retries exhausted) is a ProviderError, which
-    pauses the run with the audit still pending."""
+    pauses the run with the audit still pending; `stop` raises AuditStopped."""
     attempt = 0
     while True:
         attempt += 1
         try:
-            return providers.complete(target, messages, [VERDICT.spec()], turn_id=audit_id, timeout=600)
+            return _complete(target, messages, audit_id, stopping)
         except providers.Refused as e:
             raise e.to_error("the audit", target.label) from e
         except providers.ContextExceeded as e:
@@ -133,7 +178,7 @@ def _request(target, messages, audit_id, max_retries, backoff_sec, on_retry) -> 
             delay = providers.backoff(attempt, backoff_sec)
             if on_retry:
                 on_retry(attempt, delay, str(e))
-            providers.sleep(delay)
+            _pause(delay, stopping)
 
 
 def audit(
@@ -153,6 +198,7 @@ def audit(
     max_retries: int = 0,
     backoff_sec: float = 1.0,
     on_retry=None,
+    stopping: Callable[[], bool] = lambda: False,
 ) -> Verdict:
     check_out = "(no auditCheck configured)"
     if check:
@@ -175,7 +221,7 @@ def audit(
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry)
+        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping)
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0

@@ -31,7 +31,9 @@ def audit(
     room: Room,
     scripted: Scripted,
     set_state: Callable[[str, dict | None], None],
+    stopping: Callable[[], bool],
 ) -> Change:
+    from autodev.audit import AuditStopped
     from autodev.audit import audit as ask
 
     set_state("auditing", None)
@@ -69,7 +71,12 @@ def audit(
             on_retry=lambda attempt, delay, error: run.events.emit(
                 "retry", participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
             ),
+            stopping=stopping,
         )
+    except AuditStopped:
+        # The stop applies at the turn boundary that follows; `start` audits the post again.
+        run.events.emit("audit_stopped", seq=post["seq"], n=n)
+        return Change({"state": "running", "reason": None, "audit_pending": post["seq"]})
     except ProviderError as e:
         run.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
         # The done post stays unaudited: resuming the run audits it before any turn.

@@ -360,6 +360,7 @@ class Loop:
             room=turnsetup.room(self.run, self.settings.config, self.settings),
             scripted=self.services.scripted,
             set_state=self._set,
+            stopping=self._stop_requested,
         )
 
     def _pending_audit(self, st: dict) -> None:

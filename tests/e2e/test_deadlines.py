@@ -87,3 +87,29 @@ def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, au
     assert [(p["from"], p["text"]) for p in thread_of(repo)] == [("user", "answer slowly"), ("solo", "late")]
     assert thread_of(repo)[1]["turn"] == 1
     assert len(events(repo, "turn_started")) == 1
+
+
+def test_stop_cuts_a_slow_audit_and_start_audits_the_same_post(repo, autodev):
+    # The audit's model takes 120 s the first time; `stop` leaves the done post unaudited, and
+    # the next `start` audits it before any turn.
+    slow_accept = step("audit", call("verdict", accept=True, gap=""), delay_sec=120)
+    write_team(repo, SOLO, post("solo", "done", "finished") + slow_accept)
+    start_detached(autodev, repo, "finish it")
+    wait_for("the audit's request", lambda: requests_of(repo, "audit"))
+    began = time.monotonic()
+    cli(autodev, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    assert time.monotonic() - began < 15  # not the 120 s of the request
+    st = status_json(autodev, repo)
+    assert st["state"] == "stopped"
+    assert [e["seq"] for e in events(repo, "audit_stopped")] == [2]
+    assert events(repo, "audit") == []  # no verdict was recorded
+
+    run_until_idle(autodev, repo, expect=0)  # the same done post is audited, and accepted
+    assert status_json(autodev, repo)["state"] == "complete"
+    assert [e["seq"] for e in events(repo, "audit")] == [2]
+    assert [(p["from"], p["kind"]) for p in thread_of(repo)] == [
+        ("user", "say"),
+        ("solo", "done"),
+        ("audit", "say"),
+    ]
