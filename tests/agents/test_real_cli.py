@@ -29,6 +29,7 @@ from autodev.agents.turn import AgentSpec, run_agent_turn
 from tests.agents.anthropic_local import AnthropicLocal, post, tool
 from tests.agents.gemini_local import GeminiLocal
 from tests.agents.gemini_local import call as gemini_call
+from tests.agents.gemini_local import say as say_gemini
 from tests.agents.responses_local import ResponsesLocal, say
 from tests.agents.test_agent_turn import make_ctx, records
 
@@ -180,6 +181,37 @@ def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, tmp_path, monk
         events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
         assert [e["name"] for e in events if e["type"] == "tool" and e.get("agent")] == ["write_file"]
         assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def test_gemini_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, monkeypatch):
+    exe = cli("gemini")
+    home = tmp_path / "home"
+    home.mkdir()
+    base = Path(__file__).resolve().parents[2] / ".agents-cli"  # not below /tmp: see above
+    base.mkdir(exist_ok=True)
+    run = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    try:
+        for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
+            monkeypatch.setenv(k, str(v))
+        # The local server answers by how many model replies the request carries, so the post
+        # comes only if the nudge run really resumed the first run's session (its history).
+        steps = [
+            say_gemini("thinking, no post yet"),
+            gemini_call("post", {"kind": "say", "text": "after the nudge"}),
+        ]
+        with GeminiLocal(steps) as srv:
+            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+            ctx = make_ctx(repo, run, timeout=120)
+            result = run_agent_turn(
+                ctx, AgentSpec(["gemini"], run, model="gemini-2.5-flash", key_env="LOCAL_GEMINI_KEY")
+            )
+        record(run, f"gemini-{version(exe)}-nudged")
+        assert result.post is not None and result.post["text"] == "after the nudge"
+        started = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_started"]
+        finished = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_finished"]
+        assert started[0]["resume"] is None and started[1]["resume"] == finished[0]["session"]  # --resume
     finally:
         shutil.rmtree(run, ignore_errors=True)
 
