@@ -162,7 +162,8 @@ class Codex(Adapter):
             f"mcp_servers.{SERVER}.args": inv.mcp.args,
             f"mcp_servers.{SERVER}.env": inv.mcp.env,
             # exec mode cancels MCP calls that would need an approval ("user cancelled MCP tool
-            # call", openai/codex#16685): autodev's own server is approved up front.
+            # call", openai/codex#16685): autodev's own server is approved up front (0.171.0 without
+            # it: "MCP tool call requires approval, but approval policy is never").
             f"mcp_servers.{SERVER}.default_tools_approval_mode": "approve",
             "approval_policy": "never",
         }

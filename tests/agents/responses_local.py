@@ -1,11 +1,15 @@
 """A local OpenAI Responses-API server for running the real Codex CLI offline (a model provider
-of its own with `base_url` and `wire_api = "responses"`): POST /v1/responses, streamed (SSE).
+of its own with `base_url` and `wire_api = "responses"`, or the built-in one with
+`openai_base_url`): POST /v1/responses, streamed (SSE).
 
 The conversation plays `steps`, one per answer, the n-th when the request's input holds n
 answers of the assistant already (messages or function calls; a resumed session's history
 counts): `call(name, args)` is a function call, `say(text)` a text that ends Codex's run; after
 the last step a short text ends it. A tool's name is matched by its ending (`post` is whatever
-name Codex gave autodev's post). Every request body is kept in `requests`."""
+name Codex gave autodev's post); a tool offered inside a namespace (Codex 0.171.0 offers an MCP
+server's tools as namespace `mcp__autodev`) is called with that `namespace`. GET requests (the
+built-in provider's websocket attempts, model lists) get a 404 or an empty list. Every request
+body is kept in `requests`."""
 
 from __future__ import annotations
 
@@ -31,15 +35,20 @@ def say(text: str) -> dict:
     return {"say": text}
 
 
-def _tool_name(body: dict, wanted: str) -> str:
+def _tool_name(body: dict, wanted: str) -> dict:
+    """The call's `name` (and `namespace`: Codex 0.171.0 offers an MCP server's tools in one)."""
     names = []
     for t in body.get("tools") or []:
-        names.append(t.get("name") or "")
-        names += [x.get("name") or "" for x in t.get("tools") or [] if isinstance(x, dict)]  # a namespace
+        names.append({"name": t.get("name") or ""})
+        names += [
+            {"namespace": t.get("name"), "name": x.get("name") or ""}
+            for x in t.get("tools") or []
+            if isinstance(x, dict)
+        ]
     for n in names:
-        if n == wanted or n.endswith("__" + wanted) or n.endswith("." + wanted):
+        if n["name"] == wanted or n["name"].endswith("__" + wanted) or n["name"].endswith("." + wanted):
             return n
-    return wanted
+    return {"name": wanted}
 
 
 def _items(body: dict, steps: list[dict], n: int) -> list[dict]:
@@ -58,7 +67,7 @@ def _items(body: dict, steps: list[dict], n: int) -> list[dict]:
                 "type": "function_call",
                 "id": f"fc_{n}",
                 "call_id": f"call_{n}",
-                "name": _tool_name(body, step["call"]),
+                **_tool_name(body, step["call"]),
                 "arguments": json.dumps(step["args"]),
                 "status": "completed",
             }

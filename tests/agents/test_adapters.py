@@ -78,6 +78,12 @@ def test_codex_0_171_0_stream_and_its_resumed_session_usage():
     assert adapter("codex").session_totals == ("input_tokens", "output_tokens", "cached_tokens")
 
 
+def test_codex_0_171_0_mcp_call_of_autodev_post_is_a_tool_event():
+    events = parsed("codex", "codex-0.171.0-posted-1.jsonl")
+    assert [e.name for e in events if e.kind == "tool"] == ["post"]  # server autodev: the bare name
+    assert [e.kind for e in events][-2:] == ["usage", "final"]
+
+
 def test_gemini_0_61_0_stream_names_autodev_tools_mcp_autodev_post():
     events = parsed("gemini", "gemini-0.61.0-write-post-1.jsonl")
     assert events[0].kind == "session" and events[0].session

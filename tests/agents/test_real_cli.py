@@ -6,8 +6,8 @@ their bin folder; without it these tests are skipped. With $AUTODEV_RECORD_FIXTU
 folder, the raw streams are copied there (that is how tests/agents/fixtures was recorded).
 
 Claude Code takes ANTHROPIC_BASE_URL: tests/agents/anthropic_local.py answers it. Codex takes a
-model provider of its own (`-c model_providers.local...`, wire_api "responses"):
-tests/agents/responses_local.py answers it. Gemini CLI takes GOOGLE_GEMINI_BASE_URL:
+model provider of its own (`-c model_providers.local...`, wire_api "responses") or its built-in
+one (`-c openai_base_url=...`): tests/agents/responses_local.py answers both. Gemini CLI takes GOOGLE_GEMINI_BASE_URL:
 tests/agents/gemini_local.py answers it. Copilot CLI has an offline mode with a model provider
 of its own (COPILOT_OFFLINE, COPILOT_PROVIDER_BASE_URL, type "anthropic"): anthropic_local.py
 answers it too. HOME (and CODEX_HOME) is a temp folder, so no login
@@ -31,6 +31,7 @@ from tests.agents.gemini_local import GeminiLocal
 from tests.agents.gemini_local import call as gemini_call
 from tests.agents.gemini_local import say as say_gemini
 from tests.agents.responses_local import ResponsesLocal, say
+from tests.agents.responses_local import call as codex_call
 from tests.agents.test_agent_turn import make_ctx, records
 
 pytestmark = pytest.mark.e2e
@@ -119,6 +120,19 @@ def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, c
     assert result.cost == pytest.approx(first["cost"] + second["cost"])
 
 
+def codex_provider(provider: str, url: str) -> list[str]:
+    """`-c` flags pointing Codex at the local server: a provider of its own, or the built-in one."""
+    if provider == "openai":
+        # `openai_base_url` (OPENAI_BASE_URL is not read by 0.171.0); `chatgpt_base_url` keeps
+        # its model-list fetch local. It tries a websocket first, then falls back to HTTP (~6 s).
+        return ["-c", f'openai_base_url="{url}"', "-c", f'chatgpt_base_url="{url}"']
+    conf = {"name": "local", "base_url": url, "wire_api": "responses", "env_key": "LOCAL_OPENAI_KEY"}
+    args = ["-c", 'model_provider="local"']
+    for k, v in conf.items():
+        args += ["-c", f'model_providers.local.{k}="{v}"']
+    return args
+
+
 def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tmp_path, monkeypatch):
     exe = cli("codex")
     home = tmp_path / "home"
@@ -127,15 +141,7 @@ def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tm
         monkeypatch.setenv(k, str(v))
     monkeypatch.setenv("LOCAL_OPENAI_KEY", "sk-local-not-a-key")
     with ResponsesLocal([say("thinking, no post yet")]) as srv:
-        provider = {
-            "name": "local",
-            "base_url": srv.url,
-            "wire_api": "responses",
-            "env_key": "LOCAL_OPENAI_KEY",
-        }
-        args = ["-c", 'model_provider="local"']
-        for k, v in provider.items():
-            args += ["-c", f'model_providers.local.{k}="{v}"']
+        args = codex_provider("local", srv.url)
         ctx = make_ctx(repo, tmp_path / "run", timeout=120)
         spec = AgentSpec(["codex"], tmp_path / "run", model="gpt-local", effort="low", extra_args=args)
         spec.key_env = "LOCAL_OPENAI_KEY"
@@ -150,6 +156,39 @@ def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tm
     # the resumed run's turn.completed says 400/50 for the session; 200/25 of it were the first run's
     assert [f["usage"]["prompt_tokens"] for f in finished] == [200, 200]
     assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (400, 50, 100)
+
+
+@pytest.mark.parametrize("provider", ["local", "openai"])
+def test_codex_exec_posts_through_mcp_uncancelled(repo, tmp_path, monkeypatch, provider):
+    exe = cli("codex")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    for k, v in {"HOME": home, "CODEX_HOME": home / ".codex", "AUTODEV_CODEX_BIN": exe}.items():
+        monkeypatch.setenv(k, str(v))
+    monkeypatch.setenv("LOCAL_OPENAI_KEY", "sk-local-not-a-key")
+    with ResponsesLocal([codex_call("post", {"kind": "say", "text": "hello from the real codex"})]) as srv:
+        ctx = make_ctx(repo, tmp_path / "run", timeout=120)
+        spec = AgentSpec(
+            ["codex"], tmp_path / "run", model="gpt-local", extra_args=codex_provider(provider, srv.url)
+        )
+        spec.key_env = "LOCAL_OPENAI_KEY"
+        result = run_agent_turn(ctx, spec)
+    if provider == "local":  # the two streams are alike
+        record(tmp_path / "run", f"codex-{version(exe)}-posted")
+    assert result.post is not None and result.post["text"] == "hello from the real codex"
+    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["hello from the real codex"]
+    convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
+    autodev = [t for t in convo[0]["tools"] if t.get("name") == "mcp__autodev"]
+    assert autodev and autodev[0]["type"] == "namespace"  # the MCP tools, offered as one namespace
+    # exec mode did not cancel the call (openai/codex#16685): its result went back to the model
+    outputs = [i for i in convo[-1]["input"] if i.get("type") == "function_call_output"]
+    assert len(outputs) == 1 and "posted" in json.dumps(outputs).lower(), outputs
+    raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
+    calls = [
+        json.loads(x)["item"] for x in raw.splitlines() if '"mcp_tool_call"' in x and "item.completed" in x
+    ]
+    assert [(c["server"], c["tool"], c["status"]) for c in calls] == [("autodev", "post", "completed")]
+    assert [r["type"] for r in records(tmp_path / "run" / "harness.jsonl")][-1] == "turn_finished"
 
 
 def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, tmp_path, monkeypatch):
