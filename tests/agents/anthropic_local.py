@@ -12,9 +12,9 @@ body is kept in `requests` (the tests assert what the CLI sent)."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.agents.local_server import LocalHandler, LocalServer
 
 POST_TOOL = "mcp__autodev__post"
 USAGE = {
@@ -62,20 +62,8 @@ def _sse(event: str, data: dict) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LocalHandler):
     server_version = "autodev-anthropic-local/1"
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _json(self, status: int, obj: dict) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
@@ -84,9 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         srv: Any = self.server
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        path = self.path.split("?")[0]
-        srv.requests.append({"path": path, "body": body})
+        path, body = self._request()
         if path.endswith("/count_tokens"):
             return self._json(200, {"input_tokens": 100})
         if not path.endswith("/v1/messages"):
@@ -147,23 +133,5 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class AnthropicLocal(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, steps: list[list[dict]]):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.steps = steps
-        self.requests: list[dict] = []
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def __enter__(self) -> AnthropicLocal:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
+class AnthropicLocal(LocalServer):
+    handler = _Handler

@@ -11,9 +11,9 @@ request is kept in `requests`."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.agents.local_server import LocalHandler, LocalServer
 
 USAGE = {
     "promptTokenCount": 300,
@@ -50,29 +50,15 @@ def _parts(body: dict, steps: list[dict]) -> list[dict]:
     return [{"text": step["say"]}]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LocalHandler):
     server_version = "autodev-gemini-local/1"
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _json(self, status: int, obj: dict) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         self._json(404, {"error": {"code": 404, "message": f"not found: {self.path}", "status": "NOT_FOUND"}})
 
     def do_POST(self) -> None:
         srv: Any = self.server
-        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-        path = self.path.split("?")[0]
-        srv.requests.append({"path": path, "body": body})
+        path, body = self._request()
         if path.endswith(":countTokens"):
             return self._json(200, {"totalTokens": 100})
         if not (path.endswith(":generateContent") or path.endswith(":streamGenerateContent")):
@@ -99,23 +85,5 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class GeminiLocal(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, steps: list[dict]):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.steps = steps
-        self.requests: list[dict] = []
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
-
-    def __enter__(self) -> GeminiLocal:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
+class GeminiLocal(LocalServer):
+    handler = _Handler

@@ -14,9 +14,9 @@ body is kept in `requests`."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.agents.local_server import LocalHandler, LocalServer
 
 USAGE = {
     "input_tokens": 200,
@@ -83,20 +83,8 @@ def _items(body: dict, steps: list[dict], n: int) -> list[dict]:
     ]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LocalHandler):
     server_version = "autodev-responses-local/1"
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _json(self, status: int, obj: dict) -> None:
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         if self.path.split("?")[0].endswith("/models"):
@@ -105,10 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         srv: Any = self.server
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}"
-        body = json.loads(raw)
-        path = self.path.split("?")[0]
-        srv.requests.append({"path": path, "body": body})
+        path, body = self._request()
         if not path.endswith("/responses"):
             return self.do_GET()
         n = len(srv.requests)
@@ -140,23 +125,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
-class ResponsesLocal(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, steps: list[dict]):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.steps = steps
-        self.requests: list[dict] = []
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> ResponsesLocal:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
+class ResponsesLocal(LocalServer):
+    handler = _Handler
+    base_path = "/v1"
