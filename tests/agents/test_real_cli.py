@@ -191,68 +191,62 @@ def test_codex_exec_posts_through_mcp_uncancelled(repo, tmp_path, monkeypatch, p
     assert [r["type"] for r in records(tmp_path / "run" / "harness.jsonl")][-1] == "turn_finished"
 
 
-def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, tmp_path, monkeypatch):
+@pytest.fixture
+def gemini_run(tmp_path, monkeypatch):
+    """The real Gemini CLI's environment and a run folder for its turn."""
     exe = cli("gemini")
     home = tmp_path / "home"
     home.mkdir()
+    for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
+        monkeypatch.setenv(k, str(v))
     # Gemini CLI 0.61.0 skips a settings file below a world-writable folder (/tmp, where pytest's
     # temp folders are): the run folder goes into the checkout's .agents-cli/ (git-ignored).
     base = Path(__file__).resolve().parents[2] / ".agents-cli"
     base.mkdir(exist_ok=True)
     run = Path(tempfile.mkdtemp(prefix="run-", dir=base))
-    try:
-        for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
-            monkeypatch.setenv(k, str(v))
-        steps = [
-            gemini_call("write_file", {"file_path": str(repo / "hello.txt"), "content": "hi\n"}),
-            gemini_call("post", {"kind": "say", "text": "hello from the real gemini"}),
-        ]
-        with GeminiLocal(steps) as srv:
-            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
-            ctx = make_ctx(repo, run, timeout=120)
-            result = run_agent_turn(
-                ctx, AgentSpec(["gemini"], run, model="gemini-2.5-flash", key_env="LOCAL_GEMINI_KEY")
-            )
-        record(run, f"gemini-{version(exe)}-write-post")
-        assert result.post is not None and result.post["text"] == "hello from the real gemini"
-        assert (repo / "hello.txt").read_text() == "hi\n"  # auto_edit, with --skip-trust
-        assert not list((run / "agents").glob("gemini-settings-*"))  # it held the turn's token
-        events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
-        assert [e["name"] for e in events if e["type"] == "tool" and e.get("agent")] == ["write_file"]
-        assert result.prompt_tokens > 0 and result.completion_tokens > 0
-    finally:
-        shutil.rmtree(run, ignore_errors=True)
+    yield exe, run
+    shutil.rmtree(run, ignore_errors=True)
 
 
-def test_gemini_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, monkeypatch):
-    exe = cli("gemini")
-    home = tmp_path / "home"
-    home.mkdir()
-    base = Path(__file__).resolve().parents[2] / ".agents-cli"  # not below /tmp: see above
-    base.mkdir(exist_ok=True)
-    run = Path(tempfile.mkdtemp(prefix="run-", dir=base))
-    try:
-        for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
-            monkeypatch.setenv(k, str(v))
-        # The local server answers by how many model replies the request carries, so the post
-        # comes only if the nudge run really resumed the first run's session (its history).
-        steps = [
-            say_gemini("thinking, no post yet"),
-            gemini_call("post", {"kind": "say", "text": "after the nudge"}),
-        ]
-        with GeminiLocal(steps) as srv:
-            monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
-            ctx = make_ctx(repo, run, timeout=120)
-            result = run_agent_turn(
-                ctx, AgentSpec(["gemini"], run, model="gemini-2.5-flash", key_env="LOCAL_GEMINI_KEY")
-            )
-        record(run, f"gemini-{version(exe)}-nudged")
-        assert result.post is not None and result.post["text"] == "after the nudge"
-        started = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_started"]
-        finished = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_finished"]
-        assert started[0]["resume"] is None and started[1]["resume"] == finished[0]["session"]  # --resume
-    finally:
-        shutil.rmtree(run, ignore_errors=True)
+def gemini_turn(repo: Path, run: Path, steps: list[dict], monkeypatch):
+    with GeminiLocal(steps) as srv:
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", srv.url)
+        ctx = make_ctx(repo, run, timeout=120)
+        return run_agent_turn(
+            ctx, AgentSpec(["gemini"], run, model="gemini-2.5-flash", key_env="LOCAL_GEMINI_KEY")
+        )
+
+
+def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, gemini_run, monkeypatch):
+    exe, run = gemini_run
+    steps = [
+        gemini_call("write_file", {"file_path": str(repo / "hello.txt"), "content": "hi\n"}),
+        gemini_call("post", {"kind": "say", "text": "hello from the real gemini"}),
+    ]
+    result = gemini_turn(repo, run, steps, monkeypatch)
+    record(run, f"gemini-{version(exe)}-write-post")
+    assert result.post is not None and result.post["text"] == "hello from the real gemini"
+    assert (repo / "hello.txt").read_text() == "hi\n"  # auto_edit, with --skip-trust
+    assert not list((run / "agents").glob("gemini-settings-*"))  # it held the turn's token
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    assert [e["name"] for e in events if e["type"] == "tool" and e.get("agent")] == ["write_file"]
+    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+
+
+def test_gemini_exit_without_post_is_nudged_in_its_own_session(repo, gemini_run, monkeypatch):
+    exe, run = gemini_run
+    # The local server answers by how many model replies the request carries, so the post
+    # comes only if the nudge run really resumed the first run's session (its history).
+    steps = [
+        say_gemini("thinking, no post yet"),
+        gemini_call("post", {"kind": "say", "text": "after the nudge"}),
+    ]
+    result = gemini_turn(repo, run, steps, monkeypatch)
+    record(run, f"gemini-{version(exe)}-nudged")
+    assert result.post is not None and result.post["text"] == "after the nudge"
+    started = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_started"]
+    finished = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_finished"]
+    assert started[0]["resume"] is None and started[1]["resume"] == finished[0]["session"]  # --resume
 
 
 def test_copilot_gated_turn_denies_the_shell_and_posts_through_mcp(repo, tmp_path, monkeypatch):
