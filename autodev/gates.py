@@ -15,7 +15,8 @@ into the simple commands it runs, from tree-sitter-bash's syntax tree):
 
 What the guard is and is not: a guardrail against a participant running a gated command by
 accident or casually wrapped, not a sandbox against a determined adversary (the sandbox is the
-backstop). What it cannot see is listed in README ("What the guard can and cannot see").
+backstop). What it cannot see is listed in docs/security.md ("What the command guard can and
+cannot see").
 Patterns are globs (`fnmatch`), so `git push*` also matches `git pushy`; write `git push *` plus
 `git push` for word-exact matching.
 """

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from autodev.shellnested import STDIN_FILES
 from autodev.shellwords import Part, Word, basename
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*)$")
@@ -33,6 +34,7 @@ _INTERPRETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "Rscript": (("-e",), ""),
     "tclsh": ((), ""),
     "osascript": (("-e",), ""),
+    "expect": (("-c",), "f"),
     "pwsh": (("-c", "-command", "-encodedcommand", "-ec"), ""),
 }
 _SHELL_NAMES = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
@@ -60,6 +62,10 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
     args = words[1:]
     if _PYTHON.match(name):
         name = "python"
+    if name in ("source", ".") or name in _SHELL_NAMES:
+        first = next((w for w in args if not w.text.startswith(("-", "+"))), None)
+        if first is not None and first.text in STDIN_FILES:
+            return None  # shellparse read the here-string, or refused the line
     if name in ("source", "."):
         return ("script", args[0] if args else None, None)
     if name in _SHELL_NAMES:  # -c and reading stdin: shellparse decided those

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from autodev.shellnested import command
+from autodev.shellnested import assignment, command
 from autodev.shellwords import (
     QUOTED,
     Part,
@@ -167,6 +167,18 @@ class _Walker:
         if t == "heredoc_redirect":
             self._heredoc(node, out)
             return
+        if t == "variable_assignment":
+            name = node.child_by_field_name("name")
+            value = [c for c in node.children[2:] if c.type != "comment"]
+            if name is None or not value:
+                return
+            if any(c.type == "array" for c in value):
+                for c in value:
+                    self._walk(c, out)
+                return
+            word = self._word(value, out)  # walks the substitutions in the value
+            assignment(self, self.text(name), word, out)
+            return
         for c in node.named_children:
             self._walk(c, out)
 
@@ -184,13 +196,17 @@ class _Walker:
         nested: list[Part] = []
         word_nodes = []
         assigns: list[str] = []
+        stdin: Word | None = None
         for c in children:
             t = c.type
             if t == "variable_assignment":
                 assigns.append(self.text(c))
                 self._walk(c, nested)
             elif t == "heredoc_redirect":
-                self._heredoc(c, nested)
+                stdin = self._heredoc(c, nested)
+            elif t == "herestring_redirect":
+                given = [n for n in c.named_children if n.type != "file_descriptor"]
+                stdin = self._word(given, nested) if given else None
             elif t == "file_redirect":
                 dests = _destinations(c)
                 for d in dests[:1]:
@@ -208,7 +224,7 @@ class _Walker:
                 word_nodes.append(c)
         words = tuple(self._word(g, nested) for g in self._adjacent(word_nodes))
         if words:
-            command(self, words, out, assigns=assigns)
+            command(self, words, out, assigns=assigns, stdin=stdin)
         out.extend(nested)
 
     def _bracket_test(self, node, out: list[Part]) -> None:
@@ -226,24 +242,28 @@ class _Walker:
         command(self, words, out)
         out.extend(nested)
 
-    def _heredoc(self, node, out: list[Part]) -> None:
+    def _heredoc(self, node, out: list[Part]) -> Word:
         """A here-document is data, but the shell expands its $(...) and `...` unless the
         delimiter is quoted. tree-sitter-bash does not parse backticks (nor `<<-` bodies) there,
-        so the body is read again as the inside of a double-quoted word."""
+        so the body is read again as the inside of a double-quoted word. Returns the text the
+        command reads (`dynamic` when expansions change it)."""
         for c in node.named_children:
             if c.type not in ("heredoc_start", "heredoc_end", "heredoc_body"):
                 self._walk(c, out)  # the rest of the command line after `<<EOF` (a pipe, ...)
         start = next((c for c in node.children if c.type == "heredoc_start"), None)
-        if start is not None and re.search(r"['\"\\]", self.text(start)):
-            return
         body = "".join(self.text(c) for c in node.children if c.type == "heredoc_body")
+        if any(c.type == "<<-" for c in node.children):
+            body = re.sub(r"(?m)^\t+", "", body)
+        if start is not None and re.search(r"['\"\\]", self.text(start)):
+            return Word(body, body)
         if "$" not in body and "`" not in body:
-            return
+            return Word(re.sub(r"\\([$`\\])|\\\n", r"\1", body), body)
         escaped = re.sub(
             r'(\\*)"', lambda m: m.group(1) + ("\\" if len(m.group(1)) % 2 == 0 else "") + '"', body
         )
         parts = _Walker(f'echo "{escaped}"', self.depth, self.open).parse()
         out.extend(parts[1:])
+        return Word(body, body, dynamic=True)
 
     # - words -
 

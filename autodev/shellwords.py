@@ -58,14 +58,71 @@ WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
     "xvfb-run": ("enpsfw", frozenset(), 0, False),
     "dbus-run-session": ("", frozenset({"--config-file", "--dbus-daemon"}), 0, False),
     "unshare": ("", frozenset({"--setuid", "--setgid", "--root", "--wd"}), 0, False),
+    "builtin": ("", frozenset(), 0, False),
+    "taskset": ("", frozenset(), 1, False),  # taskset [-a] [-c] MASK command
+    "chrt": ("TPD", frozenset({"--sched-runtime", "--sched-period", "--sched-deadline"}), 0, False),
+    "numactl": (
+        "CNmipPwL",
+        frozenset(
+            {
+                "--physcpubind",
+                "--cpunodebind",
+                "--membind",
+                "--interleave",
+                "--preferred",
+                "--preferred-many",
+                "--weighted-interleave",
+            }
+        ),
+        0,
+        False,
+    ),
+    "prlimit": ("po", frozenset({"--pid", "--output"}), 0, False),
+    "nsenter": ("tSG", frozenset({"--target", "--setuid", "--setgid"}), 0, False),
+    "cgexec": ("g", frozenset(), 0, False),
+    "faketime": ("pf", frozenset(), 1, False),  # faketime [-f] TIMESTAMP command
+    "torsocks": ("upaP", frozenset({"--user", "--pass", "--address", "--port"}), 0, False),
+    "proxychains": ("f", frozenset(), 0, False),
+    "proxychains4": ("f", frozenset(), 0, False),
+    "fakeroot": ("lisb", frozenset({"--lib", "--faked"}), 0, False),
+    "eatmydata": ("", frozenset(), 0, False),
+    "nocache": ("n", frozenset(), 0, False),
+    "catchsegv": ("", frozenset(), 0, False),
+    "ssh-agent": ("aEPtO", frozenset(), 0, False),
+    "dbus-launch": ("", frozenset({"--config-file"}), 0, False),
+    "setpriv": (
+        "",
+        frozenset({"--reuid", "--regid", "--groups", "--inh-caps", "--ambient-caps", "--bounding-set"}),
+        0,
+        False,
+    ),
+    "pkexec": ("", frozenset({"--user"}), 0, False),
+    "firejail": ("", frozenset(), 0, False),
+    "systemd-run": (
+        "puEMHd",
+        frozenset({"--unit", "--property", "--setenv", "--machine", "--host", "--uid", "--gid", "--slice"}),
+        0,
+        False,
+    ),
+    "chpst": ("uUbe/nlLmdofpcrt", frozenset(), 0, False),
+    "trickle": ("dutwlnL", frozenset(), 0, False),
+    "cpulimit": ("lpe", frozenset({"--limit", "--pid", "--exe"}), 0, False),
+    "linux32": ("", frozenset(), 0, False),
+    "linux64": ("", frozenset(), 0, False),
+    "busybox": ("", frozenset(), 0, False),
+    "runcon": ("urtl", frozenset({"--user", "--role", "--type", "--range"}), 0, False),
+    "flock": ("wEn", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1, False),
 }
-# Commands that run a shell command given as the argument of an option: name -> options.
-CODE_OPTIONS: dict[str, frozenset[str]] = {
-    "su": frozenset({"-c", "--command", "--session-command"}),
-    "runuser": frozenset({"-c", "--command", "--session-command"}),
-    "sg": frozenset({"-c"}),
-    "flock": frozenset({"-c", "--command"}),
-    "script": frozenset({"-c", "--command"}),
+# Wrappers whose options come after a first positional (`setarch ARCH [options] command`).
+LEADING_POSITIONAL = {"setarch": ("", frozenset())}
+# Commands that run a shell command given as the argument of an option:
+# name -> (short options, long options).
+CODE_OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
+    "su": ("c", frozenset({"--command", "--session-command"})),
+    "runuser": ("c", frozenset({"--command", "--session-command"})),
+    "sg": ("c", frozenset()),
+    "flock": ("c", frozenset({"--command"})),
+    "script": ("c", frozenset({"--command"})),
 }
 GIT_OPTS_WITH_ARG = {
     "-C",
@@ -81,12 +138,38 @@ GIT_OPTS_WITH_ARG = {
 # cannot see, whether given with -c, --config-env, GIT_CONFIG_* or written by `git config`.
 _GIT_RUNS = re.compile(
     r"^(core\.(hookspath|sshcommand|fsmonitor|pager|editor|askpass|gitproxy|alternaterefscommand)"
-    r"|sequence\.editor|diff\.external|credential\.helper|gpg\.program|gpg\.\w+\.program|include\.path"
+    r"|sequence\.editor|diff\.external|credential\..*helper|gpg\.program|gpg\.\w+\.program|include\.path"
     r"|includeif\..*|pager\..*|filter\..*|merge\..*\.driver|diff\..*\.(command|textconv)"
-    r"|uploadpack\.packobjectshook|remote\..*\.(receivepack|uploadpack|vcs)|url\..*)$",
+    r"|uploadpack\.packobjectshook|remote\..*\.(receivepack|uploadpack|vcs)|url\..*"
+    r"|protocol\..*|(diff|merge)tool\..*\.(cmd|path)|interactive\.difffilter|imap\.tunnel"
+    r"|sendemail\..*|instaweb\..*|web\.browser|browser\..*|man\..*|guitool\..*|init\.templatedir"
+    r"|submodule\..*\.update)$",
     re.I,
 )
-_GIT_ENV = re.compile(r"^GIT_(CONFIG\w*|SSH|SSH_COMMAND|EXEC_PATH|ASKPASS|EDITOR|PAGER|SEQUENCE_EDITOR|DIR)$")
+# Environment that makes git read settings or programs the command line does not show.
+_GIT_ENV = re.compile(
+    r"^GIT_(CONFIG\w*|EXEC_PATH|DIR|COMMON_DIR|ALLOW_PROTOCOL|TEMPLATE_DIR|PROTOCOL_FROM_USER)$"
+)
+# Environment whose value is a shell command some program runs (git, pagers, editors): the
+# guard reads the value as a script. Those holding one program (no shell) are read as one word.
+ENV_SCRIPTS = frozenset(
+    {
+        "GIT_EXTERNAL_DIFF",
+        "GIT_SSH_COMMAND",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER",
+        "GIT_PROXY_COMMAND",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "PROMPT_COMMAND",
+    }
+)
+ENV_PROGRAMS = frozenset({"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
+# Environment that loads code the guard cannot read (a library, a file a shell sources).
+ENV_OPAQUE = frozenset({"LD_PRELOAD", "LD_AUDIT", "BASH_ENV"})
 XARGS_SHORT_WITH_ARG = "adEILnPs"
 XARGS_LONG_WITH_ARG = {
     "--arg-file",
@@ -284,18 +367,61 @@ def skip_options(
 def unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
     """`sudo -u x git push` -> `git push`; None when the first word is not a wrapper."""
     head = words[0]
-    spec = WRAPPERS.get(basename(head.text)) if not head.dynamic else None
+    name = basename(head.text) if not head.dynamic else ""
+    if name in LEADING_POSITIONAL:
+        short_arg, long_arg = LEADING_POSITIONAL[name]
+        return skip_options(words[2:], short_arg, long_arg) or None
+    spec = WRAPPERS.get(name)
     if spec is None:
         return None
     short_arg, long_arg, positionals, assignments = spec
-    if head.text == "env":
+    if name == "env":
         for w in words[1:]:
             if w.text.startswith("--split-string") or re.match(r"-[^-]*S", w.text):
                 raise UnparseableCommand("`env -S` (split string) is not analysed")
             if not w.text.startswith("-"):
                 break
-    rest = skip_options(words[1:], short_arg, long_arg, assignments)[positionals:]
-    return rest or None
+    if name == "flock" and option_values(words[1:], "c", {"--command"}):
+        return None  # flock -c 'script' FILE: the script is read by shellnested
+    rest = skip_options(words[1:], short_arg, long_arg, assignments)
+    if name == "chrt" or (name == "runcon" and rest is not None and len(rest) == len(words) - 1):
+        # chrt's priority may be left out; runcon without options takes a CONTEXT first
+        positionals = 1 if name == "runcon" or (rest and re.fullmatch(r"\d+", rest[0].text)) else 0
+    return rest[positionals:] or None
+
+
+def option_values(
+    words: Sequence[Word], short: str, long: set[str] | frozenset[str], *, stop_at_dashes: bool = False
+) -> list[Word]:
+    """The values given to options that take one, in every spelling getopt accepts: `-x V`,
+    `-xV`, clustered `-qx V`, `--exec V`, `--exec=V` and a unique prefix of it (`--exe=V`)."""
+    found: list[Word] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        t = w.text
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if t == "--" and stop_at_dashes:
+            break
+        if t.startswith("--") and len(t) > 3:
+            key, eq, value = t.partition("=")
+            if any(opt == key or (len(key) > 3 and opt.startswith(key)) for opt in long):
+                if eq:
+                    found.append(Word(value, w.raw, w.dynamic))
+                elif nxt is not None:
+                    found.append(nxt)
+                    i += 1
+        elif t.startswith("-") and not t.startswith("--") and len(t) > 1:
+            for j, ch in enumerate(t[1:], 1):
+                if ch in short:
+                    if j < len(t) - 1:
+                        found.append(Word(t[j + 1 :], w.raw, w.dynamic))
+                    elif nxt is not None:
+                        found.append(nxt)
+                        i += 1
+                    break
+        i += 1
+    return found
 
 
 def git_alias(words: tuple[Word, ...]) -> tuple[tuple[Word, ...] | None, str | None]:

@@ -121,7 +121,7 @@ UNPARSEABLE = [
     ('eval "$X"', "eval", True),
     ('bash -c "$SCRIPT"', "$SCRIPT", True),
     ("curl -s example.invalid | sh", "reads the commands", True),
-    ("bash <<EOF\ngit push\nEOF", "reads the commands", True),
+    ("bash <<EOF\ngit $X\nEOF", "reads the commands", True),
     ("bash -s < script", "reads the commands", True),
     ("echo $(( $(git push) ))", "arithmetic", False),
 ]
