@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from autodev.errors import AutodevError
@@ -72,8 +72,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         checks.append(disk_check(autodev_home()))
         return checks
     checks.append(Check(OK, "repository", str(repo)))
-    checks.append(_identity(repo, env))
     paths = RunPaths(repo)
+    checks.append(_identity(paths, env))
     team = _team(paths, checks)
     checks.append(_sandbox(paths))
     if team is not None:
@@ -86,24 +86,52 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     return checks
 
 
-def _identity(repo: Path, env: Mapping[str, str]) -> Check:
-    def get(key: str, var: str) -> str:
-        if env.get(var):
-            return env[var]
-        r = subprocess.run(["git", "config", "--get", key], cwd=repo, capture_output=True, text=True)
-        return r.stdout.strip()
+IDENTITY_FIX = (
+    'git config --global user.name "Your Name"; git config --global user.email "you@example.com" '
+    "(or the same without --global in this repository; autodev hands the identity git finds here, "
+    "from ~/.gitconfig, $XDG_CONFIG_HOME/git/config, includeIf files or GIT_AUTHOR_*/GIT_COMMITTER_*, "
+    "to the sandbox, which hides $HOME)"
+)
 
-    name, email = get("user.name", "GIT_AUTHOR_NAME"), get("user.email", "GIT_AUTHOR_EMAIL")
-    missing = [k for k, v in (("user.name", name), ("user.email", email)) if not v]
-    if missing:
-        fix = "; ".join(
-            f'git config --global {k} "{"Your Name" if k == "user.name" else "you@example.com"}"'
-            for k in missing
-        )
-        return Check(
-            FAIL, "git identity", f"{' and '.join(missing)} not set: commits in the run would fail", fix
-        )
-    return Check(OK, "git identity", f"{name} <{email}>")
+
+def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
+    """The identity a participant's `git commit` gets: git asked inside the room its commands run
+    in (the sandbox hides $HOME), with the identity autodev hands in, exactly as in a run."""
+    from autodev import sandbox
+    from autodev.config import RunConfig, load_config
+    from autodev.redact import scrubbed_env
+
+    try:
+        cfg = load_config(paths.config_file)
+        box = sandbox.resolve(cfg.sandbox)
+    except AutodevError:
+        cfg, box = RunConfig(), sandbox.Sandbox("off", None)  # reported by the team/sandbox checks
+    room = box.room(paths.repo, hide=sandbox.hidden(paths.run_dir), expose=cfg.sandbox_expose)
+    if box.active:
+        room = replace(room, identity=tuple(sandbox.git_identity(paths.repo, env).items()))
+    where = "in the sandbox" if box.active else "here"
+    idents = []
+    for role in ("AUTHOR", "COMMITTER"):
+        argv = room.wrap(["git", "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"])
+        try:
+            r = subprocess.run(
+                argv,
+                cwd=paths.repo,
+                env=room.env(scrubbed_env((), env)),
+                capture_output=True,
+                text=True,
+                timeout=30,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Check(FAIL, "git identity", f"could not ask git {where}: {e}", IDENTITY_FIX)
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
+            return Check(FAIL, "git identity", f"commits {where} would fail: {why}", IDENTITY_FIX)
+        idents.append(r.stdout.strip().rsplit(" ", 2)[0])
+    author, committer = idents
+    detail = author if author == committer else f"author {author}, committer {committer}"
+    return Check(OK, "git identity", f"{detail} ({where})")
 
 
 def _team(paths: RunPaths, checks: list[Check]):

@@ -3,7 +3,8 @@
 Inside: a fresh PID namespace and /proc (no other process's environment or command line is
 visible), the whole filesystem read-only except the repository and a private /tmp,
 `.git/hooks`, `.git/config` and `.autodev/` read-only, `$HOME`, `$AUTODEV_HOME` and the run
-folder replaced by empty folders, /run (agent and Docker sockets) hidden, and no network
+folder replaced by empty folders (the git identity, read on the host, enters as the four
+GIT_AUTHOR_*/GIT_COMMITTER_* variables, so commits work without ~/.gitconfig), /run (agent and Docker sockets) hidden, and no network
 unless asked for. The daemon, its run folder, its inbox and its state are out of reach, so a
 command can neither read the keys nor speak for the user.
 
@@ -14,9 +15,11 @@ an argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -78,8 +81,10 @@ class Sandbox:
         }
 
     def room(self, repo: Path, *, hide=(), network: bool = False, expose=()) -> Room:
-        """Where one participant's (or the audit's) commands run."""
-        return Room(self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose))
+        """Where one participant's (or the audit's) commands run. The git identity is read here,
+        on the host, because the room hides the $HOME that holds it."""
+        identity = tuple(git_identity(Path(repo)).items()) if self.active else ()
+        return Room(self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose), identity)
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,7 @@ class Room:
     hide: tuple[Path, ...] = ()
     network: bool = False
     expose: tuple = ()
+    identity: tuple[tuple[str, str], ...] = ()  # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
@@ -106,7 +112,40 @@ class Room:
         out = dict(env)
         out.pop("AUTODEV_HOME", None)
         out["TMPDIR"] = "/tmp"
+        out.update(self.identity)
         return out
+
+
+_IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^<>]*)> \d+ [+-]\d{4}$")
+
+
+def git_identity(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The author and committer git would use in `repo` here on the host, as GIT_AUTHOR_NAME,
+    GIT_AUTHOR_EMAIL, GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL: from the environment, the
+    repository's config, `includeIf` files, `$XDG_CONFIG_HOME/git/config` or `~/.gitconfig`,
+    whichever git picks. Only these four values enter the room, not the files that hold them.
+    Empty when git has no configured identity (auto-detection is not passed on: inside, git
+    decides as it would anyway)."""
+    out: dict[str, str] = {}
+    for role in ("AUTHOR", "COMMITTER"):
+        try:
+            r = subprocess.run(
+                ["git", "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"],
+                cwd=repo,
+                env=dict(os.environ if env is None else env),
+                capture_output=True,
+                text=True,
+                timeout=30,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return {}
+        m = _IDENT.match(r.stdout.strip()) if r.returncode == 0 else None
+        if m is None:
+            return {}
+        out[f"GIT_{role}_NAME"] = m["name"]
+        out[f"GIT_{role}_EMAIL"] = m["email"]
+    return out
 
 
 def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list[str]:

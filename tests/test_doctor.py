@@ -323,3 +323,17 @@ def test_sandbox_bwrap_required_but_missing_fails(autodev, repo):
     r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": ""})
     assert r.returncode == 2 and lines["sandbox"][0] == "FAIL", r.stdout
     assert "bubblewrap" in lines["sandbox"][1]
+
+
+def test_git_identity_in_a_global_config_is_what_commits_get(autodev, repo, tmp_path, monkeypatch):
+    """~/.gitconfig only (the usual setup): doctor asks git where commands run, and says where."""
+    write_team(repo, SOLO, done_accepted("solo"))
+    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(k)
+    subprocess.run(["git", "config", "--unset", "user.name"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "--unset", "user.email"], cwd=repo, check=True)
+    (tmp_path / ".gitconfig").write_text("[user]\n\tname = Ada\n\temail = ada@example.invalid\n")
+    env = {"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    r, lines = doctor(autodev, repo, env=env)
+    status, text = lines["git identity"]
+    assert status == "ok" and text.startswith("Ada <ada@example.invalid> ("), text

@@ -191,3 +191,69 @@ def test_audit_check_runs_in_the_sandbox_too(repo, tmp_path, monkeypatch):
     assert ok, out
     assert not outside.exists() and SECRET not in out
     assert str(os.getpid()) not in out.split()
+
+
+IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
+
+
+def bare_identity(monkeypatch, home: Path) -> None:
+    """No identity anywhere but what the test writes under `home` (the user's $HOME)."""
+    for k in IDENTITY_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(home))
+
+
+def no_local_identity(repo: Path) -> None:
+    subprocess.run(["git", "config", "--unset", "user.name"], cwd=repo, check=True)
+    subprocess.run(["git", "config", "--unset", "user.email"], cwd=repo, check=True)
+
+
+@pytest.mark.parametrize("where", ["global", "xdg", "includeIf", "environment"])
+def test_the_identity_is_found_where_users_keep_it(repo, tmp_path, monkeypatch, where):
+    home = tmp_path / "home"
+    home.mkdir()
+    bare_identity(monkeypatch, home)
+    no_local_identity(repo)
+    ident = "[user]\n\tname = Ada\n\temail = ada@example.invalid\n"
+    if where == "global":
+        (home / ".gitconfig").write_text(ident)
+    elif where == "xdg":
+        (home / ".config" / "git").mkdir(parents=True)
+        (home / ".config" / "git" / "config").write_text(ident)
+    elif where == "includeIf":
+        (home / "work.inc").write_text(ident)
+        (home / ".gitconfig").write_text(f'[includeIf "gitdir:{repo}/"]\n\tpath = {home / "work.inc"}\n')
+    else:
+        monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada")
+        monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.invalid")
+        monkeypatch.setenv("GIT_COMMITTER_NAME", "Ada")
+        monkeypatch.setenv("GIT_COMMITTER_EMAIL", "ada@example.invalid")
+    assert sandbox.git_identity(repo) == dict.fromkeys(IDENTITY_VARS[::2], "Ada") | dict.fromkeys(
+        IDENTITY_VARS[1::2], "ada@example.invalid"
+    )
+
+
+def test_no_configured_identity_is_none_not_a_guess(repo, tmp_path, monkeypatch):
+    bare_identity(monkeypatch, tmp_path)
+    no_local_identity(repo)
+    assert sandbox.git_identity(repo) == {}
+
+
+@needs_bwrap
+def test_a_commit_in_the_sandbox_uses_the_global_identity_without_showing_home(repo, tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada\n\temail = ada@example.invalid\n")
+    (home / "private.txt").write_text("not for participants\n")
+    bare_identity(monkeypatch, home)
+    no_local_identity(repo)
+    ws = workspace(repo)
+    out = run(ws, f"ls -A {home}; echo x > f.txt && git add f.txt && git commit -qm inside && echo committed")
+    assert "committed" in out and "private.txt" not in out and ".gitconfig" not in out, out
+    log = subprocess.run(
+        ["git", "log", "-1", "--format=%an <%ae>|%cn <%ce>|%s"], cwd=repo, capture_output=True, text=True
+    )
+    assert log.stdout.strip() == "Ada <ada@example.invalid>|Ada <ada@example.invalid>|inside"

@@ -4,6 +4,7 @@ for the user, cannot switch its own guard off, and the daemon holds no key in it
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -159,3 +160,32 @@ def test_start_foreground_runs_without_the_keys_in_its_environment(repo, autodev
     [result] = tool_results(turns_of(repo, "builder")[0][1])
     assert result.split("output:")[1].strip() == "0", result
     assert os.environ.get("DEMO_API_KEY") is None  # the test's own environment was not the source
+
+
+@needs_bwrap
+def test_the_builder_commits_with_the_identity_only_in_a_global_config(repo, autodev, tmp_path, monkeypatch):
+    """The usual machine: the identity lives in ~/.gitconfig, the repository has none, and the
+    sandbox hides $HOME. doctor reports the identity the sandbox sees; the commit lands."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\n\tname = Ada Global\n\temail = ada@example.invalid\n")
+    for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for key in ("user.name", "user.email"):
+        subprocess.run(["git", "config", "--unset", key], cwd=repo, check=True)
+    commit = "echo hello > hello.txt && git add hello.txt && git commit -qm 'builder: hello'"
+    write_team(repo, BUILDER, step("builder", call("run_command", command=commit)) + done_accepted("builder"))
+    r = autodev(repo, "doctor")
+    assert "Ada Global <ada@example.invalid> (in the sandbox)" in r.stdout, r.stdout
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [result] = tool_results(turns_of(repo, "builder")[0][1])
+    assert "exit code: 0" in result, result
+    log = subprocess.run(
+        ["git", "log", "-1", "--format=%an <%ae>|%s"], cwd=repo, capture_output=True, text=True
+    )
+    assert log.stdout.strip() == "Ada Global <ada@example.invalid>|builder: hello"
