@@ -1,12 +1,14 @@
 """What the user can do to a run, in one place for the CLI and the panel: every action is an
 inbox message (send, answer, approve, deny, notice) or a queued control request (pause, resume,
 stop), so the daemon sees no difference between a typed command and a key in the panel.
+With no daemon running, a request that asks the run to go on replaces a queued stop or pause
+(`queued.cancel_for`); each action's answer says so under "cancelled".
 Nothing here imports more than the inbox and state modules: these paths must start fast.
 """
 
 from __future__ import annotations
 
-from autodev import inbox
+from autodev import inbox, queued
 from autodev.errors import UsageError
 from autodev.paths import RunPaths
 from autodev.state import StateFile
@@ -14,12 +16,25 @@ from autodev.state import StateFile
 CONTROLS = ("pause", "resume", "stop")
 
 
+def daemon_running(paths: RunPaths) -> bool:
+    from autodev.daemon.lock import DaemonLock
+
+    return bool(DaemonLock.holder(paths.lock))
+
+
+def _queue(paths: RunPaths, kind: str, **payload) -> dict:
+    """One inbox message; with no daemon, the queued requests it replaces are removed first
+    (an instant later, a daemon starting would read them in the wrong order)."""
+    paths.ensure()
+    cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, kind)
+    return {**inbox.drop(paths.inbox, kind, **payload), "cancelled": cancelled}
+
+
 def send(paths: RunPaths, text: str) -> dict:
     if not text.strip():
         # An empty message would still count as the answer to an open question.
         raise UsageError("the message is empty; nothing was sent", 'give the text: autodev send "..."')
-    paths.ensure()
-    return inbox.drop(paths.inbox, "send", text=text)
+    return _queue(paths, "send", text=text)
 
 
 # -- what exists: an answer, a decision or a hold for something that is not there is refused
@@ -67,30 +82,27 @@ def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
 
 
 def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
-    paths.ensure()
-    return inbox.drop(paths.inbox, "answer", notice_id=str(notice_id), text=text)
+    return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
 def approve(paths: RunPaths, gate_id: str | None = None) -> dict:
-    paths.ensure()
-    return inbox.drop(paths.inbox, "approve", gate_id=gate_id)
+    return _queue(paths, "approve", gate_id=gate_id)
 
 
 def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> dict:
-    paths.ensure()
-    return inbox.drop(paths.inbox, "deny", gate_id=gate_id, reason=reason)
+    return _queue(paths, "deny", gate_id=gate_id, reason=reason)
 
 
 def notice(paths: RunPaths, notice_id: str, action: str) -> dict:
     """`action` is "hold" (pin the hold against user messages) or "release"."""
     if action not in ("hold", "release"):
         raise ValueError(f"notice action must be 'hold' or 'release', not {action!r}")
-    paths.ensure()
-    return inbox.drop(paths.inbox, "notice", notice_id=str(notice_id), action=action)
+    return _queue(paths, "notice", notice_id=str(notice_id), action=action)
 
 
 def control(paths: RunPaths, action: str) -> dict:
     if action not in CONTROLS:
         raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
     paths.ensure()
-    return StateFile(paths.state).request(action)
+    cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, action)
+    return {**StateFile(paths.state).request(action, at=queued.now_ns()), "cancelled": cancelled}

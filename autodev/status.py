@@ -12,6 +12,7 @@ START_WITH = 'autodev start "your objective"'
 
 
 def gather(paths: RunPaths) -> dict:
+    from autodev import queued
     from autodev.config import load_team
     from autodev.daemon import DaemonLock
     from autodev.errors import ConfigError
@@ -91,6 +92,7 @@ def gather(paths: RunPaths) -> dict:
                 }
             )
     pid = DaemonLock.holder(paths.lock)
+    queue = queued.items(paths, st)
     # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
     # (a queued message or control request alone does not make a run).
     no_run_yet = not st.get("run_id") and not pid
@@ -112,6 +114,8 @@ def gather(paths: RunPaths) -> dict:
         "next": st.get("next"),
         "wait": st.get("wait"),
         "needs_you": needs,
+        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+        "queued_text": queued.queued_line(queue, bool(pid)),
         "participants": parts,
         "audits": st.get("audits", 0),
         "talk_turns": st.get("talk_turns", 0),
@@ -203,6 +207,8 @@ def render(d: dict) -> None:
         import time
 
         con.print(f"next check in {max(0, d['wait']['due'] - time.time()):.0f}s")
+    if d.get("queued_text"):
+        con.print(f"\n{d['queued_text']}")
     if d["needs_you"]:
         con.print("\n[bold yellow]Needs you[/]")
         for n in d["needs_you"]:

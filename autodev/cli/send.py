@@ -15,12 +15,25 @@ from autodev.errors import UsageError
 from autodev.paths import RunPaths
 
 
-def _if_no_daemon(paths: RunPaths) -> None:
-    """Actions are queued either way; without a daemon nothing applies them until `start`."""
-    from autodev.daemon import DaemonLock
+def _if_no_daemon(paths: RunPaths, result: dict, by: str) -> None:
+    """Actions are queued either way; without a daemon nothing applies them until `start`: say
+    what is queued now, and what this action replaced."""
+    from autodev import queued
 
-    if not DaemonLock.holder(paths.lock):
-        print("no daemon is running: `autodev start` applies it and continues the run")
+    if result.get("cancelled"):
+        print(queued.replaced_text(result["cancelled"], by))
+    if actions.daemon_running(paths):
+        return
+    queue = queued.items(paths)
+    then = (
+        "; the queued stop then ends the run again"
+        if any(i.kind == "stop" for i in queue)
+        else ", and continues the run"
+    )
+    print(
+        "no daemon is running: the next `autodev start` applies what is queued, in order "
+        f"({queued.summary(queue)}){then}"
+    )
 
 
 def _read_text(source: str) -> str:
@@ -50,7 +63,7 @@ def send(
     paths = _paths()
     msg = actions.send(paths, body)
     print(f"sent ({msg['id']})")
-    _if_no_daemon(paths)
+    _if_no_daemon(paths, msg, "message")
 
 
 @app.command()
@@ -58,9 +71,9 @@ def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (defa
     """Approve the open gate."""
     paths = _paths()
     gid = actions.require_gate(paths, gate_id, "approve")
-    actions.approve(paths, gid)
+    result = actions.approve(paths, gid)
     print(f"approval of gate {gid} sent")
-    _if_no_daemon(paths)
+    _if_no_daemon(paths, result, "approval")
 
 
 @app.command()
@@ -71,9 +84,9 @@ def deny(
     """Deny the open gate."""
     paths = _paths()
     gid = actions.require_gate(paths, gate_id, "deny")
-    actions.deny(paths, gid, reason)
+    result = actions.deny(paths, gid, reason)
     print(f"denial of gate {gid} sent")
-    _if_no_daemon(paths)
+    _if_no_daemon(paths, result, "denial")
 
 
 @app.command()
@@ -86,9 +99,9 @@ def answer(
         raise UsageError("the answer is empty; nothing was sent", f'autodev answer {notice_id} "..."')
     paths = _paths()
     actions.require_notice(paths, notice_id)
-    actions.answer(paths, notice_id, text)
+    result = actions.answer(paths, notice_id, text)
     print(f"answer to notice {notice_id} sent")
-    _if_no_daemon(paths)
+    _if_no_daemon(paths, result, "answer")
 
 
 @app.command()
@@ -104,20 +117,19 @@ def notice(
     nid, action = (release, "release") if release is not None else (str(hold), "hold")
     paths = _paths()
     actions.require_notice(paths, nid)
-    actions.notice(paths, nid, action)
+    result = actions.notice(paths, nid, action)
     print(f"{action} of notice {nid} sent")
+    _if_no_daemon(paths, {**result, "cancelled": []}, action)
 
 
 def _control(action: str) -> None:
     paths = _paths()
-    actions.control(paths, action)
-    from autodev.daemon import DaemonLock
-
-    if DaemonLock.holder(paths.lock):
+    result = actions.control(paths, action)
+    if actions.daemon_running(paths):
         print(f"{action} requested; the daemon applies it at the next turn boundary")
-    else:
-        tail = " and continues the run" if action == "resume" else ""
-        print(f"{action} queued; no daemon is running: the next `autodev start` applies it{tail}")
+        return
+    print(f"{action} queued")
+    _if_no_daemon(paths, result, action)
 
 
 @app.command()

@@ -66,6 +66,7 @@ def start(
     print(f"sandbox: {box.describe()}")
     if box.warning:
         print(f"autodev: warning: {box.warning}", file=sys.stderr)
+    _say_queued(paths, objective)
     staged = None
     if objective:
         # Staged, not queued: the daemon queues it once it holds the lock, so the loser of two
@@ -124,6 +125,23 @@ def start(
             raise typer.Exit(proc.returncode or 1)
         time.sleep(0.05)
     print(f"daemon (pid {proc.pid}) is slow to start; check {paths.daemon_log}", file=sys.stderr)
+
+
+def _say_queued(paths: RunPaths, objective: str | None) -> None:
+    """What was queued while no daemon ran, which this start applies first, in order; the
+    objective is a message, so it replaces a queued stop or pause as `send` would."""
+    from autodev import queued
+
+    if objective:
+        removed = queued.cancel_for(paths, "send")
+        if removed:
+            print(queued.replaced_text(removed, "objective", "now"))
+    queue = queued.items(paths)
+    if queue:
+        line = f"queued while no daemon ran, applied now in order: {queued.summary(queue)}"
+        if any(i.kind == "stop" for i in queue):
+            line += " (the queued stop ends the run again; `autodev start` once more runs it)"
+        print(line)
 
 
 def _check_tool_sources(paths: RunPaths, team) -> None:

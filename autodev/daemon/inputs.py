@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from autodev import inbox, keys, userfiles
+from autodev import inbox, keys, queued, userfiles
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
@@ -29,6 +29,13 @@ def todo(st: dict) -> list[dict]:
     """Control requests not yet applied, oldest first."""
     done = st.get("controls_applied", 0)
     return [c for c in st.get("controls", []) if c["n"] > done]
+
+
+def first_control_at(st: dict) -> int | None:
+    """When the oldest unapplied control request was made (ns; 0 when it predates the time
+    stamp), or None when there is none."""
+    queue = todo(st)
+    return int(queue[0].get("at", 0)) if queue else None
 
 
 def stop_requested(st: dict) -> bool:
@@ -115,14 +122,17 @@ def send(run: Run, msg: dict) -> None:
     run.state.update(lambda s: user_message(s, text))
 
 
-def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]]) -> None:
-    """Each inbox message to the handler of its kind, exactly once. A kind this version does not
-    know is kept aside (`.unhandled`), never dropped."""
+def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]], before: int | None = None) -> None:
+    """Each inbox message to the handler of its kind, exactly once (with `before`, only those
+    written before that time, ns). A kind this version does not know is kept aside
+    (`.unhandled`), never dropped."""
 
     def set_aside(path: Path, why: str) -> None:
         run.events.emit("warning", message=f"inbox file {path.name} set aside: {why}")
 
     for path, msg in inbox.pending(run.paths.inbox, set_aside):
+        if before is not None and queued.message_at(path) >= before:
+            break
         handle = handlers.get(str(msg.get("kind")))
         if handle is None:
             run.events.emit(

@@ -139,18 +139,20 @@ class Loop:
     def loop(self) -> int:
         while True:
             self._reload_team()
+            handlers = {
+                "send": lambda m: inputs.send(self.run, m),
+                "approve": self._gate_answer,
+                "deny": self._gate_answer,
+                "answer": lambda m: notices.answer(self.run, m),
+                "notice": lambda m: notices.hold(self.run, m),
+            }
+            # In the order the user asked: messages older than the first control request first.
+            first = inputs.first_control_at(self.state.read())
+            if first is not None:
+                inputs.apply_inbox(self.run, handlers, before=first)
             if inputs.apply_controls(self.run, self._set):
                 return EXIT_COMPLETE
-            inputs.apply_inbox(
-                self.run,
-                {
-                    "send": lambda m: inputs.send(self.run, m),
-                    "approve": self._gate_answer,
-                    "deny": self._gate_answer,
-                    "answer": lambda m: notices.answer(self.run, m),
-                    "notice": lambda m: notices.hold(self.run, m),
-                },
-            )
+            inputs.apply_inbox(self.run, handlers)
             st = self.state.read()
             state = st["state"]
             if state == "running" and self.run.thread.last_seq == 0:

@@ -230,8 +230,8 @@ class PanelApp(App):
         if not gate:
             self.notify("no open gate to approve", severity="warning")
             return
-        actions.approve(self.paths, gate["id"])
-        self.notify(f"approval of gate {gate['id']} sent")
+        result = actions.approve(self.paths, gate["id"])
+        self.notify(f"approval of gate {gate['id']} sent" + _replaced(result, "approval"))
 
     def action_deny(self) -> None:
         gate = self._target("gate")
@@ -241,8 +241,8 @@ class PanelApp(App):
 
         def done(reason: str | None) -> None:
             if reason is not None:
-                actions.deny(self.paths, gate["id"], reason.strip())
-                self.notify(f"denial of gate {gate['id']} sent")
+                result = actions.deny(self.paths, gate["id"], reason.strip())
+                self.notify(f"denial of gate {gate['id']} sent" + _replaced(result, "denial"))
 
         self.push_screen(
             Prompt(
@@ -261,8 +261,8 @@ class PanelApp(App):
 
         def done(text: str | None) -> None:
             if text:
-                actions.answer(self.paths, n["id"], text)
-                self.notify(f"answer to notice {n['id']} sent")
+                result = actions.answer(self.paths, n["id"], text)
+                self.notify(f"answer to notice {n['id']} sent" + _replaced(result, "answer"))
 
         self.push_screen(
             Prompt(f"Answer notice {n['id']} from {n['from']}: {n['text'][:120]}", "your answer"), done
@@ -288,14 +288,14 @@ class PanelApp(App):
         def done(text: str | None) -> None:
             if text:
                 msg = actions.send(self.paths, text)
-                self.notify(f"sent ({msg['id']})")
+                self.notify(f"sent ({msg['id']})" + _replaced(msg, "message"))
 
         self.push_screen(Prompt("Message to the team", "your message"), done)
 
     def _control(self, action: str) -> None:
-        actions.control(self.paths, action)
+        result = actions.control(self.paths, action)
         note = "" if self.daemon_pid else " (no daemon is running: it applies at the next start)"
-        self.notify(f"{action} requested{note}")
+        self.notify(f"{action} requested{note}" + _replaced(result, action))
 
     def action_pause(self) -> None:
         self._control("pause")
@@ -330,3 +330,10 @@ class PanelApp(App):
 
 def run(repo: Path) -> None:
     PanelApp(RunPaths(repo)).run()
+
+
+def _replaced(result: dict, by: str) -> str:
+    """The panel's note on a queued stop or pause an action replaced (actions.py)."""
+    from autodev.queued import replaced_text
+
+    return f"; {replaced_text(result['cancelled'], by)}" if result.get("cancelled") else ""

@@ -59,6 +59,8 @@ def header(d: dict, st: dict, daemon_pid: int | None) -> Text:
         t.append(f"\nsandbox: {sb['describe']}")
     if d.get("config_refused"):
         t.append(f"\n{d['config_refused']}", style="bold red")
+    if d.get("queued_text"):
+        t.append(f"\n{d['queued_text']}", style="bold yellow")
     if d.get("speaking"):
         t.append(f"\nspeaking now: {d['speaking']}", style="bold")
     elif d.get("next"):
