@@ -44,8 +44,8 @@ PROVIDER_KEYS: dict[str, list[str]] = {
     "ollama_chat": [],
 }
 
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 MIN_FREE_MB = 200
+MCP_START_SEC = 30.0  # the longest doctor waits for an MCP server's tool list
 
 
 @dataclass
@@ -311,45 +311,57 @@ def _agents(team, env: Mapping[str, str]) -> list[Check]:
 
 
 def _mcp(paths: RunPaths, team) -> list[Check]:
+    """Each MCP server started as the daemon starts it (its folder, command, environment), its
+    tool list read within its timeout_sec, then stopped."""
     servers = getattr(team, "mcp", None) or {}
     if not servers:
         return []
-    from autodev.harness.mcp import start_fix, start_problem  # the same test `start` applies
+    import tempfile
+
+    from autodev.errors import ToolSetupError
+    from autodev.harness.mcp import McpHub, start_fix, start_problem  # the same tests `start` applies
 
     out = []
     for name, server in servers.items():
+        shown = f"mcp: {name}"
         problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
         if problem:
-            out.append(Check(FAIL, f"mcp: {name}", problem, start_fix(name)))
-        else:
-            found = shutil.which(server.command) or server.command
-            out.append(Check(OK, f"mcp: {name}", f"{' '.join([found, *server.args])} (not started)"))
+            out.append(Check(FAIL, shown, problem, start_fix(name)))
+            continue
+        with tempfile.TemporaryDirectory(prefix="autodev-doctor-") as logs:
+            hub = McpHub({name: server}, repo=paths.repo, log_dir=Path(logs))
+            try:
+                hub.start(timeout=min(server.timeout_sec, MCP_START_SEC))
+            except ToolSetupError as e:
+                said = e.message.split("\n  full log:")[0].replace("\n    ", " | ").replace("\n  ", "; ")
+                out.append(Check(FAIL, shown, said, e.fix))
+                continue
+            try:
+                tools = hub.tools()
+            finally:
+                hub.stop()
+        found = shutil.which(server.command) or server.command
+        out.append(Check(OK, shown, f"{' '.join([found, *server.args])}: started, {len(tools)} tools"))
     return out
 
 
-def chromium_path() -> str | None:
-    if Path("/usr/bin/chromium").exists():
-        return "/usr/bin/chromium"
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 def _browser(team) -> list[Check]:
+    """What `start` checks: Playwright importable and the Chromium it finds launched."""
     users = [p.name for p in team.participants if "browser" in (getattr(p, "tools", None) or [])]
     if not users:
         return []
-    path = chromium_path()
-    if path:
-        return [Check(OK, "browser", f"chromium at {path} (for {', '.join(users)})")]
+    from autodev.harness.browser import chromium_path, fix_for, launch_problem
+
+    why = launch_problem()
+    if why:
+        return [
+            Check(FAIL, "browser", f"{', '.join(users)} use the browser capability, but {why}", fix_for(why))
+        ]
     return [
         Check(
-            FAIL,
+            OK,
             "browser",
-            f"{', '.join(users)} use the browser capability but chromium is not installed",
-            "install chromium (e.g. `apt-get install chromium`)",
+            f"chromium at {chromium_path()} started through Playwright (for {', '.join(users)})",
         )
     ]
 

@@ -75,8 +75,9 @@ class ProviderSetupError(UsageError):
     """A participant's provider lacks what it needs (e.g. its API key variable)."""
 
 
-class ToolSetupError(AutodevError):
-    """An extra tool source (an MCP server, the browser) could not be set up."""
+class ToolSetupError(UsageError):
+    """An extra tool source (an MCP server, the browser) cannot work: the team asks for what
+    this machine cannot give, so `start` refuses (exit 2) instead of running without it."""
 
 
 class PostRefused(Exception):

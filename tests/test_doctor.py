@@ -9,12 +9,15 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from autodev.daemon import DaemonLock
 from autodev.doctor import PROVIDER_KEYS, disk_check
+from autodev.harness import browser
 from autodev.paths import RunPaths
 from tests.conftest import write_team
 from tests.e2e.helpers import SOLO, done_accepted, team_of_one
@@ -229,19 +232,40 @@ def _fake_exe(folder, name):
     return exe
 
 
-@pytest.mark.skipif(not _has_key("tools"), reason="participants have no `tools` key yet")
-def test_browser_capability_needs_chromium(autodev, repo, tmp_path):
+def test_browser_capability_is_checked_by_launching_chromium_through_playwright(autodev, repo, tmp_path):
     write_team(repo, team_of_one("solo", 'tools = ["browser"]'), done_accepted("solo"))
-    bin_dir = tmp_path / "bin"
-    (bin_dir).mkdir()
-    (bin_dir / "git").symlink_to(shutil.which("git"))
-    if not os.path.exists("/usr/bin/chromium"):
-        r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
-        assert r.returncode == 2 and lines["browser"][0] == "FAIL", r.stdout
-        assert "apt-get install chromium" in lines["browser"][1]
-        _fake_exe(bin_dir, "chromium")
-    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
-    assert lines["browser"][0] == "ok" and "chromium at" in lines["browser"][1], r.stdout
+    r, lines = doctor(autodev, repo, env={"AUTODEV_CHROMIUM": "/nonexistent/chromium"})
+    assert r.returncode == 2 and lines["browser"][0] == "FAIL", r.stdout
+    assert (
+        "no Chromium was found" in lines["browser"][1] and "apt-get install chromium" in lines["browser"][1]
+    )
+    # A Chromium that is there but does not start (here: not a browser at all) fails too.
+    fake = _fake_exe(tmp_path / "bin", "chromium")
+    r, lines = doctor(autodev, repo, env={"AUTODEV_CHROMIUM": str(fake)})
+    assert lines["browser"][0] == "FAIL" and "could not be started by Playwright" in lines["browser"][1], (
+        r.stdout
+    )
+    # Playwright missing from autodev's environment (what `pipx install` alone gives): the fix
+    # names the pip, pipx and uv forms.
+    shadow = tmp_path / "shadow" / "playwright"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('No module named playwright')\n")
+    pythonpath = os.pathsep.join([str(shadow.parent), os.environ["PYTHONPATH"]])
+    r, lines = doctor(autodev, repo, env={"PYTHONPATH": pythonpath})
+    status, text = lines["browser"]
+    assert status == "FAIL" and "Playwright for Python is not installed" in text, r.stdout
+    assert "pipx inject autodev-team playwright==" in text and "uv tool install --with playwright==" in text
+    assert "pip install 'autodev-team[browser]'" in text
+    if browser.launch_problem() is None:
+        r, lines = doctor(autodev, repo)
+        assert lines["browser"][0] == "ok" and "started through Playwright" in lines["browser"][1], r.stdout
+
+
+def test_the_playwright_pin_in_fixes_is_the_browser_extra():
+    import tomllib
+
+    extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    assert extra["optional-dependencies"]["browser"] == [browser.PLAYWRIGHT]
 
 
 def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_login(autodev, repo, tmp_path):
@@ -278,15 +302,30 @@ def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_logi
     assert lines["audit"][0] == "FAIL" and "[audit]" in lines["audit"][1]  # agents only: no model
 
 
-def test_mcp_server_command_must_be_found(autodev, repo, tmp_path):
+def test_mcp_servers_are_started_and_their_tools_listed(autodev, repo, tmp_path):
     team = team_of_one("solo") + '\n[mcp.notes]\ncommand = "autodev-no-such-server"\n'
     write_team(repo, team, done_accepted("solo"))
     r, lines = doctor(autodev, repo)
     assert r.returncode == 2 and lines["mcp: notes"][0] == "FAIL", r.stdout
     assert "was not found on PATH" in lines["mcp: notes"][1] and "[mcp.notes]" in lines["mcp: notes"][1]
+    # Found, but it fails as it starts (a mistyped option): its own words are shown.
     exe = _fake_exe(tmp_path / "bin", "autodev-no-such-server")
-    r, lines = doctor(autodev, repo, env={"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"})
-    assert r.returncode == 0 and lines["mcp: notes"] == ("ok", f"{exe} (not started)"), r.stdout
+    exe.write_text("#!/bin/sh\necho \"No such option '--repositry'\" >&2\nexit 2\n")
+    path = {"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"}
+    r, lines = doctor(autodev, repo, env=path)
+    assert r.returncode == 2 and lines["mcp: notes"][0] == "FAIL", r.stdout
+    assert (
+        "failed to start" in lines["mcp: notes"][1]
+        and "No such option '--repositry'" in lines["mcp: notes"][1]
+    )
+    server = Path(__file__).parent / "mcp_server.py"
+    team = (
+        team_of_one("solo")
+        + f"\n[mcp.notes]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server))}]\n"
+    )
+    write_team(repo, team, done_accepted("solo"))
+    r, lines = doctor(autodev, repo)
+    assert lines["mcp: notes"][0] == "ok" and lines["mcp: notes"][1].endswith("started, 3 tools"), r.stdout
 
 
 NO_USERNS = (

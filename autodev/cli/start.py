@@ -49,7 +49,7 @@ def start(
             "set the variables named above, then start again",
         )
     _check_tool_sources(paths, team)
-    _note_browser(team)
+    _check_browser(team)
     pid = DaemonLock.holder(paths.lock)
     if pid:
         raise DaemonRunningError(
@@ -157,18 +157,21 @@ def _check_tool_sources(paths: RunPaths, team) -> None:
             )
 
 
-def _note_browser(team) -> None:
-    """Participants granted the browser on a machine that cannot run it: said once, at start."""
+def _check_browser(team) -> None:
+    """Participants granted the browser on a machine that cannot run it: refused before the
+    daemon starts (Playwright imported and Chromium launched, as their first call would)."""
     users = [p.name for p in team.participants if "browser" in p.tools]
     if not users:
         return
-    from autodev.harness.browser import INSTALL_HINT, missing
+    from autodev.errors import ToolSetupError
+    from autodev.harness.browser import fix_for, launch_problem
 
-    why = missing()
+    why = launch_problem()
     if why:
-        print(
-            f"note: {', '.join(users)} will have no browser tools: {why}; {INSTALL_HINT}",
-            file=sys.stderr,
+        raise ToolSetupError(
+            f"{', '.join(users)} {'use' if len(users) > 1 else 'uses'} the browser capability "
+            f'(tools = ["browser"] in .autodev/team.toml), but {why}',
+            fix_for(why) + '; or take "browser" out of their tools',
         )
 
 

@@ -33,7 +33,7 @@ class Services:
             hub = McpHub(
                 settings.team.mcp,
                 repo=paths.repo,
-                errlog=paths.run_dir / "mcp-servers.log",
+                log_dir=paths.run_dir,
                 groups_file=paths.run_dir / "mcp-groups.json",
             )
             hub.start()

@@ -29,10 +29,17 @@ from autodev.errors import ToolError
 from autodev.harness.deadline import Watch
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 
-INSTALL_HINT = (
-    "install Chromium (Debian/Ubuntu: `apt-get install chromium`) and Playwright for Python "
-    "(`pip install 'autodev-team[browser]'`, or `pip install playwright`)"
+PLAYWRIGHT = "playwright==1.65.2"  # the `browser` extra's pin (a test keeps it equal to pyproject's)
+PLAYWRIGHT_FIX = (
+    f"add Playwright to autodev's own environment: `pipx inject autodev-team {PLAYWRIGHT}` (pipx), "
+    f"`uv tool install --with {PLAYWRIGHT} autodev-team` (uv), or `pip install 'autodev-team[browser]'` "
+    "(pip, in autodev's virtualenv)"
 )
+INSTALL_HINT = (
+    "install Chromium (Debian/Ubuntu: `apt-get install chromium`, or set AUTODEV_CHROMIUM to its path); "
+    + PLAYWRIGHT_FIX
+)
+CHECK_TIMEOUT_ENV = "AUTODEV_BROWSER_CHECK_TIMEOUT"  # seconds the launch check may take (default 60)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -84,13 +91,60 @@ def chromium_path() -> str | None:
 
 
 def missing() -> str | None:
-    """Why the browser tools are absent on this machine, or None when they can run."""
+    """Why the browser tools cannot run on this machine (found without starting anything), or
+    None when what they need is there."""
     import importlib.util
 
     if importlib.util.find_spec("playwright") is None:
-        return "Playwright for Python is not installed"
+        return "Playwright for Python is not installed in autodev's environment"
     if chromium_path() is None:
         return "no Chromium was found"
+    return None
+
+
+CHROMIUM_FIX = (
+    "install Chromium (Debian/Ubuntu: `apt-get install chromium`), or set AUTODEV_CHROMIUM to its path"
+)
+
+
+def fix_for(why: str) -> str:
+    """The fix for what `launch_problem` found."""
+    if "Playwright for Python is not installed" in why:
+        return PLAYWRIGHT_FIX
+    if "no Chromium was found" in why:
+        return CHROMIUM_FIX
+    return f"check that `{chromium_path()} --headless --no-sandbox about:blank` starts here; " + INSTALL_HINT
+
+
+def launch_problem(timeout: float | None = None) -> str | None:
+    """Why the browser tools cannot run, found the way a participant's first call would: Playwright
+    imported and the Chromium it finds launched (headless) and closed, in a child process cut
+    after `timeout` seconds. None when it works. `doctor` and `start` ask this."""
+    import subprocess
+    import sys
+
+    why = missing()
+    if why:
+        return why
+    limit = timeout if timeout is not None else float(os.environ.get(CHECK_TIMEOUT_ENV, "60"))
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "autodev.harness.browser"],
+            capture_output=True,
+            text=True,
+            timeout=limit,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return f"Chromium ({chromium_path()}) did not start within {limit:g} s"
+    except OSError as e:
+        return f"the browser check could not run: {e}"
+    if r.returncode != 0:
+        said = (r.stderr.strip() or r.stdout.strip() or f"exit {r.returncode}").splitlines()[0][:300]
+        if said.startswith("Playwright for Python is not installed"):
+            return said
+        return f"Chromium ({chromium_path()}) could not be started by Playwright: {said}"
     return None
 
 
@@ -347,3 +401,28 @@ BROWSER_TOOLS: tuple[Tool, ...] = (
         safe=True,
     ),
 )
+
+
+def _check_launch() -> int:
+    """`python -m autodev.harness.browser`: launch the Chromium `chromium_path()` finds through
+    Playwright, open a blank page, close it; exit 0 when that works (launch_problem's child)."""
+    import sys
+
+    try:
+        import playwright.sync_api  # noqa: F401 - importable, not only findable
+    except ImportError as e:
+        print(f"Playwright for Python is not installed in autodev's environment ({e})", file=sys.stderr)
+        return 1
+    b = Browser(Path(os.devnull), name="check", timeout_sec=30)
+    try:
+        b._page_or_open()
+    except ToolError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    finally:
+        b.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_check_launch())

@@ -30,6 +30,7 @@ from autodev.harness.mcp_groups import find_group, kill_group, reap_groups, save
 from autodev.harness.registry import Tool, ToolEnv
 
 _MAX_BACKOFF = 60.0
+STDERR_LINES = 8  # of a server that failed to start, shown in the error
 _PING_SEC = 1.0  # how often a quiet server is checked for life
 _NAME_OK = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -84,7 +85,7 @@ class McpHub:
         servers: dict[str, Any],  # name -> config.McpServer
         *,
         repo: Path,
-        errlog: Path | None = None,
+        log_dir: Path | None = None,
         groups_file: Path | None = None,
         ping_sec: float = _PING_SEC,
     ):
@@ -104,7 +105,7 @@ class McpHub:
             )
         self._events: list[tuple[str, dict]] = []
         self._events_lock = threading.Lock()
-        self._errlog = errlog
+        self._log_dir = log_dir  # each server's stderr goes to mcp-<name>.log there
         self._groups_file = groups_file
         self._ping = ping_sec
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -129,9 +130,30 @@ class McpHub:
             if not s.up:
                 self.stop()
                 raise ToolSetupError(
-                    f"MCP server {s.name!r} ({' '.join([s.command, *s.args])}) failed to start: {s.error}",
+                    f"MCP server {s.name!r} ({' '.join([s.command, *s.args])}) failed to start: {s.error}"
+                    + self._stderr_tail(s.name),
                     start_fix(s.name),
                 )
+
+    def log_path(self, name: str) -> Path | None:
+        """Where server `name`'s stderr goes (None: nowhere)."""
+        return self._log_dir / f"mcp-{_NAME_OK.sub('_', name)}.log" if self._log_dir else None
+
+    def _stderr_tail(self, name: str, lines: int = STDERR_LINES) -> str:
+        """The last lines the server wrote to stderr, and where the rest is."""
+        path = self.log_path(name)
+        if path is None:
+            return ""
+        try:
+            with open(path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
+                tail = f.read().decode("utf-8", errors="replace").splitlines()[-lines:]
+        except OSError:
+            tail = []
+        shown = "".join(f"\n    {line}" for line in tail if line.strip())
+        return (f"\n  its stderr, last lines:{shown}" if shown else "\n  it wrote nothing to stderr") + (
+            f"\n  full log: {path}"
+        )
 
     def stop(self) -> None:
         """Stop every server (its whole process group) and the loop."""
@@ -199,7 +221,8 @@ class McpHub:
         from mcp.client.stdio import stdio_client
 
         params = StdioServerParameters(command=s.command, args=s.args, env=s.env, cwd=str(s.cwd))
-        errlog = open(self._errlog, "a") if self._errlog else open(os.devnull, "w")  # noqa: SIM115
+        path = self.log_path(s.name)
+        errlog = open(path, "a") if path else open(os.devnull, "w")  # noqa: SIM115
         try:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:

@@ -1,7 +1,7 @@
 """The browser capability for real: headless Chromium (Debian's package) through Playwright,
 against a page served by a local HTTP server. A scripted participant opens the page, reads it,
-fills the form, submits it and posts what the page then says. Without a browser the tools are
-absent and `start` says once what adds them."""
+fills the form, submits it and posts what the page then says. Without a browser `start`
+refuses, naming what adds it."""
 
 from __future__ import annotations
 
@@ -113,13 +113,12 @@ def test_a_participant_fills_a_form_in_a_real_browser(repo, autodev, shop):
     assert done[0]["text"] == f"The page says: {SAYS}" and SAYS in after
 
 
-def test_without_a_browser_the_tools_are_absent_and_start_says_what_adds_them(repo, autodev):
+def test_without_a_browser_start_refuses_with_the_fix(repo, autodev):
     script = post("solo", "done", "no browser here") + ACCEPT
     write_team(repo, team_of_one("solo", 'tools = ["browser"]'), script)
     env = {"AUTODEV_CHROMIUM": "/nonexistent/chromium"}
     r = autodev(repo, "start", "--foreground", "--until-idle", "look at the site", env=env, timeout=90)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stderr.count("solo will have no browser tools") == 1
-    assert "apt-get install chromium" in r.stderr
-    names = tool_names(turns_of(repo, "solo")[0][0])
-    assert not any(n.startswith("browser_") for n in names) and "read_file" in names
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "solo uses the browser capability" in r.stderr and "no Chromium was found" in r.stderr
+    assert "apt-get install chromium" in r.stderr and 'take "browser" out of their tools' in r.stderr
+    assert not thread_of(repo)

@@ -7,6 +7,7 @@ cannot start; the server stops with the daemon."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -177,10 +178,17 @@ def test_start_names_a_server_that_cannot_start(repo, autodev):
 
 
 def test_a_server_that_fails_in_the_daemon_is_reported_by_start(repo, autodev):
-    team = team_of_one("solo", 'tools = ["bad"]') + (
-        f'\n[mcp.bad]\ncommand = {sys.executable!r}\nargs = ["-c", "raise SystemExit(4)"]\n'
+    """A mistyped argument: the server's own words and its log's path reach the user, exit 2."""
+    said = "No such option '--repositry'. Did you mean '--repository'?"
+    code = f"import sys; print({said!r}, file=sys.stderr); raise SystemExit(4)"
+    args = json.dumps(["-c", code])
+    team = (
+        team_of_one("solo", 'tools = ["bad"]')
+        + f"\n[mcp.bad]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n"
     )
     write_team(repo, team, post("solo", "done", "x") + ACCEPT)
     r = autodev(repo, "start", "go")
-    assert r.returncode != 0
+    assert r.returncode == 2, r.stdout + r.stderr
     assert "MCP server 'bad'" in r.stderr and "failed to start" in r.stderr and "SystemExit(4)" in r.stderr
+    assert f"its stderr, last lines:\n    {said}" in r.stderr, r.stderr
+    assert f"full log: {run_dir(repo) / 'mcp-bad.log'}" in r.stderr

@@ -123,12 +123,18 @@ def test_stop_ends_the_server_and_its_process_group(hub, tmp_path):
 
 
 def test_a_server_that_cannot_start_is_named_with_its_command_and_fix(tmp_path):
-    cfg = McpServer(command=sys.executable, args=["-c", "import sys; sys.exit(3)"])
-    h = McpHub({"broken": cfg}, repo=tmp_path)
+    cfg = McpServer(
+        command=sys.executable, args=["-c", "import sys; print('bad flag', file=sys.stderr); sys.exit(3)"]
+    )
+    h = McpHub({"broken": cfg}, repo=tmp_path, log_dir=tmp_path)
     with pytest.raises(ToolSetupError) as e:
         h.start(timeout=20)
     msg = str(e.value)
     assert "MCP server 'broken'" in msg and "sys.exit(3)" in msg and "failed to start" in msg
+    assert (
+        "its stderr, last lines:\n    bad flag" in msg and f"full log: {tmp_path / 'mcp-broken.log'}" in msg
+    )
+    assert e.value.exit_code == 2
     assert "fix:" in msg and "[mcp.broken]" in msg
     assert start_problem("gh", "no-such-mcp-server-xyz", tmp_path) == (
         "MCP server 'gh': command 'no-such-mcp-server-xyz' was not found on PATH"
