@@ -21,6 +21,7 @@ REASONS = {
     "stopped": "you stopped the run",
     "complete": "the audit accepted the work",
     "rebuilt": "state.json was missing; the run's state was rebuilt from its logs",
+    "rewound": "you rewound the run to post {seq}; the posts after it are superseded",
 }
 CONTINUE = {
     "question": 'autodev send "your answer"',
@@ -32,6 +33,7 @@ CONTINUE = {
     "stopped": "autodev start",
     "complete": 'autodev send "..." to continue with more work',
     "rebuilt": "autodev start",
+    "rewound": "autodev resume  (or autodev start when no daemon runs)",
 }
 
 

@@ -40,9 +40,11 @@ def _records(path: Path) -> list[dict]:
 
 
 def rebuild(paths: RunPaths) -> dict:
-    posts = _records(paths.thread)
-    events = _records(paths.events)
-    harness = _records(paths.harness_log)
+    return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
+
+
+def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> dict:
+    """The state these records say the run is in (a rewind passes the prefix it keeps)."""
     st = blank_state()
     run_id = next((e["run"] for e in reversed(events) if isinstance(e.get("run"), str)), None)
     if run_id is None:  # no events: the participants' post ids carry it ("<run>:t<turn>:post")

@@ -28,7 +28,13 @@ def credit_label(post: dict) -> str:
     return "  [credited: " + ", ".join(c.get("files", [])[:3]) + "]"
 
 
-def post_text(post: dict, width: int | None = None) -> Text:
+def post_text(post: dict, width: int | None = None, superseded: bool = False) -> Text:
+    """One post; a post a rewind superseded is struck through and says so."""
+    if superseded:
+        t = post_text(post, width)
+        t.stylize("strike dim")
+        t.append("  [superseded by a rewind]", style="dim")
+        return t
     icon, style = STYLE.get(post.get("kind", ""), ("•", "white"))
     if post.get("from") == "audit":
         icon = "🔎"
@@ -71,7 +77,7 @@ def _line(icon: str, text: str, style: str = "") -> Text:
     return t
 
 
-def event_text(ev: dict, expanded: bool = False) -> Text | None:
+def event_text(ev: dict, expanded: bool = False, superseded: bool = False) -> Text | None:
     """One Feed line (or block) for an events.jsonl record; None for records the Feed skips
     (generations: their tokens and cost are summed in the header and the participants table)."""
     kind = ev.get("type")
@@ -79,7 +85,7 @@ def event_text(ev: dict, expanded: bool = False) -> Text | None:
     if kind == "post":
         if not {"seq", "from", "kind"} <= ev.keys():
             return None
-        t = post_text(ev, width=None if expanded else FOLD_CHARS)
+        t = post_text(ev, width=None if expanded else FOLD_CHARS, superseded=superseded)
         if not expanded and len(str(ev.get("text", ""))) > FOLD_CHARS:
             t.append("  [folded: e expands]", style="dim italic")
         return t

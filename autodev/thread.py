@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autodev.errors import CorruptLogError
 from autodev.journal import Journal, iter_records, iter_records_reverse, read_tail
+from autodev.timeline.live import Live, rewind_of
 
 TAIL = 100  # records the scheduler and the prompt builder look at
 
@@ -32,7 +33,13 @@ class Thread:
         last = self.journal.last()
         self.last_seq: int = last["seq"] if last else 0
         self._check_tail_contiguous()
+        self.rewinds: list[tuple[int, int]] = []
         self.last_spoke: dict[str, int] = self._load_index()
+
+    @property
+    def live(self) -> Live:
+        """Which posts the run continues from (`timeline.live`): all of them until a rewind."""
+        return Live.of(self.rewinds, self.last_seq)
 
     def _check_tail_contiguous(self) -> None:
         tail = self.journal.tail(TAIL)
@@ -59,6 +66,7 @@ class Thread:
         try:
             idx = json.loads(self._index_path.read_text())
             upto, spoke = int(idx["seq"]), dict(idx["last_spoke"])
+            rewinds = [(int(a), int(b)) for a, b in idx.get("rewinds", [])]
         except (OSError, ValueError, KeyError, TypeError):
             return self._rebuild_index()
         if upto > self.last_seq:
@@ -66,15 +74,27 @@ class Thread:
         for rec in iter_records_reverse(self.path):
             if rec["seq"] <= upto:
                 break
+            if rewind_of(rec):
+                return self._rebuild_index()  # a rewind changes who spoke last: walk it again
             if rec["from"] != "system":
                 spoke[rec["from"]] = max(spoke.get(rec["from"], 0), rec["seq"])
+        self.rewinds = rewinds
         return spoke
 
     def _rebuild_index(self) -> dict[str, int]:
-        spoke: dict[str, int] = {}
+        authors: list[tuple[int, str]] = []
+        self.rewinds = []
         for rec in iter_records(self.path):
-            if rec["from"] != "system":
-                spoke[rec["from"]] = rec["seq"]
+            rw = rewind_of(rec)
+            if rw:
+                self.rewinds.append(rw)
+            elif rec["from"] != "system":
+                authors.append((rec["seq"], rec["from"]))
+        live = self.live
+        spoke: dict[str, int] = {}
+        for seq, frm in authors:
+            if live.trivial or live.is_live(seq):
+                spoke[frm] = seq
         self._save_index(spoke)
         return spoke
 
@@ -82,7 +102,7 @@ class Thread:
         # A cache, so no fsync: a lost or stale copy is caught up from the thread on open.
         tmp = self._index_path.with_suffix(".tmp")
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(json.dumps({"seq": self.last_seq, "last_spoke": spoke}))
+            f.write(json.dumps({"seq": self.last_seq, "last_spoke": spoke, "rewinds": self.rewinds}))
         os.replace(tmp, self._index_path)
 
     # -- appending ---------------------------------------------------------------------------
@@ -108,6 +128,9 @@ class Thread:
         rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
         rec = self.journal.append(rec)
         self.last_seq = rec["seq"]
+        if rewind_of(rec):
+            self.last_spoke = self._rebuild_index()
+            return rec
         if frm not in ("system",):
             self.last_spoke[frm] = rec["seq"]
         self._save_index(self.last_spoke)
@@ -119,10 +142,20 @@ class Thread:
     # -- reading -----------------------------------------------------------------------------
 
     def tail(self, n: int = TAIL) -> list[dict]:
-        return self.journal.tail(n)
+        """The newest `n` live posts (superseded ones left out), oldest first."""
+        if not self.rewinds:
+            return self.journal.tail(n)
+        return live_tail(self.path, self.live, n)
 
     def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[dict]:
-        """Posts with from_seq <= seq <= to_seq, at most `limit`, oldest first."""
+        """Live posts with from_seq <= seq <= to_seq, at most `limit` read, oldest first."""
+        posts = self._read(from_seq, to_seq, limit)
+        if not self.rewinds:
+            return posts
+        live = self.live
+        return [p for p in posts if live.is_live(p["seq"])]
+
+    def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[dict]:
         to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
         if from_seq > to_seq:
             return []
@@ -145,6 +178,36 @@ class Thread:
 
     def close(self) -> None:
         self.journal.close()
+
+
+def live_tail(path: Path, live: Live, n: int) -> list[dict]:
+    """The newest `n` live records of the thread at `path`, oldest first."""
+    out: list[dict] = []
+    for rec in iter_records_reverse(path):
+        if rec["seq"] > live.last_seq:
+            continue
+        if live.is_live(rec["seq"]):
+            out.append(rec)
+            if len(out) >= n:
+                break
+        elif not live.spans or rec["seq"] < live.spans[0][0]:
+            break  # nothing older is live
+    out.reverse()
+    return out
+
+
+def read_live(path: Path) -> Live:
+    """For readers: which posts are live, from the index cache when it is current, else from
+    the thread itself (its rewind notes). Writes nothing."""
+    last = read_tail(path, 1)
+    last_seq = last[0]["seq"] if last else 0
+    try:
+        idx = json.loads(path.with_name("thread-index.json").read_text())
+        if int(idx["seq"]) == last_seq:
+            return Live.of([(int(a), int(b)) for a, b in idx.get("rewinds", [])], last_seq)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return Live.of([rw for rec in iter_records(path) if (rw := rewind_of(rec))], last_seq)
 
 
 def read_thread_tail(path: Path, n: int = TAIL) -> list[dict]:

@@ -9,6 +9,7 @@ config, init) must not import litellm: it costs seconds of start-up.
 - `start`: start and its checks
 - `send`: send, approve, deny, answer, notice, pause, resume, stop
 - `look`: status, thread, runs, panel, demo
+- `timeline`: rewind (autodev/timeline)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from autodev.cli.root import _paths, app, main
 
 # Commands register themselves on import; this order is the order `autodev --help` lists them in.
 # isort: off
-from autodev.cli import setup, start, send, look  # noqa: F401
+from autodev.cli import setup, start, send, look, timeline  # noqa: F401
 # isort: on
 
 __all__ = ["_paths", "app", "main"]

@@ -42,16 +42,19 @@ def thread(
     """Print the thread."""
     from autodev.journal import read_tail
     from autodev.render import console, post_text
+    from autodev.thread import read_live
 
     paths = _paths()
     con = console()
 
     def show(posts):
+        live = read_live(paths.thread)
         for p in posts:
+            gone = not live.is_live(p["seq"])
             if as_json:
-                print(json.dumps(p, ensure_ascii=False), flush=True)
+                print(json.dumps({**p, "superseded": True} if gone else p, ensure_ascii=False), flush=True)
             else:
-                con.print(post_text(p))
+                con.print(post_text(p, superseded=gone))
 
     posts = read_tail(paths.thread, last)
     show(posts)

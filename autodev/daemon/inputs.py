@@ -75,13 +75,16 @@ def after_stop(cur: dict) -> tuple[str, dict, dict]:
     return "stopped", why, {"paused_from": back}
 
 
-def apply_controls(run: Run, set_state: SetState) -> bool:
-    """Pause, resume and stop requests, in the order they were made. True = stop now."""
+def apply_controls(run: Run, set_state: SetState, rewind: Callable[[dict], None] | None = None) -> bool:
+    """Pause, resume, stop and rewind requests, in the order they were made. True = stop now."""
     queue = todo(run.state.read())
     stop = False
     for c in queue:
         if c["action"] == "stop":
             stop = True
+        elif c["action"] == "rewind":
+            if rewind is not None:
+                rewind(c)
         else:
             step = after_control(run.state.read(), c["action"])
             if step:

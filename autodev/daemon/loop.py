@@ -31,6 +31,7 @@ from autodev.records import check_harness
 from autodev.redact import Redactor
 from autodev.state import StateFile
 from autodev.thread import TAIL, Thread
+from autodev.timeline import rewind
 
 IDLE = ("awaiting_user", "gated", "paused")
 IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
@@ -86,6 +87,7 @@ class Loop:
                 events.emit("warning", message=w)
         self.index(runs.start_record)
         self.resume = None
+        rewind.finish_pending(self._timeline())  # a rewind a crash cut short
         self._settle()
 
     def index(self, make) -> None:
@@ -150,7 +152,7 @@ class Loop:
             first = inputs.first_control_at(self.state.read())
             if first is not None:
                 inputs.apply_inbox(self.run, handlers, before=first)
-            if inputs.apply_controls(self.run, self._set):
+            if inputs.apply_controls(self.run, self._set, self._rewind):
                 return EXIT_COMPLETE
             inputs.apply_inbox(self.run, handlers)
             st = self.state.read()
@@ -209,6 +211,25 @@ class Loop:
             )
             if changed:
                 return
+
+    def _timeline(self) -> rewind.Handles:
+        run = self.run
+        return rewind.Handles(run.paths, run.thread, run.state, run.hlog, run.events, daemon=True)
+
+    def _rewind(self, request: dict) -> None:
+        """`autodev rewind` asked of the running daemon (between turns): done here, its outcome
+        in state (`rewind_result`) for the waiting CLI."""
+        try:
+            done = rewind.perform(self._timeline(), request.get("seq"), undo=bool(request.get("undo")))
+            result = {"n": request["n"], "ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
+        except AutodevError as e:
+            result = {"n": request["n"], "ok": False, "error": e.message, "fix": e.fix}
+            self.events.emit("warning", message=f"rewind refused: {e.message}")
+        else:
+            self.resume = None  # the open turn (if any) was closed by the rewind
+            self._state_event("paused", self.state.read().get("reason"))
+            self._plan_next()
+        self.state.update(lambda s: {**s, "rewind_result": result})
 
     def _stop_requested(self) -> bool:
         try:

@@ -14,6 +14,7 @@ from autodev import credit
 from autodev.errors import PostRefused, ToolError
 from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
 from autodev.moves import MOVES, check_post
+from autodev.paths import git_head
 
 READ_PAGE = 20
 
@@ -60,6 +61,7 @@ def post(env: ToolEnv, **args: object) -> str:
     extra = {}
     if move.kind == "work_done":
         extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
+    extra["head"] = git_head(ctx.repo)  # the commit `autodev rewind` to this post goes back to
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
     ctx.record("post_started", id=pid + ":intent")
     rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)

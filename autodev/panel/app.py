@@ -55,6 +55,7 @@ class PanelApp(App):
         Binding("r", "resume", "resume"),
         Binding("x", "stop", "stop"),
         Binding("e", "expand", "expand"),
+        Binding("w", "rewind", "rewind"),
         Binding("q", "quit", "quit"),
     ]
 
@@ -68,6 +69,9 @@ class PanelApp(App):
         self.shown_seqs: set[int] = set()
         self.events: deque[dict] = deque(maxlen=FEED_KEEP)
         self.expanded = False
+        from autodev.thread import read_live
+
+        self.live = read_live(paths.thread)  # posts a rewind superseded are struck through
         self.status: dict = {}
         self.raw_state: dict = {}
         self.failover: dict[str, str] = {}
@@ -127,12 +131,18 @@ class PanelApp(App):
         new += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
         new = [ev for ev in sorted(new, key=lambda e: str(e.get("ts", ""))) if self._fresh(ev)]
         feed = self.query_one("#feed", RichLog)
-        for ev in new:
-            self._note(ev)
-            self.events.append(ev)
-            line = event_text(ev, self.expanded)
-            if line is not None:
-                feed.write(line)
+        if any(ev.get("rewind") for ev in new):
+            self.events += new
+            for ev in new:
+                self._note(ev)
+            self._redraw()  # a rewind strikes through posts already on screen
+        else:
+            for ev in new:
+                self._note(ev)
+                self.events.append(ev)
+                line = self._line(ev)
+                if line is not None:
+                    feed.write(line)
         self._read_status()
         self._render_header()
         self._render_needs()
@@ -310,15 +320,64 @@ class PanelApp(App):
 
         self.push_screen(Confirm("Stop the run after the turn in flight?"), done)
 
-    def action_expand(self) -> None:
-        self.expanded = not self.expanded
+    def _line(self, ev: dict):
+        gone = (
+            ev.get("type") == "post" and isinstance(ev.get("seq"), int) and not self.live.is_live(ev["seq"])
+        )
+        return event_text(ev, self.expanded, superseded=gone)
+
+    def _redraw(self) -> None:
+        from autodev.thread import read_live
+
+        self.live = read_live(self.paths.thread)
         feed = self.query_one("#feed", RichLog)
         feed.clear()
         for ev in self.events:
-            line = event_text(ev, self.expanded)
+            line = self._line(ev)
             if line is not None:
                 feed.write(line)
+
+    def action_expand(self) -> None:
+        self.expanded = not self.expanded
+        self._redraw()
         self.notify("long posts expanded" if self.expanded else "long posts folded")
+
+    def action_rewind(self) -> None:
+        """Rewind to a chosen post (its #seq), after a confirmation: the same path as the CLI."""
+
+        def chosen(text: str | None) -> None:
+            if not text:
+                return
+            if not text.strip().lstrip("#").isdigit():
+                self.notify(f"{text!r} is not a post's #seq", severity="error")
+                return
+            seq = int(text.strip().lstrip("#"))
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.run_worker(lambda: self._rewind(seq), thread=True)
+
+            self.push_screen(
+                Confirm(
+                    f"Rewind to post #{seq}? Later posts are superseded and the branch goes back to "
+                    "its commit (later work is kept on refs/autodev/rewound/N)."
+                ),
+                confirmed,
+            )
+
+        self.push_screen(Prompt("Rewind to which post? (#seq)", "e.g. 12"), chosen)
+
+    def _rewind(self, seq: int) -> None:
+        from autodev.errors import AutodevError
+        from autodev.timeline import rewind
+
+        try:
+            done = rewind.request(self.paths, seq)
+        except AutodevError as e:
+            self.call_from_thread(self.notify, str(e), severity="error")
+            return
+        self.call_from_thread(self.notify, f"rewound to post {done['to_seq']}")
+        self.call_from_thread(self.reload)
 
     async def action_quit(self) -> None:
         self._stop.set()

@@ -3,7 +3,7 @@ controls)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -83,7 +83,7 @@ class Control(Open):
     """A queued pause/resume/stop request (state.request)."""
 
     n: int
-    action: Literal["pause", "resume", "stop"]
+    action: Literal["pause", "resume", "stop", "rewind"]
 
 
 class Next(Open):
@@ -150,3 +150,6 @@ class RunState(Open):
     participants: dict[str, Figures] = {}
     models: dict[str, ModelUsage] = {}
     audit_usage: Usage | None = None
+    # rewinds (autodev/timeline): the newest applied, and the outcome of the newest request
+    rewind_applied: int = 0
+    rewind_result: dict[str, Any] | None = None

@@ -1,0 +1,94 @@
+"""Which posts are live after rewinds (pure): the thread the run continues from.
+
+A rewind is a `system` note on the thread carrying `rewind = {"n", "to_seq", ...}`. Read as a
+chain, every post follows the one before it, except a rewind note, which follows its `to_seq`:
+the live posts are those reached walking back from the newest post. An undo is one more rewind
+note whose `to_seq` is the post just before the rewind it undoes, so the walk passes through the
+chain as it stood then. Everything else is superseded: still on the thread, shown struck
+through, never in a prompt, the scheduler's tail or the last-spoke index.
+
+The walk needs only the rewind notes (`(seq, to_seq)` pairs, few), never the posts themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+def rewind_of(post: Mapping) -> tuple[int, int] | None:
+    """(seq, to_seq) when `post` is a rewind note, else None."""
+    rw = post.get("rewind")
+    if post.get("from") != "system" or not isinstance(rw, Mapping):
+        return None
+    to = rw.get("to_seq")
+    if not isinstance(to, int) or isinstance(to, bool):
+        return None
+    return int(post["seq"]), to
+
+
+@dataclass(frozen=True)
+class Live:
+    """The live stretches of a thread: inclusive (first, last) seq ranges, oldest first."""
+
+    spans: tuple[tuple[int, int], ...]
+    last_seq: int
+
+    @classmethod
+    def of(cls, rewinds: Iterable[tuple[int, int]], last_seq: int) -> Live:
+        spans: list[tuple[int, int]] = []
+        cur = last_seq
+        for seq, to in sorted(rewinds, reverse=True):
+            if seq > cur:
+                continue  # a rewind that was itself superseded
+            spans.append((seq, cur))
+            cur = min(to, seq - 1)
+        if cur >= 1:
+            spans.append((1, cur))
+        spans.reverse()
+        return cls(tuple(_merge(spans)), last_seq)
+
+    def is_live(self, seq: int) -> bool:
+        return any(a <= seq <= b for a, b in self.spans)
+
+    def superseded(self) -> list[tuple[int, int]]:
+        """The superseded ranges (inclusive), oldest first."""
+        out, nxt = [], 1
+        for a, b in self.spans:
+            if a > nxt:
+                out.append((nxt, a - 1))
+            nxt = b + 1
+        if nxt <= self.last_seq:
+            out.append((nxt, self.last_seq))
+        return out
+
+    def newest_live_at_or_before(self, seq: int) -> int:
+        """The newest live seq <= `seq` (0 when none)."""
+        best = 0
+        for a, b in self.spans:
+            if a <= seq:
+                best = min(b, seq)
+        return best
+
+    @property
+    def trivial(self) -> bool:
+        return self.spans in ((), ((1, self.last_seq),))
+
+
+def _merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def last_spoke(posts: Iterable[Mapping]) -> dict[str, int]:
+    """Each author's newest seq among `posts` (system notes aside), as the scheduler reads it."""
+    spoke: dict[str, int] = {}
+    for p in posts:
+        if p.get("from") != "system":
+            spoke[str(p["from"])] = max(spoke.get(str(p["from"]), 0), int(p["seq"]))
+    return spoke

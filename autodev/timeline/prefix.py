@@ -1,0 +1,97 @@
+"""The run's state as it was at a post: rebuilt from the prefix of the logs (`rebuild.py`).
+
+The prefix is the live posts up to SEQ, the events up to that post's effects (the next `post`
+or `scheduled` event ends them) less those of superseded turns, and the harness log. From it come
+the cursors, the open question or gate, approved gates, notices, a running wait, the talk and
+audit counts and each participant's credited work and silent streak. What was spent is never
+rewound: tokens, cost, turn counts, the turn number (turn ids stay unique) and the models'
+figures are kept from the current state.
+"""
+
+from __future__ import annotations
+
+from autodev import rebuild
+from autodev.journal import iter_records
+from autodev.paths import RunPaths
+from autodev.reasons import reason
+from autodev.thread import Thread
+
+KEEP = (
+    "schema",
+    "version",
+    "controls",
+    "control_seq",
+    "controls_applied",
+    "run_id",
+    "started_at",
+    "base_head",
+    "pid",
+    "daemon",
+    "sessions",
+    "turn",
+    "accounted_turn",
+    "models",
+    "audit_usage",
+    "limited_until",
+    "team_error",
+    "config_refused",
+)
+REWOUND_FROM_PREFIX = ("credited", "silent_streak")
+
+
+def prefix_records(paths: RunPaths, thread: Thread, to_seq: int) -> tuple[list[dict], list[dict], list[dict]]:
+    live = thread.live
+    posts = [p for p in iter_records(paths.thread) if p["seq"] <= to_seq and live.is_live(p["seq"])]
+    dead_turns = {
+        p.get("turn") for p in iter_records(paths.thread) if not live.is_live(p["seq"]) and p.get("turn")
+    }
+    dead_seqs = {p["seq"] for p in iter_records(paths.thread) if not live.is_live(p["seq"])}
+    events: list[dict] = []
+    seen_post = False
+    for e in iter_records(paths.events):
+        if e.get("type") == "post" and isinstance(e.get("seq"), int):
+            if e["seq"] in dead_seqs:
+                continue
+            if e["seq"] > to_seq:
+                break
+            seen_post = seen_post or e["seq"] == to_seq
+        elif seen_post and e.get("type") == "scheduled":
+            break
+        if e.get("turn") in dead_turns:
+            continue
+        events.append(e)
+    harness = list(iter_records(paths.harness_log)) if paths.harness_log.exists() else []
+    return posts, events, harness
+
+
+def rewound_state(
+    cur: dict, paths: RunPaths, thread: Thread, to_seq: int, note_seq: int, n: int, *, daemon: bool
+) -> dict:
+    """`cur` as it was at post `to_seq`, spend kept; the rewind note `note_seq` is applied."""
+    then = rebuild.from_records(*prefix_records(paths, thread, to_seq))
+    new = {**then, **{k: cur[k] for k in KEEP if k in cur}}
+    new.pop("rebuilt_from_logs", None)
+    new["warnings"] = []
+    parts = {name: dict(fig) for name, fig in (cur.get("participants") or {}).items()}
+    for name, fig in parts.items():
+        was = (then.get("participants") or {}).get(name, {})
+        for k in REWOUND_FROM_PREFIX:
+            fig[k] = was.get(k, 0)
+    new["participants"] = parts
+    # The state the run was in at SEQ, held until the user continues it.
+    derived = then.get("state")
+    at = {"state": "running", "reason": None}
+    if derived in ("awaiting_user", "gated", "waiting"):
+        at = {"state": derived, "reason": then.get("reason")}
+    new.update(
+        applied_seq=note_seq,
+        rewind_applied=n,
+        speaking=None,
+        next=None,
+        audit_pending=None,
+        recovered_turn=None,
+        state="paused" if daemon else "stopped",
+        reason=reason("rewound", seq=to_seq),
+        paused_from=at,
+    )
+    return new

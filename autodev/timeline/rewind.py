@@ -1,0 +1,304 @@
+"""`autodev rewind SEQ` and `--undo`: the run continues as if post SEQ were the last.
+
+Nothing is deleted. One rewind, each step idempotent and after an intent record, so a `kill -9`
+anywhere leaves the old position (no intent yet) or a rewind that the next owner of the run
+(`autodev start`, `autodev rewind`) finishes (`finish_pending`):
+
+1. intent: `rewind_started` in `rewinds.jsonl` (the target commit, the head before, the refs);
+2. refs: uncommitted work as a commit on `refs/autodev/rewound/<n>-worktree`, the head before
+   on `refs/autodev/rewound/<n>` (created once, never moved);
+3. reset: the branch and working tree at the commit of SEQ (`timeline.git.reset_to`);
+4. turn: a turn the harness log left open is closed (`turn_finished`, reason `rewound`), so a
+   restart never resumes it;
+5. note: the `system` rewind note on the thread (id `rewind-<n>`): from here the later posts are
+   superseded (`timeline.live`);
+6. state: the run's state as it was at SEQ (`timeline.prefix`), spend kept, marked
+   `rewind_applied = n`;
+7. done: `rewind_finished`.
+
+An undo is a rewind to the post just before the newest rewind note, whose commit is that
+rewind's saved head, with its saved uncommitted work put back in the working tree.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from autodev.errors import UsageError
+from autodev.events import Events
+from autodev.journal import Journal, iter_records, iter_records_reverse
+from autodev.paths import RunPaths
+from autodev.state import StateFile
+from autodev.thread import Thread, now_ts
+from autodev.timeline import git, prefix
+from autodev.timeline.live import rewind_of
+
+STEPS = ("intent", "refs", "reset", "turn", "note", "state", "done")
+KILL_AT = "AUTODEV_REWIND_KILL_AT"  # tests: kill -9 this process right after the named step
+REF = "refs/autodev/rewound/{n}"
+
+
+class RewindRefused(UsageError):
+    """A rewind that cannot be done as asked (exit 2)."""
+
+
+@dataclass
+class Handles:
+    """The run's files a rewind writes: opened by the daemon, or by the CLI under the daemon
+    lock when no daemon runs."""
+
+    paths: RunPaths
+    thread: Thread
+    state: StateFile
+    hlog: Journal
+    events: Events | None = None
+    daemon: bool = False  # the running daemon does it (the run is then left paused)
+
+
+def log_path(paths: RunPaths) -> Path:
+    return paths.run_dir / "rewinds.jsonl"
+
+
+def _checkpoint(step: str) -> None:
+    if os.environ.get(KILL_AT) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def records(paths: RunPaths) -> list[dict]:
+    return list(iter_records(log_path(paths))) if log_path(paths).exists() else []
+
+
+def pending(paths: RunPaths) -> dict | None:
+    """The rewind whose intent is logged but which never finished, if any."""
+    recs = records(paths)
+    done = {r["n"] for r in recs if r.get("type") == "rewind_finished"}
+    started = [r for r in recs if r.get("type") == "rewind_started" and r["n"] not in done]
+    return started[-1] if started else None
+
+
+def commit_at(h: Handles, seq: int) -> str:
+    """The repository's HEAD when post `seq` was the newest live post: the `head` the newest
+    live post at or before it recorded, else the run's base commit."""
+    live = h.thread.live
+    for rec in iter_records_reverse(h.paths.thread):
+        if rec["seq"] > seq or not live.is_live(rec["seq"]):
+            continue
+        head = rec.get("head") or (rec.get("rewind") or {}).get("head")
+        if isinstance(head, str) and head:
+            return head
+    base = h.state.read().get("base_head")
+    if not base:
+        for r in iter_records(h.paths.harness_log):
+            if r.get("type") == "turn_started" and r.get("head"):
+                base = r["head"]
+                break
+    if not base:
+        raise RewindRefused(
+            f"no commit is known for post {seq}: the run recorded no HEAD up to it",
+            "rewind to a later post, or reset the repository by hand",
+        )
+    return base
+
+
+def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
+    """The intent of the next rewind (checked, nothing written)."""
+    thread, recs = h.thread, records(h.paths)
+    n = 1 + sum(1 for r in recs if r.get("type") == "rewind_started")
+    head_before = git.head(h.paths.repo)
+    branch = git.git(h.paths.repo, "symbolic-ref", "-q", "HEAD", check=False) or None
+    base = {"type": "rewind_started", "id": f"rewind-{n}", "n": n, "last_seq": thread.last_seq}
+    base |= {"head_before": head_before, "branch": branch, "ts": now_ts()}
+    if undo:
+        notes = [rw for rw in thread.rewinds if thread.live.is_live(rw[0])]
+        if not notes:
+            raise RewindRefused("there is no rewind to undo", "`autodev thread` shows the run's posts")
+        note_seq = notes[-1][0]
+        [note] = thread._read(note_seq, note_seq, 1)
+        undone = note["rewind"]["n"]
+        started = next(r for r in recs if r.get("n") == undone and r.get("type") == "rewind_started")
+        return base | {
+            "to_seq": note_seq - 1,
+            "target": started["head_before"],
+            "restore": git.ref(h.paths.repo, REF.format(n=undone) + "-worktree"),
+            "undo_of": undone,
+        }
+    assert seq is not None
+    if not 1 <= seq <= thread.last_seq:
+        raise RewindRefused(
+            f"there is no post {seq} (the thread has posts 1 to {thread.last_seq})",
+            "pick a seq `autodev thread` shows",
+        )
+    if not thread.live.is_live(seq):
+        raise RewindRefused(
+            f"post {seq} was superseded by an earlier rewind",
+            "rewind to a live post, or `autodev rewind --undo` first",
+        )
+    live_last = thread.live.newest_live_at_or_before(thread.last_seq)
+    if seq == live_last:
+        raise RewindRefused(f"post {seq} is already the newest post", "pick an earlier seq")
+    return base | {"to_seq": seq, "target": commit_at(h, seq), "restore": None, "undo_of": None}
+
+
+def perform(h: Handles, seq: int | None, *, undo: bool = False) -> dict:
+    """Rewind (or undo the newest rewind); returns the finished intent with `note_seq`."""
+    finish_pending(h)
+    intent = plan(h, seq, undo=undo)
+    _checkpoint("planned")
+    with Journal(log_path(h.paths)) as log:
+        log.append(intent)
+    _checkpoint("intent")
+    return _carry_out(h, intent)
+
+
+def finish_pending(h: Handles) -> dict | None:
+    """Finish a rewind a crash cut short (every step again; each is idempotent)."""
+    intent = pending(h.paths)
+    return _carry_out(h, intent) if intent else None
+
+
+def _carry_out(h: Handles, intent: dict) -> dict:
+    repo, n = h.paths.repo, intent["n"]
+    ref = REF.format(n=n)
+    if git.ref(repo, ref) is None:  # before the reset: the tree is still the old one
+        before = intent["head_before"]
+        snap = git.snapshot(repo, before)
+        if snap:
+            git.set_ref_once(repo, ref + "-worktree", snap)
+        if before:
+            git.set_ref_once(repo, ref, before)
+    _checkpoint("refs")
+    git.reset_to(repo, intent["target"])
+    if intent.get("restore"):
+        git.git(repo, "checkout", intent["restore"], "--", ".")
+        git.git(repo, "reset", "-q")
+    _checkpoint("reset")
+    _close_open_turn(h, n)
+    _checkpoint("turn")
+    note = _note(h, intent)
+    _checkpoint("note")
+    to_seq = intent["to_seq"]
+
+    def change(s: dict) -> dict:
+        if s.get("rewind_applied", 0) >= n:
+            return s
+        return prefix.rewound_state(s, h.paths, h.thread, to_seq, note["seq"], n, daemon=h.daemon)
+
+    h.state.update(change)
+    _checkpoint("state")
+    done = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note["seq"]}
+    with Journal(log_path(h.paths)) as log:
+        log.append(done | {"ts": now_ts()})
+    if h.events is not None:
+        h.events.emit("rewind", n=n, to_seq=to_seq, seq=note["seq"], undo_of=intent.get("undo_of"))
+    _checkpoint("done")
+    return intent | {"note_seq": note["seq"], "ref": ref}
+
+
+def _close_open_turn(h: Handles, n: int) -> None:
+    for rec in iter_records_reverse(h.paths.harness_log):
+        if rec.get("type") == "turn_finished":
+            return
+        if rec.get("type") == "turn_started":
+            h.hlog.append(
+                {
+                    "type": "turn_finished",
+                    "run": rec["run"],
+                    "turn": rec["turn"],
+                    "seq": None,
+                    "reason": "rewound",
+                }
+            )
+            h.state.update(
+                lambda s, t=rec["turn"]: {**s, "accounted_turn": max(s.get("accounted_turn", 0), t)}
+            )
+            return
+
+
+def _note(h: Handles, intent: dict) -> dict:
+    n, to, last = intent["n"], intent["to_seq"], intent["last_seq"]
+    ref = REF.format(n=n)
+    if intent.get("undo_of"):
+        text = f"rewind {intent['undo_of']} undone: the run continues from post {to}"
+    else:
+        text = f"rewound to post {to}: posts {to + 1} to {last} are superseded"
+    text += f" (the work they left is kept on {ref})"
+    rewind = {"n": n, "to_seq": to, "from_seq": last, "head": intent["target"], "ref": ref}
+    if intent.get("undo_of"):
+        rewind["undo_of"] = intent["undo_of"]
+    rec = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
+    assert rewind_of(rec)
+    if h.events is not None:
+        h.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
+    return rec
+
+
+class TurnRunning(UsageError):
+    """A rewind asked while a turn may be running (exit 2)."""
+
+
+def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: float = 60.0) -> dict:
+    """`autodev rewind` (and the panel's key): done by the running daemon between turns, or here
+    under the daemon lock when no daemon runs. Refused while a turn may be running."""
+    from autodev.daemon.lock import DaemonLock
+    from autodev.rebuild import read_state
+
+    if DaemonLock.holder(paths.lock):
+        st = read_state(paths)
+        if st.get("state") in ("running", "auditing") or st.get("speaking"):
+            raise TurnRunning(
+                f"the run is {st.get('state')}: a turn may be running, and a rewind never cuts one",
+                "`autodev pause`, wait for status to say paused, then rewind",
+            )
+        return _ask_daemon(paths, seq, undo, wait_s)
+    lock = DaemonLock(paths.lock)
+    lock.acquire()
+    try:
+        return _here(paths, seq, undo)
+    finally:
+        lock.release()
+
+
+def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> dict:
+    import time
+
+    from autodev.queued import now_ns
+
+    state = StateFile(paths.state)
+    n = state.request("rewind", seq=seq, undo=undo, at=now_ns())["control_seq"]
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        result = state.read().get("rewind_result") or {}
+        if result.get("n") == n:
+            if not result.get("ok"):
+                raise RewindRefused(
+                    result.get("error") or "the daemon refused the rewind", result.get("fix") or ""
+                )
+            return result
+        time.sleep(0.05)
+    raise RewindRefused(
+        f"the daemon did not apply the rewind within {wait_s:.0f} s",
+        "it stays queued and applies at the daemon's next turn boundary; see `autodev status`",
+    )
+
+
+def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:
+    from contextlib import closing
+
+    from autodev.rebuild import missing, rebuild
+    from autodev.records import check_harness
+
+    state = StateFile(paths.state)
+    if missing(paths):  # as the daemon would on open: never rewind from a blank state
+        rebuilt = rebuild(paths)
+        state.update(lambda s: {**s, **rebuilt, "version": s["version"]})
+    run_id = str(state.read().get("run_id") or "run")
+    with (
+        Journal(paths.harness_log, schema=check_harness) as hlog,
+        closing(Thread(paths.thread)) as thread,
+        closing(Events(paths.events, run_id)) as events,
+    ):
+        done = perform(Handles(paths, thread, state, hlog, events), seq, undo=undo)
+    return {"ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}

@@ -1,0 +1,147 @@
+"""`autodev rewind`: the thread, the repository and the state go back to a post; nothing is lost;
+a kill -9 at every step leaves the old position or one the next owner finishes."""
+
+from __future__ import annotations
+
+import json
+import signal
+from contextlib import closing
+
+import pytest
+
+from autodev.events import Events
+from autodev.journal import Journal
+from autodev.paths import RunPaths
+from autodev.state import StateFile
+from autodev.thread import Thread
+from autodev.timeline import rewind as rw
+from tests.conftest import git, run_dir, thread_of
+from tests.timeline.conftest import copy_run
+
+
+def head(repo) -> str:
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def state_of(repo) -> dict:
+    return json.loads((run_dir(repo) / "state.json").read_text())
+
+
+@pytest.fixture
+def wrong_run(recorded_run, tmp_path):
+    """A copy of the recorded run (tests/timeline/conftest.py), its own to change."""
+    return copy_run(recorded_run, tmp_path / "repo")
+
+
+def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
+    repo = wrong_run
+    posts = thread_of(repo)
+    at3, broken = posts[1]["head"], head(repo)
+    assert (repo / "junk.txt").exists() and state_of(repo)["question"]
+
+    r = autodev(repo, "rewind", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    note = thread_of(repo)[-1]
+    assert note["from"] == "system" and note["rewind"]["to_seq"] == 3 and note["seq"] == 6
+    assert head(repo) == at3 and not (repo / "b.txt").exists() and not (repo / "junk.txt").exists()
+    assert git(repo, "rev-parse", "refs/autodev/rewound/1").strip() == broken
+    saved = git(repo, "show", "refs/autodev/rewound/1-worktree:junk.txt")
+    assert saved == "junk\n"
+    st = state_of(repo)
+    assert st.get("question") is None and st["reason"]["code"] == "rewound" and st["applied_seq"] == 6
+    assert st["participants"]["builder"]["credited"] == 1  # post 4's credit is gone
+    assert st["participants"]["builder"]["turns"] == 2  # spend is not rewound
+    shown = autodev(repo, "thread", check=True).stdout
+    assert "superseded" in shown
+
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    posts = thread_of(repo)
+    assert [(p["from"], p["kind"]) for p in posts[6:]] == [
+        ("builder", "work_done"),
+        ("reviewer", "done"),
+        ("audit", "say"),
+    ]
+    assert (repo / "c.txt").exists() and not (repo / "b.txt").exists()
+    assert state_of(repo)["state"] == "complete"
+
+    r = autodev(repo, "rewind", "--undo")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert head(repo) == broken and (repo / "junk.txt").read_text() == "junk\n"
+    assert thread_of(repo)[-1]["rewind"]["undo_of"] == 1
+    st = state_of(repo)
+    assert st["paused_from"]["state"] == "awaiting_user"  # post 5's question is open again
+    with closing(Thread(RunPaths(repo).thread)) as t:
+        live = [p["seq"] for p in t.tail(100)]
+    assert live == [1, 2, 3, 4, 5, 10]
+
+
+def test_refused_while_a_turn_may_run(wrong_run):
+    from autodev.daemon.lock import DaemonLock
+
+    paths = RunPaths(wrong_run)
+    StateFile(paths.state).update(lambda s: {**s, "state": "running"})
+    lock = DaemonLock(paths.lock)
+    lock.acquire()  # a daemon holds the run
+    try:
+        with pytest.raises(rw.TurnRunning) as e:
+            rw.request(paths, 3)
+    finally:
+        lock.release()
+    assert e.value.exit_code == 2 and "autodev pause" in str(e.value)
+    assert len(thread_of(wrong_run)) == 5 and rw.records(paths) == []
+
+
+@pytest.mark.parametrize(
+    "seq, undo, words",
+    [(9, False, "there is no post 9"), (5, False, "already the newest"), (None, True, "no rewind to undo")],
+)
+def test_refusals(wrong_run, seq, undo, words):
+    paths = RunPaths(wrong_run)
+    with pytest.raises(rw.RewindRefused) as e:
+        rw.request(paths, seq, undo=undo)
+    assert e.value.exit_code == 2 and words in str(e.value)
+    assert len(thread_of(wrong_run)) == 5 and rw.records(paths) == []
+
+
+def _rewind_killed_at(repo, step: str) -> int:
+    """`rewind 3` in a forked process that kill -9s itself right after `step`: its exit."""
+    import multiprocessing
+    import os
+
+    def child() -> None:
+        os.environ[rw.KILL_AT] = step
+        rw.request(RunPaths(repo), 3)
+        os._exit(0)
+
+    p = multiprocessing.get_context("fork").Process(target=child)
+    p.start()
+    p.join(60)
+    return p.exitcode if p.exitcode is not None else 0
+
+
+@pytest.mark.parametrize("step", ["planned", *rw.STEPS])
+def test_kill_at_every_step_leaves_old_or_new(wrong_run, step):
+    repo = wrong_run
+    paths = RunPaths(repo)
+    old_head, old_thread = head(repo), thread_of(repo)
+    assert _rewind_killed_at(repo, step) == -signal.SIGKILL
+    if step == "planned":  # nothing written yet: the old position, untouched
+        assert head(repo) == old_head and thread_of(repo) == old_thread
+        assert rw.pending(paths) is None and (repo / "junk.txt").exists()
+        return
+    # The next owner of the run (`autodev start`, `autodev rewind`) finishes it: the new position.
+    st = StateFile(paths.state)
+    with (
+        Journal(paths.harness_log) as hlog,
+        closing(Thread(paths.thread)) as thread,
+        closing(Events(paths.events, "t")) as events,
+    ):
+        rw.finish_pending(rw.Handles(paths, thread, st, hlog, events))
+    assert rw.pending(paths) is None
+    posts = thread_of(repo)
+    assert len(posts) == 6 and posts[5]["rewind"]["to_seq"] == 3
+    assert head(repo) == posts[1]["head"] and not (repo / "junk.txt").exists()
+    assert git(repo, "show", "refs/autodev/rewound/1-worktree:junk.txt") == "junk\n"
+    assert git(repo, "rev-parse", "refs/autodev/rewound/1").strip() == old_head
+    assert st.read()["rewind_applied"] == 1 and st.read()["applied_seq"] == 6
