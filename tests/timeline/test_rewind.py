@@ -16,6 +16,7 @@ from autodev.state import StateFile
 from autodev.thread import Thread
 from autodev.timeline import rewind as rw
 from tests.conftest import git, run_dir, thread_of
+from tests.e2e.helpers import wait_for
 from tests.timeline.conftest import copy_run
 
 
@@ -39,23 +40,28 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
     at3, broken = posts[1]["head"], head(repo)
     assert (repo / "junk.txt").exists() and state_of(repo)["question"]
 
+    # A daemon holds the run (idle on the reviewer's question): it does the rewind between turns.
+    assert autodev(repo, "start").returncode == 0
+    autodev.adopt(wait_for("the daemon", lambda: state_of(repo).get("pid")))
+    wait_for("the daemon to hold the run", lambda: state_of(repo).get("daemon") == "running")
     r = autodev(repo, "rewind", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     note = thread_of(repo)[-1]
     assert note["from"] == "system" and note["rewind"]["to_seq"] == 3 and note["seq"] == 6
     assert head(repo) == at3 and not (repo / "b.txt").exists() and not (repo / "junk.txt").exists()
     assert git(repo, "rev-parse", "refs/autodev/rewound/1").strip() == broken
-    saved = git(repo, "show", "refs/autodev/rewound/1-worktree:junk.txt")
-    assert saved == "junk\n"
+    assert git(repo, "show", "refs/autodev/rewound/1-worktree:junk.txt") == "junk\n"
     st = state_of(repo)
-    assert st.get("question") is None and st["reason"]["code"] == "rewound" and st["applied_seq"] == 6
+    assert st.get("question") is None and st["state"] == "paused" and st["reason"]["code"] == "rewound"
+    assert st["applied_seq"] == 6 and st["next"]["speaker"] == "builder"  # from post 3's handoff
     assert st["participants"]["builder"]["credited"] == 1  # post 4's credit is gone
     assert st["participants"]["builder"]["turns"] == 2  # spend is not rewound
     shown = autodev(repo, "thread", check=True).stdout
-    assert "superseded" in shown
+    assert shown.count("superseded by a rewind") == 2  # posts 4 and 5
 
-    r = autodev(repo, "start", "--foreground", "--until-idle")
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert autodev(repo, "resume").returncode == 0
+    wait_for("complete", lambda: state_of(repo)["state"] == "complete", timeout=180)
+    wait_for("the daemon to end", lambda: state_of(repo).get("daemon") == "stopped")
     posts = thread_of(repo)
     assert [(p["from"], p["kind"]) for p in posts[6:]] == [
         ("builder", "work_done"),
@@ -63,14 +69,14 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
         ("audit", "say"),
     ]
     assert (repo / "c.txt").exists() and not (repo / "b.txt").exists()
-    assert state_of(repo)["state"] == "complete"
 
+    # No daemon now: the CLI undoes it itself, under the daemon lock.
     r = autodev(repo, "rewind", "--undo")
     assert r.returncode == 0, r.stdout + r.stderr
     assert head(repo) == broken and (repo / "junk.txt").read_text() == "junk\n"
     assert thread_of(repo)[-1]["rewind"]["undo_of"] == 1
     st = state_of(repo)
-    assert st["paused_from"]["state"] == "awaiting_user"  # post 5's question is open again
+    assert st["state"] == "stopped" and st["paused_from"]["state"] == "awaiting_user"  # post 5's question
     with closing(Thread(RunPaths(repo).thread)) as t:
         live = [p["seq"] for p in t.tail(100)]
     assert live == [1, 2, 3, 4, 5, 10]
