@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents
+.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,6 +36,11 @@ test-fast: $(STAMP)
 # The kill -9 fault suite with many trials (README reports the figures of the last soak).
 soak: $(STAMP)
 	AUTODEV_FAULT_TRIALS=40 $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_faults.py
+
+# The whole smoke suite (docs/eval.md): all 12 tasks' reference fixes, and 12 tasks × 2 scripted teams end to end
+# (make test runs a subset).
+eval-smoke: $(STAMP)
+	AUTODEV_EVAL_FULL=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/eval
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

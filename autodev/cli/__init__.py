@@ -10,6 +10,7 @@ config, init) must not import litellm: it costs seconds of start-up.
 - `send`: send, approve, deny, answer, notice, pause, resume, stop
 - `look`: status, thread, runs, panel, demo
 - `timeline`: rewind (autodev/timeline)
+- `evaluate`: eval
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from autodev.cli.root import _paths, app, main
 
 # Commands register themselves on import; this order is the order `autodev --help` lists them in.
 # isort: off
-from autodev.cli import setup, start, send, look, timeline  # noqa: F401
+from autodev.cli import setup, start, send, look, timeline, evaluate  # noqa: F401
 # isort: on
 
 __all__ = ["_paths", "app", "main"]

@@ -1,0 +1,142 @@
+"""`autodev eval`, whole: the plan (every task × team not already finished under --out), the runs
+through an executor with live progress, then summary.json, predictions.jsonl, report.png and the
+table. Exit 0 when every task × team ran and was graded, 1 when some could not be run."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from autodev.eval.executors import make_executor
+from autodev.eval.report import plot, print_tables
+from autodev.eval.results import EvalDir, write_atomic
+from autodev.eval.runner import Job
+from autodev.eval.summary import summarize
+from autodev.eval.tasks import Task, load_tasks
+from autodev.eval.teams import RunSettings, TeamSpec, load_teams
+
+
+@dataclass
+class EvalPlan:
+    tasks: list[Task]
+    teams: list[TeamSpec]
+    settings: RunSettings
+    out: EvalDir
+
+    def jobs(self) -> list[Job]:
+        return [
+            Job(task, team, self.settings, self.out.runs_dir() / task.id / team.name)
+            for task in self.tasks
+            for team in self.teams
+        ]
+
+    def pending(self, retry_errors: bool = False) -> tuple[list[Job], list[dict]]:
+        """The jobs to run, and the results already finished (same task, team and settings)."""
+        done = self.out.finished()
+        todo, kept = [], []
+        for job in self.jobs():
+            r = done.get(job.key)
+            if r and r.get("digest") == job.digest() and not (retry_errors and r.get("error")):
+                kept.append(r)
+            else:
+                todo.append(job)
+        return todo, kept
+
+
+def load_plan(
+    tasks_file: Path,
+    team_files: list[Path],
+    out: Path,
+    settings: RunSettings,
+    repos: Path | None = None,
+    test_command: str | None = None,
+) -> EvalPlan:
+    tasks = load_tasks(tasks_file, repos, test_command)
+    teams = load_teams(team_files)
+    return EvalPlan(tasks, teams, settings, EvalDir(out))
+
+
+def run_eval(
+    plan: EvalPlan,
+    executor: str = "local",
+    parallel: int = 1,
+    address: str | None = None,
+    retry_errors: bool = False,
+    console: Console | None = None,
+) -> int:
+    con = console or Console()
+    ex = make_executor(executor, parallel, address)
+    todo, kept = plan.pending(retry_errors)
+    names = [t.name for t in plan.teams]
+    con.print(
+        f"autodev eval: {len(plan.tasks)} tasks × {len(names)} teams ({', '.join(names)}) → {plan.out.out}"
+        + (f"; {len(kept)} already finished" if kept else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    resolved = sum(1 for r in kept if r["resolved"])
+    spent = sum(r.get("cost_usd") or 0.0 for r in kept)
+    progress = Progress(
+        TextColumn("[bold]eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("resolved {task.fields[resolved]} · spent ${task.fields[spent]:.4f}"),
+        TimeElapsedColumn(),
+        console=con,
+        transient=True,
+    )
+    with progress:
+        bar = progress.add_task("eval", total=len(todo), resolved=resolved, spent=spent)
+        for _job, out in ex.run(todo):
+            r = out["result"]
+            plan.out.record(r, out["patch"])
+            resolved += bool(r["resolved"])
+            spent += r.get("cost_usd") or 0.0
+            progress.update(bar, advance=1, resolved=resolved, spent=spent)
+            progress.console.print(finished_line(r), highlight=False, soft_wrap=True, markup=False)
+    return finish(plan, con)
+
+
+def finished_line(r: dict) -> str:
+    if r.get("error"):
+        mark, verdict = "!", "not run: " + r["error"].splitlines()[0][:160]
+    else:
+        mark, verdict = ("✓", "resolved") if r["resolved"] else ("✗", "unresolved")
+    return (
+        f"{mark} {r['task']} · {r['team']} · {verdict} · {r['state'] or '—'}"
+        f"{' (' + r['reason_code'] + ')' if r.get('reason_code') else ''} · audit {r['audit']}"
+        f" · {r['turns']} turns · {r['tokens']} tok · ${r['cost_usd']:.4f} · {r['wall_s']:.1f} s"
+    )
+
+
+def finish(plan: EvalPlan, con: Console) -> int:
+    """summary.json, predictions.jsonl, report.png and the tables, from every finished result of
+    this plan (this invocation's and the earlier ones')."""
+    done = plan.out.finished()
+    results = [done[j.key] for j in plan.jobs() if j.key in done]
+    names = [t.name for t in plan.teams]
+    summary = summarize(results, names)
+    summary["generated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    summary["runs"] = {"expected": len(plan.jobs()), "finished": len(results)}
+    write_atomic(plan.out.out / "summary.json", json.dumps(summary, indent=2) + "\n")
+    plan.out.write_predictions(results)
+    png = plot(summary, plan.out.out / "report.png")
+    print_tables(summary, con)
+    con.print(
+        f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions.jsonl"
+        + (
+            " · report.png"
+            if png
+            else " (no report.png: matplotlib is missing; pip install 'autodev-team[eval]')"
+        ),
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    complete = len(results) == len(plan.jobs()) and not any(r.get("error") for r in results)
+    return 0 if complete else 1

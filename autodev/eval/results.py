@@ -1,0 +1,124 @@
+"""The eval's own files under `--out DIR`: results.jsonl and predictions.jsonl, appended one line per
+finished task × team (flushed and fsynced before the next is counted), read back on resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from autodev.errors import UsageError
+
+
+class EvalFileError(UsageError):
+    """A file under --out is damaged somewhere other than its torn last line."""
+
+
+class JsonlFile:
+    """Append-only JSON lines: a torn last line (the eval killed mid-append) is cut on open; a bad
+    line anywhere else is refused, naming it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def read(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        out: list[dict] = []
+        good = 0
+        for n, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                good += len(raw) + 1
+                continue
+            try:
+                out.append(json.loads(raw))
+            except json.JSONDecodeError as e:
+                if n == len(lines):  # the last line, without its newline: an append that died
+                    self._truncate(good)
+                    break
+                raise EvalFileError(
+                    f"{self.path}:{n} is not a JSON line ({e.msg})",
+                    "remove that line (its task × team is run again), or use another --out",
+                ) from e
+            good += len(raw) + 1
+        return out
+
+    def _truncate(self, size: int) -> None:
+        with open(self.path, "r+b") as f:
+            f.truncate(size)
+            os.fsync(f.fileno())
+
+    def append(self, record: dict) -> None:
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+class EvalDir:
+    """`--out DIR`: what is finished (by task and team), and where new results go.
+
+    A result's patch is written (fsynced) before its line: a line in results.jsonl means its patch
+    is there. predictions.jsonl is derived from both at the end of every eval (atomic replace), one
+    prediction per task × team."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out).resolve()  # runs get it as AUTODEV_HOME from another folder
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.results = JsonlFile(self.out / "results.jsonl")
+
+    def runs_dir(self) -> Path:
+        return self.out / "runs"
+
+    def patch_file(self, task: str, team: str) -> Path:
+        return self.out / "patches" / f"{task}__{team}.diff"
+
+    def finished(self) -> dict[tuple[str, str], dict]:
+        """The newest result per task × team (a re-run after a changed task or team appends anew)."""
+        done: dict[tuple[str, str], dict] = {}
+        for r in self.results.read():
+            done[(r["task"], r["team"])] = r
+        return done
+
+    def record(self, result: dict, patch: str) -> None:
+        path = self.patch_file(result["task"], result["team"])
+        write_atomic(path, patch)
+        self.results.append(result)
+
+    def write_predictions(self, results: list[dict]) -> Path:
+        """predictions.jsonl in SWE-bench's format: `model_patch` is the diff from the base commit
+        to what the run left; `model_name_or_path` is the team."""
+        lines = []
+        for r in results:
+            patch = self.patch_file(r["task"], r["team"])
+            lines.append(
+                json.dumps(
+                    {
+                        "instance_id": r["task"],
+                        "model_name_or_path": r["team"],
+                        "model_patch": patch.read_text() if patch.exists() else "",
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        path = self.out / "predictions.jsonl"
+        write_atomic(path, "".join(line + "\n" for line in lines))
+        return path
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,189 @@
+"""One task × team, whole: the clone, the setup, the team's run through the same daemon and harness
+as `autodev start` (its own AUTODEV_HOME in the run's folder), the patch it left, the grade.
+
+`run_job` is what every executor calls (in a thread here, in a Ray worker there); it returns the
+result line and the patch, and raises nothing for what a task or a run can do wrong: that is the
+result's `error`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autodev.eval.outcome import Outcome, read_outcome
+from autodev.eval.tasks import Task
+from autodev.eval.teams import RunSettings, TeamSpec
+from autodev.eval.workspace import WorkspaceError, clone, grade, model_patch, run_shell
+
+
+@dataclass(frozen=True)
+class Job:
+    task: Task
+    team: TeamSpec
+    settings: RunSettings
+    folder: Path  # DIR/runs/<task>/<team>: the clone (repo/), AUTODEV_HOME (home/) and the logs
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.task.id, self.team.name)
+
+    def digest(self) -> str:
+        return f"{self.task.digest()}:{self.team.digest()}:{self.settings.digest()}"
+
+
+def run_job(job: Job) -> dict:
+    """Run and grade one task × team; returns {"result": results.jsonl line, "patch": model_patch}."""
+    folder = job.folder
+    reset_folder(folder)
+    folder.mkdir(parents=True)
+    repo, home = folder / "repo", folder / "home"
+    result = blank_result(job)
+    patch = ""
+    try:
+        base = clone(job.task.repo, job.task.base_commit, repo)
+        job.team.install(repo / ".autodev")
+        (repo / ".autodev" / "config.toml").write_text(job.settings.config_toml())
+        if job.task.setup.strip():
+            code = run_shell(job.task.setup, repo, folder / "setup.log", job.settings.setup_timeout_s)
+            if code != 0:
+                raise WorkspaceError(f"the setup command exited {code} (see {folder / 'setup.log'})")
+    except WorkspaceError as e:
+        result["error"] = str(e)
+        return {"result": result, "patch": patch}
+    started = time.monotonic()
+    end = run_team(job, repo, home)
+    result["wall_s"] = round(time.monotonic() - started, 3)
+    outcome = read_outcome(home)
+    result.update(outcome.fields())
+    if end.reason:  # the eval cut it (wall time): that is why the run ended, whatever it says
+        result["reason"], result["reason_code"] = end.reason, "wall"
+    if outcome.state is None:
+        result["error"] = f"the run did not start (exit {end.code}; see {folder / 'run.log'}): {end.tail}"
+        return {"result": result, "patch": patch}
+    try:
+        patch = model_patch(repo, base)
+        g = grade(
+            repo,
+            base,
+            job.task.test_patch,
+            job.task.test_command,
+            folder / "grade.log",
+            job.settings.test_timeout_s,
+        )
+    except WorkspaceError as e:
+        result["error"] = f"grading failed: {e}"
+        return {"result": result, "patch": patch}
+    result["resolved"], result["test_exit"], result["error"] = g.resolved, g.test_exit, g.error
+    return {"result": result, "patch": patch}
+
+
+def blank_result(job: Job) -> dict:
+    """A results.jsonl line before anything ran (SPEC §18's keys first, then ours)."""
+    return {
+        "task": job.task.id,
+        "team": job.team.name,
+        "resolved": False,
+        "state": None,
+        "reason": None,
+        "audit": "none",
+        "turns": 0,
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "wall_s": 0.0,
+        "participants": {},
+        "error": None,
+        "reason_code": None,
+        "audits": [],
+        "test_exit": None,
+        "digest": job.digest(),
+        "folder": str(job.folder),
+    }
+
+
+@dataclass
+class RunEnd:
+    code: int | None
+    reason: str | None  # set when the eval itself ended the run (the wall cap)
+    tail: str = ""
+
+
+def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
+    """`autodev start --foreground --until-idle OBJECTIVE` in the clone, with its own AUTODEV_HOME:
+    exactly a user's run. Past the wall cap: `autodev stop`, then the process group is killed."""
+    env = {**os.environ, "AUTODEV_HOME": str(home)}
+    log = job.folder / "run.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "autodev",
+        "start",
+        "--foreground",
+        "--until-idle",
+        job.task.problem_statement,
+    ]
+    wall = job.settings.caps.max_wall_min
+    with open(log, "ab") as out:
+        p = subprocess.Popen(
+            cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        (job.folder / "daemon.pid").write_text(str(p.pid))
+        reason = None
+        try:
+            p.wait(timeout=wall * 60 if wall else None)
+        except subprocess.TimeoutExpired:
+            reason = f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
+            subprocess.run(
+                [sys.executable, "-m", "autodev", "stop"], cwd=repo, env=env, capture_output=True, timeout=60
+            )
+            try:
+                p.wait(timeout=job.settings.stop_grace_s)
+            except subprocess.TimeoutExpired:
+                reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        finally:
+            kill_group(p.pid)
+    tail = log.read_text(errors="replace")[-600:].strip() if log.exists() else ""
+    return RunEnd(p.returncode, reason, tail)
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def reset_folder(folder: Path) -> None:
+    """An interrupted run's folder goes, after its daemon (still running if the eval was killed)."""
+    pid_file = folder / "daemon.pid"
+    if pid_file.exists():
+        from autodev.daemon import DaemonLock
+
+        for lock in (folder / "home").glob("*/daemon.lock"):
+            holder = DaemonLock.holder(lock)
+            if holder and holder > 0:
+                kill_group(holder)  # the daemon leads its own session (start_new_session)
+                _wait_gone(holder)
+    if folder.exists():
+        shutil.rmtree(folder)
+
+
+def _wait_gone(pid: int, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+__all__ = ["Job", "Outcome", "run_job"]

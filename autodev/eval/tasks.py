@@ -1,0 +1,198 @@
+"""Task files (SPEC §18): one task a JSON line, in autodev's fields or SWE-bench's as they are.
+
+autodev's: `id`, `repo` (a path relative to the tasks file, an absolute path or a git URL),
+`base_commit` (a sha or a ref), `problem_statement`, optional `setup`, `test_patch`,
+`test_command`. SWE-bench's: `instance_id`, `repo` as `owner/name` (found under `--repos DIR`),
+`base_commit`, `problem_statement`, `test_patch`, `FAIL_TO_PASS`, `PASS_TO_PASS`; the test command
+comes from `--test-command` (a template with `{tests}`) or the repository's default. A bad line
+is a `TaskError` naming the file, the line, the key and the fix (exit 2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from autodev.errors import UsageError
+
+OWN_KEYS = {"id", "repo", "base_commit", "problem_statement", "setup", "test_patch", "test_command"}
+OWN_REQUIRED = ("id", "repo", "base_commit", "problem_statement", "test_command")
+SWE_REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "test_patch")
+
+# What SWE-bench's own harness runs per repository, with {tests} the FAIL_TO_PASS and PASS_TO_PASS
+# tests; anything else runs pytest on them.
+SWE_DEFAULTS = {
+    "django/django": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 {tests}",
+    "sympy/sympy": "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose {tests}",
+}
+PYTEST_DEFAULT = "pytest -rA {tests}"
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+@-]{0,199}$")
+_OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+class TaskError(UsageError):
+    """A line of a tasks file is wrong: names the file, the line, the key and the fix."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task, whatever format it came in: what a run and its grading need."""
+
+    id: str
+    repo: str  # a local path (absolute) or a git URL: what `git clone` gets
+    base_commit: str
+    problem_statement: str
+    test_command: str
+    setup: str = ""
+    test_patch: str = ""
+
+    def digest(self) -> str:
+        """Changes when anything the run or the grade depends on changes (resume re-runs it)."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_tasks(path: Path, repos: Path | None = None, test_command: str | None = None) -> list[Task]:
+    """Every task of `path`, checked; a bad line, a missing repository or a repeated id is an error."""
+    path = Path(path)
+    if not path.is_file():
+        raise TaskError(f"{path}: no such tasks file", "name a JSONL file with one task a line")
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path}:{n}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TaskError(
+                f"{where}: not JSON ({e.msg} at column {e.colno})", "one JSON object a line"
+            ) from e
+        if not isinstance(raw, dict):
+            raise TaskError(
+                f"{where}: a task is a JSON object, not {type(raw).__name__}", "one JSON object a line"
+            )
+        task = (
+            _swe_task(raw, where, repos, test_command)
+            if "instance_id" in raw
+            else _own_task(raw, where, path)
+        )
+        if task.id in seen:
+            raise TaskError(
+                f"{where}: id {task.id!r} is also the task on line {seen[task.id]}",
+                "give every task its own id",
+            )
+        seen[task.id] = n
+        tasks.append(task)
+    if not tasks:
+        raise TaskError(f"{path}: no tasks in the file", "add one JSON task a line (docs/eval.md)")
+    return tasks
+
+
+def _text(raw: dict, key: str, where: str, required: bool) -> str:
+    value = raw.get(key)
+    if value is None:
+        if required:
+            raise TaskError(
+                f"{where}: key {key!r} is missing", f"add {key!r} (docs/eval.md lists the fields)"
+            )
+        return ""
+    if not isinstance(value, str):
+        raise TaskError(
+            f"{where}: key {key!r} must be a string, not {type(value).__name__}", f"quote {key!r}"
+        )
+    if required and not value.strip():
+        raise TaskError(f"{where}: key {key!r} is empty", f"give {key!r} a value")
+    return value
+
+
+def _checked_id(value: str, where: str, key: str) -> str:
+    if not _ID.match(value):
+        raise TaskError(
+            f"{where}: key {key!r} = {value!r} is not a usable id",
+            "use letters, digits and . _ - : + @ (it names the task's folder)",
+        )
+    return value
+
+
+def _own_task(raw: dict, where: str, tasks_file: Path) -> Task:
+    unknown = sorted(set(raw) - OWN_KEYS)
+    if unknown:
+        raise TaskError(
+            f"{where}: unknown key {unknown[0]!r}",
+            f"remove it; a task's keys are {', '.join(sorted(OWN_KEYS))} (or SWE-bench's, with instance_id)",
+        )
+    fields = {k: _text(raw, k, where, k in OWN_REQUIRED) for k in OWN_KEYS}
+    fields["id"] = _checked_id(fields["id"], where, "id")
+    fields["repo"] = _own_repo(fields["repo"], where, tasks_file)
+    return Task(**fields)
+
+
+def _own_repo(repo: str, where: str, tasks_file: Path) -> str:
+    if re.match(r"^[a-z][a-z0-9+.-]*://", repo) or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return repo  # a git URL: cloned as it is
+    p = Path(repo).expanduser()
+    if not p.is_absolute():
+        p = tasks_file.resolve().parent / p
+    if not p.exists():
+        raise TaskError(
+            f"{where}: key 'repo': {p} does not exist",
+            "give a git repository's path (relative paths are relative to the tasks file) or a git URL",
+        )
+    return str(p)
+
+
+def _swe_task(raw: dict, where: str, repos: Path | None, template: str | None) -> Task:
+    fields = {k: _text(raw, k, where, True) for k in SWE_REQUIRED}
+    name = fields["repo"]
+    if not _OWNER_NAME.match(name):
+        raise TaskError(f"{where}: key 'repo' = {name!r} is not owner/name", "SWE-bench's repo is owner/name")
+    tests = [*_test_list(raw, "FAIL_TO_PASS", where), *_test_list(raw, "PASS_TO_PASS", where)]
+    command = _text(raw, "test_command", where, False) or template or SWE_DEFAULTS.get(name, PYTEST_DEFAULT)
+    if "{tests}" in command:
+        command = command.replace("{tests}", " ".join(shlex.quote(t) for t in tests))
+    return Task(
+        id=_checked_id(fields["instance_id"], where, "instance_id"),
+        repo=_mirror(name, repos, where),
+        base_commit=fields["base_commit"],
+        problem_statement=fields["problem_statement"],
+        test_command=command,
+        setup=_text(raw, "setup", where, False),
+        test_patch=fields["test_patch"],
+    )
+
+
+def _test_list(raw: dict, key: str, where: str) -> list[str]:
+    value = raw.get(key, [])
+    if isinstance(value, str):  # the datasets on the hub carry these lists as JSON text
+        try:
+            value = json.loads(value) if value.strip() else []
+        except json.JSONDecodeError as e:
+            raise TaskError(
+                f"{where}: key {key!r} is text but not a JSON list", "a list of test names"
+            ) from e
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        raise TaskError(f"{where}: key {key!r} must be a list of test names", "a list of strings")
+    return value
+
+
+def _mirror(name: str, repos: Path | None, where: str) -> str:
+    if repos is None:
+        raise TaskError(
+            f"{where}: repo {name!r} is a SWE-bench owner/name and no --repos folder was given",
+            "pass --repos DIR, with a local mirror of each repository at DIR/owner/name (or DIR/owner__name)",
+        )
+    owner, repo = name.split("/")
+    candidates = [repos / owner / repo, repos / f"{owner}__{repo}", repos / repo]
+    for c in candidates:
+        if c.exists():
+            return str(c.resolve())
+    raise TaskError(
+        f"{where}: repo {name!r} has no mirror under {repos}",
+        f"clone it there first (git clone --mirror ... {candidates[0]}); looked for "
+        + ", ".join(str(c) for c in candidates),
+    )
