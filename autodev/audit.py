@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import os
 import subprocess
 import tempfile
 import time
@@ -19,8 +18,8 @@ from pathlib import Path
 
 from pydantic import Field
 
-from autodev import prompts
-from autodev.errors import AutodevError, ProviderError, ToolError
+from autodev import hostgit, prompts
+from autodev.errors import ProviderError, ToolError
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.redact import scrubbed_env
@@ -58,13 +57,7 @@ class Verdict:
 
 
 def _git(repo: Path, *args: str, env: dict | None = None) -> str:
-    r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        raise AutodevError(
-            f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
-            "check that the repository is intact (`git status`)",
-        )
-    return r.stdout
+    return hostgit.out(repo, *args, env=env)
 
 
 def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
@@ -73,7 +66,7 @@ def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
     The working tree is staged into a throwaway index so the user's real index is never touched.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(repo, "add", "-A", env=env)
         ref = base or _git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
         stat = _git(repo, "diff", "--cached", "--stat", ref, env=env) or "(no change)"

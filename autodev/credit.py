@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-import git
-
-from autodev.errors import NotARepositoryError
+from autodev import hostgit
+from autodev.errors import AutodevError
 
 DELETED = "<deleted>"
 
@@ -39,26 +38,24 @@ class Baseline:
 
 
 def take_baseline(repo: Path) -> Baseline:
-    with git.Repo(repo) as r:
-        return Baseline(head=_head(r), dirty=MappingProxyType(_dirty(r)))
+    return Baseline(head=_head(repo), dirty=MappingProxyType(_dirty(repo)))
 
 
 def credit_since(repo: Path, base: Baseline) -> dict | None:
     """``{"commits": [sha, ... newest first], "files": [...]}`` or ``None`` when nothing changed."""
-    with git.Repo(repo) as r:
-        head = _head(r)
-        commits = _new_commits(r, base.head, head)
-        if commits:
-            return {"commits": commits, "files": _files_of(r, commits)}
-        now = _dirty(r)
-        changed = {p for p in set(base.dirty) | set(now) if base.dirty.get(p) != now.get(p)}
-        if head != base.head and base.head and head:
-            # HEAD moved without new commits (a reset or a checkout): files whose committed
-            # content moved with it changed in the working tree too.
-            changed |= set(_z(r.git.diff("--name-only", "--no-renames", "-z", base.head, head)))
-        if not changed:
-            return None
-        return {"commits": [], "files": sorted(changed)}
+    head = _head(repo)
+    commits = _new_commits(repo, base.head, head)
+    if commits:
+        return {"commits": commits, "files": _files_of(repo, commits)}
+    now = _dirty(repo)
+    changed = {p for p in set(base.dirty) | set(now) if base.dirty.get(p) != now.get(p)}
+    if head != base.head and base.head and head:
+        # HEAD moved without new commits (a reset or a checkout): files whose committed
+        # content moved with it changed in the working tree too.
+        changed |= set(_z(hostgit.out(repo, "diff", "--name-only", "--no-renames", "-z", base.head, head)))
+    if not changed:
+        return None
+    return {"commits": [], "files": sorted(changed)}
 
 
 def baseline_to_json(b: Baseline) -> dict:
@@ -81,26 +78,24 @@ def baseline_from_json(d: dict) -> Baseline:
 
 
 # ---------------------------------------------------------------------------- git helpers
+# Every git command goes through hostgit: pinned to the repository, nothing of it run.
 
 
-def _head(r: git.Repo) -> str | None:
-    """HEAD's sha, or None in a repository with no commit yet."""
-    try:
-        return r.head.commit.hexsha
-    except ValueError:  # an unborn branch: HEAD names a ref that does not exist yet
-        return None
+def _head(repo: Path) -> str | None:
+    """HEAD's sha, or None in a repository with no commit yet (an unborn branch)."""
+    return (
+        hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.strip() or None
+    )
 
 
 def _z(out: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
-def _dirty(r: git.Repo) -> dict[str, str]:
+def _dirty(repo: Path) -> dict[str, str]:
     """Every path that differs from HEAD or is untracked (not ignored) -> its content hash."""
-    out = r.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-    if r.working_tree_dir is None:  # a bare repository: nothing of a turn's work can show there
-        raise NotARepositoryError(f"{r.git_dir} has no working tree", "run autodev inside a checkout")
-    top = Path(r.working_tree_dir)
+    out = hostgit.out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    top = hostgit.current(repo).work_tree
     paths = {entry[3:] for entry in _z(out) if len(entry) > 3}
     return {p: _content_hash(top / p) for p in sorted(paths)}
 
@@ -113,6 +108,8 @@ def _content_hash(path: Path) -> str:
         return DELETED
     if path.is_dir():  # an untracked nested repository shows up as a folder
         return "<folder>"
+    if not path.is_file():  # a FIFO or a device: never opened (a read would block)
+        return "<special>"
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -120,26 +117,30 @@ def _content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def _new_commits(r: git.Repo, base_head: str | None, head: str | None) -> list[str]:
+def _new_commits(repo: Path, base_head: str | None, head: str | None) -> list[str]:
     if head is None or head == base_head:
         return []
     if base_head is None:
-        return r.git.rev_list(head).split()
+        return hostgit.out(repo, "rev-list", head).split()
     try:
-        return r.git.rev_list(f"{base_head}..{head}").split()
-    except git.GitCommandError:
+        return hostgit.out(repo, "rev-list", f"{base_head}..{head}").split()
+    except hostgit.GitRefused:
+        raise
+    except AutodevError:
         # The baseline commit is gone (pruned after a rewrite): credit HEAD alone.
         return [head]
 
 
-def _files_of(r: git.Repo, commits: list[str]) -> list[str]:
+def _files_of(repo: Path, commits: list[str]) -> list[str]:
     files: set[str] = set()
     for sha in commits:
-        parents = r.git.rev_list("--parents", "-n", "1", sha).split()[1:]
+        parents = hostgit.out(repo, "rev-list", "--parents", "-n", "1", sha).split()[1:]
         if parents:
             # Against the first parent, so a merge credits what it brought in.
-            out = r.git.diff_tree("-r", "--name-only", "--no-renames", "-z", parents[0], sha)
+            out = hostgit.out(repo, "diff-tree", "-r", "--name-only", "--no-renames", "-z", parents[0], sha)
         else:
-            out = r.git.diff_tree("-r", "--name-only", "--no-renames", "-z", "--root", "--no-commit-id", sha)
+            out = hostgit.out(
+                repo, "diff-tree", "-r", "--name-only", "--no-renames", "-z", "--root", "--no-commit-id", sha
+            )
         files.update(_z(out))
     return sorted(files)

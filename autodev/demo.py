@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from autodev import hostgit
+
 OBJECTIVE = "Add a greet(name) function in greet.py, with a test, and document it in README.md."
 
 TEAM = """\
@@ -132,7 +134,12 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 
 def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+    if args and args[0] == "init":  # nothing to pin yet
+        subprocess.run(
+            [hostgit.git_binary(), *args], cwd=repo, check=True, capture_output=True, env=hostgit.git_env()
+        )
+        return
+    hostgit.out(repo, *args)
 
 
 def make_repo(root: Path) -> Path:
@@ -182,7 +189,7 @@ def run_demo(keep: bool = False) -> int:
                 f"  {name:<9} turns {f['turns']:>2}  credited {f['credited']}  "
                 f"tokens {f['prompt_tokens'] + f['completion_tokens']}"
             )
-        log = subprocess.run(["git", "log", "--oneline"], cwd=repo, capture_output=True, text=True)
+        log = hostgit.run(repo, "log", "--oneline", check=False)
         con.print("\n[bold]git log[/]\n" + log.stdout)
         if keep:
             # The run's folder is under the demo's own AUTODEV_HOME, not the user's: say how to reach it.

@@ -59,11 +59,16 @@ class Check:
 def run_checks(start: Path | None = None, online: bool = False, environ: Mapping[str, str] | None = None):
     env = os.environ if environ is None else environ
     checks: list[Check] = []
-    git = shutil.which("git")
-    if git is None:
-        checks.append(Check(FAIL, "git", "git is not on PATH", "install git (e.g. `apt-get install git`)"))
+    from autodev import hostgit
+
+    try:
+        git = hostgit.git_binary()
+    except AutodevError as e:
+        checks.append(Check(FAIL, "git", e.message, e.fix))
         return checks
-    version = subprocess.run([git, "--version"], capture_output=True, text=True).stdout.strip()
+    version = subprocess.run(
+        [git, "--version"], capture_output=True, text=True, env=hostgit.git_env(), stdin=subprocess.DEVNULL
+    ).stdout.strip()
     checks.append(Check(OK, "git", version))
     try:
         repo = find_repo(start)
@@ -72,6 +77,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         checks.append(disk_check(autodev_home()))
         return checks
     checks.append(Check(OK, "repository", str(repo)))
+    checks.append(_git_folder(repo))
     paths = RunPaths(repo)
     checks.append(_identity(paths, env))
     team = _team(paths, checks)
@@ -84,6 +90,18 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
     return checks
+
+
+def _git_folder(repo: Path) -> Check:
+    """Whether autodev will run git here: its .git and configuration as hostgit requires."""
+    from autodev import hostgit
+
+    try:
+        ident = hostgit.identify(repo)
+    except AutodevError as e:
+        return Check(FAIL, "git folder", e.message, e.fix)
+    blanked = f"; filter drivers not run by autodev: {', '.join(ident.filters)}" if ident.filters else ""
+    return Check(OK, "git folder", f"{ident.git_dir} (no includes or config inside the repository){blanked}")
 
 
 IDENTITY_FIX = (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,8 +110,7 @@ class RunPaths:
 
 
 def git_head(repo: Path) -> str | None:
-    """HEAD's sha, or None in a repository with no commit yet. Cheap: no gitpython import."""
-    r = subprocess.run(
-        ["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=repo, capture_output=True, text=True
-    )
-    return r.stdout.strip() or None
+    """HEAD's sha, or None in a repository with no commit yet."""
+    from autodev import hostgit
+
+    return hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip() or None

@@ -22,6 +22,7 @@ REASONS = {
     "complete": "the audit accepted the work",
     "rebuilt": "state.json was missing; the run's state was rebuilt from its logs",
     "rewound": "you rewound the run to post {seq}; the posts after it are superseded",
+    "git_refused": "autodev refused to run git on the repository: {error}",
 }
 CONTINUE = {
     "question": 'autodev send "your answer"',
@@ -34,6 +35,7 @@ CONTINUE = {
     "complete": 'autodev send "..." to continue with more work',
     "rebuilt": "autodev start",
     "rewound": "autodev resume  (or autodev start when no daemon runs)",
+    "git_refused": "restore .git (see the error in `autodev status`), then autodev stop and autodev start",
 }
 
 

@@ -2,7 +2,8 @@
 
 Inside: a fresh PID namespace and /proc (no other process's environment or command line is
 visible), the whole filesystem read-only except the repository and a private /tmp,
-`.git/hooks`, `.git/config` and `.autodev/` read-only, `$HOME`, `$AUTODEV_HOME` and the run
+`.git/hooks`, `.git/config` and `.autodev/` read-only, `.git` itself a mount point (it cannot be
+renamed or replaced), `$HOME`, `$AUTODEV_HOME` and the run
 folder replaced by empty folders (the git identity, read on the host, enters as the four
 GIT_AUTHOR_*/GIT_COMMITTER_* variables, so commits work without ~/.gitconfig), /run (agent and Docker sockets) hidden, and no network
 unless asked for. The daemon, its run folder, its inbox and its state are out of reach, so a
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from autodev.errors import ConfigError
+from autodev.errors import AutodevError, ConfigError, NotARepositoryError
 
 MODES = ("auto", "bwrap", "off")
 PACKAGE = "bubblewrap"  # the Debian/Ubuntu/Fedora/Arch package that ships bwrap
@@ -126,19 +127,15 @@ def git_identity(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, 
     whichever git picks. Only these four values enter the room, not the files that hold them.
     Empty when git has no configured identity (auto-detection is not passed on: inside, git
     decides as it would anyway)."""
+    from autodev import hostgit
+
     out: dict[str, str] = {}
     for role in ("AUTHOR", "COMMITTER"):
         try:
-            r = subprocess.run(
-                ["git", "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"],
-                cwd=repo,
-                env=dict(os.environ if env is None else env),
-                capture_output=True,
-                text=True,
-                timeout=30,
-                stdin=subprocess.DEVNULL,
+            r = hostgit.run(
+                repo, "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT", base_env=env, check=False, timeout=30
             )
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, subprocess.TimeoutExpired, AutodevError):
             return {}
         m = _IDENT.match(r.stdout.strip()) if r.returncode == 0 else None
         if m is None:
@@ -173,6 +170,11 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list
     for writable in git_dirs(repo):
         if writable != repo and repo not in writable.parents:
             add(writable, 2, "--bind", str(writable), str(writable))
+    dotgit = repo / ".git"
+    if os.path.lexists(dotgit) and not os.path.islink(dotgit):
+        # `.git` a mount point of its own: it cannot be renamed or replaced (the read-only
+        # mounts over its hooks and config would move with a renamed folder).
+        add(dotgit, 2, "--bind", str(dotgit), str(dotgit))
     for ro in protected(repo):
         add(ro, 3, "--ro-bind", str(ro), str(ro))
     mounts.sort(key=lambda m: (m[0], m[1]))
@@ -199,28 +201,18 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list
 
 def git_dirs(repo: Path) -> list[Path]:
     """The repository's git folder and common folder (outside the work tree for a `git
-    worktree`), which commits must be able to write."""
-    dotgit = repo / ".git"
-    if dotgit.is_dir():
-        return [dotgit]
+    worktree`), which commits must be able to write. Read from the files, no git run: a `.git`
+    that hostgit refuses is still covered as the folder it is."""
+    from autodev import hostgit
+
+    repo = Path(os.path.realpath(repo))
     try:
-        r = subprocess.run(
-            ["git", "rev-parse", "--absolute-git-dir", "--git-common-dir"],
-            cwd=repo,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        _, _, _, git_dir, common = hostgit.layout(repo)
+    except hostgit.GitRefused:
+        return [repo / ".git"] if (repo / ".git").is_dir() and not (repo / ".git").is_symlink() else []
+    except NotARepositoryError:
         return []
-    if r.returncode != 0:
-        return []
-    out = []
-    for line in r.stdout.splitlines():
-        p = Path(line) if os.path.isabs(line) else repo / line
-        out.append(Path(os.path.realpath(p)))
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys([Path(os.path.realpath(git_dir)), Path(os.path.realpath(common))]))
 
 
 def protected(repo: Path) -> list[Path]:

@@ -66,6 +66,25 @@ def test_autodev_folder_git_hooks_and_config_are_read_only(repo):
 
 
 @needs_bwrap
+def test_git_folder_cannot_be_renamed_or_replaced_even_read_only(repo):
+    """Issue 20, attack 2: `mv .git` and a fresh copy would carry no read-only mounts; `.git` is a
+    mount point in the sandbox, so it stays where it is (for a `write = false` participant too)."""
+    for write in (True, False):
+        ws = workspace(repo)
+        ws.write = write
+        out = run(
+            ws,
+            "mv .git .gitreal; echo mv=$?; "
+            "printf '[core]\\n\\tfsmonitor = /tmp/x\\n' > .git/config; echo cfg=$?",
+        )
+        assert "mv=1" in out and "cfg=1" in out, out
+        assert not (repo / ".gitreal").exists()
+        assert (repo / ".git" / "config").is_file() and "fsmonitor" not in (
+            repo / ".git" / "config"
+        ).read_text()
+
+
+@needs_bwrap
 def test_nothing_outside_the_repository_can_be_written(repo, tmp_path):
     outside = tmp_path / "outside.txt"
     ws = workspace(repo)

@@ -47,4 +47,7 @@ def tell_user(text: str, hold: str | None = None) -> str:
 
 
 if __name__ == "__main__":
+    from autodev import hostproc
+
+    hostproc.harden(None)  # the turn's token is in this process: not readable by others
     server.run()

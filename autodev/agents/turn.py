@@ -40,6 +40,7 @@ from autodev.harness.turn import (
     log_turn_started,
     run_turn,
 )
+from autodev.hostproc import PYTHON_SAFE
 from autodev.moves import MOVES
 
 
@@ -178,8 +179,12 @@ def _run_once(
     try:
         mcp = McpLaunch(
             sys.executable,
-            ["-m", "autodev.agents.server"],
-            {"AUTODEV_AGENT_SOCKET": str(bridge.path), "AUTODEV_AGENT_TOKEN": bridge.token},
+            [*PYTHON_SAFE, "-m", "autodev.agents.server"],
+            {
+                "AUTODEV_AGENT_SOCKET": str(bridge.path),
+                "AUTODEV_AGENT_TOKEN": bridge.token,
+                "PYTHONSAFEPATH": "1",
+            },
         )
         first = agent == spec.agents[0]
         inv = Invocation(

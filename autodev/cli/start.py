@@ -9,8 +9,10 @@ import time
 
 import typer
 
+from autodev import hostproc
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
+from autodev.hostproc import PYTHON_SAFE
 from autodev.paths import RunPaths
 
 
@@ -62,7 +64,7 @@ def start(
         # environment (/proc/<pid>/environ keeps what a process started with).
         env, _fd = keys.handover(key_names)
         sys.stdout.flush()
-        os.execve(sys.executable, [sys.executable, "-m", "autodev", *sys.argv[1:]], env)
+        os.execve(sys.executable, [sys.executable, *PYTHON_SAFE, "-m", "autodev", *sys.argv[1:]], env)
     print(f"sandbox: {box.describe()}")
     if box.warning:
         print(f"autodev: warning: {box.warning}", file=sys.stderr)
@@ -76,6 +78,9 @@ def start(
     if foreground:
         from autodev.daemon import Daemon
         from autodev.render import console, post_text
+
+        paths.ensure()
+        hostproc.leave(paths.repo, paths.run_dir)  # the daemon never works from inside the repository
 
         con = console()
         try:
@@ -91,12 +96,19 @@ def start(
     env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "autodev.daemon", str(paths.repo), *([str(staged)] if staged else [])],
+            [
+                sys.executable,
+                *PYTHON_SAFE,
+                "-m",
+                "autodev.daemon",
+                str(paths.repo),
+                *([str(staged)] if staged else []),
+            ],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,
-            cwd=paths.repo,
+            cwd=paths.run_dir,  # not the repository: `-m` would put it first on sys.path
             env=env,
             pass_fds=(keys_fd,),
         )

@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, notify, reasons, runs, scheduler, userfiles
+from autodev import budget, hostgit, notify, reasons, runs, scheduler, userfiles
 from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
@@ -177,10 +177,20 @@ class Loop:
                 continue
             if state == "faulted":
                 return EXIT_FAILED
-            if st.get("audit_pending"):
-                self._pending_audit(st)
-                continue
-            self._one_turn(st)
+            try:
+                if st.get("audit_pending"):
+                    self._pending_audit(st)
+                    continue
+                self._one_turn(st)
+            except hostgit.GitRefused as e:
+                self._git_refused(e)
+
+    def _git_refused(self, e: hostgit.GitRefused) -> None:
+        """The repository's .git is not the one the run started with (or not one autodev runs git
+        on): nothing more runs until the user has looked."""
+        self.events.emit("error", message=str(e))
+        self._settle()
+        self._set("paused", reason("git_refused", error=e.message), speaking=None)
 
     def _idle(self, timeout: float | None) -> None:
         """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.

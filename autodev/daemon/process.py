@@ -7,7 +7,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from autodev import inbox, keys, notify, runs
+from autodev import hostgit, hostproc, inbox, keys, notify, runs
 from autodev.daemon.handles import Settings
 from autodev.daemon.lock import DaemonLock
 from autodev.daemon.loop import EXIT_FAILED, Loop
@@ -53,6 +53,10 @@ class Daemon:
         self.closing.close()
 
     def run(self) -> int:
+        # Before anything of the run: nothing imported from the repository from here on, no
+        # process of the user reads this one's memory, and git runs only on the .git seen now.
+        hostproc.harden(self.paths.repo)
+        hostgit.pin_run(self.paths.repo)
         try:
             loop = self.open()
         except LogWriteError as e:
@@ -98,7 +102,11 @@ def mark_stopped(state: StateFile) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry of the detached daemon: python -m autodev.daemon REPO [STAGED_OBJECTIVE]"""
     argv = sys.argv[1:] if argv is None else argv
-    repo = Path(argv[0])
+    repo = Path(argv[0]).resolve()
+    hostproc.drop_repository_from_path(repo)
+    paths = RunPaths(repo)
+    paths.ensure()
+    hostproc.leave(repo, paths.run_dir)  # `start` already starts it there; a hand-started one too
     keys.receive()  # `start` hands the keys over a pipe; they are never in our environment
     try:
         return Daemon(repo, staged=Path(argv[1]) if len(argv) > 1 else None).run()

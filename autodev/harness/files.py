@@ -200,10 +200,17 @@ def _git_ignored_dirs(ws: Workspace, rel: str) -> set[str]:
 def _git_lines(ws: Workspace, args: list[str]) -> list[str] | None:
     if not os.path.exists(os.path.join(ws.root, ".git")):
         return None
+    from autodev import hostgit
+
+    try:
+        argv, env = hostgit.command(Path(ws.root), *args)
+    except hostgit.GitRefused as e:
+        raise ToolError(f"list_files: {e.message}") from None
     try:
         proc = subprocess.Popen(
-            ["git", *args],
+            argv,
             cwd=ws.root,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
