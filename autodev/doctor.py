@@ -115,7 +115,7 @@ IDENTITY_FIX = (
 def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
     """The identity a participant's `git commit` gets: git asked inside the room its commands run
     in (the sandbox hides $HOME), with the identity autodev hands in, exactly as in a run."""
-    from autodev import sandbox
+    from autodev import hostgit, sandbox
     from autodev.config import RunConfig, load_config
     from autodev.redact import scrubbed_env
 
@@ -130,18 +130,23 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
     where = "in the sandbox" if box.active else "here"
     idents = []
     for role in ("AUTHOR", "COMMITTER"):
-        argv = room.wrap(["git", "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"])
+        ask = ["-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"]
+        run_env = room.env(scrubbed_env((), env))
         try:
+            if box.active:
+                argv = room.wrap(["git", *ask])
+            else:  # on the host: through hostgit like every git command autodev runs there
+                argv, run_env = hostgit.command(paths.repo, *ask, base_env=run_env)
             r = subprocess.run(
                 argv,
                 cwd=paths.repo,
-                env=room.env(scrubbed_env((), env)),
+                env=run_env,
                 capture_output=True,
                 text=True,
                 timeout=30,
                 stdin=subprocess.DEVNULL,
             )
-        except (OSError, subprocess.TimeoutExpired) as e:
+        except (OSError, subprocess.TimeoutExpired, AutodevError) as e:
             return Check(FAIL, "git identity", f"could not ask git {where}: {e}", IDENTITY_FIX)
         if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]

@@ -133,7 +133,14 @@ def git_identity(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, 
     for role in ("AUTHOR", "COMMITTER"):
         try:
             r = hostgit.run(
-                repo, "-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT", base_env=env, check=False, timeout=30
+                repo,
+                "-c",
+                "user.useConfigOnly=true",
+                "var",
+                f"GIT_{role}_IDENT",
+                base_env=env,
+                check=False,
+                timeout=30,
             )
         except (OSError, subprocess.TimeoutExpired, AutodevError):
             return {}
