@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke
+.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,20 @@ soak: $(STAMP)
 eval-smoke: $(STAMP)
 	AUTODEV_EVAL_FULL=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/eval
 
+# `autodev eval --executor ray` for real (docs/eval.md): Ray 2.60.0 in its own .venv-ray (with autodev, since the
+# workers run it), then a Ray head on 127.0.0.1 started and stopped by the test, the smoke subset through it.
+RAY := .venv-ray
+RAY_STAMP := $(RAY)/.installed
+$(RAY_STAMP): pyproject.toml requirements.lock evals/ray-requirements.txt
+	test -x $(RAY)/bin/python || $(PY) -m venv $(RAY)
+	$(RAY)/bin/python -m pip install -q --upgrade pip==24.3.1
+	$(RAY)/bin/python -m pip install -q -r requirements.lock -r evals/ray-requirements.txt
+	$(RAY)/bin/python -m pip install -q --no-deps -e .
+	touch $(RAY_STAMP)
+
+real-ray: $(RAY_STAMP)
+	$(RAY)/bin/python -m pytest -q -p no:cacheprovider -rs tests/eval/test_ray.py
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
@@ -62,8 +76,10 @@ $(REAL_STAMP): bench/real-requirements.txt
 	$(REAL)/bin/python -m pip install -q --no-deps -r bench/real-requirements.txt
 	touch $(REAL_STAMP)
 
+# Then the smoke suite through the same keyless team (`autodev eval`; docs/eval.md records the figures).
 real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/real_model.py --venv $(REAL) $(ARGS)
+	$(BIN)/python bench/real_eval.py --venv $(REAL) $(EVAL_ARGS)
 
 # The real coding-agent CLIs at the versions the adapters were checked against (README, "Versions"),
 # installed with npm into .agents-cli/, each run for real against a local model server (offline;
@@ -77,4 +93,4 @@ real-agents: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/agents/test_real_cli.py
 
 clean:
-	rm -rf $(VENV) .venv-peers .venv-real .agents-cli build dist *.egg-info
+	rm -rf $(VENV) .venv-peers .venv-real .venv-ray .agents-cli build dist *.egg-info

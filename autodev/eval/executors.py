@@ -69,7 +69,7 @@ class RayExecutor:
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]:
         ray = self.ray
         if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False, include_dashboard=False)
+            ray.init(address=self.address, log_to_driver=False)
         remote = ray.remote(num_cpus=self.cpus, max_retries=0)(guarded)
         limit = self.parallel or len(jobs) or 1
         pending: dict = {}

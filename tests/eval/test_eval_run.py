@@ -117,3 +117,36 @@ def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev)
         assert preds[(i, "alpha")] == (diffs([i])[i] if i in alpha_solves else "")
     assert "a >= b" in preds[("semver-compare", "beta")]
     assert (out / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_wall_cap_stops_a_run_and_it_is_graded_on_what_it_left(suite, tmp_path, autodev):
+    tasks_file, solutions = suite
+    tasks = subset(tasks_file, ["wordcount-spaces"], tasks_file.parent / f"one-{tmp_path.name}.jsonl")
+    teams = tmp_path / "teams"
+    teams.mkdir()
+    (teams / "slow.script.toml").write_text(
+        '[[step]]\nparticipant = "builder"\ncalls = [\n'
+        f'  {{ tool = "run_command", args = {{ command = "git apply {solutions}/wordcount-spaces.diff" }} }},\n'
+        '  { tool = "run_command", args = { command = "sleep 120" } },\n]\n'
+    )
+    (teams / "slow.toml").write_text(
+        '[[participants]]\nname = "builder"\nmodel = "scripted"\nwrite = true\n\n'
+        '[audit]\nmodel = "scripted"\n\n[scripted]\npath = "slow.script.toml"\n'
+    )
+    (tmp_path / "config.toml").write_text(CONFIG)
+    out = tmp_path / "out"
+    r = autodev(
+        tmp_path, "eval", str(tasks), "--team", str(teams / "slow.toml"), "--out", str(out),
+        "--config", str(tmp_path / "config.toml"), "--max-wall-min", "0.25", "--stop-grace-sec", "30",
+        timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    [x] = lines(out / "results.jsonl")
+    assert x["reason_code"] == "wall" and "wall-time cap (0.25 min)" in x["reason"]
+    assert x["error"] is None and x["state"] is not None
+    assert 15 <= x["wall_s"] < 120
+    # graded on what it left: the fix, if its first call ran before the cap (on a loaded machine the
+    # daemon may still be starting when the stop comes), else nothing
+    patch = (out / "patches" / "wordcount-spaces__slow.diff").read_text()
+    assert x["test_exit"] is not None and x["resolved"] is bool(patch) and x["audit"] == "none"
+    assert not patch or "text.split()" in patch

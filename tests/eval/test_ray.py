@@ -1,0 +1,81 @@
+"""`--executor ray` for real: a Ray head started on 127.0.0.1 (`ray start --head`), the smoke
+suite's subset run through it with a scripted team, each task a Ray task; results stream back into
+--out, and a second run over the same --out resumes (nothing run again). Opt-in: `make real-ray`
+installs Ray into .venv-ray and runs this; without Ray importable it is skipped."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.eval.smoke import CONFIG, SUBSET, scripted_team, subset
+
+pytestmark = pytest.mark.e2e
+
+ray = pytest.importorskip("ray", reason="Ray is opt-in: make real-ray")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def ray_head(tmp_path):
+    """`ray start --head` on 127.0.0.1, stopped (with its processes) on teardown."""
+    bin_dir = Path(sys.executable).parent
+    ray_cli = str(bin_dir / "ray") if (bin_dir / "ray").exists() else shutil.which("ray")
+    assert ray_cli, "the ray command is missing from this venv"
+    port = free_port()
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    temp = Path("/tmp") / f"ray-{tmp_path.name[:20]}"  # Ray's socket paths must stay short
+    start = subprocess.run(
+        [ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+         "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(temp)],
+        env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert start.returncode == 0, start.stdout + start.stderr
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, autodev, ray_head):
+    tasks_file, solutions = suite
+    ids = SUBSET[:3]
+    tasks = subset(tasks_file, ids, tasks_file.parent / f"ray-{tmp_path.name}.jsonl")
+    solved = ids[:2]
+    team = scripted_team(
+        tmp_path / "teams", "alpha", {i: (solutions / f"{i}.diff").read_text() for i in solved}, True
+    )
+    (tmp_path / "config.toml").write_text(CONFIG)
+    out = tmp_path / "out"
+    args = ["eval", str(tasks), "--team", str(team), "--out", str(out), "--config", str(tmp_path / "config.toml"),
+            "--executor", "ray", "--address", ray_head]  # fmt: skip
+    r = autodev(tmp_path, *args, timeout=900)
+    assert r.returncode == 0, r.stdout + r.stderr
+    results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(x["task"] for x in results) == sorted(ids)
+    for x in results:
+        assert x["resolved"] is (x["task"] in solved) and x["error"] is None, x
+        assert (x["state"], x["audit"]) == ("complete", "accepted")
+        assert f"{'✓' if x['resolved'] else '✗'} {x['task']} · alpha · " in r.stdout
+    preds = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    assert {p["instance_id"]: bool(p["model_patch"]) for p in preds} == {i: i in solved for i in ids}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["teams"]["alpha"]["resolved"] == len(solved)
+
+    again = autodev(tmp_path, *args, timeout=300)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{len(ids)} already finished" in again.stdout
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(ids)
