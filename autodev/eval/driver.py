@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from autodev.eval.executors import make_executor
 from autodev.eval.report import plot, print_tables
 from autodev.eval.results import EvalDir, write_atomic
-from autodev.eval.runner import Job
+from autodev.eval.runner import Job, kill_live
 from autodev.eval.summary import summarize
 from autodev.eval.tasks import Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
@@ -90,15 +90,25 @@ def run_eval(
         console=con,
         transient=True,
     )
-    with progress:
-        bar = progress.add_task("eval", total=len(todo), resolved=resolved, spent=spent)
-        for _job, out in ex.run(todo):
-            r = out["result"]
-            plan.out.record(r, out["patch"])
-            resolved += bool(r["resolved"])
-            spent += r.get("cost_usd") or 0.0
-            progress.update(bar, advance=1, resolved=resolved, spent=spent)
-            progress.console.print(finished_line(r), highlight=False, soft_wrap=True, markup=False)
+    try:
+        with progress:
+            bar = progress.add_task("eval", total=len(todo), resolved=resolved, spent=spent)
+            for _job, out in ex.run(todo):
+                r = out["result"]
+                plan.out.record(r, out["patch"])
+                resolved += bool(r["resolved"])
+                spent += r.get("cost_usd") or 0.0
+                progress.update(bar, advance=1, resolved=resolved, spent=spent)
+                progress.console.print(finished_line(r), highlight=False, soft_wrap=True, markup=False)
+    except KeyboardInterrupt:
+        ended = kill_live()
+        con.print(
+            f"interrupted: {ended} run(s) in flight ended, not recorded; "
+            "the same command resumes (what is finished is kept)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 130
     return finish(plan, con)
 
 

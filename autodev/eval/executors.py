@@ -42,10 +42,13 @@ class LocalExecutor:
             for job in jobs:
                 yield job, guarded(job)
             return
-        with ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="eval") as pool:
+        pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="eval")
+        try:
             futures = {pool.submit(guarded, job): job for job in jobs}
             for f in as_completed(futures):
                 yield futures[f], f.result()
+        finally:  # interrupted: what has not started never will (the driver ends what is running)
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 class RayExecutor:

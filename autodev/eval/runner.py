@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,6 +107,20 @@ def blank_result(job: Job) -> dict:
     }
 
 
+# The daemons of the runs in flight in this process (their process groups): an interrupted eval
+# (Ctrl-C) ends them rather than leaving them to run on unrecorded.
+LIVE: set[int] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def kill_live() -> int:
+    with _LIVE_LOCK:
+        groups = list(LIVE)
+    for g in groups:
+        kill_group(g)
+    return len(groups)
+
+
 @dataclass
 class RunEnd:
     code: int | None
@@ -134,6 +149,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
             start_new_session=True,
         )  # fmt: skip
         (job.folder / "daemon.pid").write_text(str(p.pid))
+        with _LIVE_LOCK:
+            LIVE.add(p.pid)
         reason = None
         try:
             p.wait(timeout=wall * 60 if wall else None)
@@ -150,6 +167,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
                 p.wait()
         finally:
             kill_group(p.pid)
+            with _LIVE_LOCK:
+                LIVE.discard(p.pid)
     tail = log.read_text(errors="replace")[-600:].strip() if log.exists() else ""
     return RunEnd(p.returncode, reason, tail)
 
