@@ -75,6 +75,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     except AutodevError as e:
         checks.append(Check(FAIL, "repository", e.message, e.fix))
         checks.append(disk_check(autodev_home()))
+        checks.append(home_check(autodev_home()))
         return checks
     checks.append(Check(OK, "repository", str(repo)))
     checks.append(_git_folder(repo))
@@ -89,6 +90,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         checks.extend(_browser(team))
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
+    checks.append(home_check(paths.run_dir))
     return checks
 
 
@@ -413,6 +415,17 @@ def disk_check(folder: Path, min_free_mb: int = MIN_FREE_MB) -> Check:
             "free some space, or set AUTODEV_HOME to a folder on a larger disk",
         )
     return Check(OK, "disk", f"{free_mb} MB free for the run folder {folder}")
+
+
+def home_check(run_dir: Path) -> Check:
+    """The run folder can be created and written: a file is written there (or in the nearest
+    folder that exists) and removed, as `start` would."""
+    from autodev.faults import writable
+
+    fault = writable(run_dir)
+    if fault is not None:
+        return Check(FAIL, "run folder", fault.message, fault.fix)
+    return Check(OK, "run folder", f"{run_dir} is writable")
 
 
 def as_dicts(checks: list[Check]) -> list[dict]:

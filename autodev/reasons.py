@@ -13,7 +13,7 @@ REASONS = {
     "user": "you paused the run",
     "provider": "a model failed: {error}",
     "no_objective": "the run has no objective yet",
-    "fault": "a log append failed: {error}",
+    "fault": "the machine refused the run: {error}",
     "stagnation": "{who}'s last three posts were identical ({kind})",
     "budget": "{text}",  # built by budget.reached(): names the cap and the spend
     "wait": "{who} is waiting: {text}",

@@ -5,10 +5,13 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 
 from __future__ import annotations
 
+import os
+
 from autodev.paths import RunPaths
 from autodev.reasons import continue_line
 
 START_WITH = 'autodev start "your objective"'
+NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
 
 
 def gather(paths: RunPaths) -> dict:
@@ -96,18 +99,21 @@ def gather(paths: RunPaths) -> dict:
     # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
     # (a queued message or control request alone does not make a run).
     no_run_yet = not st.get("run_id") and not pid
+    state, why = st["state"], st.get("reason")
+    if not pid and not no_run_yet and state in NEEDS_DAEMON:
+        state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
     return {
         "sandbox": sandbox_of(paths),
         "config_refused": (st.get("config_refused") or {}).get("text"),
         "repo": str(paths.repo),
         "run_dir": str(paths.run_dir),
         "run_id": st.get("run_id"),
-        "state": "not_started" if no_run_yet else st["state"],
+        "state": "not_started" if no_run_yet else state,
         "no_run_yet": no_run_yet,
         "start_with": START_WITH if no_run_yet else None,
-        "reason": st.get("reason"),
+        "reason": why,
         "daemon_pid": pid,
-        "continue": continue_line(st.get("reason"), bool(pid)),
+        "continue": continue_line(why, bool(pid)),
         "objective": (st.get("objective") or "").split("\n")[0][:200],
         "turn": st.get("turn", 0),
         "speaking": st.get("speaking"),
@@ -132,6 +138,26 @@ def gather(paths: RunPaths) -> dict:
             "cost": round(sum(p["cost"] for p in parts), 6),
         },
     }
+
+
+def gone_reason(paths: RunPaths, was: str) -> dict:
+    """Why a run that needs a daemon has none: the daemon was killed or died without recording
+    it. Its log's last line and a full disk are named when there is one."""
+    from autodev import doctor
+
+    text = f"the daemon is gone (the run was {was}; it was killed or died without recording why)"
+    try:
+        with open(paths.daemon_log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            lines = [x.strip() for x in f.read().decode("utf-8", errors="replace").splitlines() if x.strip()]
+    except OSError:
+        lines = []
+    if lines:
+        text += f"; its log ({paths.daemon_log}) ends with: {lines[-1][:200]}"
+    disk = doctor.disk_check(paths.run_dir, min_free_mb=1)
+    if disk.status != doctor.OK:
+        text += f"; {disk.detail}"
+    return {"code": "daemon_gone", "text": text, "continue": "autodev start"}
 
 
 def _budget(paths: RunPaths, st: dict) -> dict:

@@ -62,7 +62,20 @@ def main() -> None:
     try:
         app()
     except AutodevError as e:
-        print(f"autodev: {e.message}", file=sys.stderr)
-        if e.fix:
-            print(f"  fix: {e.fix}", file=sys.stderr)
-        sys.exit(e.exit_code)
+        _say(e)
+    except OSError as e:
+        # The machine refused a write (read-only or missing AUTODEV_HOME, a full disk): the path
+        # and the fix, exit 2. Any other OSError is a bug and keeps its traceback.
+        from autodev.faults import explain
+
+        fault = explain(e)
+        if fault is None:
+            raise
+        _say(fault)
+
+
+def _say(e: AutodevError) -> None:
+    print(f"autodev: {e.message}", file=sys.stderr)
+    if e.fix:
+        print(f"  fix: {e.fix}", file=sys.stderr)
+    sys.exit(e.exit_code)

@@ -50,6 +50,11 @@ def start(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above, then start again",
         )
+    from autodev.faults import writable
+
+    fault = writable(paths.run_dir)  # a read-only or full AUTODEV_HOME: exit 2 before the run
+    if fault is not None:
+        raise fault
     _check_tool_sources(paths, team)
     _check_browser(team)
     pid = DaemonLock.holder(paths.lock)

@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, hostgit, notify, reasons, runs, scheduler, userfiles
+from autodev import budget, faults, hostgit, notify, reasons, runs, scheduler, userfiles
 from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
@@ -54,6 +54,8 @@ class Loop:
     ):
         self.paths, self.settings, self.redact, self.state = paths, settings, redact, state
         self.until_idle = until_idle
+        self.folder = faults.FolderWatch(paths.run_dir, paths.lock)  # deleted under us: faulted
+        faults.keep_reserve(paths.run_dir)
         userfiles.snapshot_prompts(paths.prompt_overrides, accepted_prompts(paths))
         rebuilt = recovery.state_from_logs(paths, state)
         self.run_id: str = state.read().get("run_id") or secrets.token_hex(4)
@@ -140,6 +142,7 @@ class Loop:
 
     def loop(self) -> int:
         while True:
+            self.folder.check()
             self._reload_team()
             handlers = {
                 "send": lambda m: inputs.send(self.run, m),

@@ -7,7 +7,7 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from autodev import hostgit, hostproc, inbox, keys, notify, runs
+from autodev import faults, hostgit, hostproc, inbox, keys, notify, runs
 from autodev.daemon.handles import Settings
 from autodev.daemon.lock import DaemonLock
 from autodev.daemon.loop import EXIT_FAILED, Loop
@@ -59,20 +59,29 @@ class Daemon:
         hostgit.pin_run(self.paths.repo)
         try:
             loop = self.open()
-        except LogWriteError as e:
-            fault(self.state, e)
+        except (LogWriteError, faults.RunFolderLost, OSError) as e:
+            why = machine_fault(e)
+            if why is None:
+                self.close()
+                raise
+            fault(self.state, why, paths=self.paths)
             mark_stopped(self.state)
             self.close()
-            print(f"autodev daemon: {e}", file=sys.stderr)
+            if isinstance(why, faults.EnvironmentFault):
+                raise why from e  # before the run: exit 2 with the path and the fix
+            print(f"autodev daemon: {why}", file=sys.stderr)
             return EXIT_FAILED
         except AutodevError:
             self.close()
             raise
         try:
             return loop.loop()
-        except LogWriteError as e:
-            fault(self.state, e, loop.notifier, str(self.paths.repo), loop.run_id)
-            print(f"autodev daemon: {e}", file=sys.stderr)
+        except (LogWriteError, faults.RunFolderLost, OSError) as e:
+            why = machine_fault(e)
+            if why is None:
+                raise
+            fault(self.state, why, loop.notifier, str(self.paths.repo), loop.run_id, paths=self.paths)
+            print(f"autodev daemon: {why}", file=sys.stderr)
             return EXIT_FAILED
         finally:
             mark_stopped(self.state)
@@ -80,14 +89,43 @@ class Daemon:
             self.close()
 
 
+def machine_fault(e: Exception) -> AutodevError | None:
+    """The fault to record for `e` (a log that could not be written, the run folder gone, the
+    disk full or read-only), or None for an error that is not the machine's (re-raised)."""
+    if isinstance(e, (LogWriteError, faults.RunFolderLost)):
+        cause = e.__cause__
+        if isinstance(cause, OSError) and (better := faults.explain(cause)) is not None:
+            return better  # the path and the fix, not only "could not append"
+        return e
+    if isinstance(e, OSError):
+        return faults.explain(e)
+    return None
+
+
 def fault(
-    state: StateFile, e: Exception, notifier: notify.Notifier | None = None, repo: str = "", run_id: str = ""
+    state: StateFile,
+    e: Exception,
+    notifier: notify.Notifier | None = None,
+    repo: str = "",
+    run_id: str = "",
+    paths: RunPaths | None = None,
 ) -> None:
-    """The run is faulted: a log could not be written. The notifier, when the run had one,
-    tells the user."""
-    # Nothing else is appended: the logs are the thing that failed.
-    why = reason("fault", error=str(e))
-    state.update(lambda s: {**s, "state": "faulted", "reason": why})
+    """The run is faulted: the machine refused a write (a log, state.json), or the run folder
+    went away. The notifier, when the run had one, tells the user."""
+    # Nothing else is appended: the logs are the thing that failed. The reserve gives a full
+    # disk room for state.json's reason.
+    if paths is not None:
+        faults.free_reserve(paths.run_dir)
+    text = f"{e.message}; fix: {e.fix}" if isinstance(e, AutodevError) and e.fix else str(e)
+    why = reason("fault", error=text)
+    try:
+        # A run folder deleted under us starts a fresh state.json: it still names the run.
+        state.update(
+            lambda s: {**s, "state": "faulted", "reason": why, "run_id": s.get("run_id") or run_id or None}
+        )
+    except OSError as err:
+        print(f"autodev daemon: could not record the fault in {state.path}: {err}", file=sys.stderr)
+        return
     if notifier is not None:
         notifier.fire(notify.payload("faulted", why, repo, run_id))
 
