@@ -85,8 +85,14 @@ def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
     return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
-def approve(paths: RunPaths, gate_id: str | None = None) -> dict:
-    return _queue(paths, "approve", gate_id=gate_id)
+def open_gate(paths: RunPaths) -> dict | None:
+    return _state(paths).get("gate")
+
+
+def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> dict:
+    """`digest` (display.digest of the gate's text as the user was shown it) binds the approval
+    to that text: the daemon refuses it for a gate whose text has another digest."""
+    return _queue(paths, "approve", gate_id=gate_id, digest=digest)
 
 
 def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> dict:

@@ -18,18 +18,22 @@ import threading
 import time
 import urllib.request
 
+from autodev.display import line
+
 NOTIFY_STATES = ("gated", "awaiting_user", "paused", "faulted", "complete")
 
 
 def payload(state: str, why: dict | None, repo: str, run: str) -> dict:
     why = why or {}
+    # A receiver shows the text to a person (a desktop notification, a chat message): control
+    # characters from a participant's gate or question arrive escaped, on one line.
     return {
         "state": state,
         "reason": why.get("code"),
-        "text": why.get("text", ""),
+        "text": line(why.get("text", "")),
         "repo": repo,
         "run": run,
-        "continue": why.get("continue", ""),
+        "continue": line(why.get("continue", "")),
     }
 
 

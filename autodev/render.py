@@ -6,6 +6,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from autodev.display import clean, line, shown
+
 STYLE = {
     "say": ("💬", "cyan"),
     "work_done": ("🔨", "green"),
@@ -24,8 +26,8 @@ def credit_label(post: dict) -> str:
     if not c:
         return "  [not credited]"
     if c.get("commits"):
-        return "  [credited: " + ", ".join(s[:7] for s in c["commits"][:3]) + "]"
-    return "  [credited: " + ", ".join(c.get("files", [])[:3]) + "]"
+        return "  [credited: " + ", ".join(line(s)[:7] for s in c["commits"][:3]) + "]"
+    return "  [credited: " + ", ".join(line(f) for f in c.get("files", [])[:3]) + "]"
 
 
 def post_text(post: dict, width: int | None = None, superseded: bool = False) -> Text:
@@ -41,15 +43,16 @@ def post_text(post: dict, width: int | None = None, superseded: bool = False) ->
     t = Text()
     t.append(f"#{post['seq']:<4} ", style="dim")
     t.append(f"{icon} ")
-    t.append(post["from"], style=AUTHOR_STYLE.get(post["from"], "bold"))
-    t.append(f" {post['kind']}", style=style)
+    t.append(line(post["from"]), style=AUTHOR_STYLE.get(post["from"], "bold"))
+    t.append(f" {line(post['kind'])}", style=style)
     if post.get("handoff"):
-        t.append(f" → {post['handoff']}", style="blue")
+        t.append(f" → {line(post['handoff'])}", style="blue")
     t.append(credit_label(post), style="green" if post.get("credit") else "red")
     body = str(post.get("text", ""))
     if width and len(body) > width:
         body = body[:width] + "…"
-    t.append("\n      " + body.replace("\n", "\n      "))
+    # every line of the body is indented under the header, so none can pass for a header
+    t.append("\n      " + shown(body).replace("\n", "\n      "))
     return t
 
 
@@ -89,6 +92,8 @@ def event_text(ev: dict, expanded: bool = False, superseded: bool = False) -> Te
         if not expanded and len(str(ev.get("text", ""))) > FOLD_CHARS:
             t.append("  [folded: e expands]", style="dim italic")
         return t
+    ev = clean(ev)  # what participants and providers wrote, on one line each, escaped
+    who = ev.get("participant") or ""
     if kind == "generation":
         return None
     if kind == "scheduled":

@@ -296,7 +296,10 @@ def render_listing(rows: list[dict]) -> None:
     t = Table(show_edge=False)
     for col in ("repo", "objective", "state", "turns", "credited", "tokens", "cost", "started", "duration"):
         t.add_column(col, overflow="fold")
+    from autodev.status import safe_to_show
+
     for r in rows:
+        r = safe_to_show(r)
         t.add_row(
             r["repo"] or "-",
             (r["objective"] or "-")[:60],

@@ -6,7 +6,9 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 from __future__ import annotations
 
 import os
+from typing import Any
 
+from autodev.display import digest, line
 from autodev.paths import RunPaths
 from autodev.reasons import continue_line
 
@@ -76,6 +78,7 @@ def gather(paths: RunPaths) -> dict:
                 "id": g["id"],
                 "from": g["declarer"],
                 "text": g["text"],
+                "digest": digest(g["text"]),
                 "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
             }
         )
@@ -160,6 +163,20 @@ def gone_reason(paths: RunPaths, was: str) -> dict:
     return {"code": "daemon_gone", "text": text, "continue": "autodev start"}
 
 
+def safe_to_show(value: Any) -> Any:
+    """Status data as it may be printed with rich: every string on one line with control
+    characters escaped (display.line) and rich's markup escaped (`[link=...]` stays text)."""
+    from rich.markup import escape
+
+    if isinstance(value, str):
+        return escape(line(value))
+    if isinstance(value, dict):
+        return {k: safe_to_show(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_to_show(v) for v in value]
+    return value
+
+
 def _budget(paths: RunPaths, st: dict) -> dict:
     """The run's spend (audits included) against its caps (None: no cap)."""
     from autodev.budget import run_spend
@@ -212,6 +229,7 @@ def render(d: dict) -> None:
 
     from autodev.render import console
 
+    d = safe_to_show(d)
     con = console()
     daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
     if d.get("no_run_yet"):
@@ -239,8 +257,9 @@ def render(d: dict) -> None:
         con.print("\n[bold yellow]Needs you[/]")
         for n in d["needs_you"]:
             ident = f" {n['id']}" if n.get("id") else ""
-            held = f" [holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
-            con.print(f"  {n['type']}{ident} from {n['from']}{held}: {n['text'][:300]}")
+            held = f" \\[holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
+            sha = f" \\[text sha256 {n['digest']}]" if n.get("digest") else ""
+            con.print(f"  {n['type']}{ident}{sha} from {n['from']}{held}: {n['text'][:300]}")
             con.print(f"    → {n['do']}")
     sb = d.get("sandbox") or {}
     if sb.get("warning"):

@@ -52,7 +52,8 @@ def thread(
         for p in posts:
             gone = not live.is_live(p["seq"])
             if as_json:
-                print(json.dumps({**p, "superseded": True} if gone else p, ensure_ascii=False), flush=True)
+                # ASCII: C1 controls and bidi overrides reach the terminal as \u escapes
+                print(json.dumps({**p, "superseded": True} if gone else p), flush=True)
             else:
                 con.print(post_text(p, superseded=gone))
 

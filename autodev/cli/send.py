@@ -11,6 +11,7 @@ import typer
 
 from autodev import actions
 from autodev.cli.root import _paths, app
+from autodev.display import digest, line, shown
 from autodev.errors import UsageError
 from autodev.paths import RunPaths
 
@@ -71,7 +72,12 @@ def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (defa
     """Approve the open gate."""
     paths = _paths()
     gid = actions.require_gate(paths, gate_id, "approve")
-    result = actions.approve(paths, gid)
+    gate = actions.open_gate(paths) or {}
+    text = str(gate.get("text", ""))
+    # The approval is for this text, shown escaped, and names it by its digest.
+    print(f"gate {gid} from {line(gate.get('declarer', '?'))} [text sha256 {digest(text)}]:")
+    print("  " + shown(text).replace("\n", "\n  "))
+    result = actions.approve(paths, gid, digest=digest(text))
     print(f"approval of gate {gid} sent")
     _if_no_daemon(paths, result, "approval")
 

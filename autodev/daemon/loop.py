@@ -22,6 +22,7 @@ from autodev.daemon import auditing, effects, inputs, notices, recovery, turnset
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import Services, hooks_for, save_team
+from autodev.display import digest
 from autodev.errors import AutodevError, ProviderError
 from autodev.events import Events
 from autodev.journal import Journal
@@ -417,6 +418,14 @@ class Loop:
             self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
             return
         approved = msg["kind"] == "approve"
+        if approved and msg.get("digest") and msg["digest"] != digest(gate.get("text", "")):
+            self.events.emit(
+                "warning",
+                message=f"approval of gate {gate['id']} refused: it was given for a text with sha256 "
+                f"{msg['digest']}, and the gate's text has {digest(gate.get('text', ''))}; "
+                f"read the gate again with `autodev status`",
+            )
+            return
         self._commit(
             effects.gate_decision(gate, approved, "the user", msg.get("reason") or "", st, self.run_id)
         )

@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from autodev import actions
+from autodev.display import digest
 from autodev.panel import views
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
@@ -240,7 +241,7 @@ class PanelApp(App):
         if not gate:
             self.notify("no open gate to approve", severity="warning")
             return
-        result = actions.approve(self.paths, gate["id"])
+        result = actions.approve(self.paths, gate["id"], digest=digest(gate["text"]))
         self.notify(f"approval of gate {gate['id']} sent" + _replaced(result, "approval"))
 
     def action_deny(self) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
+
+from autodev.display import line
 
 
 class Prompt(ModalScreen[str | None]):
@@ -20,7 +23,7 @@ class Prompt(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.title_text)
+            yield Label(Text(line(self.title_text)))  # Text: a title is never read as markup
             yield Input(placeholder=self.placeholder, id="prompt-input")
             yield Label("Enter sends · Escape cancels", classes="hint")
 
@@ -41,7 +44,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Label(self.question)
+            yield Label(Text(line(self.question)))
             yield Label("y: yes · n: no", classes="hint")
 
     def action_yes(self) -> None:

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from autodev.status import cap_text, spend_text
+from autodev.display import clean
+from autodev.status import cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -31,6 +32,7 @@ PARTICIPANT_COLUMNS = (
 def header(d: dict, st: dict, daemon_pid: int | None) -> Text:
     """State and why, the daemon, objective, figures, sandbox, refused config, who speaks next.
     `d` is status data, `st` the raw state.json."""
+    d = clean(d)  # participants' and providers' words, escaped
     state = d.get("state", "?")
     t = Text()
     t.append(f" {state} ", style=f"reverse {STATE_STYLE.get(state, 'bold')}")
@@ -82,12 +84,14 @@ def needs(d: dict) -> list[dict]:
 
 def need_text(n: dict) -> Text:
     """One Needs-you item, with the keys that act on it."""
+    n = clean(n)
     t = Text()
     if n["type"] == "stopped":
         t.append("The run stopped and why\n", style="bold red")
         t.append(f"{n['text']}\n→ {n['do'] or '-'}")
     elif n["type"] == "gate":
-        t.append(f"🚧 gate {n['id']} from {n['from']}\n", style="bold magenta")
+        sha = f" (text sha256 {n['digest']})" if n.get("digest") else ""
+        t.append(f"🚧 gate {n['id']}{sha} from {n['from']}\n", style="bold magenta")
         t.append(f"{n['text'][:400]}\n→ a: approve · d: deny")
     elif n["type"] == "question":
         t.append(f"❓ question from {n['from']}\n", style="bold yellow")
@@ -104,7 +108,10 @@ def need_text(n: dict) -> Text:
 
 def participant_rows(d: dict, st: dict, failover: dict[str, str], last_post: dict[str, int]) -> list[tuple]:
     """One row per participant (PARTICIPANT_COLUMNS): its model (and the failover in use), its
-    figures, and when it last spoke (post seq, else turn)."""
+    figures, and when it last spoke (post seq, else turn). Strings are escaped for the table,
+    which reads rich markup."""
+    d = safe_to_show(d)
+    failover = safe_to_show(failover)
     rows = []
     figures = st.get("participants", {})
     for p in d.get("participants") or []:

@@ -65,6 +65,7 @@ class AnswerMessage(_Inbox):
 class ApproveMessage(_Inbox):
     kind: Literal["approve"]
     gate_id: str | None = None
+    digest: str | None = None  # display.digest of the gate text the user approved
 
 
 class DenyMessage(_Inbox):
