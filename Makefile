@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
+.PHONY: install demo docs test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,10 +20,22 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/autodev demo
 
+# The site's build is part of lint: a broken link or anchor, or a page missing from mkdocs.yml's nav,
+# fails it (strict). Material's notice about MkDocs 2.0 is silenced: it is not about this site.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/basedpyright --pythonpath $(BIN)/python
+	$(MKDOCS) build --strict --quiet
+
+# The CLI and configuration references are generated from the code (a test keeps the committed
+# files equal to it); then the site is built into site/ (open site/index.html).
+docs: $(STAMP)
+	$(BIN)/python -m autodev.cli.reference > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
+	$(BIN)/python -m autodev.config > docs/CONFIG.md.tmp && mv docs/CONFIG.md.tmp docs/CONFIG.md
+	$(MKDOCS) build --strict
 
 # Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
 test: $(STAMP) lint
@@ -33,7 +45,7 @@ test: $(STAMP) lint
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not e2e" tests
 
-# The kill -9 fault suite with many trials (README reports the figures of the last soak).
+# The kill -9 fault suite with many trials (docs/crash-safety.md reports the figures of the last soak).
 soak: $(STAMP)
 	AUTODEV_FAULT_TRIALS=40 $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/e2e/test_faults.py
 
@@ -81,7 +93,7 @@ real-model: $(STAMP) $(REAL_STAMP)
 	$(BIN)/python bench/real_model.py --venv $(REAL) $(ARGS)
 	$(BIN)/python bench/real_eval.py --venv $(REAL) $(EVAL_ARGS)
 
-# The real coding-agent CLIs at the versions the adapters were checked against (README, "Versions"),
+# The real coding-agent CLIs at the versions the adapters were checked against (docs/agents.md, "Versions"),
 # installed with npm into .agents-cli/, each run for real against a local model server (offline;
 # opt-in: the download is about 1 GB). AUTODEV_RECORD_FIXTURES=DIR keeps their raw streams.
 AGENT_CLIS := @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0 @github/copilot@1.0.102
@@ -93,4 +105,4 @@ real-agents: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/agents/test_real_cli.py
 
 clean:
-	rm -rf $(VENV) .venv-peers .venv-real .venv-ray .agents-cli build dist *.egg-info
+	rm -rf $(VENV) .venv-peers .venv-real .venv-ray .agents-cli build dist site *.egg-info

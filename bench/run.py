@@ -5,7 +5,7 @@ nothing. Generated logs are cached under /tmp (AUTODEV_BENCH_CACHE), never in th
     make bench                                  # everything (.venv/bin/python bench/run.py)
     make bench-peers                            # side by side with AutoGen (bench/run.py peers)
     python bench/run.py scheduler prompt        # some of them
-    python bench/run.py --markdown              # also print the table as markdown (README)
+    python bench/run.py --markdown              # also print the table as markdown (docs/benchmarks.md)
 
 Each benchmark returns one row: name, compare, detail, unit, ratio, target, holds; optionally
 `method` (how it was measured) and `also` (further rows of the same shape). `ratio` is the

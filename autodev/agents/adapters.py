@@ -2,7 +2,7 @@
 handed to it, and how a line of its JSON stream becomes common `AgentEvent`s (what every
 adapter shares is in autodev/agents/invocation.py, limit texts in autodev/agents/limits.py).
 
-Versions the invocations follow are pinned in README ("Coding-agent CLIs"). Every parser is
+Versions the invocations follow are pinned in docs/agents.md ("Versions"). Every parser is
 lenient about fields it does not use: a CLI that adds fields keeps working; an unknown event
 type yields nothing (it is still in the raw stream kept in the run folder).
 """

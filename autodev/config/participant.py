@@ -43,7 +43,7 @@ class Participant(BaseModel):
     agent_permission: Literal["gated", "auto"] = Field(
         default="gated",
         description='How much the agent CLI may do by itself: "gated" (the CLI\'s own shell tool is '
-        'denied or confined as README says per CLI) or "auto" (its shell runs unasked).',
+        'denied or confined as docs/agents.md says per CLI) or "auto" (its shell runs unasked).',
     )
     effort: Effort | None = Field(
         default=None,

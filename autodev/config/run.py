@@ -150,7 +150,7 @@ class RunConfig(BaseModel):
         default=False,
         alias="agentsGated",
         description="Run every coding-agent CLI participant in its gated mode, whatever its "
-        "agent_permission says (README: what each CLI's gated mode refuses).",
+        "agent_permission says (docs/agents.md: what each CLI's gated mode refuses).",
     )
     command_timeout_sec: float = Field(
         default=600,
