@@ -4,6 +4,7 @@ nav, the generated references equal the code, and the strict build fails on what
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,18 @@ def test_readme_is_a_front_door_of_at_most_250_lines():
     assert re.findall(r"^make \w+", quick, re.M) == ["make demo", "make test"]
     for line in ("pipx install .", "pipx ensurepath", "pipx inject autodev-team 'playwright==", "[browser]"):
         assert line in text, f"README lost its install line {line!r}"
+
+
+def test_the_extras_lines_name_the_pinned_extra():
+    # pipx has no extras of its own for an installed tool: it injects the extra's pin, which must
+    # be the one pyproject.toml's `browser` extra holds.
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    (pin,) = extras["browser"]
+    for page in (README, DOCS / "install.md"):
+        text = page.read_text()
+        assert f"pipx inject autodev-team '{pin}'" in text, page.name
+        assert "uv tool install --force '.[browser]'" in text, page.name
+    assert "docs" in extras and all("==" in p for p in extras["docs"])
 
 
 def test_readme_links_reach_files_that_exist():
