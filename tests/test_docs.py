@@ -59,9 +59,6 @@ def test_readme_links_reach_files_that_exist():
     assert len(local) >= 20, "README links to the site's pages"
     missing = [link for link in local if not (ROOT / link).exists()]
     assert not missing, f"README links to files that do not exist: {missing}"
-    linked = {(ROOT / link).resolve() for link in local}
-    unlinked = [p.name for p in DOCS.glob("*.md") if p.resolve() not in linked]
-    assert not unlinked, f"README's Documentation list misses {unlinked}"
 
 
 def test_every_page_under_docs_is_in_the_nav_and_every_nav_entry_exists():
