@@ -43,6 +43,11 @@ class DaemonRunningError(UsageError):
     """A second daemon was started on the same repository."""
 
 
+class RepositoryRefused(AutodevError):
+    """Something in the repository would make autodev run a program on the host (a redirected
+    .git, a CLI's settings planted during the run): the run pauses until the user has looked."""
+
+
 class CorruptLogError(AutodevError):
     """A log has a malformed line that is not its torn final line."""
 

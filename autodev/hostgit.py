@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from autodev.errors import AutodevError, NotARepositoryError
+from autodev.errors import AutodevError, NotARepositoryError, RepositoryRefused
 
 # Settings that make git run a program, set to run none. `-c` outranks every config file.
 SAFE_SETTINGS = (
@@ -64,7 +64,7 @@ REFUSED_FIX = (
 )
 
 
-class GitRefused(AutodevError):
+class GitRefused(RepositoryRefused):
     """The repository's git folder or configuration is not one autodev runs git on."""
 
 

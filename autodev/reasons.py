@@ -22,7 +22,7 @@ REASONS = {
     "complete": "the audit accepted the work",
     "rebuilt": "state.json was missing; the run's state was rebuilt from its logs",
     "rewound": "you rewound the run to post {seq}; the posts after it are superseded",
-    "git_refused": "autodev refused to run git on the repository: {error}",
+    "refused": "autodev refused to go on in this repository: {error}; fix: {fix}",
 }
 CONTINUE = {
     "question": 'autodev send "your answer"',
@@ -35,7 +35,7 @@ CONTINUE = {
     "complete": 'autodev send "..." to continue with more work',
     "rebuilt": "autodev start",
     "rewound": "autodev resume  (or autodev start when no daemon runs)",
-    "git_refused": "restore .git (see the error in `autodev status`), then autodev stop and autodev start",
+    "refused": "the fix above, then autodev resume (or autodev stop and autodev start)",
 }
 
 

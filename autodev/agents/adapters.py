@@ -59,7 +59,9 @@ class Claude(Adapter):
         cfg = inv.workdir / "claude-mcp.json"
         cfg.write_text(json.dumps({"mcpServers": {SERVER: {"type": "stdio", **inv.mcp.as_json()}}}))
         argv = [binary, "-p", inv.prompt, "--output-format", "stream-json", "--verbose"]
-        argv += ["--mcp-config", str(cfg), "--strict-mcp-config"]
+        # Only autodev's MCP server, and only the user's settings: the repository's .mcp.json and
+        # .claude/settings*.json (hooks, apiKeyHelper, env) would run programs outside the sandbox.
+        argv += ["--mcp-config", str(cfg), "--strict-mcp-config", "--setting-sources", "user"]
         # --tools is what exists at all: dontAsk alone still lets read-only shell commands (`ls`)
         # run, so gated leaves Bash out of the set. --allowedTools runs the rest without asking;
         # dontAsk refuses whatever would need a prompt (acceptEdits: edits go through).
@@ -291,7 +293,12 @@ class Gemini(Adapter):
         folder = inv.settings_dir or inv.workdir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"gemini-settings-{inv.workdir.name}.json"
-        settings: dict = {"mcpServers": {SERVER: {**inv.mcp.as_json(), "trust": True}}}
+        # System settings outrank the workspace's: of the MCP servers, only autodev's connects (a
+        # .gemini/settings.json planted in the repository would start its own outside the sandbox).
+        settings: dict = {
+            "mcpServers": {SERVER: {**inv.mcp.as_json(), "trust": True}},
+            "mcp": {"allowed": [SERVER]},
+        }
         if inv.key_mode:
             # 0.61.0 takes GOOGLE_GEMINI_BASE_URL as a "gateway" login it then refuses ("Invalid
             # auth method selected"): API-key mode is named, not inferred.

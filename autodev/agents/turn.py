@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev import credit, keys, prompts
-from autodev.agents import adapters, runner
+from autodev.agents import adapters, projectfiles, runner
 from autodev.agents.bridge import Bridge
 from autodev.agents.events import AgentEvent
 from autodev.agents.invocation import Invocation, McpLaunch
@@ -167,6 +167,7 @@ def _run_once(
 ) -> CliRun:
     ad = adapters.adapter(agent)
     run = CliRun(base=base)
+    projectfiles.check(ctx.repo, agent)  # its settings planted in the repository: not run
     exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(

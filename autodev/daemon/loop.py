@@ -17,13 +17,13 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, faults, hostgit, notify, reasons, runs, scheduler, userfiles
+from autodev import budget, faults, notify, reasons, runs, scheduler, userfiles
 from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import Services, hooks_for, save_team
 from autodev.display import digest
-from autodev.errors import AutodevError, ProviderError
+from autodev.errors import AutodevError, ProviderError, RepositoryRefused
 from autodev.events import Events
 from autodev.journal import Journal
 from autodev.paths import RunPaths, git_head
@@ -186,15 +186,16 @@ class Loop:
                     self._pending_audit(st)
                     continue
                 self._one_turn(st)
-            except hostgit.GitRefused as e:
-                self._git_refused(e)
+            except RepositoryRefused as e:
+                self._refused(e)
 
-    def _git_refused(self, e: hostgit.GitRefused) -> None:
-        """The repository's .git is not the one the run started with (or not one autodev runs git
-        on): nothing more runs until the user has looked."""
+    def _refused(self, e: RepositoryRefused) -> None:
+        """The repository would make autodev run a program on the host (its .git is not the one
+        the run started with, a CLI's settings were planted): nothing more runs until the user
+        has looked."""
         self.events.emit("error", message=str(e))
         self._settle()
-        self._set("paused", reason("git_refused", error=e.message), speaking=None)
+        self._set("paused", reason("refused", error=e.message, fix=e.fix), speaking=None)
 
     def _idle(self, timeout: float | None) -> None:
         """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.

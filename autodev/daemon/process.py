@@ -8,6 +8,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from autodev import faults, hostgit, hostproc, inbox, keys, notify, runs
+from autodev.agents import projectfiles
 from autodev.daemon.handles import Settings
 from autodev.daemon.lock import DaemonLock
 from autodev.daemon.loop import EXIT_FAILED, Loop
@@ -57,6 +58,7 @@ class Daemon:
         # process of the user reads this one's memory, and git runs only on the .git seen now.
         hostproc.harden(self.paths.repo)
         hostgit.pin_run(self.paths.repo)
+        projectfiles.pin(self.paths.repo)
         try:
             loop = self.open()
         except (LogWriteError, faults.RunFolderLost, OSError) as e:

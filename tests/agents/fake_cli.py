@@ -248,7 +248,23 @@ def scenario_run() -> list:
     return runs[min(n, len(runs) - 1)]
 
 
+def project_hooks() -> None:
+    """Claude Code runs the hooks of the settings sources it reads (`--setting-sources`, by default
+    user, project and local): the SessionStart hooks of the working directory's .claude/settings*.json
+    run here as the real CLI would run them, outside any sandbox."""
+    if AGENT != "claude":
+        return
+    sources = (opt("--setting-sources") or "user,project,local").split(",")
+    for source, name in (("project", "settings.json"), ("local", "settings.local.json")):
+        f = Path(".claude") / name
+        if source in sources and f.is_file():
+            for group in json.loads(f.read_text()).get("hooks", {}).get("SessionStart", []):
+                for hook in group.get("hooks", []):
+                    subprocess.run(hook["command"], shell=True, check=False)
+
+
 def main() -> int:
+    project_hooks()
     server = mcp_config()
     with open(os.environ["FAKE_AGENT_LOG"], "a") as f:
         f.write(

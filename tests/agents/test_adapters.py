@@ -58,6 +58,8 @@ def test_claude_invocation_flags_of_2_1_332(tmp_path):
     assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob"  # gated, read-only: no shell
     assert argv[argv.index("--permission-mode") + 1] == "dontAsk"
     assert argv[argv.index("--effort") + 1] == "high" and Claude().env(inv) == {}
+    # The repository's .claude/settings*.json and .mcp.json are not read (issue 20).
+    assert argv[argv.index("--setting-sources") + 1] == "user" and "--strict-mcp-config" in argv
     inv.gated, inv.write = False, True
     argv = Claude().argv("claude", inv)
     assert argv[argv.index("--tools") + 1] == "Read,Grep,Glob,Edit,Write,Bash"

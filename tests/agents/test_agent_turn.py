@@ -216,3 +216,38 @@ def _alive(pid: int) -> bool:
 
 def test_git_identity_reaches_the_cli(repo):
     assert git(repo, "config", "user.name").strip() == "autodev tests"
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_a_cli_settings_file_planted_during_the_run_stops_the_turn_before_the_cli_runs(
+    agent, repo, tmp_path, fakes
+):
+    """Issue 20: a CLI runs outside the sandbox; settings a participant plants in the repository
+    (MCP servers, hooks) would run there. What existed when the run began is the user's."""
+    from autodev.agents import projectfiles
+    from autodev.errors import RepositoryRefused
+
+    (repo / ".gemini").mkdir()
+    (repo / ".gemini" / "settings.json").write_text("{}")  # the user's own, before the run
+    projectfiles.pin(repo)
+    fakes.play(**{agent: [[["post", {"kind": "say", "text": "ok"}]]]})
+    assert run_agent_turn(make_ctx(repo, tmp_path / "run"), AgentSpec([agent], tmp_path / "run")).post
+    planted = {"codex": ".codex/config.toml", "gemini": ".gemini/settings.json"}[agent]
+    (repo / planted).parent.mkdir(exist_ok=True)
+    (repo / planted).write_text(
+        '[mcp_servers.x]\ncommand = "touch"\n' if agent == "codex" else '{"mcpServers": {}}'
+    )
+    ctx = make_ctx(repo, tmp_path / "run2")
+    with pytest.raises(RepositoryRefused, match=planted.split("/")[0]):
+        run_agent_turn(ctx, AgentSpec([agent], tmp_path / "run2"))
+    assert len(fakes.calls()) == 1  # the second turn never started the CLI
+
+
+def test_claude_does_not_run_hooks_planted_in_the_repository(repo, tmp_path, fakes):
+    mark = tmp_path / "MARK"
+    (repo / ".claude").mkdir()
+    hook = {"hooks": [{"type": "command", "command": f"touch {mark}"}]}
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [hook]}}))
+    fakes.play(claude=[[["post", {"kind": "say", "text": "ok"}]]])
+    assert run_agent_turn(make_ctx(repo, tmp_path / "run"), AgentSpec(["claude"], tmp_path / "run")).post
+    assert not mark.exists()

@@ -38,7 +38,7 @@ def test_attack1_a_commondir_planted_by_a_command_pauses_the_run_and_runs_nothin
     assert r.returncode == 3, r.stdout + r.stderr
     assert (repo / ".git" / "commondir").exists()  # the command did plant it
     st = state_of(repo)
-    assert st["state"] == "paused" and st["reason"]["code"] == "git_refused", st
+    assert st["state"] == "paused" and st["reason"]["code"] == "refused", st
     assert "commondir" in st["reason"]["text"]
     assert not [p for p in thread_of(repo) if p["kind"] == "work_done"]  # nothing credited
     assert not mark.exists()
