@@ -206,5 +206,23 @@ def run_demo(keep: bool = False) -> int:
             os.environ.pop("AUTODEV_HOME", None)
         else:
             os.environ["AUTODEV_HOME"] = old_home
-        if not keep:
+        if keep:
+            _list_in_users_index(root / "home")
+        else:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _list_in_users_index(demo_home: Path) -> None:
+    """A kept demo's run, listed by `autodev runs` in the user's own AUTODEV_HOME too (its run
+    folder stays in the demo's: `runs prune` can remove it like any other)."""
+    import json
+
+    from autodev import runs
+
+    try:
+        lines = (demo_home / "index.jsonl").read_text().splitlines()
+    except OSError:
+        return
+    for line in lines:
+        if line.strip():
+            runs.append(json.loads(line))

@@ -174,6 +174,9 @@ def _team(paths: RunPaths, checks: list[Check]):
         return None
     try:
         load_config(paths.config_file)
+    except AutodevError as e:
+        checks.append(Check(FAIL, "config", e.message.replace("\n", " "), e.fix.replace("\n", " ")))
+    try:
         team = load_team(paths.team_file)
         if team.uses_scripted():
             from autodev.scripted import load_script
@@ -183,7 +186,8 @@ def _team(paths: RunPaths, checks: list[Check]):
         checks.append(Check(FAIL, "team", e.message.replace("\n", " "), e.fix.replace("\n", " ")))
         return None
     names = ", ".join(team.names())
-    checks.append(Check(OK, "team", f"{len(team.participants)} participants ({names}) in {paths.team_file}"))
+    n = len(team.participants)
+    checks.append(Check(OK, "team", f"{n} participant{'' if n == 1 else 's'} ({names}) in {paths.team_file}"))
     try:
         team.audit_model()  # agent CLIs only: the audit needs a model of its own
     except AutodevError as e:

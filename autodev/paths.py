@@ -34,6 +34,12 @@ def find_repo(start: Path | None = None) -> Path:
     for p in (start, *start.parents):
         if (p / ".git").exists():
             return p
+        if (p / "HEAD").is_file() and (p / "objects").is_dir() and (p / "refs").is_dir():
+            raise NotARepositoryError(
+                f"{p} is a bare git repository: it has no work tree for a team to work in",
+                f"run autodev in a clone of it (`git clone {p} work && cd work`) "
+                f"or in a worktree (`git -C {p} worktree add ../work`)",
+            )
     raise NotARepositoryError(
         f"{start} is not inside a git repository",
         "run autodev inside a git repository (or `git init` one first)",

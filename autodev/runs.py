@@ -293,25 +293,34 @@ def render_listing(rows: list[dict]) -> None:
     if not rows:
         console().print(f"no runs yet (the index is {index_path()})")
         return
-    t = Table(show_edge=False)
-    for col in ("repo", "objective", "state", "turns", "credited", "tokens", "cost", "started", "duration"):
-        t.add_column(col, overflow="fold")
+    # Readable at 80 columns: the repository by its folder name (--json has the path), the
+    # objective cut to what is left, one column for turns/credited, dates without seconds.
+    t = Table(show_edge=False, pad_edge=False, box=None)
+    t.add_column("repo", no_wrap=True, max_width=16, overflow="ellipsis")
+    t.add_column("objective", no_wrap=True, ratio=1, overflow="ellipsis")
+    t.add_column("state", no_wrap=True)
+    t.add_column("turns", justify="right", no_wrap=True)
+    t.add_column("cost", justify="right", no_wrap=True)
+    t.add_column("started", no_wrap=True)
+    t.add_column("took", justify="right", no_wrap=True)
     from autodev.status import safe_to_show
 
     for r in rows:
         r = safe_to_show(r)
+        turns = str(r["turns"] if r["turns"] is not None else "-")
+        if r["credited"]:
+            turns += f"/{r['credited']}"
         t.add_row(
-            r["repo"] or "-",
-            (r["objective"] or "-")[:60],
+            Path(r["repo"]).name if r["repo"] else "-",
+            (r["objective"] or "-").split("\n")[0],
             r["state"] or "-",
-            str(r["turns"] if r["turns"] is not None else "-"),
-            str(r["credited"] if r["credited"] is not None else "-"),
-            str(r["tokens"] if r["tokens"] is not None else "-"),
-            f"${r['cost']:.4f}" if r["cost"] is not None else "-",
-            (r["started"] or "-")[:19].replace("T", " "),
+            turns,
+            f"${r['cost']:.2f}" if r["cost"] is not None else "-",
+            (r["started"] or "-")[5:16].replace("T", " "),
             _duration(r["duration_sec"]),
         )
     console().print(t)
+    console().print("turns/credited; `autodev runs --json` has every field and the full paths", style="dim")
 
 
 def render_stats(s: dict) -> None:

@@ -269,7 +269,8 @@ def render(d: dict) -> None:
     if d.get("config_refused"):
         con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
     if d["team_error"]:
-        con.print(f"\n[red]team file problem (the old team is kept):[/] {d['team_error']}")
+        kept = "" if d.get("no_run_yet") else " (the old team is kept)"
+        con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
     for w in d["warnings"]:
         con.print(f"[yellow]warning:[/] {w}")
     t = Table(show_edge=False)

@@ -136,7 +136,24 @@ def markdown(results: list[dict], mach: dict) -> str:
     return head + "\n".join(lines) + "\n"
 
 
+USAGE = """usage: bench/run.py [--markdown] [BENCH ...]
+
+Runs autodev's benchmarks (all of them, or the ones named) and prints a table of figures against
+their targets; results.json keeps the last figures. --markdown adds the table as Markdown.
+Benchmarks: {names}"""
+
+
 def main(argv: list[str]) -> int:
+    if "-h" in argv or "--help" in argv:
+        print(USAGE.format(names=", ".join(BENCHES)))
+        return 0
+    unknown_opts = [a for a in argv if a.startswith("-") and a != "--markdown"]
+    if unknown_opts:
+        print(
+            f"bench/run.py: unknown option {unknown_opts[0]!r}\n\n" + USAGE.format(names=", ".join(BENCHES)),
+            file=sys.stderr,
+        )
+        return 2
     md = "--markdown" in argv
     names = [a for a in argv if not a.startswith("--")] or list(BENCHES)
     unknown = [n for n in names if n not in BENCHES]

@@ -66,7 +66,7 @@ def test_scripted_team_is_ready(autodev, repo):
         "disk",
     ):
         assert lines[name][0] == "ok", (name, r.stdout)
-    assert "1 participants (solo)" in lines["team"][1]
+    assert "1 participant (solo)" in lines["team"][1]
     data = json.loads(autodev(repo, "doctor", "--json").stdout)
     assert data["ready"] is True and {c["name"] for c in data["checks"]} >= {
         "git identity",

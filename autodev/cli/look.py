@@ -40,11 +40,21 @@ def thread(
     last: int = typer.Option(50, "--last", "-n", help="How many of the newest posts to show."),
 ):
     """Print the thread."""
+    from autodev.errors import UsageError
     from autodev.journal import read_tail
     from autodev.render import console, post_text
     from autodev.thread import read_live
 
+    if last < 1:
+        raise UsageError(
+            f"--last {last}: give how many posts to show, 1 or more", "e.g. `autodev thread -n 20`"
+        )
     paths = _paths()
+    if not follow and not paths.thread.exists():
+        raise UsageError(
+            f"no run yet in {paths.repo}: the thread is empty",
+            'start one with `autodev start "your objective"` (or follow it with `autodev thread --follow`)',
+        )
     con = console()
 
     def show(posts):

@@ -13,7 +13,27 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Run a team of LLM participants on this git repository.",
+    epilog=(
+        "Offline, without a model: `autodev demo` runs a scripted team; `python -m autodev.scripted "
+        "SCRIPT.toml` serves a scripted OpenAI-compatible model for your own teams (`--help` there)."
+    ),
 )
+
+
+def _flags_without_type() -> None:
+    """typer 0.29 prints `<bool>` beside every flag (`--json <bool>`), as if it took a value:
+    flags show no type."""
+    from typer.core import TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_without_type()
 
 
 def _paths(initialized: bool = True) -> RunPaths:

@@ -71,6 +71,9 @@ def test_index_lists_runs_across_repositories_then_prunes(tmp_path, autodev, aut
     assert all(r["tokens"] > 0 and r["duration_sec"] is not None for r in rows)
     text = autodev(tmp_path, "runs", check=True, env={"COLUMNS": "240"}).stdout
     assert "add a.txt" in text and "complete" in text
+    narrow = autodev(tmp_path, "runs", check=True, env={"COLUMNS": "80"}).stdout
+    assert all(len(line) <= 80 for line in narrow.splitlines()), narrow
+    assert "add a.txt" in narrow and "complete" in narrow and "\none " in narrow, narrow
 
     stats = runs_json(autodev, tmp_path, "stats")
     assert stats["runs"] == 2 and stats["turns"] == 3 and stats["credited"] == 1
