@@ -98,7 +98,7 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
 
 
-def _complete(target, messages, audit_id, stopping: Callable[[], bool]) -> providers.Generation:
+def _complete(target, messages, audit_id, stopping: Callable[[], bool], model=None) -> providers.Generation:
     """The model's answer, or AuditStopped as soon as `stopping()` (the request is left to end in
     its worker thread; its answer is dropped, and the audit is asked again after `start`)."""
     from autodev.harness.deadline import STOPPING, wait_future
@@ -106,7 +106,7 @@ def _complete(target, messages, audit_id, stopping: Callable[[], bool]) -> provi
     pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="audit-request")
     try:
         future = pool.submit(
-            providers.complete,
+            model.complete if model is not None else providers.complete,
             target,
             messages,
             [VERDICT.spec()],
@@ -133,7 +133,7 @@ def _pause(seconds: float, stopping: Callable[[], bool]) -> None:
 
 
 def _request(
-    target, messages, audit_id, max_retries, backoff_sec, on_retry, stopping: Callable[[], bool]
+    target, messages, audit_id, max_retries, backoff_sec, on_retry, stopping: Callable[[], bool], model=None
 ) -> providers.Generation:
     """One audit request: transient failures are retried with backoff as a participant's are;
     what no retry fixes (a refusal, a usage limit, retries exhausted) is a ProviderError, which
@@ -142,7 +142,7 @@ def _request(
     while True:
         attempt += 1
         try:
-            return _complete(target, messages, audit_id, stopping)
+            return _complete(target, messages, audit_id, stopping, model)
         except providers.Refused as e:
             raise e.to_error("the audit", target.label) from e
         except providers.ContextExceeded as e:
@@ -192,6 +192,7 @@ def audit(
     backoff_sec: float = 1.0,
     on_retry=None,
     stopping: Callable[[], bool] = lambda: False,
+    model=None,
 ) -> Verdict:
     check_out = "(no auditCheck configured)"
     if check:
@@ -214,7 +215,7 @@ def audit(
     messages = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping)
+        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping, model)
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0

@@ -9,7 +9,7 @@ config, init) must not import litellm: it costs seconds of start-up.
 - `start`: start and its checks
 - `send`: send, approve, deny, answer, notice, pause, resume, stop
 - `look`: status, thread, runs, panel, demo
-- `timeline`: rewind (autodev/timeline)
+- `timeline`: rewind, replay, runs export (autodev/timeline)
 - `evaluate`: eval
 """
 

@@ -1,11 +1,16 @@
-"""Rewind, fork and replay (autodev/timeline): `rewind`."""
+"""Rewind, fork and replay (autodev/timeline): `rewind`, `replay`, `runs export`."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import typer
 
+from autodev.cli.look import runs_app
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
+from autodev.paths import RunPaths
 
 
 @app.command()
@@ -27,3 +32,73 @@ def rewind(
         f"rewound to post {done['to_seq']} (note #{done['note_seq']}); "
         "`autodev resume` (or `autodev start` when no daemon runs) continues the run"
     )
+
+
+def run_paths(run: str | None) -> RunPaths:
+    """The run named by its id (`autodev runs` lists them), or this repository's."""
+    if run is None:
+        return _paths()
+    from autodev import runs
+
+    rows = [r for r in runs.listing() if r["run"] == run]
+    if not rows or not rows[0].get("repo"):
+        raise UsageError(f"no run {run!r} in the runs index", "`autodev runs` lists the runs on this machine")
+    return RunPaths(Path(rows[0]["repo"]))
+
+
+@app.command()
+def replay(
+    source: str | None = typer.Argument(
+        None, help="A run id, or a bundle (.tar.gz); default: this repository's run."
+    ),
+    tools: str = typer.Option(
+        "real", "--tools", help="real: run the tools again; recorded: reuse their results."
+    ),
+    keep: Path | None = typer.Option(None, "--keep", help="Replay in this (new) folder and keep it."),
+):
+    """Re-run a recorded run offline (answers from the recording, no provider, no key) and
+    report "identical" or the first divergence: exit 0 or 1."""
+    import tempfile
+
+    from autodev.timeline import bundle
+    from autodev.timeline import replay as rp
+
+    if tools not in ("real", "recorded"):
+        raise UsageError(f"--tools {tools!r} is not real or recorded", "autodev replay --tools recorded")
+    with tempfile.TemporaryDirectory(prefix="autodev-bundle-") as tmp:
+        if source and (source.endswith((".tar.gz", ".tgz")) or Path(source).is_file()):
+            rec = bundle.recording(Path(source), Path(tmp))
+        else:
+            rec = rp.from_run(run_paths(source))
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=False)
+        diverged = rp.run(rec, recorded_tools=tools == "recorded", keep=keep)
+    if diverged is None:
+        print("identical")
+        return
+    print(diverged)
+    raise typer.Exit(1)
+
+
+@runs_app.command("export")
+def export(
+    run: str | None = typer.Argument(None, help="The run's id (default: this repository's run)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="The file to write (default: stdout)."),
+):
+    """Write a run as one .tar.gz (logs, team files, the repository's base and commits; keys
+    redacted) that `autodev replay` reads."""
+    import tempfile
+
+    from autodev.timeline import bundle
+
+    paths = run_paths(run)
+    if out is not None:
+        bundle.export(paths, out)
+        print(f"wrote {out}", file=sys.stderr)
+        return
+    if sys.stdout.isatty():
+        raise UsageError("the bundle is binary: redirect it to a file", "autodev runs export > run.tar.gz")
+    with tempfile.TemporaryDirectory(prefix="autodev-export-") as tmp:
+        f = bundle.export(paths, Path(tmp) / "run.tar.gz")
+        sys.stdout.buffer.write(f.read_bytes())
+        sys.stdout.flush()

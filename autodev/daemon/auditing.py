@@ -30,6 +30,7 @@ def audit(
     secret_env: list[str],
     room: Room,
     scripted: Scripted,
+    model=None,
     set_state: Callable[[str, dict | None], None],
     stopping: Callable[[], bool],
 ) -> Change:
@@ -72,6 +73,7 @@ def audit(
                 "retry", participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
             ),
             stopping=stopping,
+            model=model,
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.

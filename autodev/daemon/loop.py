@@ -52,6 +52,8 @@ class Loop:
         *,
         until_idle: bool = False,
         out=None,
+        model=None,
+        feed=None,
     ):
         self.paths, self.settings, self.redact, self.state = paths, settings, redact, state
         self.until_idle = until_idle
@@ -73,6 +75,8 @@ class Loop:
                 "warning", message="state.json was missing: the run's state was rebuilt from its logs"
             )
         self.services = Services(paths, settings, events, closing)
+        self.services.model = model
+        self.feed = feed  # replay: the recorded user input, handed in at each turn boundary
         head = git_head(paths.repo)
         warn: list[str] = []
         st = state.update(
@@ -145,6 +149,8 @@ class Loop:
         while True:
             self.folder.check()
             self._reload_team()
+            if self.feed is not None:
+                self.feed(self.run)
             handlers = {
                 "send": lambda m: inputs.send(self.run, m),
                 "approve": self._gate_answer,
@@ -397,6 +403,7 @@ class Loop:
             secret_env=self.settings.secret_env,
             room=turnsetup.room(self.run, self.settings.config, self.settings),
             scripted=self.services.scripted,
+            model=self.services.model,
             set_state=self._set,
             stopping=self._stop_requested,
         )

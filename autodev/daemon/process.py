@@ -22,11 +22,21 @@ from autodev.state import StateFile
 class Daemon:
     """One daemon per repository: `run()` opens the run under the lock, loops, and closes."""
 
-    def __init__(self, repo: Path, *, until_idle: bool = False, out=None, staged: Path | None = None):
+    def __init__(
+        self,
+        repo: Path,
+        *,
+        until_idle: bool = False,
+        out=None,
+        staged: Path | None = None,
+        model=None,
+        feed=None,
+    ):
         self.paths = RunPaths(repo)
         self.staged = staged  # the objective `start` staged: queued once this daemon holds the lock
         self.until_idle = until_idle
         self.out = out  # optional callback(post) for printing as the thread grows
+        self.model, self.feed = model, feed  # replay (autodev/timeline): recorded answers, recorded input
         self.settings = Settings.load(self.paths)
         self.redact = Redactor(keys.values(self.settings.secret_env))
         self.state = StateFile(self.paths.state, redact=self.redact)
@@ -48,6 +58,8 @@ class Daemon:
             self.closing,
             until_idle=self.until_idle,
             out=self.out,
+            model=self.model,
+            feed=self.feed,
         )
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from autodev.paths import RunPaths
 class Services:
     def __init__(self, paths: RunPaths, settings: Settings, events: Events, closing: ExitStack):
         self.paths, self.events = paths, events
+        self.model = None  # what answers the turns and the audit instead of litellm (replay)
         self.scripted = Scripted()
         if settings.team.uses_scripted():
             from autodev.scripted import ScriptedServer, load_script

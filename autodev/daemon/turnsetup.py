@@ -50,6 +50,7 @@ def context(
     stopping: Callable[[], bool],
     hooks,
     scripted: Scripted,
+    model=None,
 ) -> tuple[TurnContext, list[str]]:
     """`p`'s turn `turn_no` (`why`: the scheduler's reason, None for a resumed turn), and the
     notices whose answers its prompt delivers."""
@@ -119,6 +120,9 @@ def context(
         tell_user=notices.teller(run, p.name, tools.holdable),
         hooks=hooks if hooks.hooks else None,
     )
+    if model is not None:
+        ctx.model = model
+        ctx.recorded_tools = getattr(model, "tools", None)  # replay --tools recorded
     return ctx, delivered
 
 
@@ -153,6 +157,7 @@ def take(
         stopping=stopping,
         hooks=hooks,
         scripted=services.scripted,
+        model=services.model,
     )
     seen_upto = run.thread.last_seq
     try:

@@ -114,6 +114,8 @@ def dispatch(
         refusal = ctx.tool_guard(name) if ctx.tool_guard else None
         if refusal:
             raise ToolError(refusal)
+        if ctx.recorded_tools is not None and tool.capability != "thread":
+            return ctx.recorded_tools(ctx.turn, env.call_id or "", name)  # a replay: not run again
         return safe_text(str(tool.call(env, args)))
     except ToolError as e:
         return f"error: {e}"

@@ -77,6 +77,8 @@ class TurnContext:
     compactions: int = 0  # compactions made in this turn (status shows their sum)
     hooks: Hooks | None = None  # when config.toml declares any
     model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
+    # `autodev replay --tools recorded`: (turn, call id, tool name) -> the recorded result
+    recorded_tools: Callable[[int, str, str], str] | None = None
 
     def record(self, type: str, **fields: Any) -> dict:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""

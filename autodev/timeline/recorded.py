@@ -1,0 +1,110 @@
+"""A `Model` over a recording: each generation answered with the assistant message the harness
+log kept for that turn and step, so a replay needs no provider, no key and no network.
+
+The step of a request is the number of assistant messages already in it (as the scripted model
+counts), so a retried request gets the answer it got the first time. The audit is answered with
+a `verdict` call carrying the recorded `audit` event's verdict and gap. With `--tools recorded`
+each tool call gets its recorded result instead of running, and the repository takes the commit
+each post was made on. A request the recording has no answer
+for raises `Refused`: the replayed run pauses there, and the comparison names the turn.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autodev.harness import providers
+
+NOT_RECORDED = "not in the recording"
+
+
+@dataclass
+class RecordedModel:
+    generations: dict[tuple[int, int], dict]  # (turn, step) -> generation_finished record
+    audits: list[dict]  # the audit's `audit` events that asked its model, in order
+    results: dict[tuple[int, str], str] | None = None  # --tools recorded: (turn, call id) -> result
+    heads: dict[int, str] = field(default_factory=dict)  # turn -> HEAD when its post was made
+    repo: Path | None = None
+    missing: list[str] = field(default_factory=list)  # requests it could not answer
+    _audits_used: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, harness: list[dict], posts: list[dict], events: list[dict], *, recorded_tools: bool, repo: Path
+    ) -> RecordedModel:
+        gens = {(r["turn"], r["step"]): r for r in harness if r.get("type") == "generation_finished"}
+        audits = [e for e in events if e.get("type") == "audit" and e.get("by", "model") == "model"]
+        results = None
+        if recorded_tools:
+            results = {
+                (r["turn"], r["call_id"]): r["result"] for r in harness if r.get("type") == "tool_finished"
+            }
+        heads = {p["turn"]: p["head"] for p in posts if isinstance(p.get("turn"), int) and p.get("head")}
+        return cls(gens, audits, results, heads, repo)
+
+    @property
+    def tools(self) -> Callable[[int, str, str], str] | None:
+        """With --tools recorded: what answers each tool call instead of running it."""
+        return self._result if self.results is not None else None
+
+    def _result(self, turn: int, call_id: str, name: str) -> str:
+        if self.results is None or (turn, call_id) not in self.results:
+            self.missing.append(f"turn {turn}: the result of {name} ({call_id})")
+            return f"error: the result of {name} is {NOT_RECORDED}"
+        return self.results[(turn, call_id)]
+
+    def complete(
+        self,
+        target: providers.Target,
+        messages: list[dict],
+        tools: list[dict],
+        *,
+        turn_id: str,
+        timeout: float,
+        origins: dict[int, str] | None = None,
+    ) -> providers.Generation:
+        if ":audit" in turn_id:
+            return self._audit(turn_id)
+        turn = int(turn_id.rsplit(":", 1)[-1])
+        step = 1 + sum(1 for m in messages if m.get("role") == "assistant")  # steps count from 1
+        rec = self.generations.get((turn, step))
+        if rec is None:
+            self.missing.append(f"turn {turn}, step {step}")
+            raise providers.Refused("request", f"turn {turn}, step {step}: {NOT_RECORDED}")
+        calls = rec["message"].get("tool_calls") or []
+        if self.results is not None and self.repo and turn in self.heads:
+            if any((c.get("function") or {}).get("name") == "post" for c in calls):
+                # The recorded tools changed nothing here: the repository takes the commit the
+                # post was made on, so its credit is the recorded one.
+                from autodev.timeline import git
+
+                git.git(self.repo, "reset", "-q", "--hard", self.heads[turn])
+        return providers.Generation(
+            message=rec["message"],
+            prompt_tokens=0,
+            completion_tokens=0,
+            cost=0.0,
+            model=str(rec.get("model") or target.label),
+            source=str(rec.get("source") or ""),
+        )
+
+    def _audit(self, audit_id: str) -> providers.Generation:
+        n = self._audits_used.setdefault(audit_id, len(self._audits_used))
+        if n >= len(self.audits):
+            self.missing.append(f"audit {audit_id.rsplit(':', 1)[-1]}")
+            raise providers.Refused("request", f"the audit {NOT_RECORDED}")
+        event = self.audits[n]
+        accept = bool(event.get("accept"))
+        gap = str(event.get("gap") or "")
+        call = {
+            "id": f"replay-audit-{n}",
+            "type": "function",
+            "function": {"name": "verdict", "arguments": json.dumps({"accept": accept, "gap": gap})},
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        return providers.Generation(
+            message=message, prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
+        )
