@@ -1,30 +1,19 @@
-"""The git operations of rewind, fork and replay, run so that no repository program runs.
-
-Every call goes through `git()`: hooks off (`core.hooksPath=/dev/null`), no fsmonitor, no pager,
-no prompt, no system or global configuration, and none of the caller's `GIT_*` variables, so a
-repository (or a bundle someone sent) cannot make a rewind run a program of its choosing. The
-snapshot of uncommitted work uses a private index file, never the repository's own.
+"""The git operations of rewind, fork and replay: all through `hostgit`, so no program the
+repository (or a bundle someone sent) names ever runs: hooks, fsmonitor, filters, pagers and the
+rest are off, the repository is pinned, `GIT_*` variables are dropped. The snapshot of uncommitted
+work uses a private index file, never the repository's own. `clone` (no repository yet) runs
+git with the same settings from the folder it clones into.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 from pathlib import Path
 
+from autodev import hostgit
 from autodev.errors import AutodevError
 
-SAFE = (
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.pager=cat",
-    "-c",
-    "protocol.file.allow=always",
-)
 IDENTITY = {
     "GIT_AUTHOR_NAME": "autodev",
     "GIT_AUTHOR_EMAIL": "autodev@localhost",
@@ -37,28 +26,38 @@ class GitError(AutodevError):
     """A git command failed (exit code 1)."""
 
 
-def env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    base.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0")
-    base.update(extra or {})
-    return base
+FIX = "check the repository with `git status`; nothing was changed after the failing step"
 
 
 def git(repo: Path, *args: str, extra_env: dict[str, str] | None = None, check: bool = True) -> str:
-    r = subprocess.run(
-        ["git", *SAFE, *args],
-        cwd=repo,
-        env=env(extra_env),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-    )
+    r = hostgit.run(repo, *args, env=extra_env, check=False)
     if check and r.returncode != 0:
-        raise GitError(
-            f"git {' '.join(args)} failed in {repo}: {r.stderr.strip() or r.stdout.strip()}",
-            "check the repository with `git status`; nothing was changed after the failing step",
-        )
+        raise GitError(f"git {' '.join(args)} failed in {repo}: {r.stderr.strip() or r.stdout.strip()}", FIX)
     return r.stdout.strip()
+
+
+def clone(source: Path, to: Path) -> None:
+    """A fresh clone of `source` (a repository or a git bundle file) at `to`, nothing checked out."""
+    argv = [hostgit.git_binary()]
+    for setting in hostgit.SAFE_SETTINGS:
+        argv += ["-c", setting]
+    argv += [
+        "-c",
+        "protocol.file.allow=always",
+        "clone",
+        "-q",
+        "--no-checkout",
+        "--no-local",
+        str(source),
+        str(to),
+    ]
+    r = subprocess.run(
+        argv, cwd=to.parent, env=hostgit.git_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL
+    )
+    if r.returncode != 0:
+        raise GitError(
+            f"git clone of {source} failed: {r.stderr.strip()[:500]}", "check that the file is a run's bundle"
+        )
 
 
 def head(repo: Path) -> str | None:

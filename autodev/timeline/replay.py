@@ -109,7 +109,7 @@ def _home(path: Path) -> Iterator[None]:
 
 
 def _clone(rec: Recording, to: Path) -> None:
-    git.git(to.parent, "clone", "-q", "--no-checkout", "--no-local", str(rec.source), str(to))
+    git.clone(rec.source, to)
     git.git(to, "checkout", "-q", "-b", "autodev-replay", rec.base)
     git.git(to, "config", "user.name", "autodev replay")
     git.git(to, "config", "user.email", "replay@autodev.invalid")
