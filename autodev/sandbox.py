@@ -81,11 +81,14 @@ class Sandbox:
             "warning": self.warning,
         }
 
-    def room(self, repo: Path, *, hide=(), network: bool = False, expose=()) -> Room:
+    def room(self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True) -> Room:
         """Where one participant's (or the audit's) commands run. The git identity is read here,
-        on the host, because the room hides the $HOME that holds it."""
+        on the host, because the room hides the $HOME that holds it. `writable=False` (a
+        participant with write = false): the repository and its git folders are read-only."""
         identity = tuple(git_identity(Path(repo)).items()) if self.active else ()
-        return Room(self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose), identity)
+        return Room(
+            self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose), identity, writable
+        )
 
 
 @dataclass(frozen=True)
@@ -96,13 +99,16 @@ class Room:
     network: bool = False
     expose: tuple = ()
     identity: tuple[tuple[str, str], ...] = ()  # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity
+    writable: bool = True  # False: the repository (work tree and git folders) is mounted read-only
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
         binary = self.sandbox.binary
         if binary is None:
             return list(argv)
-        opts = bwrap_args(self.repo, hide=self.hide, network=self.network, expose=self.expose)
+        opts = bwrap_args(
+            self.repo, hide=self.hide, network=self.network, expose=self.expose, writable=self.writable
+        )
         return [binary, *opts, "--", *argv]
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
@@ -152,10 +158,13 @@ def git_identity(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, 
     return out
 
 
-def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list[str]:
+def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True) -> list[str]:
     """The bwrap options (without the command). Mounts are applied outer folder first, so the
-    repository stays visible when it lies inside a hidden folder (a repo under $HOME or /tmp)."""
+    repository stays visible when it lies inside a hidden folder (a repo under $HOME or /tmp).
+    Not `writable`: the work tree and git folders are bound read-only, so no command can move
+    the branch or change a file."""
     repo = Path(os.path.realpath(repo))
+    bind = "--bind" if writable else "--ro-bind"
     mounts: list[tuple[int, int, list[str]]] = []  # (depth, order, args)
 
     def add(path: Path | str, order: int, *args: str) -> None:
@@ -173,15 +182,15 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=()) -> list
         real = os.path.realpath(os.path.expanduser(str(e)))
         if os.path.exists(real):
             add(real, 1, "--ro-bind", real, real)
-    add(repo, 2, "--bind", str(repo), str(repo))
-    for writable in git_dirs(repo):
-        if writable != repo and repo not in writable.parents:
-            add(writable, 2, "--bind", str(writable), str(writable))
+    add(repo, 2, bind, str(repo), str(repo))
+    for gitdir in git_dirs(repo):
+        if gitdir != repo and repo not in gitdir.parents:
+            add(gitdir, 2, bind, str(gitdir), str(gitdir))
     dotgit = repo / ".git"
     if os.path.lexists(dotgit) and not os.path.islink(dotgit):
         # `.git` a mount point of its own: it cannot be renamed or replaced (the read-only
         # mounts over its hooks and config would move with a renamed folder).
-        add(dotgit, 2, "--bind", str(dotgit), str(dotgit))
+        add(dotgit, 2, bind, str(dotgit), str(dotgit))
     for ro in protected(repo):
         add(ro, 3, "--ro-bind", str(ro), str(ro))
     mounts.sort(key=lambda m: (m[0], m[1]))

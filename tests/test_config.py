@@ -111,6 +111,7 @@ def test_missing_config_file_means_defaults(tmp_path):
         "git clean -f*",
         "git reset --hard*",
         "git checkout -- *",
+        *HISTORY_GATED,
     ]
     assert cfg.gate_opaque == "gated"
     assert cfg.max_talk_turns == 6 and cfg.max_accept_checks == 3
@@ -172,6 +173,28 @@ def test_fractional_seconds_are_allowed_from_python():
     assert cfg.wait_first_sec == 0.05 and cfg.wait_cap_sec == 0.2
 
 
+# history rewrites and branch switches (issue 20): credit counts commits on the run's branch
+HISTORY_GATED = [
+    "git reset --soft*",
+    "git reset --mixed*",
+    "git reset --keep*",
+    "git reset --merge*",
+    "git commit --amend*",
+    "git rebase*",
+    "git filter-branch*",
+    "git filter-repo*",
+    "git update-ref*",
+    "git replace*",
+    "git branch -f*",
+    "git branch -M*",
+    "git checkout --orphan*",
+    "git checkout -b*",
+    "git checkout -B*",
+    "git checkout --detach*",
+    "git switch*",
+]
+
+
 def test_config_rows_cover_every_field():
     cfg = RunConfig(gate_mode="auto", max_talk_turns=2)
     rows = config_rows(cfg)
@@ -181,7 +204,9 @@ def test_config_rows_cover_every_field():
     assert by_key["gateMode"][1:3] == ('"auto"', '"gated"')
     assert by_key["maxTalkTurns"][1:3] == ("2", "6")
     assert by_key["gateRequired"][2] == (
-        '["git push*", "rm -rf *", "git clean -f*", "git reset --hard*", "git checkout -- *"]'
+        '["git push*", "rm -rf *", "git clean -f*", "git reset --hard*", "git checkout -- *", '
+        + ", ".join(f'"{p}"' for p in HISTORY_GATED)
+        + "]"
     )
     assert all(r[3] for r in rows), "every key needs a meaning"
     # every default row must be valid TOML that loads back to the default

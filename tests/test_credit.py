@@ -113,10 +113,11 @@ def test_reverting_a_dirty_file_is_a_change(repo):
 
 def test_reset_to_an_older_commit_credits_the_files_it_moved(repo):
     (repo / "a.txt").write_text("second version\n")
-    commit_all(repo, "second")
+    second = commit_all(repo, "second")
     base = take_baseline(repo)
     git(repo, "reset", "-q", "--hard", "HEAD~1")
-    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt"]}
+    # a rewrite: the files it moved, and the commit it took off the branch, named
+    assert credit_since(repo, base) == {"commits": [], "files": ["a.txt"], "removed": [second]}
 
 
 def test_empty_repository(empty_repo):

@@ -61,7 +61,6 @@ ALLOWED = [
     "rm -r build",
     "rm -f build.log",
     "git clean -n",
-    "git reset --soft HEAD~1",
     "git checkout main",
     "git status && git log --oneline",
     "git commit -m 'push it'",

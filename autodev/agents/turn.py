@@ -76,7 +76,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
             ctx.emit("agent_killed", pid=rec["pid"])
     if resume is None:
-        baseline = credit.take_baseline(ctx.repo)
+        baseline = credit.take_baseline(ctx.repo, ctx.branch)
         prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
         log_turn_started(ctx, baseline, [{"role": "user", "content": prompt}], agent=spec.agents[0])
     else:

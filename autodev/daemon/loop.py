@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, faults, notify, reasons, runs, scheduler, userfiles
+from autodev import budget, credit, faults, notify, reasons, runs, scheduler, userfiles
 from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
@@ -78,10 +78,17 @@ class Loop:
         self.services.model = model
         self.feed = feed  # replay: the recorded user input, handed in at each turn boundary
         head = git_head(paths.repo)
+        branch = credit.current_branch(paths.repo)
         warn: list[str] = []
         st = state.update(
             lambda s: recovery.restarted(
-                s, run_id=self.run_id, head=head, pid=os.getpid(), stamp=settings.stamp, warn=warn
+                s,
+                run_id=self.run_id,
+                head=head,
+                pid=os.getpid(),
+                stamp=settings.stamp,
+                warn=warn,
+                branch=branch,
             )
         )
         self.session: int = st["sessions"]

@@ -47,12 +47,24 @@ def state_from_logs(paths: RunPaths, state: StateFile) -> bool:
     return True
 
 
-def restarted(s: dict, *, run_id: str, head: str | None, pid: int, stamp: str, warn: list[str]) -> dict:
+def restarted(
+    s: dict,
+    *,
+    run_id: str,
+    head: str | None,
+    pid: int,
+    stamp: str,
+    warn: list[str],
+    branch: str | None = None,
+) -> dict:
     """The state a (re)start begins in (pure). A state written by an older version gets its
-    defaults; a stopped or faulted run picks up where it was."""
+    defaults; a stopped or faulted run picks up where it was. `branch`: the run's branch (the
+    one credit counts commits on), kept from the first start."""
     s.setdefault("run_id", run_id)
     s.setdefault("started_at", now_ts())
     s.setdefault("base_head", head)
+    if not s.get("branch"):
+        s["branch"] = branch
     s.setdefault("turn", 0)
     s.setdefault("cursors", {})
     s.setdefault("participants", {})

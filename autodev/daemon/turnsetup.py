@@ -75,7 +75,9 @@ def context(
         write=p.write,
         command_timeout=config.command_timeout_sec,
         secret_env=settings.secret_env,
-        command_guard=command_guard(run, config, p.name),
+        command_guard=command_guard(
+            run, config, p.name, read_only=not p.write and not settings.sandbox.active
+        ),
         room=room(run, config, settings, p),
         redactor=run.redact,
     )
@@ -119,6 +121,7 @@ def context(
         tool_guard=tool_guard(run, config, p.name),
         tell_user=notices.teller(run, p.name, tools.holdable),
         hooks=hooks if hooks.hooks else None,
+        branch=st.get("branch"),
     )
     if model is not None:
         ctx.model = model
@@ -201,6 +204,7 @@ def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None 
         hide=sandbox.hidden(run.paths.run_dir),
         network=net,
         expose=config.sandbox_expose,
+        writable=True if p is None else p.write,
     )
 
 
@@ -274,16 +278,34 @@ def system_prompt(
     )
 
 
-def command_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | None]:
-    """Refuse gateRequired commands unless an approved gate of `name` covers them."""
+# What a participant with write = false may not run when no sandbox mounts the repository
+# read-only for it: git commands that move the branch or change the working tree.
+READ_ONLY_GATED = [
+    f"git {sub}*"
+    for sub in (
+        "reset", "checkout", "restore", "switch", "stash", "clean", "commit", "merge", "rebase",
+        "am", "apply", "cherry-pick", "revert", "rm", "mv", "add", "update-ref", "branch -",
+        "tag", "pull", "fetch", "worktree", "filter-branch", "replace", "notes", "gc", "prune",
+    )
+]  # fmt: skip
+
+
+def command_guard(
+    run: Run, config: RunConfig, name: str, *, read_only: bool = False
+) -> Callable[[str], str | None]:
+    """Refuse gateRequired commands unless an approved gate of `name` covers them. `read_only`:
+    a participant with write = false whose commands run unsandboxed also needs a gate for the
+    git commands that change the branch or the working tree (READ_ONLY_GATED)."""
     from autodev import gates
+
+    patterns = [*config.gate_required, *(READ_ONLY_GATED if read_only else [])]
 
     def guard(command: str) -> str | None:
         st = run.state.read()
         approved = [g for g in st.get("approved_gates", []) if g["declarer"] == name]
         refusal, used = gates.guard(
             command,
-            config.gate_required,
+            patterns,
             approved,
             opaque=config.gate_opaque,
             written=gates.written_since(run.paths.repo, st.get("started_at")),

@@ -76,6 +76,7 @@ class TurnContext:
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
     compactions: int = 0  # compactions made in this turn (status shows their sum)
     hooks: Hooks | None = None  # when config.toml declares any
+    branch: str | None = None  # the run's branch (state `branch`): credit counts commits on it
     model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
     # `autodev replay --tools recorded`: (turn, call id, tool name) -> the recorded result
     recorded_tools: Callable[[int, str, str], str] | None = None
@@ -176,7 +177,7 @@ def _answer(call: dict, text: str) -> dict:
 
 
 def _start(ctx: TurnContext) -> _Loop:
-    baseline = credit.take_baseline(ctx.repo)
+    baseline = credit.take_baseline(ctx.repo, ctx.branch)
     messages = [
         {"role": "system", "content": ctx.system_prompt},
         {"role": "user", "content": ctx.turn_prompt},

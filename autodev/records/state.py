@@ -118,6 +118,7 @@ class RunState(Open):
     run_id: str | None = None
     started_at: str | None = None
     base_head: str | None = None
+    branch: str | None = None  # the run's branch (refs/heads/...): credit counts commits on it
     pid: int | None = None
     daemon: Literal["running", "stopped"] | None = None
     sessions: int = 0
