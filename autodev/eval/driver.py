@@ -27,6 +27,7 @@ class EvalPlan:
     teams: list[TeamSpec]
     settings: RunSettings
     out: EvalDir
+    team_files: list[Path]
 
     def jobs(self) -> list[Job]:
         return [
@@ -58,7 +59,7 @@ def load_plan(
 ) -> EvalPlan:
     tasks = load_tasks(tasks_file, repos, test_command)
     teams = load_teams(team_files)
-    return EvalPlan(tasks, teams, settings, EvalDir(out))
+    return EvalPlan(tasks, teams, settings, EvalDir(out), [Path(f) for f in team_files])
 
 
 def run_eval(
@@ -71,6 +72,8 @@ def run_eval(
 ) -> int:
     con = console or Console()
     ex = make_executor(executor, parallel, address)
+    if executor == "local":  # on a cluster the keys are the workers' (their own environment)
+        check_keys(plan.team_files)
     todo, kept = plan.pending(retry_errors)
     names = [t.name for t in plan.teams]
     con.print(
@@ -110,6 +113,18 @@ def run_eval(
         )
         return 130
     return finish(plan, con)
+
+
+def check_keys(team_files: list[Path]) -> None:
+    from autodev.errors import ProviderSetupError
+    from autodev.eval.teams import key_problems
+
+    problems = [f"{f}: {p}" for f in team_files for p in key_problems(f)]
+    if problems:
+        raise ProviderSetupError(
+            "a team's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
+            "set the variables named above (every run gets this environment), then run the eval again",
+        )
 
 
 def finished_line(r: dict) -> str:

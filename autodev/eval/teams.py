@@ -82,6 +82,7 @@ def load_team_spec(path: Path) -> TeamSpec:
             f"--team {path}: {name!r} cannot name a team", "rename the file: letters, digits, . _ -"
         )
     team = load_team(path)  # ConfigError names the file and the key
+    team.audit_model()  # a team of agent CLIs only must name its audit's model, as start checks
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     script = None
     if team.uses_scripted():
@@ -92,6 +93,19 @@ def load_team_spec(path: Path) -> TeamSpec:
         script = script_path.read_text(encoding="utf-8")
         data["scripted"] = {**data.get("scripted", {}), "path": "script.toml"}
     return TeamSpec(name, tomli_w.dumps(data), script)
+
+
+def key_problems(path: Path) -> list[str]:
+    """What a team's providers need and this environment lacks (keys named by api_key_env, the
+    providers' usual variables), checked offline as `autodev doctor` does: litellm is not imported."""
+    from autodev.config import load_team, provider_problems
+    from autodev.doctor import PROVIDER_KEYS
+
+    def offline(model: str) -> tuple[list[str], str]:
+        provider = model.split("/", 1)[0] if "/" in model else None
+        return list(PROVIDER_KEYS.get(provider or "", [])), ""
+
+    return provider_problems(load_team(Path(path)), lookup=offline)
 
 
 def load_teams(paths: list[Path]) -> list[TeamSpec]:

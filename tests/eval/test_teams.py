@@ -55,3 +55,21 @@ def test_caps_become_budget_keys_over_the_base_config(tmp_path):
     (tmp_path / "bad.toml").write_text("gateMood = 1\n")
     with pytest.raises(ConfigError, match="gateMood"):
         load_base_config(tmp_path / "bad.toml")
+
+
+def test_missing_provider_keys_are_found_before_any_run(tmp_path, monkeypatch):
+    from autodev.errors import ProviderSetupError
+    from autodev.eval.driver import check_keys
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "gpt.toml").write_text(
+        '[[participants]]\nname = "solo"\nmodel = "openai/gpt-5"\nwrite = true\n'
+    )
+    (tmp_path / "local.toml").write_text(
+        '[[participants]]\nname = "solo"\nmodel = "openai/m"\napi_base = "http://127.0.0.1:9/v1"\nwrite = true\n'
+    )
+    with pytest.raises(ProviderSetupError, match="OPENAI_API_KEY") as e:
+        check_keys([tmp_path / "local.toml", tmp_path / "gpt.toml"])
+    assert "gpt.toml" in e.value.message and "local.toml" not in e.value.message and e.value.exit_code == 2
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    check_keys([tmp_path / "gpt.toml"])
