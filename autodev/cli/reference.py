@@ -65,6 +65,8 @@ def _section(cmd: Any, ctx: typer.Context, level: int) -> list[str]:
         "```",
         "",
     ]
+    if cmd.epilog:  # what `--help` prints below the options
+        out += [inspect.cleandoc(cmd.epilog), ""]
     arguments = [p for p in cmd.params if _is_param(p, "argument")]
     if arguments:
         out += ["| argument | type | required | meaning |", "|---|---|---|---|"]
