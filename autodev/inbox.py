@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -95,6 +96,30 @@ def problem(msg: object) -> str | None:
     return None
 
 
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # a message is a user's text: more is damage from outside
+
+
+def _read_regular(p: Path) -> bytes | None:
+    """The file's bytes (at most MAX_MESSAGE_BYTES + 1), or None when it is not a regular file:
+    opened without following a link and without blocking, so a FIFO cannot stall the daemon."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError:  # a link (ELOOP), a folder on some systems, no permission: not ours
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], MAX_MESSAGE_BYTES + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -> list[tuple[Path, dict]]:
     """Complete, well-formed messages in arrival order.
 
@@ -106,7 +131,12 @@ def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -
     out = []
     for p in sorted(inbox.glob("*.json")):
         try:
-            msg = json.loads(p.read_bytes().decode("utf-8"))
+            raw = _read_regular(p)
+            if raw is None:  # a FIFO, a folder, a link: never a message autodev wrote; ignored
+                continue
+            if len(raw) > MAX_MESSAGE_BYTES:
+                raise ValueError(f"{len(raw)} bytes, more than the {MAX_MESSAGE_BYTES} a message may have")
+            msg = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             continue
         except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested beyond reason

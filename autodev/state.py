@@ -54,11 +54,35 @@ class StateFile:
             data = json.loads(self.path.read_text())
         except FileNotFoundError:
             return blank_state()
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             raise StateConflictError(
-                f"{self.path} is not valid JSON ({e})", f"move {self.path} aside; the daemon rebuilds it"
+                f"{self.path} is not valid JSON ({type(e).__name__}: {str(e)[:200]})", self._repair()
             ) from None
-        return {**blank_state(), **data}
+        if not isinstance(data, dict):
+            raise StateConflictError(
+                f"{self.path} holds a JSON {type(data).__name__}, not the run's state object", self._repair()
+            )
+        state = {**blank_state(), **data}
+        from pydantic import ValidationError
+
+        from autodev.records import RunState
+
+        try:
+            RunState.model_validate(state)
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(x) for x in err["loc"])
+            raise StateConflictError(
+                f"{self.path}: '{where}' {err['msg'].lower()} (got {str(err.get('input'))[:80]!r})",
+                self._repair(),
+            ) from None
+        return state
+
+    def _repair(self) -> str:
+        return (
+            f"move it aside (`mv {self.path} {self.path}.bad`); `autodev start` then rebuilds the run's "
+            "state from its logs"
+        )
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

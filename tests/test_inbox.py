@@ -164,3 +164,26 @@ def test_concurrent_senders_lose_nothing_and_keep_their_order(tmp_path):
     assert len({m["id"] for m in got}) == procs * per
     for k in range(procs):
         assert [m["i"] for m in got if m["who"] == f"s{k}"] == list(range(per))
+
+
+def test_a_fifo_a_folder_and_a_link_named_json_are_ignored_and_an_oversized_file_set_aside(tmp_path):
+    """Issue 20: none of these is a message autodev wrote; none blocks the daemon or crashes it."""
+    import os
+
+    from autodev import inbox
+
+    box = tmp_path / "inbox"
+    box.mkdir()
+    os.mkfifo(box / "0-fifo.json")  # read without O_NONBLOCK, this would wait forever
+    (box / "1-folder.json").mkdir()
+    (box / "2-link.json").symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "elsewhere.json").write_text('{"kind": "send", "text": "from a link"}')
+    (box / "3-big.json").write_bytes(
+        b'{"kind": "send", "text": "' + b"x" * (inbox.MAX_MESSAGE_BYTES + 10) + b'"}'
+    )
+    inbox.drop(box, "send", text="hello")
+    aside = []
+    got = inbox.pending(box, lambda p, why: aside.append((p.name, why)))
+    assert [m["text"] for _, m in got] == ["hello"]
+    assert [name for name, _ in aside] == ["3-big.bad"] and "bytes" in aside[0][1]
+    assert (box / "0-fifo.json").exists() and (box / "1-folder.json").is_dir()

@@ -132,7 +132,13 @@ def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
 
 def test_any_text_is_written_as_valid_utf8_and_privately(tmp_path):
     s = StateFile(tmp_path / "run" / "state.json")
-    s.update(lambda st: {**st, "objective": "caf\udce9", "question": {"text": "\ud83d alone"}})
+    s.update(
+        lambda st: {
+            **st,
+            "objective": "caf\udce9",
+            "question": {"from": "bob", "seq": 1, "text": "\ud83d alone"},
+        }
+    )
     raw = s.path.read_bytes().decode("utf-8")  # strictly valid
     assert "\\udce9" not in raw
     got = s.read()
