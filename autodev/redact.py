@@ -22,6 +22,10 @@ SECRET_NAMES: frozenset[str] = frozenset(
         "AWS_ACCESS_KEY_ID",  # not secret alone, but half of a credential pair
         "GOOGLE_APPLICATION_CREDENTIALS",
         "VERTEX_CREDENTIALS",
+        # an OTLP collector's headers usually carry its key (autodev/telemetry)
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+        "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
     }
 )
 # A name is a secret when one of its words (split on "_", "-" and ".") is one of these ...

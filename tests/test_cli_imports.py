@@ -1,4 +1,5 @@
-"""Commands that never call a model must not pay for importing litellm (about 3 s)."""
+"""Commands that never call a model must not pay for importing litellm (about 3 s), nor, with
+telemetry off, for the OpenTelemetry SDK and its exporter."""
 
 import os
 import subprocess
@@ -36,6 +37,7 @@ write = true
         (["runs"], 0),
         (["runs", "--json"], 0),
         (["runs", "stats"], 0),
+        (["trace", "export"], 2),  # no run to export, and telemetry is off: refused cheaply
     ],
 )
 def test_command_does_not_import_litellm(repo, args, code):
@@ -51,6 +53,7 @@ def test_command_does_not_import_litellm(repo, args, code):
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "litellm" not in imported
     assert not any(m.startswith("litellm.") for m in imported)
+    assert not any(m.startswith(("opentelemetry.sdk", "opentelemetry.exporter")) for m in imported)
 
 
 def test_panel_does_not_import_litellm():

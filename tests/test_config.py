@@ -57,6 +57,13 @@ EVERY_KEY = {
     "notifyUrl": "http://127.0.0.1:9000/hook",
     "notifyTimeoutSec": 3,
     "hooks": [{"on": "after_tool", "command": "ruff check .", "match": "write_*", "timeout_sec": 60}],
+    "telemetry": {
+        "enabled": False,
+        "endpoint": "http://127.0.0.1:4318",
+        "captureContent": True,
+        "queueSize": 8,
+        "exportTimeoutSec": 1.5,
+    },
 }
 
 
@@ -87,6 +94,7 @@ def test_every_key_loads_by_its_alias(tmp_path):
     by_alias = {info.alias: getattr(cfg, name) for name, info in RunConfig.model_fields.items()}
     assert set(by_alias) == set(EVERY_KEY), "EVERY_KEY must list every field"
     by_alias["hooks"] = [h.model_dump(by_alias=True) for h in by_alias["hooks"]]
+    by_alias["telemetry"] = by_alias["telemetry"].model_dump(by_alias=True)
     for key, value in EVERY_KEY.items():
         assert by_alias[key] == value, key
         assert by_alias[key] != RunConfig.model_fields[

@@ -7,6 +7,7 @@ crash counts every earlier run of the turn exactly once (harness/recovery.py add
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -143,6 +144,7 @@ def carry(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResult) -
                 "type": "agent_finished",
                 "run": ctx.run_id,
                 "turn": ctx.turn,
+                "ts": time.time(),
                 "agent": agent,
                 "pid": rec.get("pid"),
                 "exit_code": None,

@@ -11,6 +11,7 @@ config, init) must not import litellm: it costs seconds of start-up.
 - `look`: status, thread, runs, panel, demo
 - `timeline`: rewind, replay, runs export (autodev/timeline)
 - `evaluate`: eval
+- `trace`: trace export (OpenTelemetry)
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from autodev.cli.root import _paths, app, main
 
 # Commands register themselves on import; this order is the order `autodev --help` lists them in.
 # isort: off
-from autodev.cli import setup, start, send, look, timeline, evaluate  # noqa: F401
+from autodev.cli import setup, start, send, look, timeline, evaluate, trace  # noqa: F401
 # isort: on
 
 __all__ = ["_paths", "app", "main"]

@@ -4,7 +4,7 @@ One pydantic model per TOML section. Every field carries a description, which is
 source for `autodev config`, docs/CONFIG.md and error fixes, so the three cannot disagree.
 
 - `base`: what every model shares (strictness, rule errors, values in TOML spelling)
-- `run`: config.toml (`RunConfig`, `HookConfig`)
+- `run`: config.toml (`RunConfig`, `HookConfig`); `telemetry`: its `[telemetry]` table (`TelemetryConfig`)
 - `participant`, `team`: team.toml (`Participant`; `Team`, `AuditConfig`, `ScriptedConfig`, `McpServer`)
 - `loading`: reading both files, pydantic's errors rewritten in TOML terms
 - `docs`: `autodev config` rows and docs/CONFIG.md
@@ -43,6 +43,7 @@ from autodev.config.providers import (
 )
 from autodev.config.run import HookConfig, HookPoint, RunConfig
 from autodev.config.team import BUILTIN_CAPABILITIES, AuditConfig, McpServer, ScriptedConfig, Team
+from autodev.config.telemetry import TelemetryConfig
 
 __all__ = [
     "BUILTIN_CAPABILITIES",
@@ -58,6 +59,7 @@ __all__ = [
     "McpServer",
     "Participant",
     "RunConfig",
+    "TelemetryConfig",
     "ScriptedConfig",
     "Team",
     "_cell",

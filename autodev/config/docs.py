@@ -12,6 +12,7 @@ from autodev.config.base import _toml
 from autodev.config.participant import Participant
 from autodev.config.run import HookConfig, RunConfig
 from autodev.config.team import AuditConfig, McpServer, ScriptedConfig
+from autodev.config.telemetry import TelemetryConfig
 
 
 def config_rows(cfg: RunConfig) -> list[tuple[str, str, str, str]]:
@@ -86,6 +87,10 @@ def config_markdown() -> str:
         "### `[[hooks]]` (optional, any number)",
         "",
         *_table_rows(HookConfig),
+        "",
+        "### `[telemetry]` (optional)",
+        "",
+        *_table_rows(TelemetryConfig),
         "",
         "## `.autodev/team.toml`",
         "",

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from autodev.config.base import _MODEL_CONFIG, _rule, _toml
+from autodev.config.telemetry import TelemetryConfig
 
 HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
 
@@ -286,6 +287,12 @@ class RunConfig(BaseModel):
         alias="hooks",
         description="Shell commands at the harness's control points, one [[hooks]] table each "
         "(keys on, command, match, timeout_sec; see below).",
+    )
+    telemetry: TelemetryConfig = Field(
+        default_factory=TelemetryConfig,
+        alias="telemetry",
+        description="OpenTelemetry traces and metrics, as a [telemetry] table (keys below; "
+        "docs/telemetry.md). Off unless OTEL_EXPORTER_OTLP_ENDPOINT or its endpoint is set.",
     )
 
     @field_validator("gate_auto_approve", "gate_auto_deny", "gate_required", "gate_required_tools")

@@ -17,7 +17,7 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, credit, faults, notify, reasons, runs, scheduler, userfiles
+from autodev import budget, credit, faults, notify, reasons, runs, scheduler, telemetry, userfiles
 from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
@@ -35,6 +35,7 @@ from autodev.thread import TAIL, Thread
 from autodev.timeline import rewind
 
 IDLE = ("awaiting_user", "gated", "paused")
+TELEMETRY_CLOSE_S = 3.0  # what a closing daemon gives its exporter to send what is queued
 IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
 EXIT_COMPLETE, EXIT_FAILED, EXIT_NEEDS_USER = 0, 1, 3
 
@@ -100,6 +101,18 @@ class Loop:
             if w:
                 events.emit("warning", message=w)
         self.index(runs.start_record)
+        self.telemetry = telemetry.start(
+            paths,
+            settings.config.telemetry,
+            self.run_id,
+            lambda m: events.emit("warning", message=m),
+            redact.text,
+        )
+        if self.telemetry is not None:
+            closing.callback(
+                lambda: self.telemetry and self.telemetry.close(self.state.read(), TELEMETRY_CLOSE_S)
+            )
+            self.telemetry.catch_up(st["turn"] + 1)
         self.resume = None
         rewind.finish_pending(self._timeline())  # a rewind a crash cut short
         self._settle()
@@ -284,6 +297,7 @@ class Loop:
                     "type": "turn_finished",
                     "run": self.run_id,
                     "turn": resume.turn,
+                    "ts": time.time(),
                     "seq": None,
                     "reason": "its participant left the team",
                 }
@@ -325,7 +339,13 @@ class Loop:
         except ProviderError as e:
             # The turn stays open: `resume` continues it from the same step, with fresh retries.
             run.hlog.append(
-                {"type": "generation_failed", "run": self.run_id, "turn": turn_no, "error": str(e)[:500]}
+                {
+                    "type": "generation_failed",
+                    "run": self.run_id,
+                    "turn": turn_no,
+                    "ts": time.time(),
+                    "error": str(e)[:500],
+                }
             )
             self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
             self._settle()
@@ -351,6 +371,8 @@ class Loop:
             self.after_post(result.post, p.name, turn_no, result)
         else:
             self.silent(p.name, result.reason, turn_no, result)
+        if self.telemetry is not None:
+            self.telemetry.turn_done(turn_no)
         self._plan_next()
 
     def _budget_reached(self, speaker: str) -> bool:
@@ -459,3 +481,7 @@ class Loop:
         )
         if applied:
             self._plan_next()
+        if self.telemetry is not None and self.resume is None:
+            recs, finished = recovery.last_turn_records(self.paths.harness_log)
+            if finished and recs:
+                self.telemetry.turn_done(int(recs[0]["turn"]))  # a turn settled here (the cursor dedups)

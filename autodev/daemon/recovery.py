@@ -25,6 +25,7 @@ a stop at a step boundary), so that turn resumes exactly as after a crash.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -143,6 +144,7 @@ def settle(
                 "type": "turn_finished",
                 "run": run.run_id,
                 "turn": turn,
+                "ts": time.time(),
                 "seq": post["seq"],
                 "reason": "recovered: its post was committed",
             }

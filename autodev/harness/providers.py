@@ -66,6 +66,8 @@ class Generation:
     model: str
     cached_tokens: int = 0  # input tokens read from the provider's prompt cache
     source: str = ""  # the litellm model string that wrote the message (its provider family)
+    finish_reason: str | None = None  # why the provider stopped ("stop", "tool_calls", "length")
+    response_model: str | None = None  # the model the provider says answered
 
 
 class RateLimited(Exception):
@@ -355,6 +357,8 @@ def complete(
         target.label,
         int(cached or 0),
         target.model,
+        getattr(resp.choices[0], "finish_reason", None),  # pyright: ignore[reportAttributeAccessIssue]
+        getattr(resp, "model", None),
     )
 
 

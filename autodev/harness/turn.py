@@ -83,7 +83,10 @@ class TurnContext:
 
     def record(self, type: str, **fields: Any) -> dict:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
-        return self.hlog.append({"type": type, "run": self.run_id, "turn": self.turn, **fields})
+        # ts: when it happened, for the spans autodev/telemetry derives from this log
+        return self.hlog.append(
+            {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields}
+        )
 
     def emit(self, type: str, **fields: Any) -> dict:
         """An event of this participant's turn."""
@@ -227,7 +230,15 @@ def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
         "cached_tokens": gen.cached_tokens,
         "cost": gen.cost,
     }
-    ctx.record("generation_finished", step=step, message=gen.message, source=gen.source, **usage)
+    ctx.record(
+        "generation_finished",
+        step=step,
+        message=gen.message,
+        source=gen.source,
+        finish_reason=gen.finish_reason,
+        response_model=gen.response_model,
+        **usage,
+    )
     ctx.emit("generation", step=step, **usage)
 
 

@@ -13,6 +13,7 @@ from autodev.records.base import Open
 class _Harness(Open):
     run: str
     turn: int
+    ts: float | None = None  # epoch seconds (older logs have none): the spans' times (autodev/telemetry)
 
 
 class TurnStarted(_Harness):
@@ -40,6 +41,8 @@ class GenerationFinished(_Harness):
     completion_tokens: int = 0
     cached_tokens: int = 0
     cost: float | None = None
+    finish_reason: str | None = None
+    response_model: str | None = None
 
 
 class GenerationFailed(_Harness):

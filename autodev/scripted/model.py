@@ -57,7 +57,10 @@ class ScriptedModel(Model):
         completion = tokens(output_chars(text, calls))
         price = self.script.price
         cost = prompt * price["input_per_token"] + completion * price["output_per_token"] if price else None
-        return providers.Generation(message, prompt, completion, cost, target.label, 0, target.model)
+        finish = "tool_calls" if calls else "stop"
+        return providers.Generation(
+            message, prompt, completion, cost, target.label, 0, target.model, finish, target.model
+        )
 
 
 def _error(target: providers.Target, step: Step, text: str) -> Exception:

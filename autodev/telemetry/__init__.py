@@ -1,0 +1,57 @@
+"""OpenTelemetry traces and metrics of a run, by the GenAI semantic conventions (SPEC §19).
+
+Spans are derived from the durable record (harness.jsonl and events.jsonl), never recorded live,
+so a crash cannot tear a trace: a turn is exported once it has finished, whole, with ids hashed
+from the run, turn and call, and a cursor (`telemetry.jsonl`) keeps a span from going out twice.
+
+- `settings`: on or off, and where to (OTEL_* variables, the `[telemetry]` table); pure
+- `spans`: a turn's spans and the run's root from its records; pure, no OpenTelemetry import
+- `reading`: a run's records, whole or one turn read backwards
+- `sent`: the cursor of what each collector accepted
+- `otel`: the SDK side (spans with derived ids, OTLP/HTTP exporters, the GenAI metrics)
+- `export`: the daemon's background exporter and `autodev trace export`
+
+Nothing of OpenTelemetry is imported unless telemetry is on (`start` returns None first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
+
+if TYPE_CHECKING:
+    from autodev.config.telemetry import TelemetryConfig
+    from autodev.paths import RunPaths
+    from autodev.telemetry.export import Background
+
+__all__ = ["HEADER_VARS", "Telemetry", "resolve", "start"]
+
+
+def start(
+    paths: RunPaths,
+    config: TelemetryConfig | None,
+    run: str,
+    warn: Callable[[str], object],
+    redact: Callable[[str], str],
+) -> Background | None:
+    """The daemon's background exporter, or None when telemetry is off. A missing install or a
+    collector that cannot be set up is a warning: telemetry never stops a run."""
+    cfg = resolve(config)
+    if cfg is None:
+        return None
+    from autodev import keys
+
+    secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
+    try:
+        from autodev.telemetry.export import Background, Sender
+
+        sender = Sender.open(cfg, paths, secrets, redact)
+    except ImportError as e:
+        warn(
+            f"telemetry is configured but OpenTelemetry is not installed ({e.name}): install "
+            "autodev-team[telemetry]; the run goes on without telemetry"
+        )
+        return None
+    return Background(sender, run, warn)
