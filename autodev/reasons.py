@@ -22,6 +22,7 @@ REASONS = {
     "complete": "the audit accepted the work",
     "rebuilt": "state.json was missing; the run's state was rebuilt from its logs",
     "rewound": "you rewound the run to post {seq}; the posts after it are superseded",
+    "forked": "forked from run {run} at post {seq}",
     "refused": "autodev refused to go on in this repository: {error}; fix: {fix}",
 }
 CONTINUE = {
@@ -35,6 +36,7 @@ CONTINUE = {
     "complete": 'autodev send "..." to continue with more work',
     "rebuilt": "autodev start",
     "rewound": "autodev resume  (or autodev start when no daemon runs)",
+    "forked": "autodev start",
     "refused": "the fix above, then autodev resume (or autodev stop and autodev start)",
 }
 

@@ -79,6 +79,7 @@ def start_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) ->
         "repo": str(repo),
         "run_dir": str(run_dir),
         "objective": (st.get("objective") or "").split("\n")[0][:200],
+        **({"forked_from": st["forked_from"]} if st.get("forked_from") else {}),
     }
 
 
@@ -137,6 +138,8 @@ def listing() -> list[dict]:
         r["repo"] = rec.get("repo") or r.get("repo")
         if rec.get("objective"):
             r["objective"] = rec["objective"]
+        if rec.get("forked_from"):
+            r["forked_from"] = rec["forked_from"]
         if rec.get("type") == "start":
             r["last_start"] = rec
         elif rec.get("type") == "end":
@@ -182,6 +185,7 @@ def listing() -> list[dict]:
                 "last_activity": last if missing else _mtime(run_dir),
                 **{k: figures.get(k) for k in ("turns", "credited", "tokens", "cost")},
                 "models": figures.get("models") or {},
+                "forked_from": r.get("forked_from") or (live or {}).get("forked_from"),
             }
         )
     rows.sort(key=lambda x: x["started"] or "", reverse=True)
@@ -285,6 +289,12 @@ def _duration(sec: float | None) -> str:
     return f"{sec // 3600}h{sec % 3600 // 60:02d}m"
 
 
+def _lineage(row: dict) -> str:
+    """How a forked run names its origin in the listing: "fork of RUN@SEQ: "."""
+    f = row.get("forked_from")
+    return f"fork of {f.get('run')}@{f.get('seq')}: " if isinstance(f, dict) else ""
+
+
 def render_listing(rows: list[dict]) -> None:
     from rich.table import Table
 
@@ -312,7 +322,7 @@ def render_listing(rows: list[dict]) -> None:
             turns += f"/{r['credited']}"
         t.add_row(
             Path(r["repo"]).name if r["repo"] else "-",
-            (r["objective"] or "-").split("\n")[0],
+            _lineage(r) + (r["objective"] or "-").split("\n")[0],
             r["state"] or "-",
             turns,
             f"${r['cost']:.2f}" if r["cost"] is not None else "-",

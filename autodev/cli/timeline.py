@@ -102,3 +102,19 @@ def export(
         f = bundle.export(paths, Path(tmp) / "run.tar.gz")
         sys.stdout.buffer.write(f.read_bytes())
         sys.stdout.flush()
+
+
+@app.command()
+def fork(
+    seq: int = typer.Argument(..., help="The post the new run starts from (its #seq)."),
+    into: Path = typer.Option(..., "--into", help="A new folder: the git worktree of the new run."),
+):
+    """Start a new run beside this one: a git worktree at the commit of post SEQ, and a run whose
+    thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
+    from autodev.timeline import fork as fk
+
+    done = fk.fork(_paths(), seq, into)
+    print(
+        f"forked run {done['forked_from']['run']} at post {seq} into {done['into']} "
+        f"(branch {done['branch']}, run {done['run']}); `cd {done['into']} && autodev start` continues it"
+    )

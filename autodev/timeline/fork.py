@@ -1,0 +1,132 @@
+"""`autodev fork SEQ --into DIR`: a new git worktree at the commit of post SEQ and a new run
+whose thread is this run's up to SEQ, with `forked_from` (run, seq) in its state and in the runs
+index. The original run is untouched (its daemon may keep running); each goes on with its own
+daemon, since a run folder belongs to one repository path.
+
+The copy: thread lines up to SEQ as they are (superseded posts and rewind notes included, so
+seq stays contiguous and the live line is the same), the events up to SEQ's effects and the
+harness records of the turns up to SEQ's (`prefix.prefix_records`), the scripted model's ledger,
+and `.autodev/` when the worktree does not bring it. The state is rebuilt from that prefix under
+a new run id; turn numbers carry on from the copied turns.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import shutil
+from pathlib import Path
+
+from autodev.errors import UsageError
+from autodev.journal import iter_records
+from autodev.paths import RunPaths
+from autodev.reasons import reason
+from autodev.state import StateFile
+from autodev.thread import read_live
+from autodev.timeline import git
+
+
+class ForkRefused(UsageError):
+    """A fork that cannot be made as asked (exit 2)."""
+
+
+def commit_at(paths: RunPaths, seq: int) -> str:
+    """The commit of post `seq` (see `rewind.commit_at`), for a reader of the run."""
+    from autodev.rebuild import read_state
+
+    live = read_live(paths.thread)
+    best = None
+    for rec in iter_records(paths.thread):
+        if rec["seq"] > seq:
+            break
+        if live.is_live(rec["seq"]):
+            best = rec.get("head") or (rec.get("rewind") or {}).get("head") or best
+    best = best or read_state(paths).get("base_head")
+    if not best:
+        raise ForkRefused(f"no commit is known for post {seq}", "fork at a later post")
+    return best
+
+
+def fork(paths: RunPaths, seq: int, into: Path) -> dict:
+    from autodev.rebuild import from_records, read_state
+
+    into = into.resolve()
+    if into.exists() and any(into.iterdir()):
+        raise ForkRefused(f"{into} exists and is not empty", "give a new folder to --into")
+    posts = list(iter_records(paths.thread)) if paths.thread.exists() else []
+    last = posts[-1]["seq"] if posts else 0
+    if not 1 <= seq <= last:
+        raise ForkRefused(
+            f"there is no post {seq} (the thread has posts 1 to {last})", "pick a seq `autodev thread` shows"
+        )
+    live = read_live(paths.thread)
+    if not live.is_live(seq):
+        raise ForkRefused(f"post {seq} was superseded by a rewind", "fork at a live post")
+    src = read_state(paths)
+    commit = commit_at(paths, seq)
+    branch = f"autodev-fork-{secrets.token_hex(3)}"
+    git.git(paths.repo, "worktree", "add", "-q", "-b", branch, str(into), commit)
+    new = RunPaths(into)
+    if not (new.config_dir / "team.toml").exists():
+        config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
+        shutil.copytree(config, new.config_dir, dirs_exist_ok=True)
+    new.ensure()
+    kept = [p for p in posts if p["seq"] <= seq]
+    turns = [p["turn"] for p in kept if isinstance(p.get("turn"), int)]
+    upto = max(turns, default=0)
+    events = _events_upto(paths, seq, live)
+    harness = (
+        [r for r in iter_records(paths.harness_log) if r.get("turn", 0) <= upto]
+        if paths.harness_log.exists()
+        else []
+    )
+    _write(new.thread, kept)
+    _write(new.events, events)
+    _write(new.harness_log, harness)
+    if paths.scripted_ledger.exists():
+        shutil.copy2(paths.scripted_ledger, new.scripted_ledger)
+    st = from_records([p for p in kept if live.is_live(p["seq"])], events, harness)
+    at = {"state": "running", "reason": None}
+    if st.get("state") in ("awaiting_user", "gated"):
+        at = {"state": st["state"], "reason": st.get("reason")}
+    origin = {"run": src.get("run_id"), "seq": seq, "repo": str(paths.repo)}
+    st.pop("rebuilt_from_logs", None)
+    st.update(
+        run_id=secrets.token_hex(4),
+        turn=upto,
+        accounted_turn=upto,
+        applied_seq=seq,
+        warnings=[],
+        forked_from=origin,
+        state="stopped",
+        reason=reason("forked", run=origin["run"], seq=seq),
+        paused_from=at,
+    )
+    StateFile(new.state).update(lambda s: {**st, "version": s["version"]})
+    return {"into": str(into), "branch": branch, "commit": commit, "run": st["run_id"], "forked_from": origin}
+
+
+def _events_upto(paths: RunPaths, seq: int, live) -> list[dict]:
+    out, seen_post = [], False
+    for e in iter_records(paths.events) if paths.events.exists() else []:
+        if e.get("type") == "post" and isinstance(e.get("seq"), int):
+            if e["seq"] > seq:
+                break
+            seen_post = seen_post or e["seq"] == seq
+        elif seen_post and e.get("type") == "scheduled":
+            break
+        out.append(e)
+    return out
+
+
+def _write(path: Path, records: list[dict]) -> None:
+    """A whole new log, durable before the fork is reported."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
