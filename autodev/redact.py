@@ -4,13 +4,17 @@ of them, and how their values are masked in every log, the thread, events and st
 One list of names (`is_secret_name`), one scrubber (`scrubbed_env`) and one masker (`Redactor`):
 the command runner, the audit's check and every journal use these, so the rules cannot drift
 apart. The masker also catches the common encodings of a known value (reversed, base64 at any
-alignment, hex, with line wraps): a second line of defence behind the sandbox, which keeps the
-values out of reach in the first place.
+alignment, base32, hex, `od -x` words, rot13, reversed, any case, spread out by blanks or cut by
+line wraps): a second line of defence behind the sandbox, which keeps the values out of reach in
+the first place. Compressed forms (`gzip | base64`) cannot be matched: files that hold keys
+(`SECRET_FILES`, config `secretFiles`) are kept from commands and the file tools instead.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
+import codecs
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -36,6 +40,43 @@ SECRET_WORDS: frozenset[str] = frozenset(
 SECRET_LAST_WORDS: frozenset[str] = frozenset({"KEY", "KEYS"})
 
 MIN_SECRET_LEN = 8  # shorter values would mask ordinary words
+# Files in a repository that hold keys (config `secretFiles`): refused by the file tools and
+# `search`, seen empty by commands in the sandbox. Matched on the file name and on the path.
+SECRET_FILES: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pgpass",
+    ".pypirc",
+    ".npmrc",
+    ".git-credentials",
+    "credentials.json",
+    "*.tfvars",
+)
+
+
+def is_secret_file(path: str, patterns: Iterable[str]) -> bool:
+    """Whether the repository path `path` (or any folder on it) matches a `secretFiles` pattern."""
+    import fnmatch
+
+    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
+    for pat in patterns:
+        if fnmatch.fnmatch("/".join(parts), pat) or any(fnmatch.fnmatch(p, pat) for p in parts):
+            return True
+    return False
+
+
 MASK = "[redacted]"
 
 _WORD_SPLIT = re.compile(r"[_\-.]+")
@@ -90,9 +131,16 @@ def only_named(names: Iterable[str], keys: Mapping[str, str], base: Mapping[str,
 # ---------------------------------------------------------------------------- the masker
 
 
-def _wrapped(literal: str) -> str:
-    """A pattern for `literal` that also matches it cut by line breaks (base64 and xxd wrap)."""
-    return r"(?:\r?\n)?".join(re.escape(c) for c in literal)
+# The masker looks in a folded copy of the text: ASCII case folded (offsets stay put), so `tr a-z
+# A-Z`, a swapped case or hex in capitals is the same key; and blanks and line breaks left out,
+# so a value cut by line wraps (base64, xxd) or spread out (`s k - t e s t`, `od -c`) is too.
+_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# blanks, line breaks, and the offsets `od`, `xxd` and `hexdump` start their lines with
+_BLANKS = re.compile(r"(?:[ \t\r]*\n[0-9a-fA-F]{6,8}:?(?=[ \t]))+[ \t]*|[ \t\r\n]+")
+
+
+def _folded(text: str) -> str:
+    return _BLANKS.sub("", text.translate(_FOLD))
 
 
 def _base64_cores(value: bytes) -> set[str]:
@@ -110,11 +158,37 @@ def _base64_cores(value: bytes) -> set[str]:
     return out
 
 
+def _base32_cores(value: bytes) -> set[str]:
+    """Like `_base64_cores`, for base32 (5-byte groups, five alignments)."""
+    out = set()
+    for shift in range(5):
+        text = base64.b32encode(b"\0" * shift + value).decode()
+        start = 8 if shift else 0
+        end = 8 * ((shift + len(value)) // 5)
+        core = text[start:end]
+        if len(core) >= MIN_SECRET_LEN:
+            out.add(core)
+    return out
+
+
+def _swapped_words(raw: bytes) -> set[str]:
+    """The hex `od -x` prints: 2-byte little-endian words, at both alignments."""
+    out = set()
+    for shift in range(2):
+        data = raw[shift:]
+        data = data[: len(data) - len(data) % 2]
+        out.add("".join(data[i + 1 : i + 2].hex() + data[i : i + 1].hex() for i in range(0, len(data), 2)))
+    return out
+
+
 def encodings(value: str) -> set[str]:
-    """The literal forms of `value` the masker looks for: itself and its common encodings."""
+    """The literal forms of `value` the masker looks for: itself, rot13 and hex, each also
+    reversed, and its base64, base32 and `od -x` forms (the masker folds case, so lower-, upper-
+    and swapped-case forms match too)."""
     raw = value.encode("utf-8", errors="surrogateescape")
-    forms = {value, value[::-1], raw.hex(), raw.hex().upper()}
-    forms |= _base64_cores(raw)
+    forms = {value, codecs.encode(value, "rot13"), raw.hex()}
+    forms |= {f[::-1] for f in forms}
+    forms |= _base64_cores(raw) | _base32_cores(raw) | _swapped_words(raw)
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
@@ -123,7 +197,7 @@ class Redactor:
 
     def __init__(self, values: Iterable[str]):
         self.values: list[str] = []
-        self._rx: re.Pattern | None = None
+        self._forms: list[str] = []
         self.learn(values)
 
     def learn(self, values: Iterable[str]) -> None:
@@ -134,9 +208,8 @@ class Redactor:
         self.values = sorted(set(self.values) | new, key=len, reverse=True)
         forms = set()
         for v in self.values:
-            forms |= encodings(v)
-        # Longest first, so a value wins over its own prefix.
-        self._rx = re.compile("|".join(_wrapped(f) for f in sorted(forms, key=len, reverse=True)))
+            forms |= {f for f in map(_folded, encodings(v)) if len(f) >= MIN_SECRET_LEN}
+        self._forms = sorted(forms, key=len, reverse=True)
 
     @classmethod
     def from_env(cls, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Redactor:
@@ -144,13 +217,55 @@ class Redactor:
         return cls(secret_values(env, extra_names).values())
 
     def text(self, s: str) -> str:
-        return s if self._rx is None else self._rx.sub(MASK, s)
+        if not self._forms or not s:
+            return s
+        lowered = s.translate(_FOLD)
+        folded = _BLANKS.sub("", lowered)
+        spans: list[tuple[int, int]] = []
+        for form in self._forms:
+            i = folded.find(form)
+            while i >= 0:
+                spans.append((i, i + len(form)))
+                i = folded.find(form, i + 1)
+        if not spans:
+            return s
+        # where each blank-free piece of the folded text starts in `s`
+        starts: list[int] = []
+        origins: list[int] = []
+        at = kept = 0
+        for m in [*_BLANKS.finditer(lowered), None]:
+            end = m.start() if m else len(s)
+            if end > at:
+                starts.append(kept)
+                origins.append(at)
+                kept += end - at
+            if m:
+                at = m.end()
+
+        def origin(k: int) -> int:
+            p = bisect.bisect_right(starts, k) - 1
+            return origins[p] + (k - starts[p])
+
+        merged: list[list[int]] = []
+        for a, b in sorted(spans):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        out: list[str] = []
+        done = 0
+        for a, b in merged:
+            lo, hi = origin(a), origin(b - 1) + 1
+            out += [s[done:lo], MASK]
+            done = hi
+        out.append(s[done:])
+        return "".join(out)
 
     def __call__(self, obj: Any) -> Any:
-        if self._rx is None:
+        if not self._forms:
             return obj
         if isinstance(obj, str):
-            return self._rx.sub(MASK, obj)
+            return self.text(obj)
         if isinstance(obj, dict):
             return {k: self(v) for k, v in obj.items()}
         if isinstance(obj, (list, tuple)):

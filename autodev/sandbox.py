@@ -81,13 +81,22 @@ class Sandbox:
             "warning": self.warning,
         }
 
-    def room(self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True) -> Room:
+    def room(
+        self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, secret_files=()
+    ) -> Room:
         """Where one participant's (or the audit's) commands run. The git identity is read here,
         on the host, because the room hides the $HOME that holds it. `writable=False` (a
         participant with write = false): the repository and its git folders are read-only."""
         identity = tuple(git_identity(Path(repo)).items()) if self.active else ()
         return Room(
-            self, Path(repo), tuple(Path(h) for h in hide), network, tuple(expose), identity, writable
+            self,
+            Path(repo),
+            tuple(Path(h) for h in hide),
+            network,
+            tuple(expose),
+            identity,
+            writable,
+            tuple(secret_files),
         )
 
 
@@ -100,6 +109,7 @@ class Room:
     expose: tuple = ()
     identity: tuple[tuple[str, str], ...] = ()  # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity
     writable: bool = True  # False: the repository (work tree and git folders) is mounted read-only
+    secret_files: tuple[str, ...] = ()  # config secretFiles: seen empty inside
 
     def wrap(self, argv: list[str]) -> list[str]:
         """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
@@ -109,6 +119,9 @@ class Room:
         opts = bwrap_args(
             self.repo, hide=self.hide, network=self.network, expose=self.expose, writable=self.writable
         )
+        for path in secret_paths(self.repo, self.secret_files):
+            # an empty file (or folder) in its place: no command reads the keys it holds
+            opts[-2:-2] = ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", _empty_file(), path]
         return [binary, *opts, "--", *argv]
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
@@ -213,6 +226,52 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=(), writabl
         args += m
     args += ["--chdir", str(repo)]
     return args
+
+
+_EMPTY: list[str] = []
+
+
+def _empty_file() -> str:
+    """An empty read-only file on the host, bound over each secret file (a device node such as
+    /dev/null cannot be: the sandbox mounts binds without devices)."""
+    if not _EMPTY or not os.path.isfile(_EMPTY[0]) or os.path.getsize(_EMPTY[0]):
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="autodev-empty-")
+        os.close(fd)
+        os.chmod(path, 0o444)
+        _EMPTY[:] = [path]
+    return _EMPTY[0]
+
+
+_NOT_WALKED = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"}
+MAX_WALKED = 200_000  # entries looked at for secret files, so a huge tree cannot stall a command
+
+
+def secret_paths(repo: Path, patterns: tuple[str, ...]) -> list[str]:
+    """The files and folders in `repo` matching `secretFiles` (not followed into dependency and
+    cache folders), as absolute paths for the sandbox to cover."""
+    from autodev.redact import is_secret_file
+
+    if not patterns:
+        return []
+    root = os.path.realpath(repo)
+    found: list[str] = []
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        dirs[:] = [d for d in dirs if d not in _NOT_WALKED]
+        for name in [*dirs, *files]:
+            seen += 1
+            path = name if rel == "." else f"{rel}/{name}"
+            if is_secret_file(name, patterns) or is_secret_file(path, patterns):
+                full = os.path.join(folder, name)
+                if not os.path.islink(full):
+                    found.append(full)
+        dirs[:] = [d for d in dirs if not is_secret_file(d, patterns)]
+        if seen > MAX_WALKED:
+            break
+    return found
 
 
 def git_dirs(repo: Path) -> list[Path]:

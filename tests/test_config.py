@@ -46,6 +46,7 @@ EVERY_KEY = {
     "sandbox": "off",
     "commandNetwork": True,
     "sandboxExpose": ["~/.cargo"],
+    "secretFiles": [".env"],
     "maxRetries": 0,
     "retryBackoffSec": 0.01,
     "maxSilentTurns": 2,

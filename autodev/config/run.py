@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from autodev.config.base import _MODEL_CONFIG, _rule, _toml
 from autodev.config.telemetry import TelemetryConfig
+from autodev.redact import SECRET_FILES
 
 HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
 
@@ -204,6 +205,13 @@ class RunConfig(BaseModel):
         alias="sandboxExpose",
         description="(autodev addition) Folders made visible read-only inside the sandbox "
         'although $HOME is hidden, e.g. ["~/.cargo", "~/.rustup"] for tools installed there.',
+    )
+    secret_files: list[str] = Field(
+        default_factory=lambda: list(SECRET_FILES),
+        alias="secretFiles",
+        description="(autodev addition) Glob patterns on file names (or paths) in the repository "
+        "that hold keys: the file tools and `search` refuse them, and commands in the sandbox see "
+        "them empty. An empty list allows them all.",
     )
     # The keys below are autodev's own additions to the contract's list.
     max_retries: int = Field(

@@ -80,6 +80,7 @@ def context(
         ),
         room=room(run, config, settings, p),
         redactor=run.redact,
+        secret_files=config.secret_files,
     )
     # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
     workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
@@ -205,6 +206,7 @@ def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None 
         network=net,
         expose=config.sandbox_expose,
         writable=True if p is None else p.write,
+        secret_files=config.secret_files,
     )
 
 

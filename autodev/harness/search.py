@@ -77,6 +77,7 @@ def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
         f"--max-filesize={SEARCH_MAX_FILE}",
         f"--regexp={pattern}",
     ]
+    argv += [f"--glob=!{pat}" for pat in ws.secret_files]  # secretFiles: never searched
     if glob and "/" not in glob:
         argv.append(f"--glob={glob}")
     argv += ["--"] + ([] if rel == "." else [rel])

@@ -49,7 +49,7 @@ from autodev.errors import ToolError
 from autodev.harness import commands, files, search
 from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
 from autodev.journal import safe_text
-from autodev.redact import Redactor, scrubbed_env, secret_values
+from autodev.redact import SECRET_FILES, Redactor, is_secret_file, scrubbed_env, secret_values
 
 if TYPE_CHECKING:
     from autodev.sandbox import Room
@@ -244,6 +244,7 @@ class Workspace:
         max_output: int = 20000,
         room: Room | None = None,
         redactor: Redactor | None = None,
+        secret_files: Iterable[str] = SECRET_FILES,
     ):
         self.repo = Path(repo)
         if not self.repo.is_dir():
@@ -259,6 +260,7 @@ class Workspace:
         self.secret_env = frozenset(secret_env)
         self.command_guard = command_guard
         self.room = room  # the sandbox commands run in; None: unsandboxed
+        self.secret_files = tuple(secret_files)  # config secretFiles: refused by every file tool
         # The daemon's secrets (and their encodings), so a key that reached a file or an
         # output is masked too. The daemon passes its own; alone, learn them from the env.
         self._redactor = redactor or Redactor(secret_values(os.environ, self.secret_env).values())
@@ -327,6 +329,13 @@ class Workspace:
         if ".git" in Path(os.path.relpath(real, self.root)).parts:
             raise ToolError(self._git_refusal(tool, raw))
         display = given.as_posix()
+        for shown in (display, os.path.relpath(real, self.root)):
+            if self.secret_files and is_secret_file(shown, self.secret_files):
+                raise ToolError(
+                    f"{tool}: path '{raw}' is a secret file (it matches secretFiles in "
+                    ".autodev/config.toml): its keys stay out of the thread and the logs; ask the "
+                    "user with tell_user if you need something from it"
+                )
         return real, display
 
     @staticmethod
