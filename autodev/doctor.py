@@ -85,7 +85,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     checks.append(_sandbox(paths))
     if team is not None:
         checks.extend(_providers(team, env, online))
-        checks.extend(_agents(team, env))
+        checks.extend(_agents(team, env, paths))
         checks.extend(_mcp(paths, team))
         checks.extend(_browser(team))
     checks.append(_daemon(paths))
@@ -301,7 +301,20 @@ def _reach(name: str, base: str) -> Check:
     return Check(OK, name, f"{base} answers")
 
 
-def _agents(team, env: Mapping[str, str]) -> list[Check]:
+def gemini_settings_problem(paths: RunPaths, env: Mapping[str, str]) -> str:
+    """Why the Gemini CLI would not read autodev's settings file here ("" when it would)."""
+    from autodev.agents.adapters import gemini_settings_folder
+
+    folder, blocker = gemini_settings_folder(paths.run_dir / "agents", env)
+    if blocker is None:
+        return ""
+    return (
+        f"Gemini CLI 0.61.0 ignores a settings file below the world-writable {blocker}, so autodev's "
+        f"MCP server (its post tool) would not reach it from {folder}"
+    )
+
+
+def _agents(team, env: Mapping[str, str], team_paths: RunPaths) -> list[Check]:
     """Per agent CLI of each participant (its failovers too): found, its version, logged in.
     Only `--version` runs: no session starts and no model is called."""
     from autodev.agents import adapters
@@ -322,6 +335,11 @@ def _agents(team, env: Mapping[str, str]) -> list[Check]:
                     )
                 )
                 continue
+            if agent == "gemini":
+                blocked = gemini_settings_problem(team_paths, env)
+                if blocked:
+                    out.append(Check(FAIL, name, blocked, adapters.GEMINI_SETTINGS_FIX))
+                    continue
             version = ad.version(path)
             logged, how = ad.login(env, p.api_key_env, path)
             detail = f"{agent} CLI at {path}, version {version or 'unknown'}; {how}"

@@ -281,18 +281,62 @@ class Copilot(Adapter):
 # ------------------------------------------------------------------ Gemini CLI
 
 
+GEMINI_SETTINGS_ENV = "AUTODEV_GEMINI_SETTINGS_DIR"  # a private folder for Gemini's settings file
+GEMINI_SETTINGS_FIX = (
+    f"set AUTODEV_HOME to a folder that is not below a world-writable one (e.g. ~/.autodev), or "
+    f"{GEMINI_SETTINGS_ENV} to a private folder for the Gemini CLI's settings file"
+)
+
+
+def world_writable_above(path: Path) -> Path | None:
+    """The nearest folder at or above `path` that anyone may write to (like /tmp), or None."""
+    p = Path(os.path.abspath(path))
+    for q in (p, *p.parents):
+        try:
+            if q.stat().st_mode & 0o002:
+                return q
+        except OSError:
+            continue  # not created yet: it will be private (0700)
+    return None
+
+
+def gemini_settings_folder(
+    run_folder: Path, environ: Mapping[str, str] | None = None
+) -> tuple[Path, Path | None]:
+    """Where the Gemini CLI's settings file can go: Gemini CLI 0.61.0 ignores one below a
+    world-writable folder (so an AUTODEV_HOME under /tmp would silently lose autodev's MCP
+    server). The first of $AUTODEV_GEMINI_SETTINGS_DIR, the run folder, $XDG_RUNTIME_DIR/autodev
+    and ~/.cache/autodev/agents that is not; else (the run folder, the world-writable folder
+    above it), which `doctor` and `start` refuse."""
+    env = os.environ if environ is None else environ
+    candidates = [Path(env[GEMINI_SETTINGS_ENV])] if env.get(GEMINI_SETTINGS_ENV) else []
+    candidates.append(Path(run_folder))
+    if env.get("XDG_RUNTIME_DIR"):
+        candidates.append(Path(env["XDG_RUNTIME_DIR"]) / "autodev")
+    if env.get("HOME"):
+        candidates.append(Path(env["HOME"]) / ".cache" / "autodev" / "agents")
+    for c in candidates:
+        if world_writable_above(c) is None:
+            return c, None
+    return Path(run_folder), world_writable_above(run_folder)
+
+
 class Gemini(Adapter):
     """`gemini -p PROMPT --output-format stream-json`; autodev's MCP server reaches it through a
     settings file of this run (GEMINI_CLI_SYSTEM_SETTINGS_PATH), so neither the repository's nor
-    the user's .gemini/settings.json is touched."""
+    the user's .gemini/settings.json is touched. The file goes where Gemini reads it
+    (`gemini_settings_folder`)."""
 
     name = "gemini"
     key_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
+    def _settings_path(self, inv: Invocation) -> Path:
+        folder, _ = gemini_settings_folder(inv.settings_dir or inv.workdir)
+        return folder / f"gemini-settings-{inv.workdir.name}.json"
+
     def settings(self, inv: Invocation) -> Path:
-        folder = inv.settings_dir or inv.workdir
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"gemini-settings-{inv.workdir.name}.json"
+        path = self._settings_path(inv)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         # System settings outrank the workspace's: of the MCP servers, only autodev's connects (a
         # .gemini/settings.json planted in the repository would start its own outside the sandbox).
         settings: dict = {
@@ -323,9 +367,7 @@ class Gemini(Adapter):
         return {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(self.settings(inv))}
 
     def cleanup(self, inv: Invocation) -> None:
-        (inv.settings_dir or inv.workdir).joinpath(f"gemini-settings-{inv.workdir.name}.json").unlink(
-            missing_ok=True
-        )
+        self._settings_path(inv).unlink(missing_ok=True)
 
     def parse(self, obj: dict) -> list[AgentEvent]:
         t = obj.get("type")

@@ -56,6 +56,7 @@ def start(
     if fault is not None:
         raise fault
     _check_tool_sources(paths, team)
+    _check_gemini(paths, team)
     _check_browser(team)
     pid = DaemonLock.holder(paths.lock)
     if pid:
@@ -172,6 +173,19 @@ def _check_tool_sources(paths: RunPaths, team) -> None:
             raise ToolSetupError(
                 f"{problem} (command: {' '.join([server.command, *server.args])})", start_fix(name)
             )
+
+
+def _check_gemini(paths: RunPaths, team) -> None:
+    """A Gemini CLI participant whose settings file Gemini would ignore: refused (exit 2)."""
+    if not any("gemini" in (p.agents() if hasattr(p, "agents") else []) for p in team.participants):
+        return
+    from autodev.agents.adapters import GEMINI_SETTINGS_FIX
+    from autodev.doctor import gemini_settings_problem
+    from autodev.errors import ToolSetupError
+
+    why = gemini_settings_problem(paths, os.environ)
+    if why:
+        raise ToolSetupError(why, GEMINI_SETTINGS_FIX)
 
 
 def _check_browser(team) -> None:

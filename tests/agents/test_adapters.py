@@ -103,3 +103,23 @@ def test_copilot_1_0_102_stream_offline_byok_with_the_shell_denied():
     assert final.session  # the result line's sessionId: what --resume takes
     # its result has premium requests, not tokens: a Copilot turn reports no token usage
     assert not [e for e in events if e.kind == "usage"]
+
+
+def test_gemini_settings_go_where_gemini_reads_them(tmp_path):
+    from autodev.agents.adapters import GEMINI_SETTINGS_ENV, gemini_settings_folder, world_writable_above
+
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    run = open_dir / "run" / "agents"
+    assert world_writable_above(run) == open_dir
+    # Nowhere private: the run folder and what makes it unreadable for Gemini (doctor/start refuse).
+    assert gemini_settings_folder(run, {"HOME": str(open_dir / "home")}) == (run, open_dir)
+    # A private folder named for it wins; then XDG_RUNTIME_DIR; a private run folder is used as is.
+    private = Path("/usr/share/autodev-never-created")
+    assert gemini_settings_folder(run, {GEMINI_SETTINGS_ENV: str(private)}) == (private, None)
+    assert gemini_settings_folder(run, {"XDG_RUNTIME_DIR": "/usr/share"}) == (
+        Path("/usr/share/autodev"),
+        None,
+    )
+    assert gemini_settings_folder(Path("/usr/share/x"), {}) == (Path("/usr/share/x"), None)

@@ -195,17 +195,35 @@ def test_codex_exec_posts_through_mcp_uncancelled(repo, tmp_path, monkeypatch, p
 def gemini_run(tmp_path, monkeypatch):
     """The real Gemini CLI's environment and a run folder for its turn."""
     exe = cli("gemini")
+    # Gemini CLI 0.61.0 skips a settings file below a world-writable folder (/tmp, where pytest's
+    # temp folders are, and the checkout may be): the run folder stays in /tmp, and the settings
+    # file goes to a private folder in the user's real home, as AUTODEV_GEMINI_SETTINGS_DIR says.
+    private = Path(tempfile.mkdtemp(prefix="gemini-settings-", dir=_private_base()))
     home = tmp_path / "home"
     home.mkdir()
-    for k, v in {"HOME": home, "AUTODEV_GEMINI_BIN": exe, "LOCAL_GEMINI_KEY": "local-not-a-key"}.items():
+    for k, v in {
+        "HOME": home,
+        "AUTODEV_GEMINI_BIN": exe,
+        "LOCAL_GEMINI_KEY": "local-not-a-key",
+        "AUTODEV_GEMINI_SETTINGS_DIR": private,
+    }.items():
         monkeypatch.setenv(k, str(v))
-    # Gemini CLI 0.61.0 skips a settings file below a world-writable folder (/tmp, where pytest's
-    # temp folders are): the run folder goes into the checkout's .agents-cli/ (git-ignored).
-    base = Path(__file__).resolve().parents[2] / ".agents-cli"
-    base.mkdir(exist_ok=True)
-    run = Path(tempfile.mkdtemp(prefix="run-", dir=base))
+    run = tmp_path / "run"
+    run.mkdir()
     yield exe, run
-    shutil.rmtree(run, ignore_errors=True)
+    assert not list(private.glob("gemini-settings-*"))  # it held the turn's token
+    shutil.rmtree(private, ignore_errors=True)
+
+
+def _private_base() -> Path:
+    """A folder no other user may write to, above it too (the real home's cache)."""
+    from autodev.agents.adapters import world_writable_above
+
+    base = Path.home() / ".cache" / "autodev-tests"
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if world_writable_above(base) is not None:
+        pytest.skip(f"no private folder for Gemini's settings: {base} is below a world-writable folder")
+    return base
 
 
 def gemini_turn(repo: Path, run: Path, steps: list[dict], monkeypatch):

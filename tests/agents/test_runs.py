@@ -7,6 +7,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from tests.conftest import git, shape, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -236,3 +238,18 @@ def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev,
     posts = thread_of(repo)
     assert shape(posts)[1] == ("builder", "work_done", "reviewer", True)
     assert posts[1]["turn"] == 1  # the same turn, continued
+
+
+def test_a_gemini_participant_whose_settings_gemini_would_ignore_is_refused(repo, autodev, tmp_path):
+    """Every place for the settings file lies below world-writable /tmp (AUTODEV_HOME and HOME
+    there, no XDG_RUNTIME_DIR): Gemini CLI 0.61.0 would ignore it, so start refuses with the fix."""
+    from autodev.agents.adapters import world_writable_above
+
+    if world_writable_above(tmp_path) is None:
+        pytest.skip(f"{tmp_path} is not below a world-writable folder here")
+    write_team(repo, team("gemini"), REVIEW_DONE)
+    env = {"HOME": str(tmp_path / "home"), "XDG_RUNTIME_DIR": "", "AUTODEV_GEMINI_SETTINGS_DIR": ""}
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", env=env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Gemini CLI 0.61.0 ignores a settings file below the world-writable" in r.stderr
+    assert "AUTODEV_GEMINI_SETTINGS_DIR" in r.stderr and not thread_of(repo)
