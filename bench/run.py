@@ -32,6 +32,7 @@ from bench.flat import bench_prompt, bench_scheduler  # noqa: E402
 from bench.panel import bench_panel  # noqa: E402
 from bench.peers import bench_peers  # noqa: E402
 from bench.runs import bench_daemon, bench_restore, bench_routing  # noqa: E402
+from bench.telemetry import bench_telemetry  # noqa: E402
 
 BENCHES = {
     "scheduler": bench_scheduler,
@@ -39,6 +40,7 @@ BENCHES = {
     "routing": bench_routing,
     "commands": bench_commands,
     "daemon": bench_daemon,
+    "telemetry": bench_telemetry,
     "restore": bench_restore,
     "panel": bench_panel,
     "cache": bench_cache,
