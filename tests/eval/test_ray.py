@@ -50,6 +50,7 @@ def ray_head(tmp_path):
         shutil.rmtree(temp, ignore_errors=True)
 
 
+@pytest.mark.timeout(1200)
 def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, autodev, ray_head):
     tasks_file, solutions = suite
     ids = SUBSET[:3]
