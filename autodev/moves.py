@@ -33,6 +33,9 @@ class Move:
     handoff: str | None
 
 
+MAX_POST_CHARS = 50_000  # a post is read by people and every later prompt: docs/security.md
+
+
 def check_post(
     args: Mapping, *, author: str, can_write: bool, team: Mapping[str, bool], restricted: bool
 ) -> Move:
@@ -59,6 +62,11 @@ def check_post(
         raise PostRefused(
             f"post refused: text is required and must be a non-empty string (got {_shown(text)}). "
             "Say in a sentence or more what this post is about."
+        )
+    if len(text) > MAX_POST_CHARS:
+        raise PostRefused(
+            f"post refused: text is {len(text)} characters, more than the {MAX_POST_CHARS} a post may have. "
+            "Post a summary; put long material in a file of the repository and name it."
         )
     handoff = _check_handoff(args.get("handoff"), kind)
 

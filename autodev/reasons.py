@@ -41,10 +41,16 @@ CONTINUE = {
 }
 
 
+MAX_REASON_CHARS = 2000  # a reason is one status line: a provider's or a participant's text is cut
+
+
 def reason(code: str, **kw) -> dict:
+    text = REASONS[code].format(**kw)
+    if len(text) > MAX_REASON_CHARS:
+        text = text[: MAX_REASON_CHARS - 1] + "…"
     return {
         "code": code,
-        "text": REASONS[code].format(**kw),
+        "text": text,
         "continue": CONTINUE.get(code, 'autodev resume  (or autodev send "...")'),
     }
 

@@ -197,6 +197,26 @@ def test_file_tools_refuse_autodev_and_git(repo):
     assert ws.call("read_file", {"path": ".autodev/config.toml"}).endswith("a = 1")
 
 
+def test_file_tools_do_not_write_through_a_hard_link_into_git(repo):
+    """Issue 20: `ln .git/HEAD head` (a command may make it), then write_file head, would break
+    every later git command; a file with more than one name is not written through."""
+    import os
+
+    from autodev.errors import ToolError
+
+    head = (repo / ".git" / "HEAD").read_text()
+    os.link(repo / ".git" / "HEAD", repo / "head")
+    ws = Workspace(repo, write=True, command_timeout=5)
+    for tool, args in (("write_file", {"content": "garbage"}), ("edit_file", {"old": "ref", "new": "x"})):
+        with pytest.raises(ToolError, match="hard links"):
+            ws.call(tool, {"path": "head", **args})
+    assert (repo / ".git" / "HEAD").read_text() == head
+    assert "ref: refs/heads/" in ws.call("read_file", {"path": "head"})  # reading is fine
+    os.unlink(repo / "head")
+    assert ws.call("write_file", {"path": "head", "content": "mine\n"}).startswith("created")
+    assert (repo / ".git" / "HEAD").read_text() == head
+
+
 @needs_bwrap
 def test_audit_check_runs_in_the_sandbox_too(repo, tmp_path, monkeypatch):
     from autodev.audit import run_check

@@ -57,12 +57,22 @@ def run_call(
     """Run one call of the model's answer; the text the model gets. `decided`: the hook's
     decision recorded before a crash (a resumed call does not ask the hook again)."""
     name = call["function"]["name"]
+    raw = call["function"].get("arguments") or "{}"
+    if len(raw) > MAX_ARGS_CHARS:
+        return (
+            f"error: the arguments of {name} are {len(raw)} characters, more than the {MAX_ARGS_CHARS} a call "
+            "may send; send less (write a large file in parts with edit_file)"
+        )
     try:
-        args = json.loads(call["function"].get("arguments") or "{}")
+        args = json.loads(raw)
         if not isinstance(args, dict):
             raise ValueError("arguments must be a JSON object")
-    except (ValueError, RecursionError) as e:
-        return f"error: the arguments of {name} are not valid JSON ({e}); send a JSON object"
+        if _depth(args) > MAX_ARGS_DEPTH:
+            raise ValueError(f"they nest deeper than {MAX_ARGS_DEPTH} levels")
+    except RecursionError:
+        return f"error: the arguments of {name} nest deeper than {MAX_ARGS_DEPTH} levels; send a flat JSON object"
+    except ValueError as e:
+        return f"error: the arguments of {name} are not valid JSON ({str(e)[:200]}); send a JSON object"
     env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
     tools = offered(ctx)
     if name == "post":  # it keeps its own intent records
@@ -100,6 +110,27 @@ def log_started(
         **{"hook": hook} if hook else {},
     )
     ctx.emit("tool", name=name)
+
+
+# What one tool call may send (docs/security.md): a hostile or broken provider's arguments are
+# refused before they reach a log, the state or a hook.
+MAX_ARGS_CHARS = 4 * 1024 * 1024
+MAX_ARGS_DEPTH = 32
+
+
+def _depth(value: object) -> int:
+    """How deep `value` nests (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_ARGS_DEPTH:
+            break
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+    return deepest
 
 
 def dispatch(

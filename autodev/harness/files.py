@@ -53,9 +53,18 @@ def _open_regular(tool: str, real: str, rel: str, flags: int) -> int:
         if e.errno == errno.ENXIO:  # a FIFO opened for writing, with no reader
             raise ToolError(refusal) from None
         raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise ToolError(refusal)
+    if flags & (os.O_WRONLY | os.O_RDWR) and st.st_nlink > 1:
+        # A hard link: writing it writes every other name of the file too (one into .git, such
+        # as .git/HEAD, would break the repository for every later git command).
+        os.close(fd)
+        raise ToolError(
+            f"{tool}: '{rel}' has {st.st_nlink} hard links, and writing it would change the other names "
+            "too; delete it first (a new file then has one name), or write another path"
+        )
     return fd
 
 

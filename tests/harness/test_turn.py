@@ -341,3 +341,38 @@ def test_a_hook_decision_recorded_before_a_crash_is_not_asked_again(run: Run) ->
     model = run.model(f'[[step]]\nparticipant = "builder"\ncalls = [{POST_DONE}]\n')
     out = resume_call(run.context(model), call, {**began, "crashes": 1}, None, TurnResult(None))
     assert out == "blocked by a before_tool hook: no pushes"
+
+
+def test_hostile_sizes_are_refused_before_any_log_or_state(run: Run) -> None:
+    """Issue 20: 100k-deep arguments, oversized arguments and an oversized post are refused with
+    a short answer; none of them reaches the thread or a tool."""
+    from autodev.harness.calls import MAX_ARGS_CHARS
+    from autodev.moves import MAX_POST_CHARS
+
+    deep = "[" * 100_000 + "]" * 100_000
+    big = '{"path": "' + "x" * (MAX_ARGS_CHARS + 1) + '"}'
+    huge_post = json.dumps({"kind": "say", "text": "y" * (MAX_POST_CHARS + 1)})
+    model = run.model(
+        f"""
+        [[step]]
+        participant = "reviewer"
+        calls = [
+          {{ tool = "read_file", raw_args = '{{"path": {deep}}}' }},
+          {{ tool = "read_file", raw_args = '{big}' }},
+          {{ tool = "read_file", raw_args = '{{"path": {"[" * 40 + "]" * 40}}}' }},
+          {{ tool = "post", raw_args = '{huge_post}' }},
+        ]
+        [[step]]
+        participant = "reviewer"
+        calls = [{{ tool = "post", args = {{ kind = "say", text = "short" }} }}]
+        """
+    )
+    result = run_turn(run.context(model, who="reviewer", write=False))
+    assert result.post is not None and result.post["text"] == "short"
+    answers = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "nest deeper than 32 levels" in answers[0] and len(answers[0]) < 300
+    assert f"more than the {MAX_ARGS_CHARS}" in answers[1] and len(answers[1]) < 300
+    assert "nest deeper than 32 levels" in answers[2]
+    assert f"more than the {MAX_POST_CHARS} a post may have" in answers[3]
+    assert [p["text"] for p in run.thread.read(1, 10)] == ["short"]
+    assert "tool_started" not in (run.dir / "harness.jsonl").read_text()  # no tool ran on them
