@@ -1,7 +1,8 @@
 """Fault injection: real daemons killed with SIGKILL at seeded random instants, restarted until
 the run completes. After every trial the logs must tell one consistent story: the thread parses,
 seq is contiguous, no post appears twice, every `send` is on the thread exactly once, no unsafe
-tool ran twice, and the thread has the same shape as an uninterrupted run.
+tool ran twice, and the thread has the same shape as an uninterrupted run. Then a rewind killed
+at a seeded step and its undo leave the run where it was.
 
 AUTODEV_FAULT_TRIALS sets the trial count (`make soak` raises it).
 """
@@ -94,7 +95,27 @@ def _check(repo, reference_shape, sends: list[str]) -> dict:
     return {"posts": len(posts), "markers": len(marker)}
 
 
-@pytest.mark.timeout(180 + 90 * TRIALS)
+def _rewind_killed(autodev, repo, reference_shape, rnd: random.Random) -> int:
+    """A rewind to a seeded post, killed -9 at a seeded step, then `rewind --undo` (which first
+    finishes a rewind a kill cut short): the run is back where it was, whatever the step."""
+    from autodev.thread import read_live
+    from autodev.timeline.rewind import KILL_AT, STEPS
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    seq = rnd.randint(2, len(reference_shape) - 1)
+    step = rnd.choice(["planned", *STEPS])
+    r = autodev(repo, "rewind", str(seq), env={KILL_AT: step})
+    assert r.returncode == -signal.SIGKILL, r.stdout + r.stderr
+    r = autodev(repo, "rewind", "--undo")
+    assert r.returncode == (2 if step == "planned" else 0), r.stdout + r.stderr
+    assert git(repo, "rev-parse", "HEAD").strip() == head
+    live = read_live(run_dir(repo) / "thread.jsonl")
+    posts = [p for p in thread_of(repo) if live.is_live(p["seq"]) and "rewind" not in p]
+    assert [(p["from"], p["kind"], p.get("handoff")) for p in posts] == reference_shape
+    return 0 if step == "planned" else 1
+
+
+@pytest.mark.timeout(180 + 110 * TRIALS)  # each trial also rewinds and undoes (two CLI calls)
 def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
     _setup(repo)
     r = autodev(repo, "start", "--foreground", "--until-idle", "add the files")
@@ -141,5 +162,6 @@ def test_reference_and_killed_runs_agree(repo, tmp_path, autodev):
         totals["recoveries"] += sum(e["type"] == "turn_recovered" for e in events)
         totals["trials"] += 1
         _check(trepo, reference, ["add the files"])
+        totals["rewinds"] = totals.get("rewinds", 0) + _rewind_killed(autodev, trepo, reference, rnd)
     assert totals["trials"] == TRIALS
     print(f"fault suite: {totals}")
