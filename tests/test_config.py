@@ -47,6 +47,7 @@ EVERY_KEY = {
     "commandNetwork": True,
     "sandboxExpose": ["~/.cargo"],
     "secretFiles": [".env"],
+    "networkAllow": ["docs.python.org"],
     "maxRetries": 0,
     "retryBackoffSec": 0.01,
     "maxSilentTurns": 2,

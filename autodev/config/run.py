@@ -200,6 +200,12 @@ class RunConfig(BaseModel):
         description="Sandboxed commands may reach the network (true) or not even a local port "
         "(false). A participant's `network = true` allows it for that participant only.",
     )
+    network_allow: list[str] = Field(
+        default_factory=list,
+        alias="networkAllow",
+        description="(autodev addition) Hosts the browser may reach although commandNetwork is "
+        'false (loopback always), e.g. ["docs.python.org"]. Commands have the network or not.',
+    )
     sandbox_expose: list[str] = Field(
         default_factory=list,
         alias="sandboxExpose",

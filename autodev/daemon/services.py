@@ -16,7 +16,7 @@ from autodev.paths import RunPaths
 
 class Services:
     def __init__(self, paths: RunPaths, settings: Settings, events: Events, closing: ExitStack):
-        self.paths, self.events = paths, events
+        self.paths, self.events, self.settings = paths, events, settings
         self.model = None  # what answers the turns and the audit instead of litellm (replay)
         self.scripted = Scripted()
         if settings.team.uses_scripted():
@@ -69,7 +69,13 @@ class Services:
         if "browser" not in p.tools or browser.missing():
             return None
         if p.name not in self.browsers:
-            self.browsers[p.name] = browser.Browser(self.paths.run_dir / "screenshots", name=p.name)
+            config = self.settings.config
+            self.browsers[p.name] = browser.Browser(
+                self.paths.run_dir / "screenshots",
+                name=p.name,
+                network=config.command_network if p.network is None else p.network,
+                allow_hosts=tuple(config.network_allow),
+            )
         return self.browsers[p.name]
 
 

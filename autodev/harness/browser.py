@@ -148,10 +148,34 @@ def launch_problem(timeout: float | None = None) -> str | None:
     return None
 
 
+def egress_args(network: bool, allow_hosts: tuple[str, ...] = ()) -> list[str]:
+    """Chromium's flags for the run's network policy. Without the network every request
+    (pages, redirects, websockets, prefetches, IP literals) goes to a proxy that is not there,
+    except loopback and the allowed hosts, which bypass it."""
+    if network:
+        return []
+    bypass = ["localhost", "127.0.0.1", "[::1]", *allow_hosts]
+    return [f"--proxy-server={DEAD_PROXY}", "--proxy-bypass-list=" + ";".join(bypass)]
+
+
+DEAD_PROXY = "http://127.0.0.1:9"  # the discard port: nothing listens, so the request fails
+
+
 class Browser:
     """One headless Chromium with one page, started at the first call."""
 
-    def __init__(self, shots: Path, *, name: str = "browser", timeout_sec: float = 30.0):
+    def __init__(
+        self,
+        shots: Path,
+        *,
+        name: str = "browser",
+        timeout_sec: float = 30.0,
+        network: bool = True,
+        allow_hosts: tuple[str, ...] = (),
+        extra_args: tuple[str, ...] = (),
+    ):
+        """`network=False` (commandNetwork = false): loopback only, plus `allow_hosts`."""
+        self.args = [*CHROMIUM_ARGS, *egress_args(network, allow_hosts), *extra_args]
         self.shots = Path(shots)
         self.name = name
         self.timeout_ms = timeout_sec * 1000
@@ -172,7 +196,7 @@ class Browser:
             self._pw = sync_playwright().start()
             try:
                 self._browser = self._pw.chromium.launch(
-                    executable_path=path, headless=True, args=[*CHROMIUM_ARGS, self._mark]
+                    executable_path=path, headless=True, args=[*self.args, self._mark]
                 )
             except Exception as e:  # noqa: BLE001 - the launch failure, told to the model
                 self.close()
