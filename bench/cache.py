@@ -2,7 +2,7 @@
 and the cost of the turn with and without the cache marks, at litellm's list prices.
 
 The turn runs through the real provider layer (`providers.complete`, litellm's anthropic
-provider, real HTTP) against the Anthropic contract server (autodev.contract), which reports
+provider, real HTTP) against the Anthropic contract server (autodev.scripted.contract), which reports
 cache reads and writes as Anthropic does: the prefix up to a `cache_control` mark an earlier
 request wrote is read. Each step reads a 2,000-character file, as a working turn does."""
 
@@ -17,10 +17,10 @@ STEPS = 10
 
 def _turn(marks: bool) -> tuple[int, int, float]:
     """(prompt tokens, cached tokens, cost in USD) of one 10-step turn."""
-    from autodev.contract import AnthropicServer
     from autodev.harness import providers
     from autodev.harness.tools import WORKSPACE_TOOLS
     from autodev.scripted import load_script
+    from autodev.scripted.contract import AnthropicServer
 
     d = Path(tempfile.mkdtemp(prefix="autodev-bench-cache-"))
     steps = "".join(
@@ -75,7 +75,7 @@ def bench_cache() -> dict:
         "ratio": round(share, 2),
         "target": "≥ 0.5",
         "holds": share >= 0.5,
-        "method": "providers.complete through litellm's anthropic provider against autodev.contract."
+        "method": "providers.complete through litellm's anthropic provider against autodev.scripted.contract."
         "AnthropicServer; cache marks on the system prompt and the newest message",
         "also": [
             {

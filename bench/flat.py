@@ -43,8 +43,8 @@ def _peak_bytes(fn) -> int:
 
 def bench_scheduler(sizes=(100, 10_000, 1_000_000), reps: int = 200) -> dict:
     """Scheduler decision (tail read + the pure decision) on an open thread: time and peak memory."""
-    from autodev.scheduler import next_speaker
-    from autodev.thread import TAIL, Thread
+    from autodev.rules.scheduler import next_speaker
+    from autodev.store.thread import TAIL, Thread
 
     times, peaks = {}, {}
     for n in sizes:
@@ -85,7 +85,7 @@ def bench_scheduler(sizes=(100, 10_000, 1_000_000), reps: int = 200) -> dict:
 
 def _system_prompt(name: str) -> str:
     """The participant system prompt as the daemon renders it (same template and variables)."""
-    from autodev import prompts
+    from autodev.config import prompts
     from autodev.harness.tools import Workspace
 
     with tempfile.TemporaryDirectory() as d:
@@ -141,7 +141,7 @@ def bench_prompt(sizes=(10, 100, 1_000, 10_000), name: str = "builder") -> dict:
 
     litellm.suppress_debug_info = True
     from autodev.harness.prompt import build_turn_prompt
-    from autodev.thread import TAIL
+    from autodev.store.thread import TAIL
 
     system = _system_prompt(name)
     tools = _tool_tokens(litellm)

@@ -108,7 +108,7 @@ _ENV_LOCK = threading.Lock()  # run_dir() briefly changes this process's environ
 def run_dir(repo: Path, home: Path) -> Path:
     """The run folder autodev uses for `repo` under AUTODEV_HOME=`home` (asked of autodev itself,
     which reads the variable; the lock keeps benchmarks running in threads apart)."""
-    from autodev.paths import RunPaths
+    from autodev.store.paths import RunPaths
 
     with _ENV_LOCK:
         old = os.environ.get("AUTODEV_HOME")

@@ -42,7 +42,7 @@ def _run_folder(root: Path, n_posts: int):
     """A repository with a team and a run folder holding an `n_posts` thread and its events."""
     import os
 
-    from autodev.paths import RunPaths
+    from autodev.store.paths import RunPaths
 
     repo = root / f"repo{n_posts}"
     (repo / ".autodev").mkdir(parents=True)

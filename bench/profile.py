@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def _source(frame: str) -> str:
-    """The source line a py-spy frame ("Journal.append (autodev/journal.py:166)") points at:
+    """The source line a py-spy frame ("Journal.append (autodev/store/journal.py:166)") points at:
     for a C call such as os.fsync, py-spy names the Python line that made it."""
     import linecache
 

@@ -161,7 +161,7 @@ def autodev():
 
 
 def run_dir(repo: Path) -> Path:
-    from autodev.paths import RunPaths
+    from autodev.store.paths import RunPaths
 
     return RunPaths(repo).run_dir
 

@@ -8,10 +8,10 @@ the real daemon on them and checks what recovery wrote.
 from __future__ import annotations
 
 from autodev.daemon import Daemon
-from autodev.journal import Journal
-from autodev.paths import RunPaths
-from autodev.state import StateFile
-from autodev.thread import Thread
+from autodev.store.journal import Journal
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import Thread
 from tests.conftest import write_team
 
 TEAM = """

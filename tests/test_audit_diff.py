@@ -6,7 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from autodev.audit import change_since
+from autodev.harness.audit import change_since
 
 
 def git(repo: Path, *args: str) -> str:

@@ -165,10 +165,10 @@ def test_profile_sorts_loop_samples_by_cause():
     loop = "main (autodev/cli.py:1);Daemon._loop (autodev/daemon.py:308);Daemon._one_turn (autodev/daemon.py:517)"
     raw = "\n".join(
         [
-            f"{loop};StateFile._write (autodev/state.py:81);fsync_dir (autodev/journal.py:28) 4",
+            f"{loop};StateFile._write (autodev/store/state.py:81);fsync_dir (autodev/store/journal.py:28) 4",
             f"{loop};take_baseline (autodev/harness/turn.py:1);Git._call_process (git/cmd.py:1) 3",
             f"{loop};run_turn (autodev/harness/turn.py:1);_generate (autodev/harness/turn.py:2) 50",
-            f"{loop};render (autodev/prompts.py:1) 2",
+            f"{loop};render (autodev/config/prompts.py:1) 2",
             "main (autodev/cli.py:1);_find_and_load (<frozen>:1) 9",
         ]
     )

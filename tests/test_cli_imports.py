@@ -80,5 +80,5 @@ def test_doctor_does_not_import_litellm_offline(repo):
     )
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
-    assert "autodev.doctor" in imported
+    assert "autodev.setup.doctor" in imported
     assert "litellm" not in imported

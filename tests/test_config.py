@@ -20,7 +20,7 @@ from autodev.config import (
     provider_problems,
 )
 from autodev.errors import ConfigError
-from autodev.paths import shipped
+from autodev.store.paths import shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev.credit import Baseline, baseline_from_json, baseline_to_json, credit_since, take_baseline
+from autodev.harness.credit import Baseline, baseline_from_json, baseline_to_json, credit_since, take_baseline
 
 
 def git(repo: Path, *args: str) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from autodev import sandbox
 from autodev.config import RunConfig
-from autodev.credit import credit_since, current_branch, take_baseline
 from autodev.daemon.turnsetup import READ_ONLY_GATED
-from autodev.gates import guard
+from autodev.guard import sandbox
+from autodev.guard.gates import guard
+from autodev.harness.credit import credit_since, current_branch, take_baseline
 from autodev.harness.tools import Workspace
 
 BOX = sandbox.resolve("auto")

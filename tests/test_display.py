@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from autodev import notify, status
-from autodev.display import clean, digest, line, shown
+from autodev.daemon import notify
+from autodev.guard.display import clean, digest, line, shown
 from autodev.panel import views
-from autodev.render import console, event_text, post_text
+from autodev.user import status
+from autodev.user.render import console, event_text, post_text
 
 HIDDEN_PUSH = "git push --force origin main\r\x1b[2K(safe: git status)"
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from autodev.daemon import DaemonLock
-from autodev.doctor import PROVIDER_KEYS, disk_check
 from autodev.harness import browser
-from autodev.paths import RunPaths
+from autodev.setup.doctor import PROVIDER_KEYS, disk_check
+from autodev.store.lock import DaemonLock
+from autodev.store.paths import RunPaths
 from tests.conftest import write_team
 from tests.e2e.helpers import SOLO, done_accepted, team_of_one
 

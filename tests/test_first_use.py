@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from autodev.cli import app
 from autodev.errors import NotARepositoryError
-from autodev.paths import find_repo
+from autodev.store.paths import find_repo
 from tests.conftest import write_team
 from tests.e2e.helpers import SOLO, WIDE, done_accepted
 

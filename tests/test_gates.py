@@ -1,10 +1,10 @@
-"""autodev.gates: splitting command lines, gate decisions, coverage and the command guard."""
+"""autodev.guard.gates: splitting command lines, gate decisions, coverage and the command guard."""
 
 from __future__ import annotations
 
 import pytest
 
-from autodev.gates import UnparseableCommand, command_parts, covers, decide, guard, required_parts
+from autodev.guard.gates import UnparseableCommand, command_parts, covers, decide, guard, required_parts
 
 PATTERNS = ["git push*", "rm -rf *"]
 

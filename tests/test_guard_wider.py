@@ -8,7 +8,7 @@ import os
 import pytest
 
 from autodev.config import RunConfig
-from autodev.gates import UnparseableCommand, command_parts, guard, required_parts, written_since
+from autodev.guard.gates import UnparseableCommand, command_parts, guard, required_parts, written_since
 
 PATTERNS = ["git push*", "rm -rf *"]
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autodev.gates import UnparseableCommand, command_parts, guard, required_parts
+from autodev.guard.gates import UnparseableCommand, command_parts, guard, required_parts
 
 PUSH = "git push --force origin main"
 PATTERNS = ["git push*", "rm -rf *", "git reset --hard*"]

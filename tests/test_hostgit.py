@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from autodev import audit, credit, hostgit
+from autodev.harness import audit, credit
+from autodev.host import hostgit
 from tests.conftest import git
 
 

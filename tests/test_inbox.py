@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev import inbox
+from autodev.store import inbox
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -126,7 +126,7 @@ def test_undecodable_and_surrogate_text_is_stored_as_valid_utf8(tmp_path):
 SENDER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from autodev import inbox
+    from autodev.store import inbox
     box, who, n = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     for i in range(n):
         inbox.drop(box, "send", text=f"{who} message {i}", who=who, i=i)
@@ -170,7 +170,7 @@ def test_a_fifo_a_folder_and_a_link_named_json_are_ignored_and_an_oversized_file
     """Issue 20: none of these is a message autodev wrote; none blocks the daemon or crashes it."""
     import os
 
-    from autodev import inbox
+    from autodev.store import inbox
 
     box = tmp_path / "inbox"
     box.mkdir()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import CorruptLogError
-from autodev.journal import Journal, iter_records, iter_records_reverse, read_tail
+from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
 
 BLOCK = 64 * 1024
 

@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from autodev import keys
+from autodev.guard import keys
 from autodev.harness import providers
 
 KEY = "sk-test-keystore-0123456789"
 CHILD = """
 import json, os
-from autodev import keys
+from autodev.guard import keys
 got = keys.receive()
 print(json.dumps({
     "received": got,

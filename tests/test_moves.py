@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from autodev.errors import PostRefused
-from autodev.moves import MOVES, Move, check_post
+from autodev.rules.moves import MOVES, Move, check_post
 
 TEAM = {"builder": True, "reviewer": False, "tester": False}
 
@@ -207,9 +207,15 @@ def test_moves_imports_nothing_that_does_io():
     import ast
     import inspect
 
-    import autodev.moves as module
+    import autodev.rules.moves as module
 
     tree = ast.parse(inspect.getsource(module))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.errors", "autodev.names"}
+    assert imported <= {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "autodev.errors",
+        "autodev.rules.names",
+    }

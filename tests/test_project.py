@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from autodev.config import RunConfig, load_config, load_team
+from autodev.config.project import init_project, shipped_teams
 from autodev.errors import UsageError
-from autodev.paths import shipped
-from autodev.project import init_project, shipped_teams
+from autodev.store.paths import shipped
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from autodev import prompts
+from autodev.config import prompts
 from autodev.errors import PromptError
-from autodev.paths import shipped
+from autodev.store.paths import shipped
 
 TURN_VALUES = {
     "name": "ann",

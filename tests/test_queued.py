@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from autodev import actions, queued
-from autodev.paths import RunPaths
-from autodev.status import gather
+from autodev.store import queued
+from autodev.store.paths import RunPaths
+from autodev.user import actions
+from autodev.user.status import gather
 
 
 def test_everything_queued_is_listed_in_the_order_it_was_asked(repo):

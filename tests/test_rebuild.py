@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 
-from autodev import rebuild
-from autodev.events import Events
-from autodev.paths import RunPaths
-from autodev.reasons import reason
-from autodev.thread import Thread
+from autodev.rules.reasons import reason
+from autodev.store import rebuild
+from autodev.store.events import Events
+from autodev.store.paths import RunPaths
+from autodev.store.thread import Thread
 
 WAIT_REASON = {"code": "wait", "text": "solo is waiting: CI", "continue": "the run continues by itself"}
 
@@ -92,7 +92,7 @@ def test_usage_limit_resets_still_ahead_come_back_and_so_does_the_wait_for_them(
 
 def test_the_daemon_opening_on_a_lost_state_keeps_waiting_until_the_timer(repo):
     from autodev.daemon import Daemon
-    from autodev.state import StateFile
+    from autodev.store.state import StateFile
     from tests.conftest import write_team
 
     write_team(repo, '[[participants]]\nname = "solo"\nmodel = "openai/gpt-5-mini"\nwrite = true\n')

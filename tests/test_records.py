@@ -10,13 +10,14 @@ from typing import get_args
 
 import pytest
 
-from autodev import events, inbox, records, state
+from autodev import records
 from autodev.errors import CorruptLogError, RecordError
-from autodev.events import Events
-from autodev.journal import Journal
-from autodev.moves import MOVES
-from autodev.state import StateFile
-from autodev.thread import Thread
+from autodev.rules.moves import MOVES
+from autodev.store import events, inbox, state
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.state import StateFile
+from autodev.store.thread import Thread
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Written by `autodev demo --keep` at 7bff5e2 (2026-12-01), before the records existed: the run

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from autodev.events import Events
-from autodev.redact import Redactor, secret_names
+from autodev.guard.redact import Redactor, secret_names
+from autodev.store.events import Events
 
 KEY = "sk-test-0123456789abcdef"
 TOKEN = "ghp_abcdefghijklmnop"
@@ -91,7 +91,7 @@ def test_events_log_never_holds_the_secret(tmp_path):
 
 
 def test_learn_adds_values_and_keeps_the_longest_first():
-    from autodev.redact import Redactor
+    from autodev.guard.redact import Redactor
 
     r = Redactor(["first-secret-1"])
     r.learn(["another-longer-secret-2", "short"])
@@ -102,7 +102,7 @@ def test_learn_adds_values_and_keeps_the_longest_first():
 
 # -- one policy: the same names are scrubbed from commands and masked in records ---------------
 
-from autodev.redact import MASK, is_secret_name, scrubbed_env  # noqa: E402
+from autodev.guard.redact import MASK, is_secret_name, scrubbed_env  # noqa: E402
 
 SECRETS = [
     "DB_TOKEN",

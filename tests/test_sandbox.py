@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from autodev import sandbox
 from autodev.errors import ConfigError
+from autodev.guard import sandbox
 from autodev.harness.tools import Workspace
-from autodev.paths import RunPaths, autodev_home
+from autodev.store.paths import RunPaths, autodev_home
 
 BOX = sandbox.resolve("auto")
 needs_bwrap = pytest.mark.skipif(not BOX.active, reason=f"no working bubblewrap here: {BOX.problem}")
@@ -219,7 +219,7 @@ def test_file_tools_do_not_write_through_a_hard_link_into_git(repo):
 
 @needs_bwrap
 def test_audit_check_runs_in_the_sandbox_too(repo, tmp_path, monkeypatch):
-    from autodev.audit import run_check
+    from autodev.harness.audit import run_check
 
     monkeypatch.setenv("DEMO_API_KEY", SECRET)
     outside = tmp_path / "audit-outside.txt"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autodev.scheduler import RULES, Decision, next_speaker
+from autodev.rules.scheduler import RULES, Decision, next_speaker
 
 
 def thread(*posts: tuple) -> list[dict]:
@@ -507,9 +507,9 @@ def test_scheduler_imports_nothing_that_does_io():
     import ast
     import inspect
 
-    import autodev.scheduler as module
+    import autodev.rules.scheduler as module
 
     tree = ast.parse(inspect.getsource(module))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.names"}
+    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.rules.names"}

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from autodev import sandbox
+from autodev.guard import sandbox
 from autodev.errors import ToolError
 from autodev.harness.tools import Workspace
-from autodev.redact import MASK, SECRET_FILES, Redactor, is_secret_file
+from autodev.guard.redact import MASK, SECRET_FILES, Redactor, is_secret_file
 
 KEY = "sk-live-Abc123XyZ987qwerty"
 BOX = sandbox.resolve("auto")

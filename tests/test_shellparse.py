@@ -1,4 +1,4 @@
-"""autodev.shellparse on generated command lines.
+"""autodev.guard.shellparse on generated command lines.
 
 While the hand-written lexer still existed, a Hypothesis test compared the two parsers on these
 same generated lines (4,000 examples clean); the lexer is gone, and the comparison lives on as
@@ -15,8 +15,8 @@ import sys
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autodev import gates
-from autodev.shellparse import UnparseableCommand, parse
+from autodev.guard import gates
+from autodev.guard.shellparse import UnparseableCommand, parse
 
 NAMES = st.sampled_from(
     ["git", "rm", "echo", "make", "ls", "cat", "sudo", "env", "xargs", "timeout", "nohup"]
@@ -129,7 +129,7 @@ def test_non_ascii_input_cannot_crash_the_process():
     # tree-sitter-bash#337: `{` followed by a 4-byte character read outside the scanner's tables
     # and crashed about one process in two on Linux; a crash here kills the daemon.
     code = (
-        "from autodev.shellparse import parse, UnparseableCommand\n"
+        "from autodev.guard.shellparse import parse, UnparseableCommand\n"
         "for _ in range(2000):\n"
         "    for s in ('{\\U000a07d1', '{\\U00031860', 'g{\\U000a07d1f\\xad'):\n"
         "        try: parse(s)\n"

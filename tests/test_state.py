@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import StateConflictError
-from autodev.state import StateFile, blank_state
+from autodev.store.state import StateFile, blank_state
 
 
 def test_missing_file_reads_as_blank_state(tmp_path):
@@ -85,7 +85,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from autodev.state import StateFile
+    from autodev.store.state import StateFile
     s = StateFile(Path(sys.argv[1]))
     who = sys.argv[2]
     for i in range(int(sys.argv[3])):

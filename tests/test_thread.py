@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import CorruptLogError
-from autodev.thread import Thread, read_thread_tail
+from autodev.store.thread import Thread, read_thread_tail
 
 NAMES = ("ann", "bob", "cy", "user")
 

@@ -4,14 +4,13 @@ whole group (the CLI, its shell commands, its MCP servers) is killed on timeout 
 
 from __future__ import annotations
 
-import os
 import queue
-import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
+
+from autodev.host.procgroup import kill_group
 
 KILL_GRACE_SEC = 2.0
 
@@ -26,31 +25,12 @@ def start_time(pid: int) -> float | None:
     return float(stat.rsplit(")", 1)[1].split()[19])
 
 
-def kill_group(pgid: int, grace: float = KILL_GRACE_SEC) -> None:
-    """SIGTERM the group, then SIGKILL what is left after `grace` seconds."""
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    end = time.monotonic() + grace
-    while time.monotonic() < end:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def kill_stale(pid: int, started: float | None) -> bool:
     """Kill the group a dead daemon left running (recorded as pid + start time); True if it
     was still there."""
     if not pid or started is None or start_time(pid) != started:
         return False
-    kill_group(pid)
+    kill_group(pid, KILL_GRACE_SEC)
     return True
 
 
@@ -107,14 +87,11 @@ class CliProcess:
             self._err.flush()
 
     def kill(self) -> None:
-        kill_group(self.pid)
+        kill_group(self.pid, KILL_GRACE_SEC)
 
     def close(self) -> None:
         """After eof: the group's leftovers (a shell the CLI started in the background) go too."""
-        try:
-            os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(self.pid)
         self._reader.join(timeout=5)
         self._errors.join(timeout=5)
         self._raw.close()

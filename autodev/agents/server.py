@@ -12,7 +12,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from autodev.agents import bridge
-from autodev.moves import MOVES
+from autodev.rules.moves import MOVES
 
 server = MCPServer("autodev")
 
@@ -47,7 +47,7 @@ def tell_user(text: str, hold: str | None = None) -> str:
 
 
 if __name__ == "__main__":
-    from autodev import hostproc
+    from autodev.host import hostproc
 
     hostproc.harden(None)  # the turn's token is in this process: not readable by others
     server.run()

@@ -18,13 +18,13 @@ from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
 from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
-from autodev.journal import safe_text
+from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
     from autodev.agents import runner
-    from autodev.agents.turn import AgentSpec
-    from autodev.credit import Baseline
-    from autodev.harness.turn import TurnContext, TurnResult
+    from autodev.agents.spec import AgentSpec
+    from autodev.harness.context import TurnContext, TurnResult
+    from autodev.harness.credit import Baseline
 
 POLL_SEC = 0.1
 

@@ -18,18 +18,18 @@ from __future__ import annotations
 import queue
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from autodev import credit, keys, prompts
 from autodev.agents import adapters, projectfiles, runner
 from autodev.agents.bridge import Bridge
 from autodev.agents.events import AgentEvent
 from autodev.agents.invocation import Invocation, McpLaunch
+from autodev.agents.spec import AgentSpec
 from autodev.agents.stream import CliRun, pump
 from autodev.agents.usage import added, carry, count, label
+from autodev.config import prompts
 from autodev.errors import AutodevError
+from autodev.guard import keys
+from autodev.harness import credit
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import (
     AllModelsLimited,
@@ -40,24 +40,8 @@ from autodev.harness.turn import (
     log_turn_started,
     run_turn,
 )
-from autodev.hostproc import PYTHON_SAFE
-from autodev.moves import MOVES
-
-
-@dataclass
-class AgentSpec:
-    """What the daemon knows of the participant's agents for this turn."""
-
-    agents: list[str]  # the CLI, then the agents of its failover list, in the order tried
-    run_dir: Path  # raw streams go to run_dir/agents/
-    model: str | None = None  # the first agent's model
-    effort: str | None = None
-    extra_args: list[str] = field(default_factory=list)
-    gated: bool = True
-    key_env: str | None = None  # api_key_env: the CLI's API-key mode
-    stopping: Callable[[], bool] | None = None
-    stale: list[dict] = field(default_factory=list)  # agent_started records of a crashed turn
-    redact: Callable[[str], str] = lambda s: s  # the run's masker, for the raw stream and stderr
+from autodev.host.hostproc import PYTHON_SAFE
+from autodev.rules.moves import MOVES
 
 
 def child_env(agent: str, key_env: str | None) -> dict[str, str]:

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 
 from autodev.cli.root import _paths, app
-from autodev.paths import RunPaths, find_repo
+from autodev.store.paths import RunPaths, find_repo
 
 
 def _status_paths() -> RunPaths:
@@ -24,7 +24,7 @@ def _status_paths() -> RunPaths:
 @app.command()
 def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
-    from autodev.status import gather, render
+    from autodev.user.status import gather, render
 
     data = gather(_status_paths())
     if as_json:
@@ -41,9 +41,9 @@ def thread(
 ):
     """Print the thread."""
     from autodev.errors import UsageError
-    from autodev.journal import read_tail
-    from autodev.render import console, post_text
-    from autodev.thread import read_live
+    from autodev.store.journal import read_tail
+    from autodev.store.thread import read_live
+    from autodev.user.render import console, post_text
 
     if last < 1:
         raise UsageError(
@@ -102,17 +102,19 @@ def runs_list(
     """List runs across repositories, newest first (works outside a repository)."""
     if ctx.invoked_subcommand:
         return
-    from autodev import runs
+    from autodev.store import runs
+    from autodev.user import runs_view
 
-    _show(runs.listing(), as_json, runs.render_listing)
+    _show(runs.listing(), as_json, runs_view.render_listing)
 
 
 @runs_app.command("stats")
 def runs_stats(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """Totals over every run, and usage per model."""
-    from autodev import runs
+    from autodev.store import runs
+    from autodev.user import runs_view
 
-    _show(runs.stats(), as_json, runs.render_stats)
+    _show(runs.stats(), as_json, runs_view.render_stats)
 
 
 def _show(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
@@ -128,7 +130,7 @@ def runs_prune(
 ):
     """Remove run folders older than the age (never one whose daemon is alive), and forget
     runs whose folder was deleted by hand."""
-    from autodev import runs
+    from autodev.store import runs
 
     out = runs.prune(runs.parse_age(older_than))
     for r in out["removed"]:
@@ -154,6 +156,6 @@ def panel():
 @app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository.")):
     """Run a whole scripted team offline on a throwaway repository, showing every move."""
-    from autodev.demo import run_demo
+    from autodev.setup.demo import run_demo
 
     raise typer.Exit(run_demo(keep=keep))

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from autodev.errors import AutodevError, NotInitializedError
-from autodev.paths import RunPaths, find_repo
+from autodev.store.paths import RunPaths, find_repo
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -39,7 +39,7 @@ _flags_without_type()
 def _paths(initialized: bool = True) -> RunPaths:
     paths = RunPaths(find_repo())
     if initialized and not paths.team_file.exists():
-        from autodev.project import saved_team
+        from autodev.config.project import saved_team
 
         if saved_team(paths.run_dir):  # e.g. after `git clean -fdx`: the run folder kept it
             raise NotInitializedError(
@@ -86,7 +86,7 @@ def main() -> None:
     except OSError as e:
         # The machine refused a write (read-only or missing AUTODEV_HOME, a full disk): the path
         # and the fix, exit 2. Any other OSError is a bug and keeps its traceback.
-        from autodev.faults import explain
+        from autodev.host.faults import explain
 
         fault = explain(e)
         if fault is None:

@@ -1,6 +1,6 @@
 """What the user sends to a run: `send`, `approve`, `deny`, `answer`, `notice`, `pause`, `resume`, `stop`.
 
-Each goes through `autodev.actions`, the path the panel shares; none of them needs a daemon.
+Each goes through `autodev.user.actions`, the path the panel shares; none of them needs a daemon.
 """
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ import sys
 
 import typer
 
-from autodev import actions
 from autodev.cli.root import _paths, app
-from autodev.display import digest, line, shown
 from autodev.errors import UsageError
-from autodev.paths import RunPaths
+from autodev.guard.display import digest, line, shown
+from autodev.store.paths import RunPaths
+from autodev.user import actions
 
 
 def _if_no_daemon(paths: RunPaths, result: dict, by: str) -> None:
     """Actions are queued either way; without a daemon nothing applies them until `start`: say
     what is queued now, and what this action replaced."""
-    from autodev import queued
+    from autodev.store import queued
 
     if result.get("cancelled"):
         print(queued.replaced_text(result["cancelled"], by))
@@ -40,7 +40,7 @@ def _if_no_daemon(paths: RunPaths, result: dict, by: str) -> None:
 def _read_text(source: str) -> str:
     """A message from stdin (`-`) or a file, whatever its bytes: invalid UTF-8 is kept visible
     as escapes instead of failing."""
-    from autodev.journal import safe_text
+    from autodev.store.journal import safe_text
 
     try:
         raw = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()

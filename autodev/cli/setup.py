@@ -8,7 +8,7 @@ import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError
-from autodev.paths import RunPaths, find_repo
+from autodev.store.paths import RunPaths, find_repo
 
 
 @app.command()
@@ -20,7 +20,7 @@ def init(
     ),
 ):
     """Create .autodev/ (team.toml, config.toml) from the shipped example."""
-    from autodev.project import init_from_run, init_project
+    from autodev.config.project import init_from_run, init_project
 
     if from_run:
         if team is not None:
@@ -43,7 +43,7 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Check what `start` needs, without starting anything: exit 0 when it would work, 2 when not."""
-    from autodev.doctor import FAIL, as_dicts, run_checks
+    from autodev.setup.doctor import FAIL, as_dicts, run_checks
 
     checks = run_checks(online=online)
     ready = not any(c.status == FAIL for c in checks)
@@ -68,7 +68,7 @@ def config_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
         return
     from rich.table import Table
 
-    from autodev.render import console
+    from autodev.user.render import console
 
     t = Table(title=f"{paths.config_file}", show_lines=False)
     for col in ("key", "value", "default", "meaning"):

@@ -9,11 +9,11 @@ import time
 
 import typer
 
-from autodev import hostproc
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
-from autodev.hostproc import PYTHON_SAFE
-from autodev.paths import RunPaths
+from autodev.host import hostproc
+from autodev.host.hostproc import PYTHON_SAFE
+from autodev.store.paths import RunPaths
 
 
 @app.command()
@@ -25,12 +25,13 @@ def start(
     ),
 ):
     """Start (or resume) the run's daemon: detached unless --foreground."""
-    from autodev import inbox, keys
-    from autodev import sandbox as sandboxmod
     from autodev.config import load_config, load_team, provider_problems
-    from autodev.daemon import DaemonLock
     from autodev.errors import DaemonRunningError, ProviderSetupError
-    from autodev.redact import secret_values
+    from autodev.guard import keys
+    from autodev.guard import sandbox as sandboxmod
+    from autodev.guard.redact import secret_values
+    from autodev.store import inbox
+    from autodev.store.lock import DaemonLock
 
     keys.receive()  # set when this is the keyless re-execution of `start --foreground` below
     if until_idle and not foreground:
@@ -50,7 +51,7 @@ def start(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above, then start again",
         )
-    from autodev.faults import writable
+    from autodev.host.faults import writable
 
     fault = writable(paths.run_dir)  # a read-only or full AUTODEV_HOME: exit 2 before the run
     if fault is not None:
@@ -83,7 +84,7 @@ def start(
         staged = inbox.stage(paths.inbox, "send", text=objective, objective=True)
     if foreground:
         from autodev.daemon import Daemon
-        from autodev.render import console, post_text
+        from autodev.user.render import console, post_text
 
         paths.ensure()
         hostproc.leave(paths.repo, paths.run_dir)  # the daemon never works from inside the repository
@@ -120,7 +121,7 @@ def start(
         )
     finally:
         os.close(keys_fd)
-    from autodev.state import StateFile
+    from autodev.store.state import StateFile
 
     # Started means: it holds the lock AND opened (validated) the logs, which it records in state.
     state = StateFile(paths.state)
@@ -148,7 +149,7 @@ def start(
 def _say_queued(paths: RunPaths, objective: str | None) -> None:
     """What was queued while no daemon ran, which this start applies first, in order; the
     objective is a message, so it replaces a queued stop or pause as `send` would."""
-    from autodev import queued
+    from autodev.store import queued
 
     if objective:
         removed = queued.cancel_for(paths, "send")
@@ -180,8 +181,8 @@ def _check_gemini(paths: RunPaths, team) -> None:
     if not any("gemini" in (p.agents() if hasattr(p, "agents") else []) for p in team.participants):
         return
     from autodev.agents.adapters import GEMINI_SETTINGS_FIX
-    from autodev.doctor import gemini_settings_problem
     from autodev.errors import ToolSetupError
+    from autodev.setup.doctor import gemini_settings_problem
 
     why = gemini_settings_problem(paths, os.environ)
     if why:
@@ -207,7 +208,7 @@ def _check_browser(team) -> None:
 
 
 def _print_outcome(paths: RunPaths) -> None:
-    from autodev.state import StateFile
+    from autodev.store.state import StateFile
 
     st = StateFile(paths.state).read()
     r = st.get("reason") or {}
@@ -216,8 +217,8 @@ def _print_outcome(paths: RunPaths) -> None:
         line += f": {r['text']}"
     print(line)
     if r.get("continue") and st["state"] not in ("complete",):
-        from autodev.daemon import DaemonLock
-        from autodev.reasons import continue_line
+        from autodev.rules.reasons import continue_line
+        from autodev.store.lock import DaemonLock
 
         holder = DaemonLock.holder(paths.lock)  # a foreground daemon (this process) has ended
         print(f"  continue with: {continue_line(r, bool(holder) and holder != os.getpid())}")

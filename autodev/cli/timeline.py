@@ -10,7 +10,7 @@ import typer
 from autodev.cli.look import runs_app
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 
 
 @app.command()
@@ -38,7 +38,7 @@ def run_paths(run: str | None) -> RunPaths:
     """The run named by its id (`autodev runs` lists them), or this repository's."""
     if run is None:
         return _paths()
-    from autodev import runs
+    from autodev.store import runs
 
     rows = [r for r in runs.listing() if r["run"] == run]
     if not rows or not rows[0].get("repo"):

@@ -9,7 +9,7 @@ import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError
-from autodev.paths import RunPaths, find_repo
+from autodev.store.paths import RunPaths, find_repo
 
 trace_app = typer.Typer(help="OpenTelemetry traces of runs (docs/telemetry.md).", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
@@ -17,8 +17,8 @@ app.add_typer(trace_app, name="trace")
 
 def _run_paths(run: str | None) -> tuple[RunPaths, str, dict | None]:
     """The run folder, the run id and its state: this repository's run, or `run` from the index."""
-    from autodev import runs
-    from autodev.rebuild import read_state
+    from autodev.store import runs
+    from autodev.store.rebuild import read_state
 
     if run is None:
         paths = RunPaths(find_repo())
@@ -48,10 +48,10 @@ def export(
 ):
     """Send a finished or crashed run's spans and metrics to the OTLP collector of
     OTEL_EXPORTER_OTLP_ENDPOINT (or [telemetry]); what that collector already has is skipped."""
-    from autodev import keys
     from autodev.config import load_config
-    from autodev.daemon.lock import DaemonLock
-    from autodev.redact import Redactor
+    from autodev.guard import keys
+    from autodev.guard.redact import Redactor
+    from autodev.store.lock import DaemonLock
     from autodev.telemetry import HEADER_VARS, resolve
 
     paths, run_id, st = _run_paths(run)

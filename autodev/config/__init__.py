@@ -16,7 +16,7 @@ python -m autodev.config > docs/CONFIG.md
 
 from __future__ import annotations
 
-from autodev.config.base import _MODEL_CONFIG, Effort, _check_env_name, _display, _rule, _toml
+from autodev.config.base import MODEL_CONFIG, Effort, _check_env_name, _display, _toml, rule_error
 from autodev.config.docs import _cell, _table_rows, _type_words, config_markdown, config_rows
 from autodev.config.loading import (
     _TYPE_WORDS,
@@ -50,7 +50,7 @@ __all__ = [
     "RESERVED_NAMES",
     "_ANY_OF_PROVIDERS",
     "_LOCAL_DEFAULT_PROVIDERS",
-    "_MODEL_CONFIG",
+    "MODEL_CONFIG",
     "_TYPE_WORDS",
     "AuditConfig",
     "Effort",
@@ -74,7 +74,7 @@ __all__ = [
     "_model_at",
     "_participant_hint",
     "_read_toml",
-    "_rule",
+    "rule_error",
     "_table_rows",
     "_toml",
     "_toml_key",

@@ -14,17 +14,17 @@ Effort = Literal["low", "medium", "high"]
 
 # strict: TOML already gives real types, so `maxTalkTurns = "3"` is a mistake worth reporting,
 # not something to coerce silently. Integers are still accepted where a number is expected.
-_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
+MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, strict=True)
 
 
-def _rule(message: str, fix: str) -> PydanticCustomError:
+def rule_error(message: str, fix: str) -> PydanticCustomError:
     """A validation failure of one of our own rules, carrying its fix through pydantic."""
     return PydanticCustomError("autodev_rule", "{message}", {"message": message, "fix": fix})
 
 
 def _check_env_name(v: str | None) -> str | None:
     if v is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
-        raise _rule(
+        raise rule_error(
             f"{_toml(v)} is not an environment variable name",
             'give the variable\'s name (e.g. "MY_OPENAI_KEY"), not its value',
         )

@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import _MODEL_CONFIG, Effort, _check_env_name, _rule, _toml
-from autodev.names import NAME_PATTERN
-from autodev.names import RESERVED as RESERVED_NAMES
+from autodev.config.base import MODEL_CONFIG, Effort, _check_env_name, _toml, rule_error
+from autodev.rules.names import NAME_PATTERN
+from autodev.rules.names import RESERVED as RESERVED_NAMES
 
 Agent = Literal["claude", "codex", "copilot", "gemini"]
 AGENTS: tuple[str, ...] = ("claude", "codex", "copilot", "gemini")
@@ -18,7 +18,7 @@ AGENTS: tuple[str, ...] = ("claude", "codex", "copilot", "gemini")
 class Participant(BaseModel):
     """One `[[participants]]` table of team.toml."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     name: str = Field(
         description="Name on the thread and in handoffs: a lowercase letter, then up to 31 of "
@@ -119,7 +119,7 @@ class Participant(BaseModel):
     def _output_below_window(self) -> Participant:
         if self.context is not None and self.max_output_tokens is not None:
             if self.max_output_tokens >= self.context:
-                raise _rule(
+                raise rule_error(
                     f"max_output_tokens ({self.max_output_tokens}) is not below context ({self.context})",
                     "make max_output_tokens smaller than context (a quarter of it is a good start)",
                 )
@@ -128,19 +128,19 @@ class Participant(BaseModel):
     @model_validator(mode="after")
     def _model_or_agent(self) -> Participant:
         if self.model is None and self.agent is None:
-            raise _rule(
+            raise rule_error(
                 "it has neither model nor agent",
                 'set model = "provider/model" (e.g. "anthropic/claude-sonnet-4-5"), or '
                 'agent = "claude" | "codex" | "copilot" | "gemini" for a coding-agent CLI',
             )
         if self.agent is None and any(m.startswith("agent:") for m in self.failover):
-            raise _rule(
+            raise rule_error(
                 "failover names an agent CLI but the participant is a model",
                 'set agent = "..." (an agent CLI can fail over to models, not the other way '
                 "round), or remove the agent:NAME entries",
             )
         if self.agent is None and (self.agent_args or self.agent_permission != "gated"):
-            raise _rule(
+            raise rule_error(
                 "agent_args and agent_permission need agent",
                 'set agent = "claude" | "codex" | "copilot" | "gemini", or remove them',
             )
@@ -150,12 +150,12 @@ class Participant(BaseModel):
     @classmethod
     def _valid_name(cls, v: str) -> str:
         if not re.match(NAME_PATTERN, v):
-            raise _rule(
+            raise rule_error(
                 f"{_toml(v)} is not a valid participant name",
                 'start with a lowercase letter, then use only a-z, 0-9, "_" or "-" (at most 32 characters)',
             )
         if v in RESERVED_NAMES:
-            raise _rule(
+            raise rule_error(
                 f"{_toml(v)} is reserved for the thread's own posts",
                 "pick another name (user, system and audit are reserved)",
             )
@@ -166,9 +166,9 @@ class Participant(BaseModel):
     def _failover_not_blank(cls, v: list[str]) -> list[str]:
         for i, m in enumerate(v):
             if not m.strip():
-                raise _rule(f"failover[{i}] is empty", "remove the empty model string")
+                raise rule_error(f"failover[{i}] is empty", "remove the empty model string")
             if m.startswith("agent:") and m[6:] not in AGENTS:
-                raise _rule(
+                raise rule_error(
                     f"failover[{i}]: {_toml(m)} names no agent CLI",
                     "use agent:" + ", agent:".join(AGENTS) + ", or a model string",
                 )

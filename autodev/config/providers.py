@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping
 
 from autodev.config.team import Team
-from autodev.names import is_scripted
+from autodev.rules.names import is_scripted
 
 # Providers whose litellm "missing key" is an endpoint with a local default, not a secret.
 _LOCAL_DEFAULT_PROVIDERS = {"ollama", "ollama_chat"}

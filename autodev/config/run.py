@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from autodev.config.base import _MODEL_CONFIG, _rule, _toml
 from autodev.config.telemetry import TelemetryConfig
-from autodev.redact import SECRET_FILES
+from autodev.guard.redact import SECRET_FILES
 
 HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
 

@@ -7,16 +7,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import _MODEL_CONFIG, Effort, _check_env_name, _display, _rule, _toml
+from autodev.config.base import MODEL_CONFIG, Effort, _check_env_name, _display, _toml, rule_error
 from autodev.config.participant import Participant
 from autodev.errors import ConfigError
-from autodev.names import NAME_PATTERN, is_scripted
+from autodev.rules.names import NAME_PATTERN, is_scripted
 
 
 class AuditConfig(BaseModel):
     """The optional `[audit]` table: the model of the stateless audit after `done`."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     model: str = Field(
         min_length=1,
@@ -40,7 +40,7 @@ class AuditConfig(BaseModel):
 class ScriptedConfig(BaseModel):
     """The `[scripted]` table, needed when any model is "scripted"."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     path: str = Field(
         default="script.toml",
@@ -55,7 +55,7 @@ BUILTIN_CAPABILITIES = ("read", "write", "commands", "thread")
 class McpServer(BaseModel):
     """One `[mcp.NAME]` table of team.toml: a stdio MCP server started with the daemon."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     command: str = Field(min_length=1, description="The program that runs the server (found on PATH).")
     args: list[str] = Field(default_factory=list, description="Its arguments.")
@@ -91,7 +91,7 @@ class McpServer(BaseModel):
 class Team(BaseModel):
     """The whole of team.toml."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     participants: list[Participant] = Field(
         min_length=1, description="The team, one [[participants]] table each."
@@ -108,7 +108,7 @@ class Team(BaseModel):
         first: dict[str, int] = {}
         for i, p in enumerate(v):
             if p.name in first:
-                raise _rule(
+                raise rule_error(
                     f'name "{p.name}" is used by participants[{first[p.name]}] and participants[{i}]',
                     "give every participant its own name",
                 )
@@ -118,7 +118,7 @@ class Team(BaseModel):
     @model_validator(mode="after")
     def _scripted_has_script(self) -> Team:
         if self.uses_scripted() and self.scripted is None:
-            raise _rule(
+            raise rule_error(
                 'a model is "scripted" but there is no [scripted] table',
                 'add\n    [scripted]\n    path = "script.toml"\n  to the team file',
             )
@@ -128,12 +128,12 @@ class Team(BaseModel):
     def _tools_are_known(self) -> Team:
         for name, server in self.mcp.items():
             if not re.match(NAME_PATTERN, name) or "__" in name:
-                raise _rule(
+                raise rule_error(
                     f"mcp.{name}: {_toml(name)} is not a valid server name",
                     'start with a lowercase letter, then use a-z, 0-9, "-" or single "_"',
                 )
             if server.capability in BUILTIN_CAPABILITIES:
-                raise _rule(
+                raise rule_error(
                     f"mcp.{name}.capability: {_toml(server.capability)} is a built-in capability",
                     "leave capability unset (the server's name) or pick another name",
                 )
@@ -141,7 +141,7 @@ class Team(BaseModel):
         for p in self.participants:
             for t in p.tools:
                 if t not in known:
-                    raise _rule(
+                    raise rule_error(
                         f'participant "{p.name}": tools: {_toml(t)} is not a capability',
                         f"use one of {', '.join(known)} (an [mcp.NAME] table adds NAME)",
                     )

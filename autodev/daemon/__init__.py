@@ -12,22 +12,19 @@
 - `recovery`: everything a restart does (how a crash is recovered).
 - `services`: scripted server, MCP servers, browsers, hooks and notifier.
 - `handles`: the open run's files (`Run`) and the settings (`Settings`) parts are handed.
-- `lock`: the daemon's flock (`DaemonLock`).
 
-Importing this package is cheap (the CLI checks the lock on every command); `Daemon` and `main`
-load the loop on first use.
+The daemon's flock (`DaemonLock`) is in `store/lock` (the CLI checks it on every command without
+importing the daemon); importing this package is cheap: `Daemon` and `main` load the loop on first use.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autodev.daemon.lock import DaemonLock
-
 if TYPE_CHECKING:
     from autodev.daemon.process import Daemon, main
 
-__all__ = ["Daemon", "DaemonLock", "main"]
+__all__ = ["Daemon", "main"]
 
 
 def __getattr__(name: str):

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autodev import reasons
 from autodev.config import RunConfig, Team
 from autodev.daemon.effects import USAGE, Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
+from autodev.guard.sandbox import Room
 from autodev.harness import providers
-from autodev.reasons import reason
-from autodev.sandbox import Room
+from autodev.rules import reasons
+from autodev.rules.reasons import reason
 
 
 def audit(
@@ -34,8 +34,8 @@ def audit(
     set_state: Callable[[str, dict | None], None],
     stopping: Callable[[], bool],
 ) -> Change:
-    from autodev.audit import AuditStopped
-    from autodev.audit import audit as ask
+    from autodev.harness.audit import AuditStopped
+    from autodev.harness.audit import audit as ask
 
     set_state("auditing", None)
     a = team.audit_model()

@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from autodev import scheduler
 from autodev.config import RunConfig, Team
-from autodev.reasons import reason
-from autodev.state import blank_figures
+from autodev.rules import scheduler
+from autodev.rules.reasons import reason
+from autodev.store.state import blank_figures
 
 USAGE = ("prompt_tokens", "completion_tokens", "cost")
 
@@ -205,7 +205,7 @@ def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float)
 
 def open_gate(post: dict, author: str, st: dict, config: RunConfig, run_id: str) -> Change:
     """A gate post: decided at once by gateAutoDeny / gateAutoApprove / gateMode, else open."""
-    from autodev import gates
+    from autodev.guard import gates
 
     gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
     decision, rule = gates.decide(

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev import config as cfgmod
-from autodev import sandbox as sandboxmod
-from autodev import userfiles
-from autodev.events import Events
-from autodev.journal import Journal
-from autodev.paths import RunPaths
-from autodev.redact import Redactor
-from autodev.state import StateFile
-from autodev.thread import Thread
+from autodev.guard import sandbox as sandboxmod
+from autodev.guard.redact import Redactor
+from autodev.store import userfiles
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import Thread
 
 
 @dataclass

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from autodev import inbox, keys, queued, userfiles
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
-from autodev.reasons import reason
+from autodev.guard import keys
+from autodev.rules.reasons import reason
+from autodev.store import inbox, queued, userfiles
 
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
 SetState = Callable[..., None]  # (state, reason, **extra): a state change and its event

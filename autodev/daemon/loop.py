@@ -17,21 +17,25 @@ import sys
 import time
 from contextlib import ExitStack
 
-from autodev import budget, credit, faults, notify, reasons, runs, scheduler, telemetry, userfiles
-from autodev.daemon import auditing, effects, inputs, notices, recovery, turnsetup
+from autodev import telemetry
+from autodev.daemon import auditing, effects, inputs, notices, notify, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import Services, hooks_for, save_team
-from autodev.display import digest
 from autodev.errors import AutodevError, ProviderError, RepositoryRefused
-from autodev.events import Events
-from autodev.journal import Journal
-from autodev.paths import RunPaths, git_head
-from autodev.reasons import reason
+from autodev.guard.display import digest
+from autodev.guard.redact import Redactor
+from autodev.harness import credit
+from autodev.host import faults
 from autodev.records import check_harness
-from autodev.redact import Redactor
-from autodev.state import StateFile
-from autodev.thread import TAIL, Thread
+from autodev.rules import budget, reasons, scheduler
+from autodev.rules.reasons import reason
+from autodev.store import runs, userfiles
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.paths import RunPaths, git_head
+from autodev.store.state import StateFile
+from autodev.store.thread import TAIL, Thread
 from autodev.timeline import rewind
 
 IDLE = ("awaiting_user", "gated", "paused")

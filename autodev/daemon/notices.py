@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from autodev.daemon.handles import Run
 from autodev.errors import ToolError
-from autodev.thread import now_ts
+from autodev.store.thread import now_ts
 
 
 def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[str, str | None], str]:

@@ -7,16 +7,19 @@ import sys
 from contextlib import ExitStack
 from pathlib import Path
 
-from autodev import faults, hostgit, hostproc, inbox, keys, notify, runs
 from autodev.agents import projectfiles
+from autodev.daemon import notify
 from autodev.daemon.handles import Settings
-from autodev.daemon.lock import DaemonLock
 from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
-from autodev.paths import RunPaths
-from autodev.reasons import reason
-from autodev.redact import Redactor
-from autodev.state import StateFile
+from autodev.guard import keys
+from autodev.guard.redact import Redactor
+from autodev.host import faults, hostgit, hostproc
+from autodev.rules.reasons import reason
+from autodev.store import inbox, runs
+from autodev.store.lock import DaemonLock
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
 
 
 class Daemon:

@@ -6,7 +6,7 @@ the logs are the record and a restart continues from them:
 1. The logs are opened by `Journal`, which validates the newest 256 KiB of each (a torn final
    line is dropped, corruption is refused with its line).
 2. A lost state.json is rebuilt from thread, events and harness logs (`state_from_logs`, which
-   calls `autodev/rebuild.py`; readers such as `status` call it too, without writing).
+   calls `autodev/store/rebuild.py`; readers such as `status` call it too, without writing).
 3. The state a restart starts in (`restarted`): a new session, the question or gate the run left
    open is still open, everything else runs again.
 4. The newest turn of the harness log is settled (`settle`): a turn that never finished and
@@ -29,13 +29,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from autodev import rebuild as rebuildmod
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
-from autodev.journal import iter_records_reverse
-from autodev.paths import RunPaths
-from autodev.state import StateFile
-from autodev.thread import now_ts
+from autodev.store import rebuild as rebuildmod
+from autodev.store.journal import iter_records_reverse
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import now_ts
 
 
 def state_from_logs(paths: RunPaths, state: StateFile) -> bool:

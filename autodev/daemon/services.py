@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from contextlib import ExitStack
 
-from autodev import notify
+from autodev.daemon import notify
 from autodev.daemon.handles import Scripted, Settings
-from autodev.events import Events
-from autodev.hooks import Hooks
-from autodev.paths import RunPaths
+from autodev.harness.hooks import Hooks
+from autodev.store.events import Events
+from autodev.store.paths import RunPaths
 
 
 class Services:
@@ -94,7 +94,7 @@ def hooks_for(paths: RunPaths, settings: Settings, run_id: str, emit) -> tuple[H
 def save_team(paths: RunPaths, events: Events) -> None:
     """Keep the team just loaded in the run folder: `git clean -fdx` cannot take it, and
     `autodev init --from-run` brings it back."""
-    from autodev.project import save_team as save
+    from autodev.config.project import save_team as save
 
     try:
         save(paths.config_dir, paths.run_dir)

@@ -16,19 +16,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from autodev import prompts, sandbox
-from autodev.config import Participant, RunConfig, Team
+from autodev.config import Participant, RunConfig, Team, prompts
 from autodev.daemon import notices, recovery
 from autodev.daemon.handles import Run, Scripted, Settings
 from autodev.daemon.services import Services
+from autodev.guard import sandbox
+from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
 from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
-from autodev.sandbox import Room
-from autodev.thread import TAIL
+from autodev.store.thread import TAIL
 
 TALK_LIMIT_NOTE = (
     "talk limit reached: only work_done, a say to the user, or (if you cannot "
@@ -298,7 +298,7 @@ def command_guard(
     """Refuse gateRequired commands unless an approved gate of `name` covers them. `read_only`:
     a participant with write = false whose commands run unsandboxed also needs a gate for the
     git commands that change the branch or the working tree (READ_ONLY_GATED)."""
-    from autodev import gates
+    from autodev.guard import gates
 
     patterns = [*config.gate_required, *(READ_ONLY_GATED if read_only else [])]
 
@@ -323,7 +323,7 @@ def command_guard(
 
 def tool_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | None]:
     """Refuse a gateRequiredTools tool unless an approved gate of `name` names it."""
-    from autodev import gates
+    from autodev.guard import gates
 
     def guard(tool: str) -> str | None:
         if not config.gate_required_tools:

@@ -184,7 +184,7 @@ def reset_folder(folder: Path) -> None:
     """An interrupted run's folder goes, after its daemon (still running if the eval was killed)."""
     pid_file = folder / "daemon.pid"
     if pid_file.exists():
-        from autodev.daemon import DaemonLock
+        from autodev.store.lock import DaemonLock
 
         for lock in (folder / "home").glob("*/daemon.lock"):
             holder = DaemonLock.holder(lock)

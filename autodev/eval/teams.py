@@ -99,7 +99,7 @@ def key_problems(path: Path) -> list[str]:
     """What a team's providers need and this environment lacks (keys named by api_key_env, the
     providers' usual variables), checked offline as `autodev doctor` does: litellm is not imported."""
     from autodev.config import load_team, provider_problems
-    from autodev.doctor import PROVIDER_KEYS
+    from autodev.setup.doctor import PROVIDER_KEYS
 
     def offline(model: str) -> tuple[list[str], str]:
         provider = model.split("/", 1)[0] if "/" in model else None

@@ -16,7 +16,6 @@ outlives it, so even a page script that never returns cannot hold the turn.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import uuid
 from pathlib import Path
@@ -26,8 +25,10 @@ from urllib.parse import urlparse
 from pydantic import Field
 
 from autodev.errors import ToolError
+from autodev.harness.chromium import chromium_path
 from autodev.harness.deadline import Watch
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
+from autodev.host.procgroup import kill_group
 
 PLAYWRIGHT = "playwright==1.65.2"  # the `browser` extra's pin (a test keeps it equal to pyproject's)
 PLAYWRIGHT_FIX = (
@@ -73,21 +74,6 @@ _MARK = """() => {
   }
   return out;
 }"""
-
-
-def chromium_path() -> str | None:
-    """The Chromium executable to drive, or None."""
-    given = os.environ.get("AUTODEV_CHROMIUM")
-    if given:
-        return given if os.access(given, os.X_OK) else None
-    for name in ("/usr/bin/chromium", "/usr/bin/chromium-browser"):
-        if os.access(name, os.X_OK):
-            return name
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
 
 
 def missing() -> str | None:
@@ -259,7 +245,7 @@ class Browser:
                         continue
                 pgid = os.getpgid(int(entry))
                 if pgid != os.getpgrp():
-                    os.killpg(pgid, signal.SIGKILL)
+                    kill_group(pgid)
                 else:
                     os.kill(int(entry), signal.SIGKILL)
             except (OSError, ValueError):

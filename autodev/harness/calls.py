@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from autodev import credit
 from autodev.errors import AutodevError, ToolError
+from autodev.harness import credit
 from autodev.harness.recovery import CRASHED, INTERRUPTED
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.tools import WORKSPACE_TOOLS, write_refusal
-from autodev.journal import safe_text
+from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
-    from autodev.harness.turn import TurnContext, TurnResult
+    from autodev.harness.context import TurnContext, TurnResult
 
 
 def offered(ctx: TurnContext) -> dict[str, Tool]:

@@ -4,7 +4,6 @@ timeout or `stop` that kills everything it started."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import threading
@@ -14,13 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from autodev.errors import ToolError
-from autodev.redact import scrubbed_env
+from autodev.guard.redact import scrubbed_env
+from autodev.host.procgroup import kill_group
 
 if TYPE_CHECKING:
-    from autodev.harness.tools import Workspace
+    from autodev.harness.scope import Scope
 
 
-def run_command(ws: Workspace, command: str, timeout_sec: float | None) -> str:
+def run_command(ws: Scope, command: str, timeout_sec: float | None) -> str:
     if not command.strip():
         raise ToolError("run_command: argument 'command' is empty; give a shell command")
     if ws.command_guard is not None:
@@ -112,13 +112,6 @@ class _Capture:
         )
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def _wait(proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
     """proc.wait(timeout), also ended early (TimeoutExpired) when `stopping()` turns true."""
     end = time.monotonic() + timeout
@@ -172,7 +165,7 @@ def _run_bash(
         timed_out = reader.is_alive()
     # The command ran in its own session, so its process group holds everything it started
     # (unless something called setsid itself). Killing the group also stops leftovers.
-    _kill_group(proc.pid)
+    kill_group(proc.pid)
     proc.wait()
     reader.join(2.0)
     abandoned = reader.is_alive()

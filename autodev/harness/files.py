@@ -1,9 +1,9 @@
 """The file tools: `read_file`, `list_files`, `write_file`, `edit_file` (the contract is in
-`tools.py`). Each takes the participant's `Workspace`, which resolves paths safely and caps and
+`tools.py`). Each takes the participant's `Scope`, which resolves paths safely and caps and
 masks what comes back.
 
 No file can hold a turn: only regular files are opened, without blocking (a FIFO would wait for
-a writer), files are read in chunks and folders walked with `Workspace.cut` in between, so
+a writer), files are read in chunks and folders walked with `Scope.cut` in between, so
 `stop` and the turn's deadline end a read of a huge file or a walk of a huge tree."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from autodev.errors import ToolError
 from autodev.harness.deadline import Watch
 
 if TYPE_CHECKING:
-    from autodev.harness.tools import Workspace
+    from autodev.harness.scope import Scope
 
 LIST_CAP = 500
 READ_LINE_CUT = 2000
@@ -68,7 +68,7 @@ def _open_regular(tool: str, real: str, rel: str, flags: int) -> int:
     return fd
 
 
-def _scan(ws: Workspace, fd: int, first: int, last: int, budget: int) -> tuple[list[tuple[str, int]], int]:
+def _scan(ws: Scope, fd: int, first: int, last: int, budget: int) -> tuple[list[tuple[str, int]], int]:
     """Lines `first`..`last` (1-based, as far as `budget` characters go) as (text, characters)
     and the file's line count. Read in chunks: a huge file costs time, never memory, and `stop`
     or the turn's deadline cuts it. Of a long line only its head is kept."""
@@ -101,7 +101,7 @@ def _scan(ws: Workspace, fd: int, first: int, last: int, budget: int) -> tuple[l
     return kept, total
 
 
-def read_file(ws: Workspace, path: str, offset: int, limit: int) -> str:
+def read_file(ws: Scope, path: str, offset: int, limit: int) -> str:
     real, rel = ws.resolve("read_file", path)
     if not os.path.exists(real):
         raise ToolError(f"read_file: no file '{rel}'; use list_files or search to find it")
@@ -144,7 +144,7 @@ def read_file(ws: Workspace, path: str, offset: int, limit: int) -> str:
     return text
 
 
-def list_files(ws: Workspace, path: str, depth: int) -> str:
+def list_files(ws: Scope, path: str, depth: int) -> str:
     real, rel = ws.resolve("list_files", path)
     if not os.path.exists(real):
         raise ToolError(f"list_files: no folder '{rel}'; use list_files(path='.') to see the root")
@@ -198,7 +198,7 @@ def list_files(ws: Workspace, path: str, depth: int) -> str:
     return ws.cap(text, "list a subfolder or use a smaller depth")
 
 
-def _git_ignored_dirs(ws: Workspace, rel: str) -> set[str]:
+def _git_ignored_dirs(ws: Scope, rel: str) -> set[str]:
     """Repository-relative folders git ignores (no git, or git failing: none)."""
     out = _git_lines(
         ws, ["ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z", "--", rel]
@@ -206,10 +206,10 @@ def _git_ignored_dirs(ws: Workspace, rel: str) -> set[str]:
     return {p.rstrip("/") for p in (out or []) if p.endswith("/")}
 
 
-def _git_lines(ws: Workspace, args: list[str]) -> list[str] | None:
+def _git_lines(ws: Scope, args: list[str]) -> list[str] | None:
     if not os.path.exists(os.path.join(ws.root, ".git")):
         return None
-    from autodev import hostgit
+    from autodev.host import hostgit
 
     try:
         argv, env = hostgit.command(Path(ws.root), *args)
@@ -239,7 +239,7 @@ def _git_lines(ws: Workspace, args: list[str]) -> list[str] | None:
     return [p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p]
 
 
-def write_file(ws: Workspace, path: str, content: str) -> str:
+def write_file(ws: Scope, path: str, content: str) -> str:
     real, rel = ws.writable("write_file", path)
     if rel == "." or os.path.isdir(real):
         raise ToolError(f"write_file: '{rel}' is a folder; give a file path")
@@ -253,7 +253,7 @@ def write_file(ws: Workspace, path: str, content: str) -> str:
     return f"{verb} {rel} ({len(_split_lines(content))} lines, {len(content.encode())} bytes)"
 
 
-def edit_file(ws: Workspace, path: str, old: str, new: str, count: int) -> str:
+def edit_file(ws: Scope, path: str, old: str, new: str, count: int) -> str:
     real, rel = ws.writable("edit_file", path)
     if not os.path.isfile(real):
         what = "is a folder" if os.path.isdir(real) else "does not exist"

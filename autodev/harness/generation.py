@@ -20,7 +20,7 @@ from autodev.harness.calls import offered
 from autodev.harness.messages import estimate_tokens
 
 if TYPE_CHECKING:
-    from autodev.harness.turn import TurnContext
+    from autodev.harness.context import TurnContext
 
 
 _POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autodev import keys
 from autodev.errors import ToolError, ToolSetupError
+from autodev.guard import keys
 from autodev.harness.deadline import wait_future
-from autodev.harness.mcp_groups import find_group, kill_group, reap_groups, save_groups
+from autodev.harness.mcp_groups import find_group, reap_groups, save_groups
 from autodev.harness.registry import Tool, ToolEnv
+from autodev.host.procgroup import kill_group
 
 _MAX_BACKOFF = 60.0
 STDERR_LINES = 8  # of a server that failed to start, shown in the error

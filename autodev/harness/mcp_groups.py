@@ -8,6 +8,8 @@ import json
 import os
 from pathlib import Path
 
+from autodev.host.procgroup import kill_group
+
 
 def find_group(command: str, args: list[str], taken: list[int | None]) -> int | None:
     """The process group of the server just started: our child that leads its own session and
@@ -35,14 +37,6 @@ def find_group(command: str, args: list[str], taken: list[int | None]) -> int | 
     return None
 
 
-def kill_group(pgid: int | None) -> None:
-    if pgid is not None:
-        try:
-            os.killpg(pgid, 9)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-
 def save_groups(path: Path, groups: dict[str, int]) -> None:
     """The running servers' groups by server name (replaced atomically)."""
     tmp = path.with_suffix(".tmp")
@@ -60,11 +54,7 @@ def reap_groups(path: Path) -> list[tuple[str, int]]:
         groups = {}
     killed = []
     for name, pgid in groups.items() if isinstance(groups, dict) else []:
-        if isinstance(pgid, int) and pgid > 1 and pgid != os.getpgrp():
-            try:
-                os.killpg(pgid, 9)
-                killed.append((name, pgid))
-            except (ProcessLookupError, PermissionError):
-                pass
+        if isinstance(pgid, int) and kill_group(pgid):
+            killed.append((name, pgid))
     path.unlink(missing_ok=True)
     return killed

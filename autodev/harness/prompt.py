@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from autodev import prompts
+from autodev.config import prompts
 
 INDEX_LINES = 8
 LINE_CHARS = 90

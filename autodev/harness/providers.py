@@ -23,10 +23,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from autodev import keys
 from autodev.errors import ProviderError
+from autodev.guard import keys
 from autodev.harness.messages import plain, verbatim
-from autodev.names import is_scripted
+from autodev.rules.names import is_scripted
 
 # Sent to endpoints that need no key (llama.cpp, vLLM, Ollama): they ignore it.
 PLACEHOLDER_KEY = "no-key-needed"

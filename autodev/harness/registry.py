@@ -87,7 +87,7 @@ class ToolEnv:
     workspace: Any = None  # autodev.harness.tools.Workspace
     turn: Any = None  # autodev.harness.turn.TurnContext
     result: Any = None  # autodev.harness.turn.TurnResult
-    baseline: Any = None  # autodev.credit.Baseline
+    baseline: Any = None  # autodev.harness.credit.Baseline
     call_id: str | None = None
 
 

@@ -14,12 +14,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from autodev.errors import ToolError
+from autodev.guard.redact import scrubbed_env
 from autodev.harness.deadline import Watch
-from autodev.journal import safe_text
-from autodev.redact import scrubbed_env
+from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
-    from autodev.harness.tools import Workspace
+    from autodev.harness.scope import Scope
 
 SEARCH_CAP = 200
 SEARCH_LINE_CUT = 300
@@ -61,7 +61,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def search(ws: Workspace, pattern: str, path: str, glob: str | None) -> str:
+def search(ws: Scope, pattern: str, path: str, glob: str | None) -> str:
     real, rel = ws.resolve("search", path)
     if not os.path.exists(real):
         raise ToolError(f"search: no file or folder '{rel}'")

@@ -10,11 +10,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from autodev import credit
 from autodev.errors import PostRefused, ToolError
+from autodev.harness import credit
 from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
-from autodev.moves import MOVES, check_post
-from autodev.paths import git_head
+from autodev.rules.moves import MOVES, check_post
+from autodev.store.paths import git_head
 
 READ_PAGE = 20
 

@@ -12,28 +12,17 @@ one tool call is `calls.run_call`, and the model behind both is the context's `M
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from autodev import credit, prompts
-from autodev.harness import providers
+from autodev.config import prompts
+from autodev.harness import credit, providers
 from autodev.harness.calls import offered, resume_call, run_call
+from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.generation import AllModelsLimited, TurnStopped, TurnTimedOut, generate
-from autodev.harness.model import LitellmModel, Model
 from autodev.harness.recovery import Resume
-from autodev.harness.registry import Tool
-from autodev.harness.tools import Workspace
-from autodev.journal import safe
-from autodev.moves import MOVES
-
-if TYPE_CHECKING:
-    from autodev.events import Events
-    from autodev.harness.browser import Browser
-    from autodev.hooks import Hooks
-    from autodev.journal import Journal
-    from autodev.thread import Thread
+from autodev.rules.moves import MOVES
+from autodev.store.journal import safe
 
 __all__ = [
     "AllModelsLimited",
@@ -45,80 +34,6 @@ __all__ = [
     "offered",
     "run_turn",
 ]
-
-
-@dataclass
-class TurnContext:
-    run_id: str
-    turn: int
-    name: str
-    can_write: bool
-    team_writers: dict[str, bool]
-    repo: Path
-    thread: Thread
-    events: Events
-    hlog: Journal  # the harness log
-    workspace: Workspace
-    targets: list[providers.Target]
-    system_prompt: str
-    turn_prompt: str
-    restricted: bool = False
-    max_steps: int = 40
-    timeout_sec: float = 1200.0
-    max_retries: int = 4
-    retry_backoff_sec: float = 2.0
-    limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
-    overrides: Path | None = None
-    withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
-    extra_tools: list[Tool] = field(default_factory=list)  # granted beyond the built-ins (MCP, browser)
-    tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
-    browser: Browser | None = None  # this participant's browser, when granted
-    tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
-    compactions: int = 0  # compactions made in this turn (status shows their sum)
-    hooks: Hooks | None = None  # when config.toml declares any
-    branch: str | None = None  # the run's branch (state `branch`): credit counts commits on it
-    model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
-    # `autodev replay --tools recorded`: (turn, call id, tool name) -> the recorded result
-    recorded_tools: Callable[[int, str, str], str] | None = None
-
-    def record(self, type: str, **fields: Any) -> dict:
-        """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
-        # ts: when it happened, for the spans autodev/telemetry derives from this log
-        return self.hlog.append(
-            {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields}
-        )
-
-    def emit(self, type: str, **fields: Any) -> dict:
-        """An event of this participant's turn."""
-        return self.events.emit(type, participant=self.name, turn=self.turn, **fields)
-
-
-@dataclass
-class TurnResult:
-    post: dict | None
-    steps: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    reason: str = ""
-    told: bool = False
-    models: dict[str, dict] = field(default_factory=dict)  # usage per model label (runs stats)
-    cached_tokens: int = 0
-    compactions: int = 0
-
-    def count(self, gen: providers.Generation) -> None:
-        """Add one generation's tokens and cost, in all and for its model."""
-        self.prompt_tokens += gen.prompt_tokens
-        self.completion_tokens += gen.completion_tokens
-        self.cached_tokens += gen.cached_tokens
-        self.cost += gen.cost or 0.0
-        used = self.models.setdefault(
-            gen.model, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-        )
-        used["generations"] += 1
-        used["prompt_tokens"] += gen.prompt_tokens
-        used["completion_tokens"] += gen.completion_tokens
-        used["cost"] += gen.cost or 0.0
 
 
 @dataclass

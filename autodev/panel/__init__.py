@@ -8,6 +8,6 @@ from __future__ import annotations
 
 def run_panel(repo) -> None:
     from autodev.panel.app import PanelApp
-    from autodev.paths import RunPaths
+    from autodev.store.paths import RunPaths
 
     PanelApp(RunPaths(repo)).run()

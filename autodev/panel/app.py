@@ -1,7 +1,7 @@
 """The panel app: a header, the live Feed, Needs you and the participants table.
 
 It only reads the run folder (events.jsonl, state.json, the team file, the daemon lock) and acts
-through `autodev.actions`, the same inbox and state paths as the CLI commands. It follows the
+through `autodev.user.actions`, the same inbox and state paths as the CLI commands. It follows the
 run folder with watchfiles in a worker thread (no polling loop); a one-second clock keeps the
 elapsed time and the daemon's liveness current (a killed daemon changes no file).
 """
@@ -20,13 +20,13 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
-from autodev import actions
-from autodev.display import digest
+from autodev.guard.display import digest
 from autodev.panel import views
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
-from autodev.paths import RunPaths
-from autodev.render import event_text
+from autodev.store.paths import RunPaths
+from autodev.user import actions
+from autodev.user.render import event_text
 
 __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 
@@ -70,7 +70,7 @@ class PanelApp(App):
         self.shown_seqs: set[int] = set()
         self.events: deque[dict] = deque(maxlen=FEED_KEEP)
         self.expanded = False
-        from autodev.thread import read_live
+        from autodev.store.thread import read_live
 
         self.live = read_live(paths.thread)  # posts a rewind superseded are struck through
         self.status: dict = {}
@@ -169,8 +169,8 @@ class PanelApp(App):
 
     def _read_status(self) -> None:
         from autodev.errors import AutodevError
-        from autodev.state import StateFile
-        from autodev.status import gather
+        from autodev.store.state import StateFile
+        from autodev.user.status import gather
 
         try:
             self.raw_state = StateFile(self.paths.state).read()
@@ -186,7 +186,7 @@ class PanelApp(App):
             }
 
     def _tick(self) -> None:
-        from autodev.daemon import DaemonLock
+        from autodev.store.lock import DaemonLock
 
         pid = DaemonLock.holder(self.paths.lock)
         if pid != self.daemon_pid:
@@ -328,7 +328,7 @@ class PanelApp(App):
         return event_text(ev, self.expanded, superseded=gone)
 
     def _redraw(self) -> None:
-        from autodev.thread import read_live
+        from autodev.store.thread import read_live
 
         self.live = read_live(self.paths.thread)
         feed = self.query_one("#feed", RichLog)
@@ -394,6 +394,6 @@ def run(repo: Path) -> None:
 
 def _replaced(result: dict, by: str) -> str:
     """The panel's note on a queued stop or pause an action replaced (actions.py)."""
-    from autodev.queued import replaced_text
+    from autodev.store.queued import replaced_text
 
     return f"; {replaced_text(result['cancelled'], by)}" if result.get("cancelled") else ""

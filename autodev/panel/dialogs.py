@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from autodev.display import line
+from autodev.guard.display import line
 
 
 class Prompt(ModalScreen[str | None]):

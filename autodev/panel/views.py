@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from autodev.display import clean
-from autodev.status import cap_text, safe_to_show, spend_text
+from autodev.guard.display import clean
+from autodev.user.status import cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from autodev.config.base import _MODEL_CONFIG, _rule
+from autodev.config.base import MODEL_CONFIG, rule_error
 from autodev.config.loading import explain
 from autodev.errors import ConfigError
 
@@ -114,7 +114,7 @@ def load_script(path: Path) -> Script:
 class CallSpec(BaseModel):
     """One tool call the scripted model makes."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     tool: str
     """The tool's name, as the participant's tool list names it."""
@@ -127,7 +127,7 @@ class CallSpec(BaseModel):
     @classmethod
     def _named(cls, v: str) -> str:
         if not v.strip():
-            raise _rule("must not be empty", 'add tool = "<tool name>"')
+            raise rule_error("must not be empty", 'add tool = "<tool name>"')
         return v.strip()
 
     @model_validator(mode="after")
@@ -135,16 +135,18 @@ class CallSpec(BaseModel):
         try:
             json.dumps(self.args)
         except (TypeError, ValueError) as e:
-            raise _rule(f"args cannot be sent as JSON ({e})", "quote TOML dates and times as strings") from e
+            raise rule_error(
+                f"args cannot be sent as JSON ({e})", "quote TOML dates and times as strings"
+            ) from e
         if self.raw_args is not None and "args" in self.model_fields_set:
-            raise _rule("raw_args is used instead of args, not with them", "drop args or raw_args")
+            raise rule_error("raw_args is used instead of args, not with them", "drop args or raw_args")
         return self
 
 
 class StepSpec(BaseModel):
     """One answer of the scripted model to one participant's request."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     participant: str
     """Who asks: a team member's name, or "audit"."""
@@ -163,17 +165,17 @@ class StepSpec(BaseModel):
     @classmethod
     def _named(cls, v: str) -> str:
         if not v.strip():
-            raise _rule("must not be empty", 'add participant = "<name>" (a team member or "audit")')
+            raise rule_error("must not be empty", 'add participant = "<name>" (a team member or "audit")')
         return v.strip()
 
     @model_validator(mode="after")
     def _one_answer(self) -> StepSpec:
         if self.retry_after is not None and self.error is None:
-            raise _rule("retry_after without error", "add error = 429 or drop retry_after")
+            raise rule_error("retry_after without error", "add error = 429 or drop retry_after")
         if self.error is not None and (self.calls or self.text is not None):
-            raise _rule("error cannot be combined with calls or text", "split it into two steps")
+            raise rule_error("error cannot be combined with calls or text", "split it into two steps")
         if self.error is None and not self.calls and self.text is None:
-            raise _rule("has no response", 'give it calls = [...], text = "..." or error = 429')
+            raise rule_error("has no response", 'give it calls = [...], text = "..." or error = 429')
         return self
 
 
@@ -182,7 +184,7 @@ class PriceSpec(BaseModel):
     litellm as custom prices and the run's cost (and budgets) work offline as with a priced
     provider."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     input_per_token: float = Field(default=0.0, ge=0)
     """Dollars per prompt token."""
@@ -193,7 +195,7 @@ class PriceSpec(BaseModel):
 class ScriptFile(BaseModel):
     """A script file: its [[step]] tables and an optional [price] table."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     step: list[StepSpec]
     """The answers, in order; each participant is answered from its own steps."""

@@ -34,7 +34,9 @@ NO_TURN = "-"
 class ScriptedServer:
     """Serves a Script over HTTP on 127.0.0.1; `with ScriptedServer(...) as s: s.base_url`."""
 
-    handler_base: type[_Handler] | None = None  # another wire protocol (autodev.contract); None: OpenAI's
+    handler_base: type[_Handler] | None = (
+        None  # another wire protocol (autodev.scripted.contract); None: OpenAI's
+    )
 
     def __init__(self, script: Script, ledger_path: Path, request_log: Path | None = None, *, port: int = 0):
         self.script = script

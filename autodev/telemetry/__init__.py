@@ -23,7 +23,7 @@ from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
 
 if TYPE_CHECKING:
     from autodev.config.telemetry import TelemetryConfig
-    from autodev.paths import RunPaths
+    from autodev.store.paths import RunPaths
     from autodev.telemetry.export import Background
 
 __all__ = ["HEADER_VARS", "Telemetry", "resolve", "start"]
@@ -41,7 +41,7 @@ def start(
     cfg = resolve(config)
     if cfg is None:
         return None
-    from autodev import keys
+    from autodev.guard import keys
 
     secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
     try:

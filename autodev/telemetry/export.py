@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from autodev.telemetry import reading
 from autodev.telemetry.sent import Sent
 from autodev.telemetry.settings import Telemetry

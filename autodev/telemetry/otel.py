@@ -173,7 +173,7 @@ class Metrics:
                 )
             if s is spans[0]:
                 self.turns.add(1, run_attrs)
-                if a.get("autodev.credit", "none") != "none":
+                if a.get("autodev.harness.credit", "none") != "none":
                     self.credited.add(1, run_attrs)
                 if "autodev.post.seq" not in a:
                     self.silent.add(1, run_attrs)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autodev.journal import iter_records, iter_records_reverse
-from autodev.paths import RunPaths
+from autodev.store.journal import iter_records, iter_records_reverse
+from autodev.store.paths import RunPaths
 from autodev.telemetry.spans import epoch, group_events
 
 

@@ -14,7 +14,7 @@ import hashlib
 import time
 from pathlib import Path
 
-from autodev.journal import Journal, iter_records
+from autodev.store.journal import Journal, iter_records
 
 
 def destination(url: str) -> str:

@@ -422,14 +422,14 @@ def _apply_events(t: _Turn, turn: Span, events: list[dict], redact: Callable[[st
         if ts is None:
             continue
         if kind == "scheduled":
-            turn.attributes["autodev.scheduler.rule"] = str(ev.get("rule", ""))
+            turn.attributes["autodev.rules.scheduler.rule"] = str(ev.get("rule", ""))
         elif kind == "post":
             for k in ("kind", "handoff", "seq"):
                 if ev.get(k) is not None:
                     turn.attributes[f"autodev.post.{k}"] = ev[k]
             credit = ev.get("credit") or {}
             if ev.get("kind") == "work_done":
-                turn.attributes["autodev.credit"] = (
+                turn.attributes["autodev.harness.credit"] = (
                     f"commits:{len(credit['commits'])}"
                     if credit.get("commits")
                     else f"files:{len(credit['files'])}"
@@ -438,12 +438,14 @@ def _apply_events(t: _Turn, turn: Span, events: list[dict], redact: Callable[[st
                 )
         elif kind == "audit_started":
             key = f"{t.key}:audit:{ev.get('seq')}"
-            audits[ev.get("seq")] = Span(key, "audit", t.key, ts, ts, {"autodev.audit.seq": ev.get("seq")})
+            audits[ev.get("seq")] = Span(
+                key, "audit", t.key, ts, ts, {"autodev.harness.audit.seq": ev.get("seq")}
+            )
         elif kind == "audit" and ev.get("seq") in audits:
             span = audits[ev["seq"]]
             span.end = ts
-            span.attributes["autodev.audit.accept"] = bool(ev.get("accept"))
-            span.attributes["autodev.audit.by"] = str(ev.get("by") or "")
+            span.attributes["autodev.harness.audit.accept"] = bool(ev.get("accept"))
+            span.attributes["autodev.harness.audit.by"] = str(ev.get("by") or "")
         elif kind == "audit_stopped" and ev.get("seq") in audits:
             audits[ev["seq"]].end, audits[ev["seq"]].error = ts, "stopped"
         elif kind in CHAT_EVENTS:

@@ -15,16 +15,15 @@ import io
 import json
 import re
 import tarfile
-import tomllib
 from pathlib import Path, PurePosixPath
 
-import tomli_w
-
 from autodev.errors import UsageError
-from autodev.journal import iter_records
-from autodev.paths import RunPaths
-from autodev.thread import now_ts
+from autodev.store.journal import iter_records
+from autodev.store.paths import RunPaths
+from autodev.store.thread import now_ts
 from autodev.timeline import git
+from autodev.timeline.safe import BundleRefused
+from autodev.timeline.safe import safe_config as safe_config  # bundles are made safe there (replay shares it)
 
 ROOT = "autodev-bundle"
 LOGS = ("thread.jsonl", "events.jsonl", "harness.jsonl", "rewinds.jsonl", "state.json")
@@ -33,13 +32,9 @@ MAX_TOTAL = 1024 * 1024 * 1024
 FORMAT = 1
 
 
-class BundleRefused(UsageError):
-    """A bundle that is not safe or not whole (exit 2)."""
-
-
 def _redactor(paths: RunPaths):
     from autodev.config import load_team
-    from autodev.redact import Redactor
+    from autodev.guard.redact import Redactor
 
     names: list[str] = []
     try:
@@ -51,7 +46,7 @@ def _redactor(paths: RunPaths):
 
 def export(paths: RunPaths, out: Path) -> Path:
     """Write the run of `paths` to `out` (a .tar.gz)."""
-    from autodev.rebuild import read_state
+    from autodev.store.rebuild import read_state
     from autodev.timeline.replay import base_of
 
     if not paths.thread.exists():
@@ -199,26 +194,3 @@ def recording(bundle: Path, into: Path):
         root / "repo.bundle",
         True,
     )
-
-
-def safe_config(config_dir: Path) -> None:
-    """A bundle's .autodev/ made safe to run: no hooks, no notifications, the sandbox required;
-    no MCP servers; a coding-agent CLI participant refused (its configuration runs programs)."""
-    cfg = config_dir / "config.toml"
-    data = tomllib.loads(cfg.read_text()) if cfg.exists() else {}
-    for key in ("hooks", "notifyCommand", "notifyUrl", "sandboxExpose"):
-        data.pop(key, None)
-    data["sandbox"] = "bwrap"
-    cfg.write_text(tomli_w.dumps(data))
-    team_file = config_dir / "team.toml"
-    team = tomllib.loads(team_file.read_text())
-    team.pop("mcp", None)
-    for p in team.get("participants") or []:
-        if p.get("agent"):
-            raise BundleRefused(
-                f"the bundle's participant {p.get('name')!r} is a coding-agent CLI ({p['agent']})",
-                "replay of agent CLI participants from a bundle is not supported",
-            )
-        p.pop("tools", None)
-        p.pop("api_base", None)
-    team_file.write_text(tomli_w.dumps(team))

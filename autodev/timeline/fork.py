@@ -18,11 +18,11 @@ import shutil
 from pathlib import Path
 
 from autodev.errors import UsageError
-from autodev.journal import iter_records
-from autodev.paths import RunPaths
-from autodev.reasons import reason
-from autodev.state import StateFile
-from autodev.thread import read_live
+from autodev.rules.reasons import reason
+from autodev.store.journal import iter_records
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import read_live
 from autodev.timeline import git
 
 
@@ -32,7 +32,7 @@ class ForkRefused(UsageError):
 
 def commit_at(paths: RunPaths, seq: int) -> str:
     """The commit of post `seq` (see `rewind.commit_at`), for a reader of the run."""
-    from autodev.rebuild import read_state
+    from autodev.store.rebuild import read_state
 
     live = read_live(paths.thread)
     best = None
@@ -48,7 +48,7 @@ def commit_at(paths: RunPaths, seq: int) -> str:
 
 
 def fork(paths: RunPaths, seq: int, into: Path) -> dict:
-    from autodev.rebuild import from_records, read_state
+    from autodev.store.rebuild import from_records, read_state
 
     into = into.resolve()
     if into.exists() and any(into.iterdir()):

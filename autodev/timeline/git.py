@@ -11,8 +11,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from autodev import hostgit
 from autodev.errors import AutodevError
+from autodev.host import hostgit
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "autodev",

@@ -10,11 +10,11 @@ figures are kept from the current state.
 
 from __future__ import annotations
 
-from autodev import rebuild
-from autodev.journal import iter_records
-from autodev.paths import RunPaths
-from autodev.reasons import reason
-from autodev.thread import Thread
+from autodev.rules.reasons import reason
+from autodev.store import rebuild
+from autodev.store.journal import iter_records
+from autodev.store.paths import RunPaths
+from autodev.store.thread import Thread
 
 KEEP = (
     "schema",

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import UsageError
-from autodev.journal import iter_records
-from autodev.paths import RunPaths
+from autodev.store.journal import iter_records
+from autodev.store.paths import RunPaths
 from autodev.timeline import git
 from autodev.timeline.live import rewind_of
 from autodev.timeline.recorded import RecordedModel
@@ -71,7 +71,7 @@ def base_of(harness: list[dict], state: dict) -> str | None:
 
 def from_run(paths: RunPaths) -> Recording:
     """The run of this repository (its run folder and its git objects)."""
-    from autodev.rebuild import read_state
+    from autodev.store.rebuild import read_state
 
     if not paths.thread.exists():
         raise ReplayRefused(f"there is no run in {paths.run_dir}", "run `autodev start` first")
@@ -119,7 +119,7 @@ def _clone(rec: Recording, to: Path) -> None:
 
 
 def _config(rec: Recording, repo: Path) -> None:
-    from autodev.timeline.bundle import safe_config
+    from autodev.timeline.safe import safe_config
 
     shutil.copytree(rec.config_dir, repo / ".autodev", dirs_exist_ok=True)
     if rec.untrusted:
@@ -128,7 +128,7 @@ def _config(rec: Recording, repo: Path) -> None:
 
 def _feed(rec: Recording):
     """At each turn boundary: the user's input whose seq comes next, put in the inbox."""
-    from autodev import actions
+    from autodev.user import actions
 
     inputs = [p for p in rec.posts[1:] if p["from"] == "user" or _user_gate(p)]
 
@@ -171,7 +171,7 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
             "replay runs whose participants are models",
         )
     if rec.untrusted:
-        from autodev.sandbox import resolve
+        from autodev.guard.sandbox import resolve
 
         resolve("bwrap")  # a bundle's commands never run on the host: no bubblewrap, no replay
     work = Path(tempfile.mkdtemp(prefix="autodev-replay-")) if keep is None else keep
@@ -187,8 +187,8 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
 
 
 def _run_here(rec: Recording, repo: Path, recorded_tools: bool) -> Divergence | None:
-    from autodev import actions
     from autodev.daemon.process import Daemon
+    from autodev.user import actions
 
     paths = RunPaths(repo)
     paths.ensure()

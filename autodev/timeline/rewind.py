@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import UsageError
-from autodev.events import Events
-from autodev.journal import Journal, iter_records, iter_records_reverse
-from autodev.paths import RunPaths
-from autodev.state import StateFile
-from autodev.thread import Thread, now_ts
+from autodev.store.events import Events
+from autodev.store.journal import Journal, iter_records, iter_records_reverse
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import Thread, now_ts
 from autodev.timeline import git, prefix
 from autodev.timeline.live import rewind_of
 
@@ -242,8 +242,8 @@ class TurnRunning(UsageError):
 def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: float = 60.0) -> dict:
     """`autodev rewind` (and the panel's key): done by the running daemon between turns, or here
     under the daemon lock when no daemon runs. Refused while a turn may be running."""
-    from autodev.daemon.lock import DaemonLock
-    from autodev.rebuild import read_state
+    from autodev.store.lock import DaemonLock
+    from autodev.store.rebuild import read_state
 
     if DaemonLock.holder(paths.lock):
         st = read_state(paths)
@@ -264,7 +264,7 @@ def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: flo
 def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> dict:
     import time
 
-    from autodev.queued import now_ns
+    from autodev.store.queued import now_ns
 
     state = StateFile(paths.state)
     n = state.request("rewind", seq=seq, undo=undo, at=now_ns())["control_seq"]
@@ -287,8 +287,8 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
 def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:
     from contextlib import closing
 
-    from autodev.rebuild import missing, rebuild
     from autodev.records import check_harness
+    from autodev.store.rebuild import missing, rebuild
 
     state = StateFile(paths.state)
     if missing(paths):  # as the daemon would on open: never rewind from a blank state

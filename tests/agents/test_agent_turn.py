@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from autodev.agents.turn import AgentSpec, run_agent_turn
-from autodev.events import Events
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import AllModelsLimited, TurnContext
-from autodev.journal import Journal
-from autodev.thread import Thread
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.thread import Thread
 from tests.conftest import git
 
 # Each turn starts the fake CLI and autodev's MCP server as programs of their own.

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from autodev.contract import AnthropicServer, OpenAIServer
 from autodev.harness import providers
 from autodev.harness.messages import plain
 from autodev.scripted import load_script
+from autodev.scripted.contract import AnthropicServer, OpenAIServer
 
 SCRIPT = """
 [[step]]

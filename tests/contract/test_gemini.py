@@ -10,11 +10,11 @@ import signal
 
 import pytest
 
-from autodev.contract import OpenAIServer
-from autodev.contract_gemini import SKIP_SIGNATURE, GeminiServer, signature
 from autodev.harness import providers
 from autodev.harness.messages import plain
 from autodev.scripted import load_script
+from autodev.scripted.contract import OpenAIServer
+from autodev.scripted.contract_gemini import SKIP_SIGNATURE, GeminiServer, signature
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.contract.test_anthropic import SCRIPT, TOOLS, _start, _tool_result
 from tests.contract.test_runs import AUDIT_ONLY, _server, _team

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from autodev.daemon import inputs, recovery
-from autodev.reasons import reason
+from autodev.rules.reasons import reason
 
 
 def test_only_controls_after_the_applied_mark_are_pending() -> None:

@@ -13,7 +13,7 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import SOLO, done_accepted, kill_group, start_detached, state_of, status_json, wait_for
 
@@ -42,7 +42,7 @@ def assert_contiguous(posts: list[dict]) -> None:
 
 
 def wait_daemon_gone(autodev, repo, timeout: float = 30.0) -> None:
-    from autodev.daemon import DaemonLock
+    from autodev.store.lock import DaemonLock
 
     wait_for(
         "the daemon to release its lock", lambda: DaemonLock.holder(RunPaths(repo).lock) is None, timeout
@@ -55,7 +55,7 @@ SENDERS, PER_SENDER = 8, 50
 DROP = """
 import sys, time
 from pathlib import Path
-from autodev import inbox
+from autodev.store import inbox
 box, k, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 while not go.exists():  # start together
     time.sleep(0.001)
@@ -176,7 +176,7 @@ def test_concurrent_control_commands_lose_no_update(repo, autodev):
         if st.get("controls_applied", 0) >= made:
             break
         wait_daemon_gone(autodev, repo) if st.get("state") == "stopped" else None
-        from autodev.daemon import DaemonLock
+        from autodev.store.lock import DaemonLock
 
         if DaemonLock.holder(RunPaths(repo).lock) is None:
             r = autodev(repo, "start", "--foreground", "--until-idle")
@@ -482,7 +482,7 @@ def _read_bytes_after_restore(autodev, repo, n: int) -> tuple[int, int]:
 
 
 def thread_of_tail(repo) -> list[dict]:
-    from autodev.journal import read_tail
+    from autodev.store.journal import read_tail
 
     return read_tail(run_dir(repo) / "thread.jsonl", 5)
 

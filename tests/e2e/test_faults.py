@@ -98,7 +98,7 @@ def _check(repo, reference_shape, sends: list[str]) -> dict:
 def _rewind_killed(autodev, repo, reference_shape, rnd: random.Random) -> int:
     """A rewind to a seeded post, killed -9 at a seeded step, then `rewind --undo` (which first
     finishes a rewind a kill cut short): the run is back where it was, whatever the step."""
-    from autodev.thread import read_live
+    from autodev.store.thread import read_live
     from autodev.timeline.rewind import KILL_AT, STEPS
 
     head = git(repo, "rev-parse", "HEAD").strip()

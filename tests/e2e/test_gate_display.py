@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from autodev import actions
-from autodev.display import digest
-from autodev.paths import RunPaths
+from autodev.guard.display import digest
+from autodev.store.paths import RunPaths
+from autodev.user import actions
 from tests.conftest import thread_of, write_team
 from tests.e2e.helpers import ACCEPT, PAIR, cli, events, post, run_until_idle, status_json
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from autodev import sandbox
+from autodev.guard import sandbox
 from tests.conftest import thread_of, write_team
 from tests.e2e.helpers import BUILDER, call, done_accepted, post, state_of, step, stop_daemon, wait_for
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from autodev import sandbox
+from autodev.guard import sandbox
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import (
     BUILDER,

@@ -64,8 +64,8 @@ def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, recei
     assert all(t["attributes"]["gen_ai.conversation.id"] == run_id for t in turns)
     assert turns[0]["attributes"]["autodev.post.kind"] == "work_done"
     assert turns[0]["attributes"]["autodev.post.handoff"] == "reviewer"
-    assert turns[0]["attributes"]["autodev.credit"].startswith("commits:")
-    assert turns[1]["attributes"]["autodev.scheduler.rule"] == "handoff"
+    assert turns[0]["attributes"]["autodev.harness.credit"].startswith("commits:")
+    assert turns[1]["attributes"]["autodev.rules.scheduler.rule"] == "handoff"
     tools = [s for s in spans if s["name"].startswith("execute_tool")]
     assert {t["name"] for t in tools} == {
         "execute_tool write_file",
@@ -81,7 +81,7 @@ def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, recei
         for c in chats
     )
     audit = [s for s in spans if s["name"] == "audit"]
-    assert len(audit) == 1 and audit[0]["attributes"]["autodev.audit.accept"] is True
+    assert len(audit) == 1 and audit[0]["attributes"]["autodev.harness.audit.accept"] is True
     # token sums equal what `status` reports
     st = status_json(autodev, repo)
     parts = {p["name"]: p for p in st["participants"]}
@@ -151,8 +151,8 @@ def test_a_turn_killed_and_resumed_is_one_whole_span(repo, autodev, receiver, mo
         timeout=120,
     )
     kill_group(pid)
-    from autodev.daemon import DaemonLock
-    from autodev.paths import RunPaths
+    from autodev.store.lock import DaemonLock
+    from autodev.store.paths import RunPaths
 
     wait_for("the daemon to die", lambda: DaemonLock.holder(RunPaths(repo).lock) is None, timeout=60)
     assert not [s for s in receiver.spans if s["name"].startswith("invoke_agent")]  # turn 1 is not whole yet

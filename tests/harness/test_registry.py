@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from autodev.audit import VERDICT
 from autodev.errors import ToolError
+from autodev.harness.audit import VERDICT
 from autodev.harness.catalog import BUILTIN
 from autodev.harness.registry import Args, Integer, Number, Registry, String, Tool, ToolEnv
 

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import ProviderError
-from autodev.events import Events
 from autodev.harness import providers
 from autodev.harness.recovery import INTERRUPTED, rebuild
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import AllModelsLimited, TurnContext, TurnStopped, run_turn
-from autodev.journal import Journal, iter_records
 from autodev.scripted.model import ScriptedModel
 from autodev.scripted.script import load_script
-from autodev.thread import Thread
+from autodev.store.events import Events
+from autodev.store.journal import Journal, iter_records
+from autodev.store.thread import Thread
 
 
 class Run:
@@ -347,7 +347,7 @@ def test_hostile_sizes_are_refused_before_any_log_or_state(run: Run) -> None:
     """Issue 20: 100k-deep arguments, oversized arguments and an oversized post are refused with
     a short answer; none of them reaches the thread or a tool."""
     from autodev.harness.calls import MAX_ARGS_CHARS
-    from autodev.moves import MAX_POST_CHARS
+    from autodev.rules.moves import MAX_POST_CHARS
 
     deep = "[" * 100_000 + "]" * 100_000
     big = '{"path": "' + "x" * (MAX_ARGS_CHARS + 1) + '"}'

@@ -11,7 +11,7 @@ import time
 from textual.widgets import Input
 
 from autodev.panel.app import Confirm, PanelApp, Prompt
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import (
     GATE_SCRIPT,
@@ -249,7 +249,7 @@ def test_panel_actions_without_a_daemon_wait_in_the_inbox(repo, autodev):
 
 
 def test_expand_key_unfolds_long_posts(repo):
-    from autodev.render import FOLD_CHARS
+    from autodev.user.render import FOLD_CHARS
 
     write_team(repo, PAIR)
     paths = RunPaths(repo)

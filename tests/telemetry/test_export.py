@@ -13,8 +13,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from autodev.config.telemetry import TelemetryConfig
-from autodev.journal import Journal
-from autodev.paths import RunPaths
+from autodev.store.journal import Journal
+from autodev.store.paths import RunPaths
 from autodev.telemetry import otel
 from autodev.telemetry.export import Background, Sender, export_run
 from autodev.telemetry.sent import Sent
@@ -215,7 +215,7 @@ def test_settings_from_the_standard_variables():
 
 
 def test_headers_are_secrets_and_parsed_like_the_sdk():
-    from autodev.redact import is_secret_name
+    from autodev.guard.redact import is_secret_name
     from autodev.telemetry.settings import headers
 
     assert is_secret_name("OTEL_EXPORTER_OTLP_HEADERS")

@@ -125,7 +125,7 @@ def test_turn_spans_shape_names_and_attributes():
     assert a["gen_ai.usage.input_tokens"] == 320 and a["gen_ai.usage.output_tokens"] == 40
     assert a["gen_ai.usage.cache_read.input_tokens"] == 20
     assert a["autodev.post.kind"] == "work_done" and a["autodev.post.handoff"] == "reviewer"
-    assert a["autodev.credit"] == "commits:1" and a["autodev.scheduler.rule"] == "handoff"
+    assert a["autodev.harness.credit"] == "commits:1" and a["autodev.rules.scheduler.rule"] == "handoff"
     assert a["autodev.turn.resumed"] is False
     chats = [s for s in spans if s.name.startswith("chat")]
     assert len(chats) == 2
@@ -142,7 +142,7 @@ def test_turn_spans_shape_names_and_attributes():
     assert tool.attributes["gen_ai.tool.type"] == "function" and tool.error is None
     mcp = names["execute_tool github__merge"]
     assert mcp.attributes["gen_ai.tool.type"] == "extension" and mcp.error == "tool_error"
-    assert names["audit"].attributes["autodev.audit.accept"] is True
+    assert names["audit"].attributes["autodev.harness.audit.accept"] is True
     # the turn covers its children, the audit included
     assert all(turn.start <= s.start and s.end <= turn.end for s in spans)
     # contents stay out unless asked for

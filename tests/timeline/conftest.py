@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from tests.conftest import GIT_ENV, Runner, git, write_team
 from tests.timeline.runs import SCRIPT, TEAM
 

@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from autodev.timeline import bundle
 from tests.timeline.conftest import copy_run
 

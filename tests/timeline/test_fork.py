@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from tests.conftest import git, thread_of
 from tests.e2e.helpers import wait_for
 from tests.timeline.conftest import copy_run

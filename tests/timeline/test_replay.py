@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from autodev.paths import RunPaths
+from autodev.store.paths import RunPaths
 from autodev.timeline import replay as rp
 from tests.timeline.conftest import copy_run
 
@@ -24,7 +24,7 @@ def test_replay_is_identical_with_real_and_recorded_tools(run_copy, tmp_path):
 def test_a_changed_prompt_is_the_first_divergence(run_copy):
     prompts = run_copy / ".autodev" / "prompts"
     prompts.mkdir(parents=True, exist_ok=True)
-    from autodev.paths import shipped
+    from autodev.store.paths import shipped
 
     turn = (shipped("prompts") / "turn.md").read_text()
     (prompts / "turn.md").write_text(turn + "\nAlways add tests.\n")

@@ -9,11 +9,11 @@ from contextlib import closing
 
 import pytest
 
-from autodev.events import Events
-from autodev.journal import Journal
-from autodev.paths import RunPaths
-from autodev.state import StateFile
-from autodev.thread import Thread
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+from autodev.store.thread import Thread
 from autodev.timeline import rewind as rw
 from tests.conftest import git, run_dir, thread_of
 from tests.e2e.helpers import wait_for
@@ -83,7 +83,7 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
 
 
 def test_refused_while_a_turn_may_run(wrong_run):
-    from autodev.daemon.lock import DaemonLock
+    from autodev.store.lock import DaemonLock
 
     paths = RunPaths(wrong_run)
     StateFile(paths.state).update(lambda s: {**s, "state": "running"})

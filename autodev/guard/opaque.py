@@ -1,0 +1,173 @@
+"""What the command guard cannot see into (config `gateOpaque`): parts that run code that is
+not on the command line. Inline interpreter code (`python -c`, `perl -e`, `node -e`, ...), a
+program read from input (`... | python3`), and a script or module file created or changed during
+the run (`bash push.sh`, `./push.sh`, `python x.py`, `python -m mod`). `gates.guard` gates these
+like gateRequired matches when gateOpaque is "gated".
+
+Which files were written in the run is a predicate (`written_since`): the file's change time
+against the run's start, or no such file yet.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from autodev.guard.shellnested import STDIN_FILES
+from autodev.guard.shellwords import Part, Word, basename
+
+_PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*)$")
+# interpreter -> (options that run inline code, short options taking an argument)
+_INTERPRETERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "python": (("-c",), "WXQ"),
+    "perl": (("-e", "-E"), "IMmx"),
+    "ruby": (("-e",), "IrCEx"),
+    "node": (("-e", "--eval", "-p", "--print"), "r"),
+    "nodejs": (("-e", "--eval", "-p", "--print"), "r"),
+    "bun": (("-e", "--eval", "-p", "--print"), ""),
+    "deno": (("eval",), ""),
+    "php": (("-r",), "cdz"),
+    "lua": (("-e",), "l"),
+    "Rscript": (("-e",), ""),
+    "tclsh": ((), ""),
+    "osascript": (("-e",), ""),
+    "expect": (("-c",), "f"),
+    "pwsh": (("-c", "-command", "-encodedcommand", "-ec"), ""),
+}
+_SHELL_NAMES = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+_INFO = {"-V", "--version", "-h", "--help", "-v"}
+
+
+def _inline(name: str, args: Sequence[Word], flags: tuple[str, ...]) -> str | None:
+    for w in args:
+        t = w.text
+        if t in flags:
+            return t
+        # clustered short flags: python -Ic, perl -ne, ruby -pe
+        if any(len(f) == 2 and re.fullmatch(r"-[A-Za-z]*" + f[1], t) for f in flags if f.startswith("-")):
+            return t
+        if not t.startswith("-"):
+            break
+    return None
+
+
+def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] | None:
+    """(kind, script word or None, module) for a part that runs a program file or inline code;
+    None for an ordinary command."""
+    head = words[0]
+    name = basename(head.text)
+    args = words[1:]
+    if _PYTHON.match(name):
+        name = "python"
+    if name in ("source", ".") or name in _SHELL_NAMES:
+        first = next((w for w in args if not w.text.startswith(("-", "+"))), None)
+        if first is not None and first.text in STDIN_FILES:
+            return None  # shellparse read the here-string, or refused the line
+    if name in ("source", "."):
+        return ("script", args[0] if args else None, None)
+    if name in _SHELL_NAMES:  # -c and reading stdin: shellparse decided those
+        i = 0
+        while i < len(args) and args[i].text.startswith(("-", "+")) and args[i].text not in ("-", "--"):
+            t = args[i].text
+            if t[0] == "-" and not t.startswith("--") and "c" in t:
+                return None
+            i += 2 if (t in ("--rcfile", "--init-file") or (not t.startswith("--") and t[-1] in "oO")) else 1
+        if i < len(args) and args[i].text in ("-", "--"):
+            i += 1
+        return ("script", args[i], None) if i < len(args) else None
+    if name in _INTERPRETERS:
+        flags, with_arg = _INTERPRETERS[name]
+        code = _inline(name, args, flags)
+        if code:
+            return ("inline", None, code)
+        i = 0
+        while i < len(args):
+            t = args[i].text
+            if name == "python" and t == "-m":
+                return ("module", None, args[i + 1].text if i + 1 < len(args) else "")
+            if t == "-" or not t.startswith("-"):
+                break
+            i += 2 if (len(t) == 2 and t[1] in with_arg) else 1
+        if i < len(args) and args[i].text != "-":
+            return ("script", args[i], None)
+        if args and all(w.text in _INFO for w in args):
+            return None
+        return ("stdin", None, None)
+    if "/" in head.text:
+        return ("script", head, None)
+    return None
+
+
+def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None) -> list[tuple[str, str]]:
+    """Every (part, why) that runs code the guard cannot read: inline interpreter code, a
+    program read from input, or a script or module file written or changed in this run (or not
+    there yet). `written(path)` says True (created or changed in this run), False (as it was
+    before the run) or None (no such file); without it every script counts as written."""
+    found: list[tuple[str, str]] = []
+    cds = [p.chain[-1] for p in parts if basename(p.chain[-1][0].text) in ("cd", "pushd")]
+    dirs: list[str | None] = [""]
+    for cd in cds:
+        dirs.append(cd[1].text if len(cd) > 1 and not cd[1].dynamic else None)
+    for part in parts:
+        words = part.chain[-1]
+        got = _script_of(words)
+        if got is None:
+            continue
+        kind, script, code = got
+        name = basename(words[0].text)
+        if kind == "inline":
+            found.append((part.text, f"`{name} {code}` runs code given inline"))
+        elif kind == "stdin":
+            found.append((part.text, f"`{name}` reads the program it runs from its input"))
+        elif kind == "module":
+            mod = (code or "").replace(".", "/")
+            for cand in (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py"):
+                if code and _state(cand, dirs, written) is True:
+                    found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
+                    break
+        elif script is None:
+            found.append((part.text, f"`{name}` without a file reads the commands it runs from its input"))
+        elif script.dynamic:
+            found.append((part.text, f"the script `{script.raw}` is only known at run time"))
+        elif _state(script.text, dirs, written) is not False:
+            found.append(
+                (part.text, f"`{script.text}` was written or changed in this run (or is not there yet)")
+            )
+    return found
+
+
+def _state(path: str, dirs: list[str | None], written: Callable[[str], bool | None] | None) -> bool | None:
+    """True when any place `path` may resolve to was written in this run (or is unknown)."""
+    if written is None:
+        return True
+    states = []
+    for d in [""] if path.startswith(("/", "~")) else dirs:
+        if d is None:
+            return True  # a `cd` to a place known only at run time
+        states.append(written(os.path.join(d, path) if d else path))
+    if any(s is True for s in states):
+        return True
+    return None if all(s is None for s in states) else False
+
+
+def written_since(repo: Path, started_at: str | None) -> Callable[[str], bool | None]:
+    """A `written` predicate for `opaque_parts`: a file counts as written in the run when its
+    status changed (ctime, which a participant cannot set back) at or after the run started.
+    Paths are taken relative to the repository, where commands run."""
+    try:
+        since = datetime.strptime(started_at or "", "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        since = 0.0  # no start time: every file counts as written
+
+    def written(path: str) -> bool | None:
+        p = Path(os.path.expanduser(path))
+        try:
+            st = (p if p.is_absolute() else repo / p).stat()
+        except (OSError, ValueError):
+            return None
+        return st.st_ctime >= since
+
+    return written

@@ -1,0 +1,203 @@
+"""Crediting work from git, not from claims.
+
+At the start of a turn the harness takes a :class:`Baseline`: the run's branch (the branch HEAD
+was on when the run started, else the one it is on now), that branch's tip, and a content hash
+of every file that already differed from HEAD (modified, added, deleted or untracked,
+.gitignore respected). When the participant posts ``work_done``, :func:`credit_since` compares:
+
+- commits new on the run's branch since the turn began (``git rev-list <baseline>..<branch>``)
+  that change some file's content are the credit, with the files whose content they changed: an
+  empty commit, a commit that only changes a file's mode, a commit with no parent (an orphan
+  history merged in) earns nothing, and commits made on another branch or a detached HEAD are
+  not on the run's branch, so they earn nothing either;
+- a rewritten branch (the turn's starting commit is no longer an ancestor of the branch: a
+  `reset --soft HEAD~1 && commit`, an amend, a rebase) earns no commit: only the files whose
+  content differs from the turn's start, and the commits the rewrite took off the branch are
+  named (``removed``), so a participant cannot take another's commit as its own;
+- else the files whose state changed since the turn began (only while HEAD is on the run's
+  branch): newly dirty, dirty with different content, or no longer dirty;
+- neither: ``None`` — the post is appended with ``credit: null``.
+
+Every credited commit is on the branch when it is credited. Credit given earlier stays on the
+thread (it is append-only and records what was true then) when a later rewrite removes the
+commit; the rewriting turn's credit names the removed commits (docs/DECISIONS.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from autodev.host import hostgit
+
+DELETED = "<deleted>"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The repository's state at turn start; persisted in the harness log as JSON."""
+
+    head: str | None  # the run's branch's tip (HEAD's commit when no branch is known)
+    # path -> content hash (DELETED if deleted) of files that differ from HEAD or are untracked
+    dirty: Mapping[str, str] = field(default_factory=dict)
+    branch: str | None = None  # the run's branch, as a ref (refs/heads/main); None: HEAD's commit
+    off_branch: bool = False  # HEAD was not on the run's branch: `dirty` says nothing about it
+
+
+def current_branch(repo: Path) -> str | None:
+    """The branch HEAD is on (`refs/heads/main`), or None (detached)."""
+    return hostgit.run(repo, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip() or None
+
+
+def take_baseline(repo: Path, branch: str | None = None) -> Baseline:
+    """`branch`: the run's branch (state `branch`); default: the branch HEAD is on now."""
+    on = current_branch(repo)
+    branch = branch or on
+    head = _tip(repo, branch) if branch else _head(repo)
+    return Baseline(head=head, dirty=MappingProxyType(_dirty(repo)), branch=branch, off_branch=on != branch)
+
+
+def credit_since(repo: Path, base: Baseline) -> dict | None:
+    """``{"commits": [sha, ... newest first], "files": [...]}`` (with ``"removed": [...]``
+    after a rewrite) or ``None`` when nothing was credited."""
+    head = _head(repo)
+    tip = _tip(repo, base.branch) if base.branch else head
+    on_branch = base.branch is None or current_branch(repo) == base.branch
+    rewritten = bool(base.head and tip and tip != base.head and not _is_ancestor(repo, base.head, tip))
+    if not rewritten:
+        commits, files = _content_commits(repo, base.head, tip)
+        if commits:
+            return {"commits": commits, "files": files}
+    if not on_branch or base.off_branch:
+        return None  # work on another branch or a detached HEAD is not the run's
+    now = _dirty(repo)
+    changed = {p for p in set(base.dirty) | set(now) if base.dirty.get(p) != now.get(p)}
+    if head != base.head and base.head and head:
+        # the branch moved without new commits (a reset, a rewrite): files whose committed
+        # content moved with it changed too (a mode alone is not content)
+        changed |= set(_content_changes(repo, head, base.head))
+    if not changed:
+        return None
+    out: dict = {"commits": [], "files": sorted(changed)}
+    if rewritten and base.head and tip:
+        out["removed"] = hostgit.out(repo, "rev-list", f"{tip}..{base.head}").split()
+    return out
+
+
+def baseline_to_json(b: Baseline) -> dict:
+    out: dict = {"head": b.head, "dirty": dict(sorted(b.dirty.items()))}
+    if b.branch:
+        out["branch"] = b.branch
+    if b.off_branch:
+        out["off_branch"] = True
+    return out
+
+
+def baseline_from_json(d: dict) -> Baseline:
+    """Rebuild a baseline written by :func:`baseline_to_json`; a damaged record is a ValueError."""
+    if not isinstance(d, dict):
+        raise ValueError(f"a credit baseline must be a JSON object, got {type(d).__name__}")
+    head = d.get("head")
+    dirty = d.get("dirty", {})
+    branch = d.get("branch")
+    if head is not None and not isinstance(head, str):
+        raise ValueError(f"credit baseline 'head' must be a commit sha or null, got {head!r}")
+    if branch is not None and not isinstance(branch, str):
+        raise ValueError(f"credit baseline 'branch' must be a ref name or null, got {branch!r}")
+    if not isinstance(dirty, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in dirty.items()
+    ):
+        raise ValueError("credit baseline 'dirty' must map file paths to content hashes")
+    off = d.get("off_branch", False) is True
+    return Baseline(head=head, dirty=MappingProxyType(dict(dirty)), branch=branch, off_branch=off)
+
+
+# ---------------------------------------------------------------------------- git helpers
+# Every git command goes through hostgit: pinned to the repository, nothing of it run.
+
+
+def _head(repo: Path) -> str | None:
+    """HEAD's sha, or None in a repository with no commit yet (an unborn branch)."""
+    return (
+        hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.strip() or None
+    )
+
+
+def _z(out: str) -> list[str]:
+    return [p for p in out.split("\0") if p]
+
+
+def _dirty(repo: Path) -> dict[str, str]:
+    """Every path that differs from HEAD or is untracked (not ignored) -> its content hash."""
+    out = hostgit.out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    top = hostgit.current(repo).work_tree
+    paths = {entry[3:] for entry in _z(out) if len(entry) > 3}
+    return {p: _content_hash(top / p) for p in sorted(paths)}
+
+
+def _content_hash(path: Path) -> str:
+    # A symlink is its target text (as git stores it); never follow it out of the repository.
+    if path.is_symlink():
+        return "link:" + hashlib.sha256(os.readlink(path).encode()).hexdigest()
+    if not path.exists():
+        return DELETED
+    if path.is_dir():  # an untracked nested repository shows up as a folder
+        return "<folder>"
+    if not path.is_file():  # a FIFO or a device: never opened (a read would block)
+        return "<special>"
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _tip(repo: Path, ref: str | None) -> str | None:
+    if not ref:
+        return None
+    return (
+        hostgit.run(repo, "rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip()
+        or None
+    )
+
+
+def _is_ancestor(repo: Path, old: str, new: str) -> bool:
+    """Whether `old` is in `new`'s history (a commit pruned after a rewrite is not)."""
+    return hostgit.run(repo, "merge-base", "--is-ancestor", old, new, check=False).returncode == 0
+
+
+def _content_commits(repo: Path, base: str | None, tip: str | None) -> tuple[list[str], list[str]]:
+    """The commits in base..tip (newest first) that change some file's content, and those files.
+    A root commit counts only when the branch had no commit at the turn's start."""
+    if tip is None or tip == base:
+        return [], []
+    listing = hostgit.out(repo, "rev-list", "--parents", tip if base is None else f"{base}..{tip}")
+    commits: list[str] = []
+    files: set[str] = set()
+    for row in listing.splitlines():
+        sha, *parents = row.split()
+        if not parents and base is not None:
+            continue  # an unrelated history brought in: not made in this turn
+        changed = _content_changes(repo, sha, parents[0] if parents else None)
+        if changed:
+            commits.append(sha)
+            files.update(changed)
+    return commits, sorted(files)
+
+
+def _content_changes(repo: Path, sha: str, parent: str | None) -> list[str]:
+    """Files whose content (blob) `sha` changes against its first parent (a merge: what it
+    brought in); a mode-only change is not one."""
+    args = ["diff-tree", "-r", "--raw", "--no-renames", "-z", "--no-commit-id"]
+    args += [parent, sha] if parent else ["--root", sha]
+    fields = _z(hostgit.out(repo, *args))
+    changed = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        parts = meta.split()
+        if len(parts) >= 4 and parts[2] != parts[3]:
+            changed.append(path)
+    return changed

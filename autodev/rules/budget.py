@@ -1,0 +1,62 @@
+"""Spending caps (pure): maxCostUsd / maxTokens per run, max_cost_usd / max_tokens per
+participant. The daemon asks before every turn; a cap reached pauses the run with reason
+`budget`, so a turn in flight always finishes (never cut mid-tool). Spend is the sum of what
+the run's generations cost (litellm's prices; the scripted model's stated ones in tests),
+audits included, and nothing resets it: a raised cap is the way on.
+"""
+
+from __future__ import annotations
+
+
+def run_spend(st: dict) -> dict:
+    """Cost (USD) and tokens of the whole run so far, audits included."""
+    parts = (st.get("participants") or {}).values()
+    audit = st.get("audit_usage") or {}
+    tokens = sum(p.get("prompt_tokens", 0) + p.get("completion_tokens", 0) for p in parts)
+    tokens += audit.get("prompt_tokens", 0) + audit.get("completion_tokens", 0)
+    cost = sum(p.get("cost", 0.0) for p in parts) + audit.get("cost", 0.0)
+    return {"cost": round(cost, 6), "tokens": tokens}
+
+
+def participant_spend(st: dict, name: str) -> dict:
+    p = (st.get("participants") or {}).get(name) or {}
+    return {
+        "cost": round(p.get("cost", 0.0), 6),
+        "tokens": p.get("prompt_tokens", 0) + p.get("completion_tokens", 0),
+    }
+
+
+def reached(config, team, st: dict, speaker: str | None) -> dict | None:
+    """The `budget` reason when a cap of the run, or of `speaker`, is reached; else None."""
+    spent = run_spend(st)
+    if config.max_cost_usd and spent["cost"] >= config.max_cost_usd:
+        return _reason(
+            f"the run's maxCostUsd (${config.max_cost_usd:.4f}) is reached: spent ${spent['cost']:.4f}",
+            "raise maxCostUsd in .autodev/config.toml, then autodev resume",
+        )
+    if config.max_tokens and spent["tokens"] >= config.max_tokens:
+        return _reason(
+            f"the run's maxTokens ({config.max_tokens:,}) is reached: used {spent['tokens']:,} tokens",
+            "raise maxTokens in .autodev/config.toml, then autodev resume",
+        )
+    if speaker is None or speaker not in team.names():
+        return None
+    p = team.get(speaker)
+    mine = participant_spend(st, speaker)
+    if p.max_cost_usd is not None and mine["cost"] >= p.max_cost_usd:
+        return _reason(
+            f"{speaker}'s max_cost_usd (${p.max_cost_usd:.4f}) is reached: {speaker} spent ${mine['cost']:.4f}",
+            f"raise max_cost_usd of {speaker} in .autodev/team.toml, then autodev resume",
+        )
+    if p.max_tokens is not None and mine["tokens"] >= p.max_tokens:
+        return _reason(
+            f"{speaker}'s max_tokens ({p.max_tokens:,}) is reached: {speaker} used {mine['tokens']:,} tokens",
+            f"raise max_tokens of {speaker} in .autodev/team.toml, then autodev resume",
+        )
+    return None
+
+
+def _reason(text: str, cont: str) -> dict:
+    from autodev.rules.reasons import reason
+
+    return {**reason("budget", text=text), "continue": cont}

@@ -1,0 +1,1 @@
+"""Getting started: `autodev doctor` and `autodev demo`."""

@@ -1,0 +1,215 @@
+"""The shared thread: posts on top of the journal, plus the derived index the scheduler needs.
+
+Seq numbers start at 1 and grow by exactly 1, so a post's seq is also its line number. The index
+(each participant's newest seq) lives in a small side file that is only a cache: it is rebuilt
+from thread.jsonl whenever it is missing or behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from autodev.errors import CorruptLogError
+from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
+from autodev.timeline.live import Live, rewind_of
+
+TAIL = 100  # records the scheduler and the prompt builder look at
+
+
+def now_ts() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class Thread:
+    def __init__(self, path: Path, redact=None):
+        self.path = Path(path)
+        from autodev.records import check_post  # pydantic: only the daemon opens a Thread
+
+        self.journal = Journal(self.path, redact=redact, schema=check_post)
+        self._index_path = self.path.with_name("thread-index.json")
+        last = self.journal.last()
+        self.last_seq: int = last["seq"] if last else 0
+        self._check_tail_contiguous()
+        self.rewinds: list[tuple[int, int]] = []
+        self.last_spoke: dict[str, int] = self._load_index()
+
+    @property
+    def live(self) -> Live:
+        """Which posts the run continues from (`timeline.live`): all of them until a rewind."""
+        return Live.of(self.rewinds, self.last_seq)
+
+    def _check_tail_contiguous(self) -> None:
+        tail = self.journal.tail(TAIL)
+        for a, b in zip(tail, tail[1:]):
+            if b.get("seq") != a.get("seq", 0) + 1:
+                line = self._line_of(a, b)
+                raise CorruptLogError(
+                    f"{self.path}: line {line}: seq jumps from {a.get('seq')} to {b.get('seq')}",
+                    "the thread was edited by hand; restore it or move the run folder aside",
+                )
+
+    def _line_of(self, prev: dict, rec: dict) -> int:
+        """Line number of `rec` right after `prev` (error path only: reads from the start)."""
+        before = None
+        for n, r in enumerate(iter_records(self.path), 1):
+            if r == rec and before == prev:
+                return n
+            before = r
+        return -1
+
+    # -- the derived index -------------------------------------------------------------------
+
+    def _load_index(self) -> dict[str, int]:
+        try:
+            idx = json.loads(self._index_path.read_text())
+            upto, spoke = int(idx["seq"]), dict(idx["last_spoke"])
+            rewinds = [(int(a), int(b)) for a, b in idx.get("rewinds", [])]
+        except (OSError, ValueError, KeyError, TypeError):
+            return self._rebuild_index()
+        if upto > self.last_seq:
+            return self._rebuild_index()
+        for rec in iter_records_reverse(self.path):
+            if rec["seq"] <= upto:
+                break
+            if rewind_of(rec):
+                return self._rebuild_index()  # a rewind changes who spoke last: walk it again
+            if rec["from"] != "system":
+                spoke[rec["from"]] = max(spoke.get(rec["from"], 0), rec["seq"])
+        self.rewinds = rewinds
+        return spoke
+
+    def _rebuild_index(self) -> dict[str, int]:
+        authors: list[tuple[int, str]] = []
+        self.rewinds = []
+        for rec in iter_records(self.path):
+            rw = rewind_of(rec)
+            if rw:
+                self.rewinds.append(rw)
+            elif rec["from"] != "system":
+                authors.append((rec["seq"], rec["from"]))
+        live = self.live
+        spoke: dict[str, int] = {}
+        for seq, frm in authors:
+            if live.trivial or live.is_live(seq):
+                spoke[frm] = seq
+        self._save_index(spoke)
+        return spoke
+
+    def _save_index(self, spoke: dict[str, int]) -> None:
+        # A cache, so no fsync: a lost or stale copy is caught up from the thread on open.
+        tmp = self._index_path.with_suffix(".tmp")
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(json.dumps({"seq": self.last_seq, "last_spoke": spoke, "rewinds": self.rewinds}))
+        os.replace(tmp, self._index_path)
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def append(
+        self, frm: str, kind: str, text: str, handoff: str | None = None, *, id: str | None = None, **extra
+    ) -> dict:
+        """Append one post durably and return it (the earlier one if `id` was already used)."""
+        if id is not None:
+            seen = self.journal.seen(id)
+            if seen is not None:
+                return seen
+        rec = {
+            "seq": self.last_seq + 1,
+            "from": frm,
+            "kind": kind,
+            "text": text,
+            "handoff": handoff,
+            "ts": now_ts(),
+        }
+        if id is not None:
+            rec["id"] = id
+        rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
+        rec = self.journal.append(rec)
+        self.last_seq = rec["seq"]
+        if rewind_of(rec):
+            self.last_spoke = self._rebuild_index()
+            return rec
+        if frm not in ("system",):
+            self.last_spoke[frm] = rec["seq"]
+        self._save_index(self.last_spoke)
+        return rec
+
+    def seen(self, id: str) -> dict | None:
+        return self.journal.seen(id)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def tail(self, n: int = TAIL) -> list[dict]:
+        """The newest `n` live posts (superseded ones left out), oldest first."""
+        if not self.rewinds:
+            return self.journal.tail(n)
+        return live_tail(self.path, self.live, n)
+
+    def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[dict]:
+        """Live posts with from_seq <= seq <= to_seq, at most `limit` read, oldest first."""
+        posts = self._read(from_seq, to_seq, limit)
+        if not self.rewinds:
+            return posts
+        live = self.live
+        return [p for p in posts if live.is_live(p["seq"])]
+
+    def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[dict]:
+        to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
+        if from_seq > to_seq:
+            return []
+        if self.last_seq - from_seq < from_seq:  # nearer the end: walk backwards
+            out = []
+            for rec in iter_records_reverse(self.path):
+                if rec["seq"] < from_seq:
+                    break
+                if rec["seq"] <= to_seq:
+                    out.append(rec)
+            out.reverse()
+            return out
+        out = []
+        for rec in iter_records(self.path):
+            if rec["seq"] > to_seq:
+                break
+            if rec["seq"] >= from_seq:
+                out.append(rec)
+        return out
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def live_tail(path: Path, live: Live, n: int) -> list[dict]:
+    """The newest `n` live records of the thread at `path`, oldest first."""
+    out: list[dict] = []
+    for rec in iter_records_reverse(path):
+        if rec["seq"] > live.last_seq:
+            continue
+        if live.is_live(rec["seq"]):
+            out.append(rec)
+            if len(out) >= n:
+                break
+        elif not live.spans or rec["seq"] < live.spans[0][0]:
+            break  # nothing older is live
+    out.reverse()
+    return out
+
+
+def read_live(path: Path) -> Live:
+    """For readers: which posts are live, from the index cache when it is current, else from
+    the thread itself (its rewind notes). Writes nothing."""
+    last = read_tail(path, 1)
+    last_seq = last[0]["seq"] if last else 0
+    try:
+        idx = json.loads(path.with_name("thread-index.json").read_text())
+        if int(idx["seq"]) == last_seq:
+            return Live.of([(int(a), int(b)) for a, b in idx.get("rewinds", [])], last_seq)
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return Live.of([rw for rec in iter_records(path) if (rw := rewind_of(rec))], last_seq)
+
+
+def read_thread_tail(path: Path, n: int = TAIL) -> list[dict]:
+    """For readers (status, thread, panel): the tail without opening the journal for writing."""
+    return read_tail(path, n)

@@ -1,0 +1,114 @@
+"""What the user can do to a run, in one place for the CLI and the panel: every action is an
+inbox message (send, answer, approve, deny, notice) or a queued control request (pause, resume,
+stop), so the daemon sees no difference between a typed command and a key in the panel.
+With no daemon running, a request that asks the run to go on replaces a queued stop or pause
+(`queued.cancel_for`); each action's answer says so under "cancelled".
+Nothing here imports more than the inbox and state modules: these paths must start fast.
+"""
+
+from __future__ import annotations
+
+from autodev.errors import UsageError
+from autodev.store import inbox, queued
+from autodev.store.paths import RunPaths
+from autodev.store.state import StateFile
+
+CONTROLS = ("pause", "resume", "stop")
+
+
+def daemon_running(paths: RunPaths) -> bool:
+    from autodev.store.lock import DaemonLock
+
+    return bool(DaemonLock.holder(paths.lock))
+
+
+def _queue(paths: RunPaths, kind: str, **payload) -> dict:
+    """One inbox message; with no daemon, the queued requests it replaces are removed first
+    (an instant later, a daemon starting would read them in the wrong order)."""
+    paths.ensure()
+    cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, kind)
+    return {**inbox.drop(paths.inbox, kind, **payload), "cancelled": cancelled}
+
+
+def send(paths: RunPaths, text: str) -> dict:
+    if not text.strip():
+        # An empty message would still count as the answer to an open question.
+        raise UsageError("the message is empty; nothing was sent", 'give the text: autodev send "..."')
+    return _queue(paths, "send", text=text)
+
+
+# -- what exists: an answer, a decision or a hold for something that is not there is refused
+# here, where the user can still fix it, instead of being dropped by the daemon later.
+
+
+def _state(paths: RunPaths) -> dict:
+    from autodev.store.rebuild import read_state
+
+    return read_state(paths)
+
+
+def open_notices(st: dict) -> list[str]:
+    """Notices that still need the user: unanswered, or holding a capability."""
+    return [
+        nid
+        for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0]))
+        if n.get("answer") is None or n.get("hold")
+    ]
+
+
+def require_notice(paths: RunPaths, notice_id: str) -> None:
+    st = _state(paths)
+    if str(notice_id) in st.get("notices", {}):
+        return
+    ids = open_notices(st)
+    raise UsageError(
+        f"there is no notice {notice_id}; "
+        + (f"open notices: {', '.join(ids)}" if ids else "no notice is open"),
+        "see `autodev status` for the notices and their ids",
+    )
+
+
+def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
+    """The id of the open gate that `gate_id` (default: the open one) names."""
+    gate = _state(paths).get("gate")
+    if not gate:
+        raise UsageError(f"no gate is open; nothing to {verb}", "see `autodev status` for what needs you")
+    if gate_id is not None and str(gate_id) != gate["id"]:
+        raise UsageError(
+            f"gate {gate_id} is not open; the open gate is {gate['id']}",
+            f"autodev {verb} {gate['id']}",
+        )
+    return gate["id"]
+
+
+def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
+    return _queue(paths, "answer", notice_id=str(notice_id), text=text)
+
+
+def open_gate(paths: RunPaths) -> dict | None:
+    return _state(paths).get("gate")
+
+
+def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> dict:
+    """`digest` (display.digest of the gate's text as the user was shown it) binds the approval
+    to that text: the daemon refuses it for a gate whose text has another digest."""
+    return _queue(paths, "approve", gate_id=gate_id, digest=digest)
+
+
+def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> dict:
+    return _queue(paths, "deny", gate_id=gate_id, reason=reason)
+
+
+def notice(paths: RunPaths, notice_id: str, action: str) -> dict:
+    """`action` is "hold" (pin the hold against user messages) or "release"."""
+    if action not in ("hold", "release"):
+        raise ValueError(f"notice action must be 'hold' or 'release', not {action!r}")
+    return _queue(paths, "notice", notice_id=str(notice_id), action=action)
+
+
+def control(paths: RunPaths, action: str) -> dict:
+    if action not in CONTROLS:
+        raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
+    paths.ensure()
+    cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, action)
+    return {**StateFile(paths.state).request(action, at=queued.now_ns()), "cancelled": cancelled}

@@ -1,0 +1,294 @@
+"""`autodev status`: what the run is doing, why it stopped, who is next, what needs you.
+
+Reads state.json and the team file only: no model, no litellm, no thread scan.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from autodev.guard.display import digest, line
+from autodev.rules.reasons import continue_line
+from autodev.store.paths import RunPaths
+
+START_WITH = 'autodev start "your objective"'
+NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
+
+
+def gather(paths: RunPaths) -> dict:
+    from autodev.config import load_team
+    from autodev.config.project import saved_team
+    from autodev.errors import ConfigError
+    from autodev.store import queued
+    from autodev.store.lock import DaemonLock
+    from autodev.store.rebuild import read_state
+
+    st = read_state(paths)  # a lost state.json is rebuilt from the logs, never shown blank
+    try:
+        team = load_team(paths.team_file)
+        models = {
+            p.name: {
+                "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
+                "effort": p.effort,
+                "write": p.write,
+                "max_cost_usd": p.max_cost_usd,
+                "max_tokens": p.max_tokens,
+            }
+            for p in team.participants
+        }
+        team_error = st.get("team_error")
+    except ConfigError as e:
+        models, team_error = {}, str(e)
+        if not paths.team_file.exists():  # e.g. `git clean -fdx` took .autodev/
+            team_error = f"the team file {paths.team_file} is missing; " + (
+                "restore the last team this run used with `autodev init --from-run`"
+                if saved_team(paths.run_dir)
+                else "create one with `autodev init`"
+            )
+    figures = st.get("participants", {})
+    parts = []
+    for name in sorted(set(models) | set(figures)):
+        f = figures.get(name, {})
+        parts.append(
+            {
+                "name": name,
+                **models.get(name, {"model": "(not on the team now)"}),
+                "turns": f.get("turns", 0),
+                "credited": f.get("credited", 0),
+                "prompt_tokens": f.get("prompt_tokens", 0),
+                "completion_tokens": f.get("completion_tokens", 0),
+                "cached_tokens": f.get("cached_tokens", 0),
+                "compactions": f.get("compactions", 0),
+                "cost": f.get("cost", 0.0),
+                "silent_streak": f.get("silent_streak", 0),
+            }
+        )
+    needs = []
+    if st.get("question"):
+        q = st["question"]
+        needs.append(
+            {"type": "question", "from": q["from"], "text": q["text"], "do": 'autodev send "your answer"'}
+        )
+    if st.get("gate"):
+        g = st["gate"]
+        needs.append(
+            {
+                "type": "gate",
+                "id": g["id"],
+                "from": g["declarer"],
+                "text": g["text"],
+                "digest": digest(g["text"]),
+                "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
+            }
+        )
+    for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
+        if n.get("answer") is None or n.get("hold"):
+            needs.append(
+                {
+                    "type": "notice",
+                    "id": nid,
+                    "from": n["from"],
+                    "text": n["text"],
+                    "hold": n.get("hold"),
+                    "pinned": n.get("pinned", False),
+                    "answered": n.get("answer") is not None,
+                    "do": f'autodev answer {nid} "..."'
+                    + (f"  |  autodev notice --release {nid}" if n.get("hold") else ""),
+                }
+            )
+    pid = DaemonLock.holder(paths.lock)
+    queue = queued.items(paths, st)
+    # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
+    # (a queued message or control request alone does not make a run).
+    no_run_yet = not st.get("run_id") and not pid
+    state, why = st["state"], st.get("reason")
+    if not pid and not no_run_yet and state in NEEDS_DAEMON:
+        state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
+    return {
+        "sandbox": sandbox_of(paths),
+        "config_refused": (st.get("config_refused") or {}).get("text"),
+        "repo": str(paths.repo),
+        "run_dir": str(paths.run_dir),
+        "run_id": st.get("run_id"),
+        "state": "not_started" if no_run_yet else state,
+        "no_run_yet": no_run_yet,
+        "start_with": START_WITH if no_run_yet else None,
+        "reason": why,
+        "daemon_pid": pid,
+        "continue": continue_line(why, bool(pid)),
+        "objective": (st.get("objective") or "").split("\n")[0][:200],
+        "turn": st.get("turn", 0),
+        "speaking": st.get("speaking"),
+        "next": st.get("next"),
+        "wait": st.get("wait"),
+        "needs_you": needs,
+        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+        "queued_text": queued.queued_line(queue, bool(pid)),
+        "participants": parts,
+        "audits": st.get("audits", 0),
+        "talk_turns": st.get("talk_turns", 0),
+        "team_error": team_error,
+        "warnings": st.get("warnings", []),
+        "audit_usage": st.get("audit_usage"),
+        "budget": _budget(paths, st),
+        "totals": {
+            "turns": sum(p["turns"] for p in parts),
+            "credited": sum(p["credited"] for p in parts),
+            "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+            "cached_tokens": sum(p["cached_tokens"] for p in parts),
+            "compactions": sum(p["compactions"] for p in parts),
+            "cost": round(sum(p["cost"] for p in parts), 6),
+        },
+    }
+
+
+def gone_reason(paths: RunPaths, was: str) -> dict:
+    """Why a run that needs a daemon has none: the daemon was killed or died without recording
+    it. Its log's last line and a full disk are named when there is one."""
+    from autodev.setup import doctor
+
+    text = f"the daemon is gone (the run was {was}; it was killed or died without recording why)"
+    try:
+        with open(paths.daemon_log, "rb") as f:
+            f.seek(max(0, os.fstat(f.fileno()).st_size - 4096))
+            lines = [x.strip() for x in f.read().decode("utf-8", errors="replace").splitlines() if x.strip()]
+    except OSError:
+        lines = []
+    if lines:
+        text += f"; its log ({paths.daemon_log}) ends with: {lines[-1][:200]}"
+    disk = doctor.disk_check(paths.run_dir, min_free_mb=1)
+    if disk.status != doctor.OK:
+        text += f"; {disk.detail}"
+    return {"code": "daemon_gone", "text": text, "continue": "autodev start"}
+
+
+def safe_to_show(value: Any) -> Any:
+    """Status data as it may be printed with rich: every string on one line with control
+    characters escaped (display.line) and rich's markup escaped (`[link=...]` stays text)."""
+    from rich.markup import escape
+
+    if isinstance(value, str):
+        return escape(line(value))
+    if isinstance(value, dict):
+        return {k: safe_to_show(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_to_show(v) for v in value]
+    return value
+
+
+def _budget(paths: RunPaths, st: dict) -> dict:
+    """The run's spend (audits included) against its caps (None: no cap)."""
+    from autodev.config import load_config
+    from autodev.errors import ConfigError
+    from autodev.rules.budget import run_spend
+
+    try:
+        cfg = load_config(paths.config_file)
+        caps = {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None}
+    except ConfigError:
+        caps = {"max_cost_usd": None, "max_tokens": None}
+    return {**run_spend(st), **caps}
+
+
+def spend_text(b: dict) -> str:
+    """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
+    cost = f"spend ${b['cost']:.4f}"
+    if b.get("max_cost_usd") is not None:
+        cost += f" of ${b['max_cost_usd']:.4f} (maxCostUsd)"
+    tokens = f"{b['tokens']:,}"
+    tokens += f" of {b['max_tokens']:,} tokens (maxTokens)" if b.get("max_tokens") is not None else " tokens"
+    return f"{cost} · {tokens}"
+
+
+def cap_text(p: dict) -> str:
+    """A participant's cost, with its cap when it has one."""
+    out = f"${p['cost']:.4f}"
+    if p.get("max_cost_usd") is not None:
+        out += f" of ${p['max_cost_usd']:.4f}"
+    if p.get("max_tokens") is not None:
+        out += f" ({p['prompt_tokens'] + p['completion_tokens']:,} of {p['max_tokens']:,} tokens)"
+    return out
+
+
+def sandbox_of(paths: RunPaths) -> dict:
+    """Where commands run, as the run's config asks and this machine allows."""
+    from autodev.config import load_config
+    from autodev.errors import ConfigError
+    from autodev.guard import sandbox
+
+    try:
+        box = sandbox.resolve(load_config(paths.config_file).sandbox)
+    except ConfigError as e:
+        return {"mode": "?", "active": False, "describe": f"none: {e.message}", "warning": e.message}
+    return box.as_dict()
+
+
+def render(d: dict) -> None:
+    from rich.table import Table
+
+    from autodev.user.render import console
+
+    d = safe_to_show(d)
+    con = console()
+    daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
+    if d.get("no_run_yet"):
+        con.print(f"[bold]no run yet[/] in {d['repo']}\n  start one with: {d['start_with']}")
+    else:
+        con.print(f"[bold]{d['state']}[/]  ({daemon})  turn {d['turn']}  objective: {d['objective'] or '-'}")
+    if d["reason"] and d["state"] not in ("running",):
+        con.print("\n[bold]The run stopped and why[/]" if d["state"] != "complete" else "\n[bold]Outcome[/]")
+        con.print(f"  {d['reason'].get('text', '')}")
+        if d.get("continue"):
+            con.print(f"  continue: {d['continue']}")
+    if d.get("budget") and not d.get("no_run_yet"):
+        con.print(f"\n{spend_text(d['budget'])}")
+    if d["speaking"]:
+        con.print(f"\nspeaking now: {d['speaking']}")
+    elif d["next"]:
+        con.print(f"\nnext: {d['next']['speaker']} ({d['next']['rule']}: {d['next']['why']})")
+    if d["wait"] and d["wait"].get("due"):
+        import time
+
+        con.print(f"next check in {max(0, d['wait']['due'] - time.time()):.0f}s")
+    if d.get("queued_text"):
+        con.print(f"\n{d['queued_text']}")
+    if d["needs_you"]:
+        con.print("\n[bold yellow]Needs you[/]")
+        for n in d["needs_you"]:
+            ident = f" {n['id']}" if n.get("id") else ""
+            held = f" \\[holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
+            sha = f" \\[text sha256 {n['digest']}]" if n.get("digest") else ""
+            con.print(f"  {n['type']}{ident}{sha} from {n['from']}{held}: {n['text'][:300]}")
+            con.print(f"    → {n['do']}")
+    sb = d.get("sandbox") or {}
+    if sb.get("warning"):
+        con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
+    elif sb:
+        con.print(f"\nsandbox: {sb['describe']}")
+    if d.get("config_refused"):
+        con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
+    if d["team_error"]:
+        kept = "" if d.get("no_run_yet") else " (the old team is kept)"
+        con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
+    for w in d["warnings"]:
+        con.print(f"[yellow]warning:[/] {w}")
+    t = Table(show_edge=False)
+    for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
+        t.add_column(col)
+    for p in d["participants"]:
+        t.add_row(
+            p["name"],
+            str(p.get("model")),
+            "yes" if p.get("write") else "no",
+            str(p["turns"]),
+            str(p["credited"]),
+            str(p["prompt_tokens"] + p["completion_tokens"]),
+            cap_text(p),
+        )
+    con.print()
+    con.print(t)
+    tot = d["totals"]
+    if tot.get("cached_tokens") or tot.get("compactions"):
+        # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
+        con.print(f"cached input tokens: {tot['cached_tokens']}  compacted: {tot['compactions']} times")
