@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo docs test test-fast lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
+.PHONY: install demo docs test test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -44,6 +44,11 @@ test: $(STAMP) lint
 # Everything but the tests that run autodev (or a server of ours) as a subprocess: seconds, not minutes.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not e2e" tests
+
+# The property tests (Hypothesis) with random exploration and 20 times the examples; `make test`
+# runs them derandomized (tests/conftest.py), so its result depends on the code alone.
+fuzz: $(STAMP)
+	AUTODEV_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m hypothesis tests
 
 # The kill -9 fault suite with many trials (docs/crash-safety.md reports the figures of the last soak).
 soak: $(STAMP)

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -21,6 +22,20 @@ GIT_ENV = {
     "GIT_COMMITTER_NAME": "autodev tests",
     "GIT_COMMITTER_EMAIL": "tests@autodev.invalid",
 }
+
+
+# Property tests are derandomized in `make test`: the same examples on every run, so a CI result
+# depends on the code alone. `make fuzz` (AUTODEV_FUZZ=1) explores at random, with more examples.
+FUZZ = os.environ.get("AUTODEV_FUZZ", "") not in ("", "0")
+FUZZ_SCALE = 20
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.register_profile("fuzz", derandomize=False, deadline=None, print_blob=True)
+settings.load_profile("fuzz" if FUZZ else "ci")
+
+
+def examples(n: int) -> int:
+    """How many examples a property test tries: `n` in `make test`, FUZZ_SCALE times more in `make fuzz`."""
+    return n * FUZZ_SCALE if FUZZ else n
 
 
 def pytest_collection_modifyitems(config, items):

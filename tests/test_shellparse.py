@@ -12,11 +12,13 @@ import shlex
 import subprocess
 import sys
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autodev.guard import gates
 from autodev.guard.shellparse import UnparseableCommand, parse
+from tests.conftest import examples
 
 NAMES = st.sampled_from(
     ["git", "rm", "echo", "make", "ls", "cat", "sudo", "env", "xargs", "timeout", "nohup"]
@@ -70,7 +72,7 @@ def compound(inner):
 
 
 COMMANDS = st.recursive(simple(), compound, max_leaves=6)
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def parts_or_none(command: str) -> list[str] | None:
@@ -123,6 +125,36 @@ def test_a_push_anywhere_is_refused_without_a_gate(a, b):
     command = f"{a} && bash -c " + _quote(f"{b}; git push origin main")
     message, used = gates.guard(command, ["git push*"], [])
     assert message is not None and used == []
+
+
+def words(command: str) -> list[str]:
+    return [" ".join(w.text for w in p.words) for p in parse(command)]
+
+
+def test_composing_keeps_each_sides_parts_with_an_equals_operator():
+    # Found by Hypothesis on a clean clone: tree-sitter-bash reads `==` in a plain command as a
+    # test operator, so inside `( )` what followed became a `regex` (`git == 2>&1`), and at top
+    # level the `2` of `2>&1` became an argument (`git == 2`). Bash sees the words `git ==`.
+    a, b = "git && git == 2>&1", "git"
+    assert words(a) == ["git", "git =="]
+    assert words(f"( {a} ) | {b}") == words(a) + words(b) == ["git", "git ==", "git"]
+    assert parts_or_none(f"( {a} ) | {b}") == parts_or_none(a) + parts_or_none(b)
+
+
+@pytest.mark.parametrize("op", ["==", "=~"])
+def test_an_equals_operator_cannot_hide_the_rest_of_a_subshell(op):
+    # The `regex` tree-sitter made of `x; git push origin main` hid the push from the guard.
+    command = f"( echo {op} x; git push origin main )"
+    assert words(command) == [f"echo {op} x", "git push origin main"]
+    message, _ = gates.guard(command, ["git push*"], [])
+    assert message is not None and "git push origin main" in message
+
+
+def test_equals_operators_keep_their_meaning_in_tests():
+    assert words("test a == b") == ["test a == b"]
+    assert words("[ a == b ]") == ["[ a == b ]"]
+    assert words("[[ a =~ b.* ]] && git push") == ["git push"]
+    assert words("echo ==$x") == ["echo ==$x"]
 
 
 def test_non_ascii_input_cannot_crash_the_process():

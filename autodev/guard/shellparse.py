@@ -105,7 +105,24 @@ class _Walker:
         # process (tree-sitter-bash#337: `{` then a 4-byte character). Bash treats those bytes as
         # word characters, so the parser sees an ASCII letter in their place; offsets are kept and
         # words are read from the original bytes.
-        root = _parser().parse(self.src.translate(_ASCII_ONLY)).root_node
+        text = self.src.translate(_ASCII_ONLY)
+        root = _parser().parse(text).root_node
+        # tree-sitter-bash reads `==` and `=~` in a plain command as test operators: what follows
+        # becomes a `regex` that can swallow the rest of a subshell (`( echo == x; git push )`
+        # hid the push) or a number that takes a redirection's descriptor (`git == 2>&1`). Bash
+        # sees plain words there, so the parser is given letters in their place (words are
+        # still read from the original bytes) until no command holds such an operator.
+        for _ in range(MAX_DEPTH):
+            operators = _command_operators(root)
+            if not operators:
+                break
+            masked = bytearray(text)
+            for start, end in operators:
+                masked[start:end] = b"q" * (end - start)
+            text = bytes(masked)
+            root = _parser().parse(text).root_node
+        else:
+            raise UnparseableCommand("`==` or `=~` used as words too many times in one line")
         if root.has_error:
             raise _diagnose(self, root)
         out: list[Part] = []
@@ -353,6 +370,17 @@ def _contains(node, types: set[str]) -> bool:
             return True
         stack.extend(n.children)
     return False
+
+
+def _command_operators(root) -> list[tuple[int, int]]:
+    """Byte ranges of the `==` / `=~` tokens tree-sitter put directly in a simple command."""
+    found, stack = [], [root]
+    while stack:
+        n = stack.pop()
+        if n.type in ("==", "=~") and n.parent is not None and n.parent.type == "command":
+            found.append((n.start_byte, n.end_byte))
+        stack.extend(n.children)
+    return found
 
 
 def _diagnose(w: _Walker, root) -> UnparseableCommand:

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import GIT_ENV, write_team
+from tests.conftest import GIT_ENV, examples, write_team
 from tests.e2e.helpers import SOLO
 
 # Text a model may send inside JSON: anything, lone surrogates included (as \u escapes).
@@ -42,7 +42,7 @@ def _run(repo: Path, env: dict, *args: str | bytes, timeout: float = 120) -> sub
     )
 
 
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@settings(max_examples=examples(2), deadline=None, suppress_health_check=list(HealthCheck))
 @given(message=st.binary(max_size=40), name=NAME, pattern=TEXT, path=TEXT, content=TEXT, said=TEXT)
 def test_random_input_never_wedges_the_daemon(message, name, pattern, path, content, said):
     with tempfile.TemporaryDirectory(prefix="autodev-fuzz-") as tmp:
