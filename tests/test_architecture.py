@@ -125,9 +125,9 @@ def test_no_arrow_runs_back_up():
 def test_the_checks_catch_a_circle_and_an_arrow_back_up():
     edges = graph()
     edges["autodev.store.journal"] = edges["autodev.store.journal"] | {"autodev.store.thread"}
-    edges["autodev.store.runs"] = edges["autodev.store.runs"] | {"autodev.store.lock"}
+    edges["autodev.store.runs"] = edges["autodev.store.runs"] | {"autodev.daemon.loop"}
     assert ["autodev.store.journal", "autodev.store.thread"] in circles(edges)
-    assert upward(edges) == ["autodev.store.runs -> autodev.store.lock"]
+    assert upward(edges) == ["autodev.store.runs -> autodev.daemon.loop"]
 
 
 def test_no_private_name_crosses_a_package():
