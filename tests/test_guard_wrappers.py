@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autodev.guard.gates import UnparseableCommand, command_parts, guard, required_parts
+from tests.conftest import examples
 
 PUSH = "git push --force origin main"
 PATTERNS = ["git push*", "rm -rf *", "git reset --hard*"]
@@ -206,7 +207,7 @@ def _wrap(command: str, wrapper: str) -> str:
     return wrapper.format(command)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(GATED),
     st.lists(st.sampled_from(COMMAND_WRAPPERS + SCRIPT_WRAPPERS), min_size=1, max_size=4),
