@@ -376,21 +376,3 @@ def test_git_identity_in_a_global_config_is_what_commits_get(autodev, repo, tmp_
     r, lines = doctor(autodev, repo, env=env)
     status, text = lines["git identity"]
     assert status == "ok" and text.startswith("Ada <ada@example.invalid> ("), text
-
-
-def test_doctor_finds_chromium_where_the_browser_does(tmp_path, monkeypatch):
-    """AUTODEV_CHROMIUM decides for both: doctor passes exactly where `start` can drive a browser."""
-    from types import SimpleNamespace
-
-    from autodev.harness import browser
-    from autodev.setup.doctor import _browser
-
-    team = SimpleNamespace(participants=[SimpleNamespace(name="solo", tools=["browser"])])
-    given = _fake_exe(tmp_path / "bin", "my-chromium")
-    monkeypatch.setenv("AUTODEV_CHROMIUM", str(given))
-    (check,) = _browser(team)
-    assert check.status == "ok" and str(given) in check.detail
-    assert browser.chromium_path() == str(given)
-    monkeypatch.setenv("AUTODEV_CHROMIUM", str(tmp_path / "absent"))  # the browser would not start
-    (check,) = _browser(team)
-    assert check.status == "FAIL" and browser.chromium_path() is None
