@@ -140,3 +140,13 @@ def test_no_private_name_crosses_a_package():
         if n.startswith("_") and not n.startswith("__") and part(m) != part(name)
     ]
     assert crossing == []
+
+
+def test_one_process_group_helper_and_one_chromium_lookup():
+    """Process groups are ended in `host/procgroup` only; Chromium is found in `harness/chromium` only."""
+    killers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "os.killpg(" in p.read_text())
+    finders = sorted(
+        str(p.relative_to(PKG)) for p in PKG.rglob("*.py") if "def chromium_path(" in p.read_text()
+    )
+    assert killers == ["host/procgroup.py"]
+    assert finders == ["harness/chromium.py"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -21,6 +20,7 @@ from autodev.eval.outcome import Outcome, read_outcome
 from autodev.eval.tasks import Task
 from autodev.eval.teams import RunSettings, TeamSpec
 from autodev.eval.workspace import WorkspaceError, clone, grade, model_patch, run_shell
+from autodev.host.procgroup import kill_group
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
                 p.wait(timeout=job.settings.stop_grace_s)
             except subprocess.TimeoutExpired:
                 reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
-                os.killpg(p.pid, signal.SIGKILL)
+                kill_group(p.pid)
                 p.wait()
         finally:
             kill_group(p.pid)
@@ -171,13 +171,6 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
                 LIVE.discard(p.pid)
     tail = log.read_text(errors="replace")[-600:].strip() if log.exists() else ""
     return RunEnd(p.returncode, reason, tail)
-
-
-def kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def reset_folder(folder: Path) -> None:

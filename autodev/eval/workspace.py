@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from autodev.host.procgroup import kill_group
 
 # The clone is ours: commits made by the team need an identity even where the machine has none.
 IDENTITY = (("user.name", "autodev eval"), ("user.email", "eval@autodev.invalid"))
@@ -64,15 +65,12 @@ def run_shell(command: str, cwd: Path, log: Path, timeout: float, env: dict | No
         try:
             return p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            kill_group(p.pid)
             p.wait()
             out.write(f"\n[autodev eval: killed after {timeout:g} s]\n".encode())
             return -9
         finally:
-            try:  # what the command left running in its group
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            kill_group(p.pid)  # what the command left running in its group
 
 
 def model_patch(repo: Path, base: str) -> str:
