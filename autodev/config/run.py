@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import _MODEL_CONFIG, _rule, _toml
+from autodev.config.base import MODEL_CONFIG, _toml, rule_error
 from autodev.config.telemetry import TelemetryConfig
 from autodev.guard.redact import SECRET_FILES
 
@@ -16,7 +16,7 @@ HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "o
 class HookConfig(BaseModel):
     """One `[[hooks]]` table of config.toml: a shell command at a control point."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     on: HookPoint = Field(
         description="The point: before_tool (exit non-zero blocks the call, stdout is the reason; "
@@ -45,7 +45,7 @@ class HookConfig(BaseModel):
 class RunConfig(BaseModel):
     """Run settings from `.autodev/config.toml`; every key is optional."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     gate_mode: Literal["gated", "auto"] = Field(
         default="gated",
@@ -314,13 +314,13 @@ class RunConfig(BaseModel):
     def _patterns_not_blank(cls, v: list[str]) -> list[str]:
         for i, p in enumerate(v):
             if not p.strip():
-                raise _rule(f"pattern [{i}] is empty", "remove the empty string from the list")
+                raise rule_error(f"pattern [{i}] is empty", "remove the empty string from the list")
         return v
 
     @model_validator(mode="after")
     def _cap_not_below_first(self) -> RunConfig:
         if self.wait_cap_sec < self.wait_first_sec:
-            raise _rule(
+            raise rule_error(
                 f"waitCapSec ({_toml(self.wait_cap_sec)}) is below waitFirstSec "
                 f"({_toml(self.wait_first_sec)})",
                 "make waitCapSec at least as large as waitFirstSec",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from autodev.config.base import _MODEL_CONFIG
+from autodev.config.base import MODEL_CONFIG
 
 
 class TelemetryConfig(BaseModel):
@@ -12,7 +12,7 @@ class TelemetryConfig(BaseModel):
     `endpoint` is set. The standard `OTEL_*` variables apply as well (headers, service name,
     sampler); the table is only needed for what they cannot say."""
 
-    model_config = _MODEL_CONFIG
+    model_config = MODEL_CONFIG
 
     enabled: bool = Field(
         default=True,
