@@ -23,10 +23,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("harness",),  # a model's turn and its tools
     ("scripted",),  # the scripted model and the contract servers (a harness Model)
     ("agents",),  # an agent CLI's turn
-    ("daemon",),  # the run loop
+    ("daemon", "setup.doctor"),  # the run loop; doctor (status shows its checks)
     ("user",),  # what the user sees and does (CLI and panel share it)
     ("setup",),  # doctor, demo
-    ("eval", "evals"),  # autodev eval and its shipped tasks
+    (
+        "eval",
+        "evals",
+        "timeline.replay",
+        "timeline.recorded",
+        "timeline.bundle",
+    ),  # eval; replaying a run through the daemon
     ("panel",),
     ("cli", "__main__"),
 ]

@@ -86,7 +86,7 @@ def main() -> None:
     except OSError as e:
         # The machine refused a write (read-only or missing AUTODEV_HOME, a full disk): the path
         # and the fix, exit 2. Any other OSError is a bug and keeps its traceback.
-        from autodev.host.faults import explain
+        from autodev.store.faults import explain
 
         fault = explain(e)
         if fault is None:

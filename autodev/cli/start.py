@@ -51,7 +51,7 @@ def start(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above, then start again",
         )
-    from autodev.host.faults import writable
+    from autodev.store.faults import writable
 
     fault = writable(paths.run_dir)  # a read-only or full AUTODEV_HOME: exit 2 before the run
     if fault is not None:

@@ -26,11 +26,10 @@ from autodev.errors import AutodevError, ProviderError, RepositoryRefused
 from autodev.guard.display import digest
 from autodev.guard.redact import Redactor
 from autodev.harness import credit
-from autodev.host import faults
 from autodev.records import check_harness
 from autodev.rules import budget, reasons, scheduler
 from autodev.rules.reasons import reason
-from autodev.store import runs, userfiles
+from autodev.store import faults, runs, userfiles
 from autodev.store.events import Events
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths, git_head

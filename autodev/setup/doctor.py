@@ -443,7 +443,7 @@ def disk_check(folder: Path, min_free_mb: int = MIN_FREE_MB) -> Check:
 def home_check(run_dir: Path) -> Check:
     """The run folder can be created and written: a file is written there (or in the nearest
     folder that exists) and removed, as `start` would."""
-    from autodev.host.faults import writable
+    from autodev.store.faults import writable
 
     fault = writable(run_dir)
     if fault is not None:
