@@ -14,8 +14,9 @@ from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
 from autodev.guard import keys
 from autodev.guard.redact import Redactor
+from autodev.host import hostgit, hostproc
 from autodev.rules.reasons import reason
-from autodev.store import faults, hostgit, hostproc, inbox, runs
+from autodev.store import faults, inbox, runs
 from autodev.store.lock import DaemonLock
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
