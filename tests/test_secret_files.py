@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from autodev.guard import sandbox
 from autodev.errors import ToolError
-from autodev.harness.tools import Workspace
+from autodev.guard import sandbox
 from autodev.guard.redact import MASK, SECRET_FILES, Redactor, is_secret_file
+from autodev.harness.tools import Workspace
 
 KEY = "sk-live-Abc123XyZ987qwerty"
 BOX = sandbox.resolve("auto")

@@ -17,7 +17,7 @@ from autodev.store.journal import safe_text
 if TYPE_CHECKING:
     from autodev.guard.sandbox import Room
 
-# The one secret policy (names, scrubbing, masking) lives in autodev/redact.py; scrubbed_env
+# The one secret policy (names, scrubbing, masking) lives in autodev/guard/redact.py; scrubbed_env
 # is re-exported here for callers that knew it from this module.
 __all__ = ["Scope"]
 

@@ -51,7 +51,7 @@ from autodev.harness.scope import Scope
 if TYPE_CHECKING:
     pass
 
-# The one secret policy (names, scrubbing, masking) lives in autodev/redact.py; scrubbed_env
+# The one secret policy (names, scrubbing, masking) lives in autodev/guard/redact.py; scrubbed_env
 # is re-exported here for callers that knew it from this module.
 __all__ = ["REPLAY_SAFE", "WRITE_TOOLS", "Scope", "Workspace", "scrubbed_env"]
 
