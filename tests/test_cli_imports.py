@@ -26,7 +26,7 @@ write = true
         (["send", "hello"], 0),
         (["status"], 0),
         (["status", "--json"], 0),
-        (["thread"], 0),
+        (["thread"], 2),  # no run yet: refused with the fix (issue 21), cheaply
         (["pause"], 0),
         (["resume"], 0),
         (["stop"], 0),
