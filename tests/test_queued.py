@@ -59,6 +59,11 @@ def test_a_message_after_a_queued_stop_replaces_it_and_says_so(repo):
     assert actions.notice(paths, "1", "release")["cancelled"] == []
     assert queued.summary(queued.items(paths)) == "1 message, stop, release 1"
     assert actions.control(paths, "resume")["cancelled"] == ["stop"]
+    # Replaced requests are counted, so every request made is accounted for (applied or replaced).
+    from autodev.store.state import StateFile
+
+    st = StateFile(paths.state).read()
+    assert st["controls_cancelled"] == 2 and st["control_seq"] == 3
 
 
 def test_nothing_queued_says_nothing(repo):

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from autodev.errors import UsageError
 
-OWN_KEYS = {"id", "repo", "base_commit", "problem_statement", "setup", "test_patch", "test_command"}
+# Tuples, not sets: the first missing key reported must not depend on the interpreter's hash seed.
 OWN_REQUIRED = ("id", "repo", "base_commit", "problem_statement", "test_command")
+OWN_KEYS = (*OWN_REQUIRED, "setup", "test_patch")
 SWE_REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "test_patch")
 
 # What SWE-bench's own harness runs per repository, with {tests} the FAIL_TO_PASS and PASS_TO_PASS
@@ -120,7 +121,7 @@ def _checked_id(value: str, where: str, key: str) -> str:
 
 
 def _own_task(raw: dict, where: str, tasks_file: Path) -> Task:
-    unknown = sorted(set(raw) - OWN_KEYS)
+    unknown = sorted(set(raw) - set(OWN_KEYS))
     if unknown:
         raise TaskError(
             f"{where}: unknown key {unknown[0]!r}",

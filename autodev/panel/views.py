@@ -91,7 +91,7 @@ def need_text(n: dict) -> Text:
         t.append(f"{n['text']}\n→ {n['do'] or '-'}")
     elif n["type"] == "gate":
         sha = f" (text sha256 {n['digest']})" if n.get("digest") else ""
-        t.append(f"🚧 gate {n['id']}{sha} from {n['from']}\n", style="bold magenta")
+        t.append(f"🚧 gate {n['id']} from {n['from']}{sha}\n", style="bold magenta")
         t.append(f"{n['text'][:400]}\n→ a: approve · d: deny")
     elif n["type"] == "question":
         t.append(f"❓ question from {n['from']}\n", style="bold yellow")

@@ -114,6 +114,8 @@ class RunState(Open):
     controls: list[Control] = []
     control_seq: int = 0
     controls_applied: int = 0
+    # requests a later continuing request replaced while no daemon ran (never applied, not lost)
+    controls_cancelled: int = 0
     # identity and the daemon
     run_id: str | None = None
     started_at: str | None = None

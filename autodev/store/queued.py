@@ -103,7 +103,7 @@ def cancel_for(paths: RunPaths, kind: str) -> list[str]:
                 removed.append(c["action"])
             else:
                 keep.append(c)
-        return {**s, "controls": keep}
+        return {**s, "controls": keep, "controls_cancelled": s.get("controls_cancelled", 0) + len(removed)}
 
     state = StateFile(paths.state)
     if any(c["action"] in CANCELLED_BY_CONTINUING for c in controls(state.read())):

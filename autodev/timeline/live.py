@@ -49,7 +49,9 @@ class Live:
         return cls(tuple(_merge(spans)), last_seq)
 
     def is_live(self, seq: int) -> bool:
-        return any(a <= seq <= b for a, b in self.spans)
+        # A post newer than the thread this was read from is live: only a later rewind (which a
+        # reader sees as a new record, and reads again) could supersede it.
+        return seq > self.last_seq or any(a <= seq <= b for a, b in self.spans)
 
     def superseded(self) -> list[tuple[int, int]]:
         """The superseded ranges (inclusive), oldest first."""

@@ -192,10 +192,15 @@ def test_concurrent_control_commands_lose_no_update(repo, autodev):
         for x in (run_dir(repo) / "events.jsonl").read_text().splitlines()
         if json.loads(x)["type"] == "control"
     ]
-    assert len(applied) == made
-    assert Counter(applied) == Counter(a for w in WORKERS for a in w)
-    # Applied in the order made: an interleaving that keeps every process's own order.
-    assert _is_merge(tuple(applied), tuple(sorted(tuple(w) for w in WORKERS)))
+    # Every request is accounted for: applied, or replaced by a later resume made while no daemon
+    # ran after a stop (a continuing request cancels the queued stop and pause; docs/DECISIONS.md).
+    assert len(applied) + st.get("controls_cancelled", 0) == made
+    if not st.get("controls_cancelled"):
+        assert Counter(applied) == Counter(a for w in WORKERS for a in w)
+        # Applied in the order made: an interleaving that keeps every process's own order.
+        assert _is_merge(tuple(applied), tuple(sorted(tuple(w) for w in WORKERS)))
+    else:
+        assert Counter(applied) - Counter(a for w in WORKERS for a in w) == Counter()
     # No turn ever ran: control requests alone never make posts.
     assert thread_of(repo) == []
 
