@@ -6,6 +6,7 @@ Run as ``python tests/mcp_server.py``. Its tools:
 Both append a line to $MCP_LOG when they start, and when key is "slow" wait until the file named
 by $MCP_RELEASE exists (so a test can kill a call mid-way).
 - ``env_seen(name)``: whether the variable reached the server.
+- ``fetch(url)``: an HTTP GET, answering the status or why it failed (the network confinement).
 It appends its pid to $MCP_PID_FILE at each start, and starts a child (`sleep`) in its process
 group whose pid it appends to $MCP_CHILD_FILE, so a test can check that stopping it stops the group.
 """
@@ -58,6 +59,18 @@ def delete_item(key: str) -> str:
 def env_seen(name: str) -> str:
     """Whether an environment variable reached the server."""
     return f"{name}={'set' if name in os.environ else 'unset'}"
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def fetch(url: str) -> str:
+    """GET a URL; the status, or the error that stopped it."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return f"HTTP {r.status}"
+    except OSError as e:
+        return f"failed: {e}"
 
 
 if __name__ == "__main__":

@@ -325,7 +325,7 @@ def test_mcp_servers_are_started_and_their_tools_listed(autodev, repo, tmp_path)
     )
     write_team(repo, team, done_accepted("solo"))
     r, lines = doctor(autodev, repo)
-    assert lines["mcp: notes"][0] == "ok" and lines["mcp: notes"][1].endswith("started, 3 tools"), r.stdout
+    assert lines["mcp: notes"][0] == "ok" and lines["mcp: notes"][1].endswith("started, 4 tools"), r.stdout
 
 
 NO_USERNS = (

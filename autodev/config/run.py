@@ -204,7 +204,7 @@ class RunConfig(BaseModel):
         default_factory=list,
         alias="networkAllow",
         description="(autodev addition) Hosts the browser may reach although commandNetwork is "
-        'false (loopback always), e.g. ["docs.python.org"]. Commands have the network or not.',
+        'false (loopback always), e.g. ["docs.python.org"]. Commands and MCP servers have the network or not.',
     )
     sandbox_expose: list[str] = Field(
         default_factory=list,

@@ -74,6 +74,12 @@ class McpServer(BaseModel):
         "held by a notice's hold. Unset: the server's name.",
     )
     timeout_sec: float = Field(default=120, gt=0, description="Seconds a call to one of its tools may take.")
+    network: bool | None = Field(
+        default=None,
+        description="May the server reach the network? Unset: the config's commandNetwork. false "
+        "starts it in a network namespace of its own (bubblewrap; not even the host's loopback), "
+        'as commands run; with no sandbox (sandbox = "off" or none found) it is not confined.',
+    )
     restart_sec: float = Field(
         default=1.0,
         gt=0,

@@ -36,6 +36,8 @@ class Services:
                 repo=paths.repo,
                 log_dir=paths.run_dir,
                 groups_file=paths.run_dir / "mcp-groups.json",
+                network=settings.config.command_network,
+                offline=settings.sandbox.offline,
             )
             hub.start()
             self.mcp = hub

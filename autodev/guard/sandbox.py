@@ -81,6 +81,14 @@ class Sandbox:
             "warning": self.warning,
         }
 
+    def offline(self, argv: list[str]) -> list[str]:
+        """`argv` with no network (a namespace of its own, not even the host's loopback) and the
+        rest of the machine as it is: how an MCP server runs under commandNetwork = false.
+        Unchanged when no sandbox is in use (status and start warn about that)."""
+        if self.binary is None:
+            return list(argv)
+        return [self.binary, "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--", *argv]
+
     def room(
         self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, secret_files=()
     ) -> Room:

@@ -89,14 +89,21 @@ class McpHub:
         log_dir: Path | None = None,
         groups_file: Path | None = None,
         ping_sec: float = _PING_SEC,
+        network: bool = True,
+        offline: Callable[[list[str]], list[str]] | None = None,
     ):
+        """`network`: the default for a server whose config leaves `network` unset (the config's
+        commandNetwork); a server without it is started through `offline` (Sandbox.offline)."""
         self._servers: dict[str, _Server] = {}
         for name, cfg in servers.items():
+            argv = [cfg.command, *cfg.args]
+            if offline is not None and not (network if cfg.network is None else cfg.network):
+                argv = offline(argv)
             self._servers[name] = _Server(
                 name=name,
                 capability=cfg.capability or name,
-                command=cfg.command,
-                args=list(cfg.args),
+                command=argv[0],
+                args=argv[1:],
                 # Only the variables the team lists; the SDK adds PATH, HOME and the like.
                 # Secrets come from the key store: the daemon's environment holds none.
                 env={k: v for k in cfg.env if (v := keys.get(k)) is not None},

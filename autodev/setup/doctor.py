@@ -366,9 +366,16 @@ def _mcp(paths: RunPaths, team) -> list[Check]:
         return []
     import tempfile
 
+    from autodev.config import RunConfig, load_config
     from autodev.errors import ToolSetupError
+    from autodev.guard import sandbox
     from autodev.harness.mcp import McpHub, start_fix, start_problem  # the same tests `start` applies
 
+    try:  # the network confinement `start` gives them (a broken config or sandbox: reported above)
+        cfg = load_config(paths.config_file)
+        offline = sandbox.resolve(cfg.sandbox).offline
+    except AutodevError:
+        cfg, offline = RunConfig(), None
     out = []
     for name, server in servers.items():
         shown = f"mcp: {name}"
@@ -377,7 +384,13 @@ def _mcp(paths: RunPaths, team) -> list[Check]:
             out.append(Check(FAIL, shown, problem, start_fix(name)))
             continue
         with tempfile.TemporaryDirectory(prefix="autodev-doctor-") as logs:
-            hub = McpHub({name: server}, repo=paths.repo, log_dir=Path(logs))
+            hub = McpHub(
+                {name: server},
+                repo=paths.repo,
+                log_dir=Path(logs),
+                network=cfg.command_network,
+                offline=offline,
+            )
             try:
                 hub.start(timeout=min(server.timeout_sec, MCP_START_SEC))
             except ToolSetupError as e:

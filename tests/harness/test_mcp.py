@@ -76,7 +76,7 @@ def hub(tmp_path, monkeypatch):
 def test_tools_are_listed_with_their_annotations_and_called(hub, tmp_path):
     hub.start()
     tools = {t.name: t for t in hub.tools()}
-    assert set(tools) == {"srv__lookup", "srv__delete_item", "srv__env_seen"}
+    assert set(tools) == {"srv__lookup", "srv__delete_item", "srv__env_seen", "srv__fetch"}
     assert tools["srv__lookup"].replay_safe and not tools["srv__delete_item"].replay_safe
     assert {t.capability for t in tools.values()} == {"srv"}
     params = tools["srv__lookup"].spec()["function"]["parameters"]
@@ -145,3 +145,48 @@ def test_a_server_that_cannot_start_is_named_with_its_command_and_fix(tmp_path):
 def test_tool_names_are_prefixed_and_safe_for_providers():
     assert tool_name("github", "merge_pull_request") == "github__merge_pull_request"
     assert tool_name("fs", "read.file/v2") == "fs__read_file_v2"
+
+
+def test_without_the_network_a_server_reaches_no_address(tmp_path):
+    """commandNetwork = false (issue 20, item 7): a server the team starts runs in a network
+    namespace of its own, so a tool cannot reach even a port on the host's loopback; a server
+    whose config says network = true (or a config with commandNetwork = true) reaches it."""
+    import http.server
+    import threading
+
+    from autodev.guard import sandbox
+
+    box = sandbox.resolve("auto")
+    if not box.active:
+        pytest.skip(f"no sandbox here: {box.problem}")
+
+    class Ok(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the stdlib's name
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_port}/"
+    servers = {
+        "closed": McpServer(command=sys.executable, args=[SERVER]),
+        "open": McpServer(command=sys.executable, args=[SERVER], network=True),
+    }
+    hub = McpHub(servers, repo=tmp_path, network=False, offline=box.offline)
+    try:
+        hub.start()
+        assert hub.call("open", "fetch", {"url": url}) == "HTTP 204"
+        closed = hub.call("closed", "fetch", {"url": url})
+        assert closed.startswith("failed:"), closed
+    finally:
+        hub.stop()
+    both_open = McpHub({"closed": servers["closed"]}, repo=tmp_path, network=True, offline=box.offline)
+    try:
+        both_open.start()
+        assert both_open.call("closed", "fetch", {"url": url}) == "HTTP 204"
+    finally:
+        both_open.stop()
+        srv.shutdown()
