@@ -17,6 +17,7 @@ What providers hold a harness to (SPEC §13), and where it is kept:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -78,6 +79,15 @@ class RateLimited(Exception):
 
 class Transient(Exception):
     """Timeouts, connection failures, 5xx, overloaded: worth retrying with backoff."""
+
+
+# The answer is asked for with max_tokens (a few tens of KB of text); a provider that ignores it
+# and sends megabytes is broken or hostile: its answer is not journaled, and the ask is retried.
+MAX_ANSWER_CHARS = 8 * 1024 * 1024
+
+
+class Oversized(Transient):
+    """An answer over MAX_ANSWER_CHARS: dropped before anything stores it (docs/security.md)."""
 
 
 class ContextExceeded(Exception):
@@ -345,6 +355,12 @@ def complete(
         raise
     # without stream=True completion() returns a ModelResponse; its stubs name every mode's type
     msg = verbatim(resp.choices[0].message)  # pyright: ignore[reportAttributeAccessIssue]
+    size = len(json.dumps(msg, default=str))
+    if size > MAX_ANSWER_CHARS:
+        raise Oversized(
+            f"{target.label}: the answer is {size:,} characters, over the {MAX_ANSWER_CHARS:,} cap "
+            "(the provider ignored max_tokens); it was dropped, not stored"
+        )
     usage = getattr(resp, "usage", None)
     details = getattr(usage, "prompt_tokens_details", None)
     cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None) or 0

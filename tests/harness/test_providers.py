@@ -107,3 +107,16 @@ def test_backoff_doubles_up_to_the_cap():
 )
 def test_a_400_that_names_an_unknown_model_is_told_apart_from_a_malformed_request(text, unknown):
     assert providers._unknown_model(text) is unknown
+
+
+def test_an_answer_over_the_cap_is_dropped_before_anyone_stores_it(tmp_path):
+    """A provider that ignores max_tokens and sends megabytes (issue 20, item 8): the answer is
+    refused as a retryable fault, never returned to the turn (which would journal it)."""
+    huge = "x" * (providers.MAX_ANSWER_CHARS + 1000)
+    with _server(tmp_path, f'[[step]]\nparticipant = "builder"\ntext = "{huge}"\n') as srv:
+        [t] = providers.targets_for(
+            "builder", "scripted", [], effort=None, api_base=None, api_key_env=None, scripted_url=srv.base_url
+        )
+        with pytest.raises(providers.Oversized, match=r"over the 8,388,608 cap") as info:
+            providers.complete(t, [{"role": "user", "content": "x"}], [], turn_id="t", timeout=60)
+    assert isinstance(info.value, providers.Transient) and len(str(info.value)) < 300
