@@ -10,6 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from autodev.host import hostgit
 from autodev.host.procgroup import kill_group
 
 # The clone is ours: commits made by the team need an identity even where the machine has none.
@@ -21,15 +22,19 @@ class WorkspaceError(Exception):
     """The task's repository could not be prepared (clone, checkout, setup): the run cannot start."""
 
 
-def git(repo: Path, *args: str, input: str | None = None) -> str:
-    r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, input=input)
-    if r.returncode != 0:
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+    """A git command in a task's clone, through the host's pinned git (hostgit): after the team's
+    run the clone holds what the team left, and its configuration must not run programs here."""
+    r = hostgit.run(repo, *args, env=env, check=False)
+    if check and r.returncode != 0:
         raise WorkspaceError(f"git {' '.join(args[:3])} failed: {(r.stderr or r.stdout).strip()[-500:]}")
     return r.stdout
 
 
 def clone(source: str, base_commit: str, dest: Path) -> str:
-    """A fresh clone of `source` at `base_commit`, detached; returns the base commit's sha."""
+    """A fresh clone of `source` at `base_commit`, detached; returns the base commit's sha.
+    The clone itself runs the user's git as it is (their transports and credentials reach the
+    task's repository); nothing is checked out until the pinned git does it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(
         ["git", "clone", "--quiet", "--no-checkout", source, str(dest)], capture_output=True, text=True
@@ -77,17 +82,10 @@ def model_patch(repo: Path, base: str) -> str:
     """The diff from the base commit to what the run left: commits, staged, unstaged and new files
     (not ignored ones, nor .autodev/). Built in a throwaway index, so the clone is untouched."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        for args in (["read-tree", "HEAD"], ["add", "-A"]):
-            r = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=env)
-            if r.returncode != 0:
-                raise WorkspaceError(f"git {args[0]} failed: {r.stderr.strip()[-500:]}")
-        r = subprocess.run(
-            ["git", "diff", "--cached", "--binary", base], cwd=repo, capture_output=True, text=True, env=env
-        )
-        if r.returncode != 0:
-            raise WorkspaceError(f"git diff failed: {r.stderr.strip()[-500:]}")
-        return r.stdout
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(repo, "read-tree", "HEAD", env=env)
+        git(repo, "add", "-A", env=env)
+        return git(repo, "diff", "--cached", "--binary", base, env=env)
 
 
 def patch_files(patch: str) -> list[str]:
@@ -113,7 +111,7 @@ def grade(repo: Path, base: str, test_patch: str, test_command: str, log: Path, 
     first, so a team that edited the tests cannot make them pass or keep them from applying."""
     if test_patch.strip():
         for f in patch_files(test_patch):
-            tracked = subprocess.run(["git", "cat-file", "-e", f"{base}:{f}"], cwd=repo, capture_output=True)
+            tracked = hostgit.run(repo, "cat-file", "-e", f"{base}:{f}", check=False)
             if tracked.returncode == 0:
                 git(repo, "checkout", base, "--", f)
             elif (repo / f).exists():
@@ -121,9 +119,7 @@ def grade(repo: Path, base: str, test_patch: str, test_command: str, log: Path, 
         with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as fh:
             fh.write(test_patch if test_patch.endswith("\n") else test_patch + "\n")
         try:
-            r = subprocess.run(
-                ["git", "apply", "--whitespace=nowarn", fh.name], cwd=repo, capture_output=True, text=True
-            )
+            r = hostgit.run(repo, "apply", "--whitespace=nowarn", fh.name, check=False)
         finally:
             os.unlink(fh.name)
         if r.returncode != 0:

@@ -61,3 +61,20 @@ def test_a_missing_base_commit_is_a_workspace_error(suite, tmp_path, bad):
     t = load_tasks(suite[0])[0]
     with pytest.raises(WorkspaceError, match="git rev-parse"):
         clone(t.repo, bad, tmp_path / "repo")
+
+
+def test_what_the_team_planted_in_the_clones_git_config_never_runs(suite, tmp_path):
+    """After the run the clone holds what the team left; collecting its patch and grading it run
+    the host's pinned git (issue 20), so an fsmonitor planted in .git/config leaves no mark."""
+    [t] = [t for t in load_tasks(suite[0]) if t.id == "semver-compare"]
+    repo = tmp_path / "repo"
+    base = clone(t.repo, t.base_commit, repo)
+    mark = tmp_path / "ran-on-the-host"
+    payload = tmp_path / "payload.sh"
+    payload.write_text(f"#!/bin/sh\ntouch {mark}\n")
+    payload.chmod(0o755)
+    subprocess.run(["git", "config", "core.fsmonitor", str(payload)], cwd=repo, check=True)
+    (repo / "new.txt").write_text("left by the team\n")
+    assert "new.txt" in model_patch(repo, base)
+    grade(repo, base, t.test_patch, t.test_command, tmp_path / "grade.log", 60)
+    assert not mark.exists()
