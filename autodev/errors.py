@@ -91,3 +91,23 @@ class PostRefused(Exception):
 
 class ToolError(Exception):
     """A tool call failed in a way the model can read and correct."""
+
+
+# The optional parts and their pins (pyproject.toml's optional-dependencies; a test keeps them equal).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "browser": ("playwright==1.65.2",),
+    "eval": ("matplotlib==3.11.2",),
+    "telemetry": ("opentelemetry-sdk==1.45.2", "opentelemetry-exporter-otlp-proto-http==1.45.2"),
+}
+
+
+def extra_fix(extra: str) -> str:
+    """How to add an optional part to autodev's own environment, however autodev was installed:
+    pipx and uv tool installs cannot take `pip install 'autodev-team[x]'` (docs/install.md)."""
+    pins = " ".join(EXTRAS[extra])
+    with_ = " ".join(f"--with {p}" for p in EXTRAS[extra])
+    return (
+        f"add it to autodev's own environment: `pipx inject autodev-team {pins}` (pipx), "
+        f"`uv tool install {with_} autodev-team` (uv), or `pip install 'autodev-team[{extra}]'` "
+        "(pip, in autodev's virtualenv)"
+    )

@@ -261,11 +261,22 @@ def test_browser_capability_is_checked_by_launching_chromium_through_playwright(
         assert lines["browser"][0] == "ok" and "started through Playwright" in lines["browser"][1], r.stdout
 
 
-def test_the_playwright_pin_in_fixes_is_the_browser_extra():
+def test_the_pins_in_fixes_are_the_extras():
     import tomllib
+
+    from autodev.errors import EXTRAS, extra_fix
 
     extra = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     assert extra["optional-dependencies"]["browser"] == [browser.PLAYWRIGHT]
+    for name, pins in EXTRAS.items():
+        assert extra["optional-dependencies"][name] == list(pins), name
+    fix = extra_fix("telemetry")
+    assert (
+        "pipx inject autodev-team opentelemetry-sdk==1.45.2 opentelemetry-exporter-otlp-proto-http==1.45.2"
+        in fix
+    )
+    assert "uv tool install --with opentelemetry-sdk==1.45.2 --with opentelemetry" in fix
+    assert "pip install 'autodev-team[telemetry]'" in fix
 
 
 def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_login(autodev, repo, tmp_path):

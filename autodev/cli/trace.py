@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from autodev.cli.root import app
-from autodev.errors import UsageError
+from autodev.errors import UsageError, extra_fix
 from autodev.store.paths import RunPaths, find_repo
 
 trace_app = typer.Typer(help="OpenTelemetry traces of runs (docs/telemetry.md).", no_args_is_help=True)
@@ -70,9 +70,7 @@ def export(
     try:
         from autodev.telemetry.export import Sender, export_run
     except ImportError as e:
-        raise UsageError(
-            f"OpenTelemetry is not installed ({e.name})", "pip install 'autodev-team[telemetry]'"
-        ) from None
+        raise UsageError(f"OpenTelemetry is not installed ({e.name})", extra_fix("telemetry")) from None
     secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
     sender = Sender.open(cfg, paths, secrets, Redactor.from_env(HEADER_VARS).text)
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from autodev.errors import extra_fix
 from autodev.eval.executors import make_executor
 from autodev.eval.report import plot, print_tables
 from autodev.eval.results import EvalDir, write_atomic
@@ -154,11 +155,7 @@ def finish(plan: EvalPlan, con: Console) -> int:
     print_tables(summary, con)
     con.print(
         f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions.jsonl"
-        + (
-            " · report.png"
-            if png
-            else " (no report.png: matplotlib is missing; pip install 'autodev-team[eval]')"
-        ),
+        + (" · report.png" if png else f" (no report.png: matplotlib is missing; {extra_fix('eval')})"),
         highlight=False,
         soft_wrap=True,
         markup=False,

@@ -24,18 +24,14 @@ from urllib.parse import urlparse
 
 from pydantic import Field
 
-from autodev.errors import ToolError
+from autodev.errors import EXTRAS, ToolError, extra_fix
 from autodev.harness.chromium import chromium_path
 from autodev.harness.deadline import Watch
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 from autodev.host.procgroup import kill_group
 
-PLAYWRIGHT = "playwright==1.65.2"  # the `browser` extra's pin (a test keeps it equal to pyproject's)
-PLAYWRIGHT_FIX = (
-    f"add Playwright to autodev's own environment: `pipx inject autodev-team {PLAYWRIGHT}` (pipx), "
-    f"`uv tool install --with {PLAYWRIGHT} autodev-team` (uv), or `pip install 'autodev-team[browser]'` "
-    "(pip, in autodev's virtualenv)"
-)
+PLAYWRIGHT = EXTRAS["browser"][0]
+PLAYWRIGHT_FIX = extra_fix("browser").replace("add it", "add Playwright", 1)
 INSTALL_HINT = (
     "install Chromium (Debian/Ubuntu: `apt-get install chromium`, or set AUTODEV_CHROMIUM to its path); "
     + PLAYWRIGHT_FIX

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from autodev.errors import extra_fix
 from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
 
 if TYPE_CHECKING:
@@ -50,8 +51,8 @@ def start(
         sender = Sender.open(cfg, paths, secrets, redact)
     except ImportError as e:
         warn(
-            f"telemetry is configured but OpenTelemetry is not installed ({e.name}): install "
-            "autodev-team[telemetry]; the run goes on without telemetry"
+            f"telemetry is configured but OpenTelemetry is not installed ({e.name}): "
+            f"{extra_fix('telemetry')}; the run goes on without telemetry"
         )
         return None
     return Background(sender, run, warn)
