@@ -110,20 +110,30 @@ def test_refusals(wrong_run, seq, undo, words):
     assert len(thread_of(wrong_run)) == 5 and rw.records(paths) == []
 
 
+CHILD = """
+import sys
+from pathlib import Path
+from autodev.store.paths import RunPaths
+from autodev.timeline import rewind
+rewind.request(RunPaths(Path(sys.argv[1])), 3)
+"""
+
+
 def _rewind_killed_at(repo, step: str) -> int:
-    """`rewind 3` in a forked process that kill -9s itself right after `step`: its exit."""
-    import multiprocessing
+    """`rewind 3` in a process of its own that kill -9s itself right after `step`: its exit.
+    (Not a fork of this worker: forking a process with threads can hang the child on a lock.)"""
     import os
+    import subprocess
+    import sys
 
-    def child() -> None:
-        os.environ[rw.KILL_AT] = step
-        rw.request(RunPaths(repo), 3)
-        os._exit(0)
-
-    p = multiprocessing.get_context("fork").Process(target=child)
-    p.start()
-    p.join(60)
-    return p.exitcode if p.exitcode is not None else 0
+    r = subprocess.run(
+        [sys.executable, "-c", CHILD, str(repo)],
+        env={**os.environ, rw.KILL_AT: step},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return r.returncode
 
 
 @pytest.mark.parametrize("step", ["planned", *rw.STEPS])
