@@ -4,8 +4,8 @@
 The run is re-executed by the real daemon (in this process) on a fresh clone at the run's base
 commit, under an AUTODEV_HOME of its own: every generation is answered from the recording
 (`recorded.RecordedModel`), the tools run for real (or, with `--tools recorded`, answer with the
-recorded results), and the user's input (the objective, later messages, gate decisions) is handed
-in at the turn boundary where it arrived. Then the two runs are compared turn by turn: who was
+recorded results), and the user's input (the objective, later messages, gate decisions, rewinds)
+is handed in at the turn boundary where it arrived. Then the two runs are compared turn by turn: who was
 scheduled and by which rule, the turn prompt, each tool result, the post and its credit; then
 the remaining posts (user, system, audit) and the final state. Commit ids and the repository's
 path are masked before comparing (a new commit has a new id).
@@ -127,16 +127,22 @@ def _config(rec: Recording, repo: Path) -> None:
 
 
 def _feed(rec: Recording):
-    """At each turn boundary: the user's input whose seq comes next, put in the inbox."""
+    """At each turn boundary: the user's input whose seq comes next, put in the inbox; a rewind
+    the user made there is asked of the daemon again (and the run resumed, as the recording went
+    on after it)."""
     from autodev.user import actions
 
-    inputs = [p for p in rec.posts[1:] if p["from"] == "user" or _user_gate(p)]
+    inputs = [p for p in rec.posts[1:] if p["from"] == "user" or _user_gate(p) or rewind_of(p)]
+    last = rec.posts[-1]["seq"] if rec.posts else 0
 
     def feed(run) -> None:
         while inputs and inputs[0]["seq"] <= run.thread.last_seq + 1:
             p = inputs.pop(0)
             if p["seq"] != run.thread.last_seq + 1:
                 continue  # the replay already went elsewhere: the comparison says where
+            if rewind_of(p):
+                _rewind_again(run, p, resume=p["seq"] < last)
+                return  # the daemon applies it now; the next input waits for the next boundary
             if p["from"] == "user":
                 actions.send(run.paths, p["text"])
             elif p["gate"]["decision"] == "approved":
@@ -145,6 +151,17 @@ def _feed(rec: Recording):
                 actions.deny(run.paths, str(p["gate"]["id"]), p["text"])
 
     return feed
+
+
+def _rewind_again(run, note: dict, *, resume: bool) -> None:
+    """Queue the recorded rewind (or its undo) as `autodev rewind` queues it for a daemon."""
+    from autodev.store.queued import now_ns
+
+    rw = note["rewind"]
+    undo = bool(rw.get("undo_of"))
+    run.state.request("rewind", seq=None if undo else rw["to_seq"], undo=undo, at=now_ns())
+    if resume:
+        run.state.request("resume", at=now_ns())
 
 
 def _user_gate(p: dict) -> bool:
@@ -159,11 +176,6 @@ def _user_gate(p: dict) -> bool:
 
 def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = None) -> Divergence | None:
     """Replay `rec`; None when identical, else the first divergence."""
-    if any(rewind_of(p) for p in rec.posts):
-        raise ReplayRefused(
-            "this run was rewound; replay follows one line of posts",
-            "fork the run at the post you want (`autodev fork SEQ --into DIR`) and replay that",
-        )
     agents = sorted({r["agent"] for r in rec.harness if r.get("type") == "agent_started"})
     if agents:
         raise ReplayRefused(
