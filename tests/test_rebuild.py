@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from autodev.records.events import EVENTS
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
 from autodev.store.events import Events
@@ -24,7 +25,7 @@ def _logs(repo, posts: list[tuple], events: list[tuple]) -> RunPaths:
     th.close()
     ev = Events(paths.events, "r1")
     for type_, fields in events:
-        ev.emit(type_, **fields)
+        ev.emit(EVENTS[type_](**fields))
     ev.close()
     return paths
 

@@ -122,3 +122,64 @@ def test_the_records_name_the_same_kinds_as_the_code():
         inbox.KINDS
     )
     assert records.SCHEMA == state.SCHEMA == events.SCHEMA
+
+
+def test_every_event_kind_is_one_member_of_the_union():
+    from autodev.records import events as ev
+
+    members = get_args(get_args(ev.AnyEvent)[0])
+    tags = {m.__metadata__[0].tag: get_args(m)[0] for m in members}
+    assert tags == {**ev.EVENTS, "unknown": ev.UnknownEvent}
+    assert len(ev.EVENTS) == len(ev.KINDS)
+    for kind, model in ev.EVENTS.items():
+        core = {"state": {"state": "running"}, "post": {"seq": 1, "from": "a", "kind": "say", "text": "x"}}
+        read = records.event({"type": kind, "ts": "t", "run": "r", **core.get(kind, {})})
+        assert type(read) is model and read.type == kind
+    old = [records.event(r) for r in lines(DEMO / "events.jsonl")]
+    assert not [e for e in old if isinstance(e, records.UnknownEvent)], (
+        "every kind an older run wrote is known"
+    )
+
+
+def test_emit_writes_the_envelope_and_the_fields_the_emitter_set(tmp_path):
+    from autodev.records.events import GenerationEvent, PostEvent, StateEvent, TurnEndedEvent
+
+    log = Events(tmp_path / "events.jsonl", "run-1")
+    ended = log.emit(TurnEndedEvent(participant="builder", turn=3, steps=2, posted=None, reason=None))
+    gen = log.emit(GenerationEvent(participant="builder", step=1, model="m", prompt_tokens=5))
+    post = {
+        "seq": 4,
+        "from": "builder",
+        "kind": "say",
+        "text": "hi",
+        "handoff": None,
+        "ts": "t",
+        "id": "r:t3:post",
+    }
+    copied = log.posted(post)
+    state = log.emit(StateEvent.model_validate({"state": "paused", "reason": {"code": "user", "text": "x"}}))
+    log.close()
+    assert lines(tmp_path / "events.jsonl") == [ended, gen, copied, state]
+    assert list(ended) == ["type", "ts", "run", "schema", "participant", "turn", "steps", "posted", "reason"]
+    assert ended["posted"] is None and "cost" not in gen and gen["prompt_tokens"] == 5
+    # the post's own id is `post_id` in events, and its `ts` is the event's
+    assert copied["post_id"] == "r:t3:post" and "id" not in copied and copied["ts"] != "t"
+    assert state["reason"] == {"code": "user", "text": "x"}  # as given: no defaults added
+    assert [type(records.event(r)) for r in (ended, gen, copied, state)] == [
+        TurnEndedEvent,
+        GenerationEvent,
+        PostEvent,
+        StateEvent,
+    ]
+
+
+def test_an_event_of_a_newer_autodev_is_read_not_refused(tmp_path):
+    p = tmp_path / "events.jsonl"
+    line = {"type": "teleported", "ts": "t", "run": "r", "schema": 1, "participant": "b", "where": "mars"}
+    p.write_text(json.dumps(line) + "\n")
+    Events(p, "r").close()  # the journal's check on open accepts it
+    read = records.event(line)
+    assert isinstance(read, records.UnknownEvent) and read.participant == "b"
+    assert read.model_extra == {"where": "mars"}
+    with pytest.raises(ValueError, match="ts"):
+        records.check_event({"type": "control", "run": "r", "action": "pause"})  # no time: refused

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from autodev.guard.redact import Redactor, secret_names
+from autodev.records.events import UnknownEvent
 from autodev.store.events import Events
 
 KEY = "sk-test-0123456789abcdef"
@@ -80,7 +81,7 @@ def test_values_inside_tuples_are_redacted():
 def test_events_log_never_holds_the_secret(tmp_path):
     p = tmp_path / "events.jsonl"
     ev = Events(p, "run-1", redact=Redactor.from_env(environ=ENV))
-    rec = ev.emit("tool_started", tool="run_command", args={"cmd": f"echo {KEY}"})
+    rec = ev.emit(UnknownEvent(type="tool_started", tool="run_command", args={"cmd": f"echo {KEY}"}))
     ev.close()
     text = p.read_text()
     assert KEY not in text

@@ -18,6 +18,13 @@ from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
 from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
+from autodev.records.events import (
+    AgentErrorEvent,
+    AgentLimitEvent,
+    AgentTextEvent,
+    AgentTimeoutEvent,
+    ToolEvent,
+)
 from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
@@ -59,7 +66,7 @@ def pump(
         if time.monotonic() > deadline:
             run.timed_out = True
             proc.kill()
-            ctx.emit("agent_timeout", agent=agent, pid=proc.pid)
+            ctx.emit(AgentTimeoutEvent(agent=agent, pid=proc.pid))
             return
         if spec.stopping is not None and spec.stopping() and result.post is None:
             run.stopped = True
@@ -93,10 +100,10 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
     elif ev.kind == "final" and ev.session:
         run.session = ev.session
     elif ev.kind == "text":
-        ctx.emit("agent_text", agent=agent, text=safe_text(ev.text)[:300])
+        ctx.emit(AgentTextEvent(agent=agent, text=safe_text(ev.text)[:300]))
     elif ev.kind == "tool" and ev.name not in adapters.THREAD_TOOLS:
         # autodev's own tools are logged where they run (_call); the CLI's own ones only here.
-        ctx.emit("tool", name=ev.name, agent=agent)
+        ctx.emit(ToolEvent(name=ev.name, agent=agent))
     elif ev.kind == "usage":
         if run.base is not None:
             ev = session_part(ev, run.base, adapters.adapter(agent).session_totals)
@@ -108,10 +115,10 @@ def _event(ctx: TurnContext, agent: str, ev: AgentEvent, run: CliRun, result: Tu
         # The first signal is the precise one (Claude's event carries its reset time; the
         # error text after it does not).
         run.limit = run.limit or ev
-        ctx.emit("agent_limit", agent=agent, reset_at=ev.reset_at, text=ev.text)
+        ctx.emit(AgentLimitEvent(agent=agent, reset_at=ev.reset_at, text=ev.text))
     elif ev.kind == "error":
         run.errors.append(ev.text)
-        ctx.emit("agent_error", agent=agent, text=ev.text)
+        ctx.emit(AgentErrorEvent(agent=agent, text=ev.text))
 
 
 def _call(

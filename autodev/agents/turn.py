@@ -41,6 +41,14 @@ from autodev.harness.turn import (
     run_turn,
 )
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.records.events import (
+    AgentFinishedEvent,
+    AgentKilledEvent,
+    AgentStartedEvent,
+    FailoverEvent,
+    NudgedEvent,
+    TurnResumedEvent,
+)
 from autodev.rules.moves import MOVES
 
 
@@ -58,7 +66,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
     result, deadline = TurnResult(None), time.monotonic() + ctx.timeout_sec
     for rec in spec.stale:
         if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
-            ctx.emit("agent_killed", pid=rec["pid"])
+            ctx.emit(AgentKilledEvent(pid=rec["pid"]))
     if resume is None:
         baseline = credit.take_baseline(ctx.repo, ctx.branch)
         prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
@@ -68,7 +76,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
         result.told = resume.told
         carry(ctx, spec.run_dir, resume, result)
-        ctx.emit("turn_resumed", step=0, pending_tools=0)
+        ctx.emit(TurnResumedEvent(step=0, pending_tools=0))
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
     nudged, session, runs, so_far = False, "", 0, AgentEvent("usage")
@@ -106,10 +114,11 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             ctx.limited_until[label(agent)] = run.limit.reset_at
             nxt = usable[1:]
             ctx.emit(
-                "failover",
-                model=label(agent),
-                to=label(nxt[0]) if nxt else None,
-                retry_after=max(0.0, run.limit.reset_at - time.time()),
+                FailoverEvent(
+                    model=label(agent),
+                    to=label(nxt[0]) if nxt else None,
+                    retry_after=max(0.0, run.limit.reset_at - time.time()),
+                )
             )
             nudged, session = False, ""
             continue
@@ -118,7 +127,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             break
         nudged = True
         ctx.record("nudged", message={"role": "user", "content": "nudge"})
-        ctx.emit("nudged", agent=agent, exit_code=run.exit_code)
+        ctx.emit(NudgedEvent(agent=agent, exit_code=run.exit_code))
     result.steps = runs
     log_turn_finished(ctx, result)
     return result
@@ -127,7 +136,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
 def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
     """Every agent is limited: the participant's failover models take the rest of the turn,
     from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
-    ctx.emit("failover", model="agents", to=ctx.targets[0].label)
+    ctx.emit(FailoverEvent(model="agents", to=ctx.targets[0].label))
     resume = Resume(
         ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
     )
@@ -206,7 +215,7 @@ def _run_once(
             resume=session or None,
             stream=f"agents/{stem}.jsonl",
         )
-        ctx.emit("agent_started", agent=agent, pid=proc.pid)
+        ctx.emit(AgentStartedEvent(agent=agent, pid=proc.pid))
         try:
             pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
         finally:
@@ -231,10 +240,11 @@ def _run_once(
         usage=run.used.record(label(agent)),
     )
     ctx.emit(
-        "agent_finished",
-        agent=agent,
-        exit_code=run.exit_code,
-        timed_out=run.timed_out or None,
-        limited=bool(run.limit) or None,
+        AgentFinishedEvent(
+            agent=agent,
+            exit_code=run.exit_code,
+            timed_out=run.timed_out or None,
+            limited=bool(run.limit) or None,
+        )
     )
     return run

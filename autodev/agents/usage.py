@@ -15,6 +15,7 @@ from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import TurnContext, TurnResult
+from autodev.records.events import GenerationEvent
 
 
 def label(agent: str) -> str:
@@ -112,16 +113,15 @@ def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> N
     used["prompt_tokens"] += ev.input_tokens
     used["completion_tokens"] += ev.output_tokens
     used["cost"] += ev.cost or 0.0
-    ctx.events.emit(
-        "generation",
-        participant=ctx.name,
-        turn=ctx.turn,
-        step=0,
-        model=label(agent),
-        prompt_tokens=ev.input_tokens,
-        completion_tokens=ev.output_tokens,
-        cached_tokens=ev.cached_tokens,
-        cost=ev.cost,
+    ctx.emit(
+        GenerationEvent(
+            step=0,
+            model=label(agent),
+            prompt_tokens=ev.input_tokens,
+            completion_tokens=ev.output_tokens,
+            cached_tokens=ev.cached_tokens,
+            cost=ev.cost,
+        )
     )
 
 

@@ -16,6 +16,7 @@ from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
+from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
 
@@ -52,7 +53,7 @@ def audit(
     )
     n = st.get("audits", 0) + 1
     audit_id = f"{run.run_id}:audit{post['seq']}"
-    run.events.emit("audit_started", seq=post["seq"], n=n)
+    run.events.emit(AuditStartedEvent(seq=post["seq"], n=n))
     try:
         v = ask(
             repo=run.paths.repo,
@@ -70,21 +71,23 @@ def audit(
             max_retries=config.max_retries,
             backoff_sec=config.retry_backoff_sec,
             on_retry=lambda attempt, delay, error: run.events.emit(
-                "retry", participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
+                RetryEvent(
+                    participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
+                )
             ),
             stopping=stopping,
             model=model,
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.
-        run.events.emit("audit_stopped", seq=post["seq"], n=n)
+        run.events.emit(AuditStoppedEvent(seq=post["seq"], n=n))
         return Change({"state": "running", "reason": None, "audit_pending": post["seq"]})
     except ProviderError as e:
-        run.events.emit("error", participant="audit", message=str(e), detail=getattr(e, "detail", None))
+        run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=getattr(e, "detail", None)))
         # The done post stays unaudited: resuming the run audits it before any turn.
         return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post["seq"]})
     run.state.update(lambda s: {**used(s, v, a.model), "audit_pending": None})
-    run.events.emit("audit", seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by)
+    run.events.emit(AuditEvent(seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by))
     if v.accept:
         verdict = Note(
             "audit", f"Accepted. {v.gap}".strip(), extra={"id": f"{audit_id}:verdict", "verdict": "accept"}

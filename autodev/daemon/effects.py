@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from autodev.config import RunConfig, Team
+from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
 from autodev.store.state import blank_figures
@@ -36,12 +37,6 @@ class Note:
     text: str
     handoff: str | None = None
     extra: dict = field(default_factory=dict)
-
-
-@dataclass
-class Event:
-    type: str
-    fields: dict
 
 
 @dataclass
@@ -199,7 +194,7 @@ def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float)
             "last_wait": wait,
             "reason": reason("wait", who=author, text=post["text"][:200]),
         },
-        [Event("wait", {"participant": author, "delay": delay, "due": wait["due"], "streak": streak})],
+        [WaitEvent(participant=author, delay=delay, due=wait["due"], streak=streak)],
     )
 
 
@@ -218,7 +213,7 @@ def open_gate(post: dict, author: str, st: dict, config: RunConfig, run_id: str)
         return gate_decision(gate, decision == "approved", rule, "", st, run_id)
     return Change(
         {"state": "gated", "reason": reason("gated", who=author), "gate": gate},
-        [Event("gate_open", {"id": gate["id"], "declarer": author, "text": post["text"][:500]})],
+        [GateOpenEvent(id=gate["id"], declarer=author, text=post["text"][:500])],
     )
 
 
@@ -243,7 +238,7 @@ def gate_decision(gate: dict, approved: bool, by: str, why: str, st: dict, run_i
             "reason": None,
             "approved_gates": kept + [gate] if approved else kept,
         },
-        [note, Event("gate_decided", {"id": gate["id"], "decision": verb, "by": by})],
+        [note, GateDecidedEvent(id=gate["id"], decision=verb, by=by)],
     )
 
 

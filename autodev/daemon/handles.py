@@ -71,7 +71,7 @@ class Run:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
         events, and echoed to the terminal."""
         rec = self.thread.append(frm, "say", text, handoff, **extra)
-        self.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
+        self.events.posted(rec)
         self.echo(rec)
         return rec
 

@@ -19,6 +19,7 @@ from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
 from autodev.guard import keys
+from autodev.records.events import ConfigRefusedEvent, ControlEvent, TeamReloadedEvent, WarningEvent
 from autodev.rules.reasons import reason
 from autodev.store import inbox, queued, userfiles
 
@@ -90,7 +91,7 @@ def apply_controls(run: Run, set_state: SetState, rewind: Callable[[dict], None]
             step = after_control(run.state.read(), c["action"])
             if step:
                 set_state(step[0], step[1], **step[2])
-        run.events.emit("control", action=c["action"])
+        run.events.emit(ControlEvent(action=c["action"]))
     if queue:
         last = queue[-1]["n"]
         run.state.update(
@@ -132,7 +133,7 @@ def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]], before: i
     (`.unhandled`), never dropped."""
 
     def set_aside(path: Path, why: str) -> None:
-        run.events.emit("warning", message=f"inbox file {path.name} set aside: {why}")
+        run.events.emit(WarningEvent(message=f"inbox file {path.name} set aside: {why}"))
 
     for path, msg in inbox.pending(run.paths.inbox, set_aside):
         if before is not None and queued.message_at(path) >= before:
@@ -140,8 +141,9 @@ def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]], before: i
         handle = handlers.get(str(msg.get("kind")))
         if handle is None:
             run.events.emit(
-                "warning",
-                message=f"inbox message of kind {msg.get('kind')!r} is not handled by this version; kept aside",
+                WarningEvent(
+                    message=f"inbox message of kind {msg.get('kind')!r} is not handled by this version; kept aside"
+                )
             )
             path.rename(path.with_suffix(".unhandled"))
             continue
@@ -163,13 +165,13 @@ def reload(run: Run, settings: Settings) -> Settings | None:
         new = Settings.load(run.paths)
     except ConfigError as e:
         problem = str(e)
-        run.events.emit("warning", message=f"team edit rejected, keeping the old team: {problem}")
+        run.events.emit(WarningEvent(message=f"team edit rejected, keeping the old team: {problem}"))
         run.state.update(lambda s: {**s, "team_error": problem, "config_refused": None})
         return None
     userfiles.snapshot_prompts(run.paths.prompt_overrides, accepted_prompts(run.paths))
     run.redact.learn(v for k in new.secret_env if (v := keys.get(k)))
     run.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
-    run.events.emit("team_reloaded", participants=new.team.names())
+    run.events.emit(TeamReloadedEvent(participants=new.team.names()))
     save_team(run.paths, run.events)
     return new
 
@@ -187,4 +189,4 @@ def refuse_turn_edits(run: Run, name: str, turn: int, before: str) -> None:
     )
     refused = {"turn": turn, "participant": name, "stamp": after, "text": text}
     run.state.update(lambda s: {**s, "config_refused": refused})
-    run.events.emit("config_refused", participant=name, turn=turn, message=text)
+    run.events.emit(ConfigRefusedEvent(participant=name, turn=turn, message=text))

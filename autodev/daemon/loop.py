@@ -27,6 +27,16 @@ from autodev.guard.display import digest
 from autodev.guard.redact import Redactor
 from autodev.harness import credit
 from autodev.records import check_harness
+from autodev.records.events import (
+    BudgetReachedEvent,
+    DaemonStartedEvent,
+    ErrorEvent,
+    ScheduledEvent,
+    SilentTurnEvent,
+    StateEvent,
+    TurnStoppedEvent,
+    WarningEvent,
+)
 from autodev.rules import budget, reasons, scheduler
 from autodev.rules.reasons import reason
 from autodev.store import faults, runs, userfiles
@@ -76,7 +86,7 @@ class Loop:
         self.events = events
         if rebuilt:
             events.emit(
-                "warning", message="state.json was missing: the run's state was rebuilt from its logs"
+                WarningEvent(message="state.json was missing: the run's state was rebuilt from its logs")
             )
         self.services = Services(paths, settings, events, closing)
         self.services.model = model
@@ -99,16 +109,16 @@ class Loop:
         self.hooks, self.notifier = hooks_for(paths, settings, self.run_id, events.emit)
         closing.callback(lambda: self.notifier.drain())  # `complete` is still delivered as the daemon exits
         save_team(paths, events)
-        events.emit("daemon_started", pid=os.getpid(), sandbox=settings.sandbox.describe())
+        events.emit(DaemonStartedEvent(pid=os.getpid(), sandbox=settings.sandbox.describe()))
         for w in [settings.sandbox.warning, *dict.fromkeys(warn)]:
             if w:
-                events.emit("warning", message=w)
+                events.emit(WarningEvent(message=w))
         self.index(runs.start_record)
         self.telemetry = telemetry.start(
             paths,
             settings.config.telemetry,
             self.run_id,
-            lambda m: events.emit("warning", message=m),
+            lambda m: events.emit(WarningEvent(message=m)),
             redact.text,
         )
         if self.telemetry is not None:
@@ -130,7 +140,7 @@ class Loop:
             msg = f"could not append to the runs index: {e}"
             print(f"autodev daemon: {msg}", file=sys.stderr)
             try:
-                self.events.emit("warning", message=msg)
+                self.events.emit(WarningEvent(message=msg))
             except (OSError, AutodevError):
                 pass
 
@@ -139,7 +149,9 @@ class Loop:
     def _state_event(self, state: str, why: dict | None) -> None:
         """Every state change: its event, the on_state hooks, and a notification when the run
         now needs the human (or is done)."""
-        self.events.emit("state", state=state, reason=why)
+        self.events.emit(
+            StateEvent.model_validate({"state": state, "reason": why})
+        )  # state: a `State`, checked
         data = notify.payload(state, why, str(self.paths.repo), self.run_id)
         self.hooks.on_state(data)
         if state in notify.NOTIFY_STATES:
@@ -158,7 +170,7 @@ class Loop:
             if isinstance(item, Note):
                 self.run.note(item.frm, item.text, item.handoff, **item.extra)
             else:
-                self.events.emit(item.type, **item.fields)
+                self.events.emit(item)
 
     def _commit(self, ch: Change, change=None) -> None:
         self._emit(ch)
@@ -222,7 +234,7 @@ class Loop:
         """The repository would make autodev run a program on the host (its .git is not the one
         the run started with, a CLI's settings were planted): nothing more runs until the user
         has looked."""
-        self.events.emit("error", message=str(e))
+        self.events.emit(ErrorEvent(message=str(e)))
         self._settle()
         self._set("paused", reason("refused", error=e.message, fix=e.fix), speaking=None)
 
@@ -268,7 +280,7 @@ class Loop:
             result = {"n": request["n"], "ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
         except AutodevError as e:
             result = {"n": request["n"], "ok": False, "error": e.message, "fix": e.fix}
-            self.events.emit("warning", message=f"rewind refused: {e.message}")
+            self.events.emit(WarningEvent(message=f"rewind refused: {e.message}"))
         else:
             self.resume = None  # the open turn (if any) was closed by the rewind
             self._state_event("paused", self.state.read().get("reason"))
@@ -318,13 +330,13 @@ class Loop:
             if self._budget_reached(p.name):
                 return
             for w in decision.warnings:
-                self.events.emit("warning", message=w)
+                self.events.emit(WarningEvent(message=w))
             turn_no = st["turn"] + 1
             warnings = list(decision.warnings)
             self.state.update(
                 lambda s: {**s, "turn": turn_no, "speaking": p.name, "next": None, "warnings": warnings}
             )
-            self.events.emit("scheduled", participant=p.name, rule=decision.rule, why=why, turn=turn_no)
+            self.events.emit(ScheduledEvent(participant=p.name, rule=decision.rule, why=why, turn=turn_no))
         before = userfiles.stamp(self.paths.config_dir)
         try:
             result = turnsetup.take(
@@ -350,13 +362,15 @@ class Loop:
                     "error": str(e)[:500],
                 }
             )
-            self.events.emit("error", participant=p.name, message=str(e), detail=getattr(e, "detail", None))
+            self.events.emit(
+                ErrorEvent(participant=p.name, message=str(e), detail=getattr(e, "detail", None))
+            )
             self._settle()
             self._set("paused", reasons.provider(e), speaking=None)
             return
         except TurnStopped:
             # Left open at a step boundary: the stop applies now; `start` continues the turn.
-            self.events.emit("turn_stopped", participant=p.name, turn=turn_no)
+            self.events.emit(TurnStoppedEvent(participant=p.name, turn=turn_no))
             self._settle()
             return
         except AllModelsLimited as e:
@@ -384,7 +398,7 @@ class Loop:
         why = budget.reached(self.settings.config, self.settings.team, self.state.read(), speaker)
         if why is None:
             return False
-        self.events.emit("budget_reached", participant=speaker, text=why["text"])
+        self.events.emit(BudgetReachedEvent(participant=speaker, text=why["text"]))
         self._set("paused", why, speaking=None, paused_from=None)
         return True
 
@@ -421,7 +435,7 @@ class Loop:
 
         st = self.state.update(change)
         n = st["participants"].get(name, {}).get("silent_streak", 0)
-        self.events.emit("silent_turn", participant=name, reason=why, streak=n)
+        self.events.emit(SilentTurnEvent(participant=name, reason=why, streak=n))
         if paused:
             self._state_event("paused", paused)
 
@@ -455,15 +469,18 @@ class Loop:
         st = self.state.read()
         gate = st.get("gate")
         if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
-            self.events.emit("warning", message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
+            self.events.emit(
+                WarningEvent(message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
+            )
             return
         approved = msg["kind"] == "approve"
         if approved and msg.get("digest") and msg["digest"] != digest(gate.get("text", "")):
             self.events.emit(
-                "warning",
-                message=f"approval of gate {gate['id']} refused: it was given for a text with sha256 "
-                f"{msg['digest']}, and the gate's text has {digest(gate.get('text', ''))}; "
-                f"read the gate again with `autodev status`",
+                WarningEvent(
+                    message=f"approval of gate {gate['id']} refused: it was given for a text with sha256 "
+                    f"{msg['digest']}, and the gate's text has {digest(gate.get('text', ''))}; "
+                    f"read the gate again with `autodev status`"
+                )
             )
             return
         self._commit(

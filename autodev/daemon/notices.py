@@ -13,6 +13,13 @@ from collections.abc import Callable
 
 from autodev.daemon.handles import Run
 from autodev.errors import ToolError
+from autodev.records.events import (
+    NoticeAnsweredEvent,
+    NoticeEvent,
+    NoticePinnedEvent,
+    NoticeReleasedEvent,
+    WarningEvent,
+)
 from autodev.store.thread import now_ts
 
 
@@ -43,7 +50,7 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
             notice={"id": nid, "from": name, "hold": hold},
         )
         run.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
-        run.events.emit("notice", id=nid, participant=name, text=text[:500], hold=hold)
+        run.events.emit(NoticeEvent(id=nid, participant=name, text=text[:500], hold=hold))
         return nid
 
     return tell
@@ -54,7 +61,7 @@ def answer(run: Run, msg: dict) -> None:
     nid = str(msg.get("notice_id"))
     st = run.state.read()
     if nid not in st.get("notices", {}):
-        run.events.emit("warning", message=f"answer to unknown notice {nid} ignored")
+        run.events.emit(WarningEvent(message=f"answer to unknown notice {nid} ignored"))
         return
     text = str(msg.get("text", ""))
     n = st["notices"][nid]
@@ -73,14 +80,14 @@ def answer(run: Run, msg: dict) -> None:
         return s
 
     run.state.update(answered)
-    run.events.emit("notice_answered", id=nid, participant=n["from"])
+    run.events.emit(NoticeAnsweredEvent(id=nid, participant=n["from"]))
 
 
 def hold(run: Run, msg: dict) -> None:
     """`autodev notice N hold|release`: pin a notice's hold, or release it."""
     nid, action = str(msg.get("notice_id")), msg.get("action")
     if nid not in run.state.read().get("notices", {}):
-        run.events.emit("warning", message=f"notice {nid} does not exist; {action} ignored")
+        run.events.emit(WarningEvent(message=f"notice {nid} does not exist; {action} ignored"))
         return
 
     def change(s: dict) -> dict:
@@ -92,7 +99,7 @@ def hold(run: Run, msg: dict) -> None:
         return s
 
     run.state.update(change)
-    run.events.emit("notice_" + ("pinned" if action == "hold" else "released"), id=nid)
+    run.events.emit(NoticePinnedEvent(id=nid) if action == "hold" else NoticeReleasedEvent(id=nid))
 
 
 def answers_for(name: str, st: dict) -> tuple[list[str], list[str]]:

@@ -17,6 +17,7 @@ import urllib.request
 
 from autodev.guard.display import line
 from autodev.host.procgroup import run_json
+from autodev.records.events import NotifiedEvent, NotifyFailedEvent
 
 NOTIFY_STATES = ("gated", "awaiting_user", "paused", "faulted", "complete")
 
@@ -74,9 +75,9 @@ class Notifier:
     def _outcome(self, via: str, data: dict, problem: str, detail: str) -> None:
         try:
             if problem:
-                self.emit("notify_failed", via=via, state=data["state"], error=problem, detail=detail)
+                self.emit(NotifyFailedEvent(via=via, state=data["state"], error=problem, detail=detail))
             else:
-                self.emit("notified", via=via, state=data["state"])
+                self.emit(NotifiedEvent(via=via, state=data["state"]))
         except Exception:  # the logs may be what failed (faulted); nothing else to tell
             pass
 

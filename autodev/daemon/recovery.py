@@ -31,6 +31,7 @@ from pathlib import Path
 
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
+from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
 from autodev.store import rebuild as rebuildmod
 from autodev.store.journal import iter_records_reverse
 from autodev.store.paths import RunPaths
@@ -127,15 +128,16 @@ def settle(
         for call, began in resume.pending:
             if began is not None:  # it was running when the daemon died: say so
                 run.events.emit(
-                    "tool_crashed",
-                    turn=turn,
-                    participant=who,
-                    name=began.get("name"),
-                    call_id=call["id"],
-                    crashes=began.get("crashes", 1),
-                    replay_safe=bool(began.get("replay_safe")),
+                    ToolCrashedEvent(
+                        turn=turn,
+                        participant=who,
+                        name=began.get("name"),
+                        call_id=call["id"],
+                        crashes=began.get("crashes", 1),
+                        replay_safe=bool(began.get("replay_safe")),
+                    )
                 )
-        run.events.emit("turn_recovered", turn=turn, participant=who, step=resume.steps, posted=None)
+        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
         run.state.update(lambda s: {**s, "recovered_turn": turn})
         return resume, False
     if not finished and post is not None:
@@ -149,13 +151,13 @@ def settle(
                 "reason": "recovered: its post was committed",
             }
         )
-        run.events.emit("turn_recovered", turn=turn, participant=who, posted=post["seq"])
+        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post["seq"]))
     st = run.state.read()
     if post and post["seq"] > st.get("applied_seq", 0):
-        run.events.emit("effects_recovered", seq=post["seq"])
+        run.events.emit(EffectsRecoveredEvent(seq=post["seq"]))
         after_post(post, who, turn, rebuild(recs))
     elif not post and st.get("accounted_turn", turn) < turn and who in members:
-        run.events.emit("effects_recovered", turn=turn)
+        run.events.emit(EffectsRecoveredEvent(turn=turn))
         silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
     else:
         return None, False

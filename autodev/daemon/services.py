@@ -10,6 +10,7 @@ from contextlib import ExitStack
 from autodev.daemon import notify
 from autodev.daemon.handles import Scripted, Settings
 from autodev.harness.hooks import Hooks
+from autodev.records.events import WarningEvent
 from autodev.store.events import Events
 from autodev.store.paths import RunPaths
 
@@ -48,8 +49,8 @@ class Services:
 
     def mcp_events(self) -> None:
         """What the MCP servers did since last asked (started, restarted, died), as events."""
-        for type_, fields in self.mcp.drain() if self.mcp else []:
-            self.events.emit(type_, **fields)
+        for ev in self.mcp.drain() if self.mcp else []:
+            self.events.emit(ev)
 
     def _close_browsers(self) -> None:
         for b in self.browsers.values():
@@ -101,4 +102,4 @@ def save_team(paths: RunPaths, events: Events) -> None:
     try:
         save(paths.config_dir, paths.run_dir)
     except OSError as e:
-        events.emit("warning", message=f"could not keep a copy of the team in the run folder: {e}")
+        events.emit(WarningEvent(message=f"could not keep a copy of the team in the run folder: {e}"))

@@ -28,6 +28,7 @@ from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
+from autodev.records.events import CommandRefusedEvent, GateUsedEvent, ToolRefusedEvent
 from autodev.store.thread import TAIL
 
 TALK_LIMIT_NOTE = (
@@ -313,7 +314,7 @@ def command_guard(
             written=gates.written_since(run.paths.repo, st.get("started_at")),
         )
         if refusal:
-            run.events.emit("command_refused", participant=name, command=command[:300])
+            run.events.emit(CommandRefusedEvent(participant=name, command=command[:300]))
             return refusal
         use_gates(run, name, used)
         return None
@@ -331,7 +332,7 @@ def tool_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | 
         approved = [g for g in run.state.read().get("approved_gates", []) if g["declarer"] == name]
         refusal, used = gates.tool_guard(tool, config.gate_required_tools, approved)
         if refusal:
-            run.events.emit("tool_refused", participant=name, name=tool)
+            run.events.emit(ToolRefusedEvent(participant=name, name=tool))
             return refusal
         use_gates(run, name, used)
         return None
@@ -346,4 +347,4 @@ def use_gates(run: Run, name: str, used: list[str]) -> None:
     run.state.update(
         lambda s: {**s, "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used]}
     )
-    run.events.emit("gate_used", participant=name, ids=used)
+    run.events.emit(GateUsedEvent(participant=name, ids=used))

@@ -18,6 +18,7 @@ from autodev.harness.recovery import CRASHED, INTERRUPTED
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.tools import WORKSPACE_TOOLS, write_refusal
+from autodev.records.events import ErrorEvent, ToolEvent, ToolInterruptedEvent
 from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def resume_call(
         return run_call(ctx, call, baseline, result, decided)
     text = INTERRUPTED if crashes < 2 else CRASHED
     ctx.record("tool_finished", call_id=call["id"], result=text, synthetic=True)
-    ctx.emit("tool_interrupted", name=name, crashes=crashes)
+    ctx.emit(ToolInterruptedEvent(name=name, crashes=crashes))
     return text
 
 
@@ -109,7 +110,7 @@ def log_started(
         replay_safe=replay_safe,
         **{"hook": hook} if hook else {},
     )
-    ctx.emit("tool", name=name)
+    ctx.emit(ToolEvent(name=name))
 
 
 # What one tool call may send (docs/security.md): a hostile or broken provider's arguments are
@@ -154,7 +155,7 @@ def dispatch(
         raise  # a log that cannot be written: the run faults, as everywhere
     except Exception as e:  # a bug in a tool ends the call, not the daemon
         out = f"error: {name} failed inside autodev ({type(e).__name__}: {safe_text(str(e))[:300]})"
-        ctx.emit("error", message=out)
+        ctx.emit(ErrorEvent(message=out))
         return out
 
 

@@ -17,6 +17,7 @@ from autodev.harness.tools import Workspace
 if TYPE_CHECKING:
     from autodev.harness.browser import Browser
     from autodev.harness.hooks import Hooks
+    from autodev.records.events import TurnEvent
     from autodev.store.events import Events
     from autodev.store.journal import Journal
     from autodev.store.thread import Thread
@@ -65,9 +66,9 @@ class TurnContext:
             {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields}
         )
 
-    def emit(self, type: str, **fields: Any) -> dict:
-        """An event of this participant's turn."""
-        return self.events.emit(type, participant=self.name, turn=self.turn, **fields)
+    def emit(self, ev: TurnEvent) -> dict:
+        """An event of this participant's turn (its participant and turn filled in)."""
+        return self.events.emit(ev.model_copy(update={"participant": self.name, "turn": self.turn}))
 
 
 @dataclass

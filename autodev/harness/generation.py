@@ -18,6 +18,7 @@ from autodev.errors import ProviderError
 from autodev.harness import compaction, providers
 from autodev.harness.calls import offered
 from autodev.harness.messages import estimate_tokens
+from autodev.records.events import CompactedEvent, ContextExceededEvent, FailoverEvent, RetryEvent
 
 if TYPE_CHECKING:
     from autodev.harness.context import TurnContext
@@ -66,14 +67,15 @@ def _compact(
     compaction.apply(messages, stubs)
     ctx.compactions += 1
     ctx.emit(
-        "compacted",
-        step=step,
-        model=target.label,
-        hard=hard,
-        stubbed=len(stubs),
-        tokens_before=before,
-        tokens_after=estimate_tokens(messages, tools),
-        window=target.window,
+        CompactedEvent(
+            step=step,
+            model=target.label,
+            hard=hard,
+            stubbed=len(stubs),
+            tokens_before=before,
+            tokens_after=estimate_tokens(messages, tools),
+            window=target.window,
+        )
     )
     return True
 
@@ -97,7 +99,7 @@ def generate(
         try:
             return _ask(ctx, target, messages, origins)
         except providers.ContextExceeded as e:
-            ctx.emit("context_exceeded", model=target.label, error=str(e)[:500])
+            ctx.emit(ContextExceededEvent(model=target.label, error=str(e)[:500]))
             # Our estimate fitted but the provider counts more: compact harder, retry once.
             tighter = min(_budget(target), estimate_tokens(messages, _tool_specs(ctx)) * 6 // 10)
             if squeezed or not _compact(ctx, messages, target, step, hard=True, budget=tighter):
@@ -108,7 +110,7 @@ def generate(
         except providers.RateLimited as e:
             ctx.limited_until[target.label] = time.time() + e.retry_after
             nxt = [t.label for t in usable[1:]]
-            ctx.emit("failover", model=target.label, to=nxt[0] if nxt else None, retry_after=e.retry_after)
+            ctx.emit(FailoverEvent(model=target.label, to=nxt[0] if nxt else None, retry_after=e.retry_after))
         except providers.Transient as e:
             if attempt > ctx.max_retries:
                 raise ProviderError(
@@ -116,7 +118,7 @@ def generate(
                     "check the provider's status; `autodev resume` tries again",
                 ) from e
             delay = providers.backoff(attempt, ctx.retry_backoff_sec)
-            ctx.emit("retry", model=target.label, attempt=attempt, delay=delay, error=str(e)[:300])
+            ctx.emit(RetryEvent(model=target.label, attempt=attempt, delay=delay, error=str(e)[:300]))
             _pause(ctx, delay)
 
 

@@ -22,6 +22,7 @@ import json
 import time
 
 from autodev.host.procgroup import run_json
+from autodev.records.events import HookEvent
 
 OUT_MAX = 4000
 
@@ -49,15 +50,16 @@ class Hooks:
             code, out, err, problem = None, "", "", f"could not run: {e}"
         out = (out or "").strip()[:OUT_MAX]
         self.emit(
-            "hook",
-            on=hook.on,
-            subject=subject,
-            command=hook.command[:200],
-            exit=code,
-            ok=problem is None,
-            problem=problem,
-            output=(out or (err or "").strip())[:500],
-            seconds=round(time.monotonic() - began, 3),
+            HookEvent(
+                on=hook.on,
+                subject=subject,
+                command=hook.command[:200],
+                exit=code,
+                ok=problem is None,
+                problem=problem,
+                output=(out or (err or "").strip())[:500],
+                seconds=round(time.monotonic() - began, 3),
+            )
         )
         return {"exit": code, "out": out, "err": (err or "").strip()[:OUT_MAX], "problem": problem}
 

@@ -29,6 +29,13 @@ from autodev.harness.deadline import wait_future
 from autodev.harness.mcp_groups import find_group, reap_groups, save_groups
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.host.procgroup import kill_group
+from autodev.records.events import (
+    Event,
+    McpServerDownEvent,
+    McpServerReapedEvent,
+    McpServerRestartedEvent,
+    McpServerStartedEvent,
+)
 
 _MAX_BACKOFF = 60.0
 STDERR_LINES = 8  # of a server that failed to start, shown in the error
@@ -111,7 +118,7 @@ class McpHub:
                 timeout=cfg.timeout_sec,
                 restart=cfg.restart_sec,
             )
-        self._events: list[tuple[str, dict]] = []
+        self._events: list[Event] = []
         self._events_lock = threading.Lock()
         self._log_dir = log_dir  # each server's stderr goes to mcp-<name>.log there
         self._groups_file = groups_file
@@ -213,7 +220,7 @@ class McpHub:
                 return
             if first and not s.tools:
                 return  # never started: `start` reports it and the daemon does not run
-            self._emit("mcp_server_down", server=s.name, error=s.error[:300], restart_in=delay)
+            self._emit(McpServerDownEvent(server=s.name, error=s.error[:300], restart_in=delay))
             if asyncio.get_running_loop().time() - began > 30:
                 delay = s.restart  # it ran a while: this is a new failure, not a crash loop
             try:
@@ -241,11 +248,8 @@ class McpHub:
                     s.session, s.up, s.error = session, True, ""
                     s.died = asyncio.Event()
                     s.ready.set()
-                    self._emit(
-                        "mcp_server_started" if first else "mcp_server_restarted",
-                        server=s.name,
-                        tools=[t.name for t in s.tools],
-                    )
+                    up = McpServerStartedEvent if first else McpServerRestartedEvent
+                    self._emit(up(server=s.name, tools=[t.name for t in s.tools]))
                     await self._watch(s, session)
         finally:
             errlog.close()
@@ -289,11 +293,11 @@ class McpHub:
             if not cursor:
                 return out
 
-    def _emit(self, type_: str, **fields: Any) -> None:
+    def _emit(self, ev: Event) -> None:
         with self._events_lock:
-            self._events.append((type_, fields))
+            self._events.append(ev)
 
-    def drain(self) -> list[tuple[str, dict]]:
+    def drain(self) -> list[Event]:
         """Events of the servers since the last drain (the daemon writes them from its thread)."""
         with self._events_lock:
             out, self._events = self._events, []
@@ -306,7 +310,7 @@ class McpHub:
     def _reap(self) -> None:
         if self._groups_file is not None:
             for name, pgid in reap_groups(self._groups_file):
-                self._emit("mcp_server_reaped", server=name, pgid=pgid)
+                self._emit(McpServerReapedEvent(server=name, pgid=pgid))
 
     # -- use
 

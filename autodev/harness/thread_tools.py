@@ -66,7 +66,7 @@ def post(env: ToolEnv, **args: object) -> str:
     ctx.record("post_started", id=pid + ":intent")
     rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
     ctx.record("post_committed", seq=rec["seq"])
-    ctx.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
+    ctx.events.posted(rec)
     result.post = rec
     if ctx.hooks:
         ctx.hooks.after_post(rec, hook_data)

@@ -21,6 +21,7 @@ from autodev.harness.calls import offered, resume_call, run_call
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.generation import AllModelsLimited, TurnStopped, TurnTimedOut, generate
 from autodev.harness.recovery import Resume
+from autodev.records.events import GenerationEvent, TurnEndedEvent, TurnResumedEvent, TurnStartedEvent
 from autodev.rules.moves import MOVES
 from autodev.store.journal import safe
 
@@ -114,7 +115,7 @@ def log_turn_started(ctx: TurnContext, baseline: credit.Baseline, messages: list
         messages=messages,
         **extra,
     )
-    ctx.emit("turn_started")
+    ctx.emit(TurnStartedEvent())
 
 
 def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
@@ -131,7 +132,7 @@ def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
     result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
     result.cached_tokens = resume.cached_tokens
     ctx.compactions = resume.compactions  # made before the crash; later ones add to them
-    ctx.emit("turn_resumed", step=resume.steps, pending_tools=len(resume.pending))
+    ctx.emit(TurnResumedEvent(step=resume.steps, pending_tools=len(resume.pending)))
     for call, began in resume.pending:
         at.messages.append(_answer(call, resume_call(ctx, call, began, at.baseline, result)))
     return at
@@ -154,7 +155,7 @@ def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
         response_model=gen.response_model,
         **usage,
     )
-    ctx.emit("generation", step=step, **usage)
+    ctx.emit(GenerationEvent(step=step, **usage))
 
 
 def _nudge(ctx: TurnContext) -> dict:
@@ -172,4 +173,4 @@ def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
     result.compactions = ctx.compactions
     seq = result.post["seq"] if result.post else None
     ctx.record("turn_finished", seq=seq, reason=result.reason)
-    ctx.emit("turn_ended", steps=result.steps, posted=seq, reason=result.reason or None)
+    ctx.emit(TurnEndedEvent(steps=result.steps, posted=seq, reason=result.reason or None))

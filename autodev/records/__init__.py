@@ -5,7 +5,7 @@
 | thread.jsonl | `Post` | extra fields allowed (SPEC §3: posts are additive) |
 | state.json | `RunState` and its parts | extra fields allowed: a newer daemon's state stays readable |
 | harness.jsonl | `HarnessRecord`, a union on `type` | extra fields allowed; an unknown `type` is refused |
-| events.jsonl | `Event` (envelope), typed where a reader relies on fields | extra fields and unknown types allowed |
+| events.jsonl | `AnyEvent`, a union on `type` (events.py: a model per kind) | extra fields allowed; an unknown `type` reads as `UnknownEvent` |
 | inbox/*.json | `InboxMessage`, a union on `kind` | extra fields allowed; an unknown `kind` is refused |
 
 Why the two closed unions: recovery must understand every record of an interrupted turn to
@@ -20,8 +20,9 @@ changes what is written. This module imports pydantic: cold commands that do not
 import it lazily.
 
 The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
-harness_log.py and messages.py (events and inbox); every name is importable from here, with
-the parsing functions the journals use.
+harness_log.py, events.py (a model per event kind: `Events.emit` takes one) and messages.py
+(inbox); every name but the event kinds is importable from here, with the parsing functions
+the journals use (the kinds: `autodev.records.events`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from autodev.records.base import SCHEMA, Move, Open, State
+from autodev.records.events import (
+    EVENTS,
+    AnyEvent,
+    Envelope,
+    Event,
+    GenerationEvent,
+    PostEvent,
+    StateEvent,
+    UnknownEvent,
+)
+from autodev.records.events import parse as _parse_event
 from autodev.records.harness_log import (
     AgentFinished,
     AgentStarted,
@@ -49,18 +61,13 @@ from autodev.records.harness_log import (
     TurnStarted,
 )
 from autodev.records.messages import (
-    EVENTS,
     INBOX,
     AnswerMessage,
     ApproveMessage,
     DenyMessage,
-    Event,
-    GenerationEvent,
     InboxMessage,
     NoticeMessage,
-    PostEvent,
     SendMessage,
-    StateEvent,
 )
 from autodev.records.post import Credit, GateNote, NoticeNote, Post
 from autodev.records.state import (
@@ -86,12 +93,14 @@ __all__ = [
     "AgentFinished",
     "AgentStarted",
     "AnswerMessage",
+    "AnyEvent",
     "ApproveMessage",
     "Compacted",
     "ConfigRefused",
     "Control",
     "Credit",
     "DenyMessage",
+    "Envelope",
     "Event",
     "Figures",
     "Gate",
@@ -125,6 +134,7 @@ __all__ = [
     "ToolStarted",
     "TurnFinished",
     "TurnStarted",
+    "UnknownEvent",
     "Usage",
     "ValidationError",
     "Wait",
@@ -153,7 +163,9 @@ def harness(rec: dict) -> BaseModel:
 
 
 def event(rec: dict) -> Event:
-    return EVENTS.get(rec.get("type"), Event).model_validate(rec)  # type: ignore[arg-type]
+    """A line of events.jsonl: the envelope checked, then its kind (an unknown kind is read)."""
+    Envelope.model_validate(rec)
+    return _parse_event(rec)
 
 
 def inbox_message(msg: object) -> BaseModel:

@@ -1,5 +1,4 @@
-"""What is exchanged rather than kept as state: events.jsonl lines (an envelope, typed where a
-reader relies on fields) and inbox/*.json messages (a union on `kind`)."""
+"""What the user asks for: inbox/*.json messages (a union on `kind`). Events are events.py."""
 
 from __future__ import annotations
 
@@ -7,43 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from autodev.records.base import SCHEMA, Open, State
-from autodev.records.state import Reason
-
-
-class Event(Open):
-    """Every event: its type, time and run (SPEC §3); the rest is the type's own, additive."""
-
-    type: str
-    ts: str
-    run: str
-    schema_: int = Field(default=SCHEMA, alias="schema")
-
-
-class PostEvent(Event):
-    """A post copied into events (its `id` as `post_id`): the panel's Feed shows these."""
-
-    seq: int
-    from_: str = Field(alias="from")
-    kind: str
-    text: str
-
-
-class GenerationEvent(Event):
-    participant: str
-    model: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    cost: float | None = None
-
-
-class StateEvent(Event):
-    state: State
-    reason: Reason | None = None
-
-
-EVENTS: dict[str, type[Event]] = {"post": PostEvent, "generation": GenerationEvent, "state": StateEvent}
+from autodev.records.base import Open
 
 
 class _Inbox(Open):

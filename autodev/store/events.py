@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from autodev.store.journal import Journal
 from autodev.store.thread import now_ts
+
+if TYPE_CHECKING:
+    from autodev.records.events import Event
 
 SCHEMA = 1
 
@@ -20,11 +24,20 @@ class Events:
         self.run_id = run_id
         self._lock = threading.Lock()  # notifications report from their own threads
 
-    def emit(self, type: str, **fields) -> dict:
-        rec = {"type": type, "ts": now_ts(), "run": self.run_id, "schema": SCHEMA}
-        rec.update(fields)
+    def emit(self, ev: Event) -> dict[str, Any]:
+        """Append one event (a model of `records.events`): its envelope, then the fields its
+        emitter set."""
+        from autodev.records.events import record
+
+        rec = record(ev, now_ts(), self.run_id)
         with self._lock:
             return self.journal.append(rec)
+
+    def posted(self, post: dict[str, Any]) -> dict[str, Any]:
+        """A post just appended to the thread, copied into events: the one place that happens."""
+        from autodev.records.events import PostEvent
+
+        return self.emit(PostEvent.of(post))
 
     def close(self) -> None:
         self.journal.close()

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import UsageError
+from autodev.records.events import RewindEvent
 from autodev.store.events import Events
 from autodev.store.journal import Journal, iter_records, iter_records_reverse
 from autodev.store.paths import RunPaths
@@ -192,7 +193,7 @@ def _carry_out(h: Handles, intent: dict) -> dict:
     with Journal(log_path(h.paths)) as log:
         log.append(done | {"ts": now_ts()})
     if h.events is not None:
-        h.events.emit("rewind", n=n, to_seq=to_seq, seq=note["seq"], undo_of=intent.get("undo_of"))
+        h.events.emit(RewindEvent(n=n, to_seq=to_seq, seq=note["seq"], undo_of=intent.get("undo_of")))
     _checkpoint("done")
     return intent | {"note_seq": note["seq"], "ref": ref}
 
@@ -231,7 +232,7 @@ def _note(h: Handles, intent: dict) -> dict:
     rec = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
     assert rewind_of(rec)
     if h.events is not None:
-        h.events.emit("post", **{("post_id" if k == "id" else k): v for k, v in rec.items() if k != "ts"})
+        h.events.posted(rec)
     return rec
 
 

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from autodev.config import RunConfig, Team
 from autodev.daemon import effects
-from autodev.daemon.effects import Change, Event, Note
+from autodev.daemon.effects import Change, Note
+from autodev.records.events import GateDecidedEvent, WaitEvent
 
 TEAM = Team.model_validate(
     {
@@ -71,7 +72,7 @@ def test_the_askers_next_post_closes_its_question() -> None:
 def test_waits_back_off_then_pause_when_they_last_too_long() -> None:
     first = change({"kind": "wait", "text": "CI runs"})
     assert first.state["state"] == "waiting" and first.state["wait"]["due"] == 1010.0
-    assert first.out == [Event("wait", {"participant": "builder", "delay": 10, "due": 1010.0, "streak": 1})]
+    assert first.out == [WaitEvent(participant="builder", delay=10, due=1010.0, streak=1)]
     second = change({"kind": "wait"}, {"last_wait": first.state["last_wait"]})
     assert second.state["wait"]["delay"] == 20 and second.state["wait"]["since"] == 1000.0
     long_ago = {**first.state["last_wait"], "since": 1000.0 - 55, "streak": 3}
@@ -89,7 +90,7 @@ def test_a_gate_opens_or_is_decided_by_the_rules_with_its_note() -> None:
     ]
     [note, event] = approved.out
     assert isinstance(note, Note) and note.extra["id"] == "r1:gate:5"
-    assert event == Event("gate_decided", {"id": "5", "decision": "approved", "by": note.extra["gate"]["by"]})
+    assert event == GateDecidedEvent(id="5", decision="approved", by=note.extra["gate"]["by"])
 
 
 def test_done_goes_to_the_audit_it_is_given() -> None:
