@@ -166,6 +166,49 @@ class Runner:
                 pass
 
 
+class InProcess:
+    """The real CLI (`autodev.cli.main`, the same error edge) called in this process: for
+    commands that parse, check and answer without starting a daemon (argument and error
+    handling, status, send with no daemon), at a fraction of a subprocess's cost. Never for
+    `start`: a daemon must run as a process of its own."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        self.mp = monkeypatch
+
+    def __call__(
+        self, repo: Path, *args: str, env: dict | None = None, input: str = "", check: bool = False
+    ) -> subprocess.CompletedProcess:
+        import contextlib
+        import io
+
+        assert args and args[0] not in ("start", "panel", "demo"), f"run `{args[0]}` as a process"
+        from autodev.cli import main
+
+        out, err = io.StringIO(), io.StringIO()
+        with self.mp.context() as m:
+            m.chdir(repo)
+            for k, v in (env or {}).items():
+                m.setenv(k, v)
+            m.setattr(sys, "argv", ["autodev", *args])
+            m.setattr(sys, "stdin", io.StringIO(input))
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    main()
+                    code = 0
+                except SystemExit as e:
+                    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        cp = subprocess.CompletedProcess(["autodev", *args], code, out.getvalue(), err.getvalue())
+        if check and code != 0:
+            raise AssertionError(f"autodev {' '.join(args)} exited {code}\n{cp.stdout}\n{cp.stderr}")
+        return cp
+
+
+@pytest.fixture
+def cli(monkeypatch):
+    """`autodev ...` in-process (InProcess): argument and error tests."""
+    return InProcess(monkeypatch)
+
+
 @pytest.fixture
 def autodev():
     r = Runner()
