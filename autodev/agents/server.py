@@ -6,13 +6,12 @@ checks and applies them exactly as for a model's call."""
 from __future__ import annotations
 
 import os
-from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from autodev.agents import bridge
-from autodev.rules.moves import MOVES
+from autodev.records.base import Move
 
 server = MCPServer("autodev")
 
@@ -28,7 +27,7 @@ def _forward(tool: str, args: dict) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
-def post(kind: Literal[MOVES], text: str, handoff: str | None = None) -> str:  # type: ignore[valid-type]
+def post(kind: Move, text: str, handoff: str | None = None) -> str:
     """Make your one move for this turn on the thread (kind: say, work_done, handoff, wait, gate
     or done). Your first accepted post is your move; stop working and exit after it."""
     return _forward("post", {"kind": kind, "text": text, "handoff": handoff})

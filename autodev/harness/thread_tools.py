@@ -6,13 +6,12 @@ Declared in the tool registry like the workspace tools; their handlers act on th
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
 from autodev.errors import PostRefused, ToolError
 from autodev.harness import credit
 from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
+from autodev.records.base import Move
 from autodev.rules.moves import MOVES, check_post
 from autodev.store.paths import git_head
 
@@ -20,7 +19,7 @@ READ_PAGE = 20
 
 
 class PostArgs(Args):
-    kind: Literal[MOVES] = Field(description="Your move: " + ", ".join(MOVES) + ".")  # type: ignore[valid-type]
+    kind: Move = Field(description="Your move: " + ", ".join(MOVES) + ".")
     text: str = Field(description="What you say on the thread.")
     handoff: str | None = Field(
         default=None, description='Who speaks next: a participant\'s name, or "user" (only with kind say).'

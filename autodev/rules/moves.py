@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import get_args
 
 from autodev.errors import PostRefused
+from autodev.records.base import Move
 from autodev.rules.names import RESERVED
 
-MOVES = ("say", "work_done", "handoff", "wait", "gate", "done")
+MOVES: tuple[Move, ...] = get_args(Move)  # the one definition is the Literal `records.Move`
 
 ARGUMENTS = ("kind", "text", "handoff")
 
-_MEANINGS = {
+_MEANINGS: dict[Move, str] = {
     "say": "discussion (handoff 'user' asks the user a question)",
     "work_done": "you changed the repository",
     "handoff": "pass the turn to the participant named in handoff",
@@ -27,8 +29,10 @@ _MEANINGS = {
 
 
 @dataclass(frozen=True)
-class Move:
-    kind: str
+class Draft:
+    """A `post` call's arguments once checked: the move, before it is on the thread."""
+
+    kind: Move
     text: str
     handoff: str | None
 
@@ -38,7 +42,7 @@ MAX_POST_CHARS = 50_000  # a post is read by people and every later prompt: docs
 
 def check_post(
     args: Mapping, *, author: str, can_write: bool, team: Mapping[str, bool], restricted: bool
-) -> Move:
+) -> Draft:
     """Validate one `post(kind, text, handoff?)` call by `author` and return the move.
 
     `team` maps each participant to whether it can write. `restricted` is the talk limit.
@@ -82,12 +86,13 @@ def check_post(
         )
     if restricted:
         _check_talk_limit(kind, handoff, author=author, can_write=can_write, team=team)
-    return Move(kind=kind, text=text, handoff=handoff)
+    return Draft(kind=kind, text=text, handoff=handoff)
 
 
-def _check_kind(kind: object) -> str:
-    if isinstance(kind, str) and kind in MOVES:
-        return kind
+def _check_kind(kind: object) -> Move:
+    for move in MOVES:
+        if kind == move:
+            return move
     listed = "; ".join(f"{k}: {m}" for k, m in _MEANINGS.items())
     raise PostRefused(f"post refused: unknown kind {_shown(kind)}. kind must be one of: {listed}.")
 

@@ -3,7 +3,34 @@ continues the run. `status` shows them under "The run stopped and why"."""
 
 from __future__ import annotations
 
-REASONS = {
+from typing import Literal
+
+ReasonCode = Literal[
+    "question",
+    "gated",
+    "silent",
+    "talk_limit",
+    "audit_limit",
+    "wait_too_long",
+    "user",
+    "provider",
+    "no_objective",
+    "fault",
+    "stagnation",
+    "budget",
+    "wait",
+    "usage_limit",
+    "stopped",
+    "complete",
+    "rebuilt",
+    "rewound",
+    "forked",
+    "refused",
+]
+"""Every reason code: stable, shown by `status --json` and kept in state.json (a test keeps
+`REASONS` naming each once)."""
+
+REASONS: dict[ReasonCode, str] = {
     "question": "{who} asked you a question (see Needs you)",
     "gated": "{who} declared a gate that needs your decision",
     "silent": "{who} ended {n} turns in a row without posting",
@@ -25,7 +52,7 @@ REASONS = {
     "forked": "forked from run {run} at post {seq}",
     "refused": "autodev refused to go on in this repository: {error}; fix: {fix}",
 }
-CONTINUE = {
+CONTINUE: dict[ReasonCode, str] = {
     "question": 'autodev send "your answer"',
     "gated": 'autodev approve  (or: autodev deny --reason "...")',
     "no_objective": 'autodev send "the objective"',
@@ -44,7 +71,7 @@ CONTINUE = {
 MAX_REASON_CHARS = 2000  # a reason is one status line: a provider's or a participant's text is cut
 
 
-def reason(code: str, **kw) -> dict:
+def reason(code: ReasonCode, **kw) -> dict:
     text = REASONS[code].format(**kw)
     if len(text) > MAX_REASON_CHARS:
         text = text[: MAX_REASON_CHARS - 1] + "…"
