@@ -21,6 +21,5 @@ class AgentSpec:
     extra_args: list[str] = field(default_factory=list)
     gated: bool = True
     key_env: str | None = None  # api_key_env: the CLI's API-key mode
-    stopping: Callable[[], bool] | None = None
     stale: list[dict] = field(default_factory=list)  # agent_started records of a crashed turn
     redact: Callable[[str], str] = lambda s: s  # the run's masker, for the raw stream and stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import queue
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ from autodev.agents.events import AgentEvent
 from autodev.agents.usage import RunUsage, count, session_part
 from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
+from autodev.harness.policy import stop_requested
 from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.records.events import (
@@ -29,9 +29,9 @@ from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
     from autodev.agents import runner
-    from autodev.agents.spec import AgentSpec
     from autodev.harness.context import TurnContext, TurnResult
     from autodev.harness.credit import Baseline
+    from autodev.harness.policy import Deadline
 
 POLL_SEC = 0.1
 
@@ -50,25 +50,24 @@ class CliRun:
 
 def pump(
     ctx: TurnContext,
-    spec: AgentSpec,
     agent: str,
     proc: runner.CliProcess,
     events: queue.Queue,
     run: CliRun,
     result: TurnResult,
     baseline: Baseline,
-    deadline: float,
+    deadline: Deadline,
 ) -> None:
     """The turn's one loop: stream lines and tool calls, in arrival order, until the CLI exits."""
     ad = adapters.adapter(agent)
     calls = 0
     while True:
-        if time.monotonic() > deadline:
+        if deadline.passed():
             run.timed_out = True
             proc.kill()
             ctx.emit(AgentTimeoutEvent(agent=agent, pid=proc.pid))
             return
-        if spec.stopping is not None and spec.stopping() and result.post is None:
+        if stop_requested(ctx) and result.post is None:
             run.stopped = True
             proc.kill()
             return

@@ -10,7 +10,9 @@ moves to the next entry of the participant's agents; when every one is limited t
 After a crash the turn starts its CLI again from the prompt (the group the dead daemon left is
 killed first); the post keeps its provisioned id and credit is counted from the turn's
 baseline, so nothing done twice counts twice. What one run of the CLI does while it runs (its
-stream and its tool calls) is autodev/agents/stream.py.
+stream and its tool calls) is autodev/agents/stream.py. Stop, deadline, nudge, failover and the
+figures a resumed or handed-over turn carries are the shared policy (`harness/policy`);
+`AgentTurn` is this kind's `TurnRunner` (the daemon picks it in `daemon/kinds`).
 """
 
 from __future__ import annotations
@@ -25,21 +27,25 @@ from autodev.agents.events import AgentEvent
 from autodev.agents.invocation import Invocation, McpLaunch
 from autodev.agents.spec import AgentSpec
 from autodev.agents.stream import CliRun, pump
-from autodev.agents.usage import added, carry, count, label
-from autodev.config import prompts
+from autodev.agents.usage import added, count, label, recovered
 from autodev.errors import AutodevError
 from autodev.guard import keys
 from autodev.harness import credit
-from autodev.harness.recovery import Resume
-from autodev.harness.turn import (
-    AllModelsLimited,
-    TurnContext,
-    TurnResult,
+from autodev.harness.context import Seat, TurnContext, TurnResult
+from autodev.harness.policy import (
+    TIMED_OUT,
+    Deadline,
+    Nudge,
     TurnStopped,
+    all_limited,
+    carry,
+    failover,
     log_turn_finished,
     log_turn_started,
-    run_turn,
+    usable,
 )
+from autodev.harness.recovery import Resume
+from autodev.harness.turn import run_turn
 from autodev.host.hostproc import PYTHON_SAFE
 from autodev.records.events import (
     AgentFinishedEvent,
@@ -49,7 +55,33 @@ from autodev.records.events import (
     NudgedEvent,
     TurnResumedEvent,
 )
-from autodev.rules.moves import MOVES
+
+__all__ = ["AgentSpec", "AgentTurn", "child_env", "run_agent_turn", "spec_for"]
+
+
+class AgentTurn:
+    """The `TurnRunner` of a participant with `agent`: its coding-agent CLI (SPEC §16)."""
+
+    def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
+        stale = [r for r in seat.resumed if r.get("type") == "agent_started"]
+        return run_agent_turn(ctx, spec_for(seat, stale), resume)
+
+
+def spec_for(seat: Seat, stale: list[dict]) -> AgentSpec:
+    """How the participant's CLI runs its turn; `stale`: the `agent_started` records of the turn
+    being resumed (a dead daemon's CLI is killed by pid and start time)."""
+    p = seat.participant
+    return AgentSpec(
+        p.agents(),
+        seat.run_dir,
+        model=p.model,
+        effort=p.effort,
+        extra_args=list(p.agent_args),
+        gated=p.agent_permission == "gated" or seat.config.agents_gated,
+        key_env=p.api_key_env,
+        stale=stale,
+        redact=seat.redact,
+    )
 
 
 def child_env(agent: str, key_env: str | None) -> dict[str, str]:
@@ -63,7 +95,7 @@ def child_env(agent: str, key_env: str | None) -> dict[str, str]:
 
 
 def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = None) -> TurnResult:
-    result, deadline = TurnResult(None), time.monotonic() + ctx.timeout_sec
+    result, deadline = TurnResult(None), Deadline.of(ctx)
     for rec in spec.stale:
         if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
             ctx.emit(AgentKilledEvent(pid=rec["pid"]))
@@ -74,32 +106,29 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
     else:
         baseline = credit.baseline_from_json(resume.baseline)
         prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
-        result.told = resume.told
-        carry(ctx, spec.run_dir, resume, result)
+        carry(resume, result)
+        recovered(ctx, spec.run_dir, resume, result)
         ctx.emit(TurnResumedEvent(step=0, pending_tools=0))
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
-    nudged, session, runs, so_far = False, "", 0, AgentEvent("usage")
+    nudge, session, runs, so_far = Nudge(), "", 0, AgentEvent("usage")
     while result.post is None:
-        usable = [a for a in spec.agents if ctx.limited_until.get(label(a), 0) <= time.time()]
-        if not usable:
-            if any(ctx.limited_until.get(t.label, 0) <= time.time() for t in ctx.targets):
+        ready = usable(ctx, spec.agents, label)
+        if not ready:
+            if usable(ctx, ctx.targets, lambda t: t.label):
                 return _to_models(ctx, prompt, baseline, result)
-            resets = [
-                ctx.limited_until.get(x, 0)
-                for x in [*map(label, spec.agents), *(t.label for t in ctx.targets)]
-            ]
-            raise AllModelsLimited(min(resets), f"every agent and model of {ctx.name} is at its usage limit")
-        agent = usable[0]
+            labels = [*map(label, spec.agents), *(t.label for t in ctx.targets)]
+            raise all_limited(ctx, labels, f"every agent and model of {ctx.name} is at its usage limit")
+        agent = ready[0]
         text = prompt
-        resumable = nudged and bool(adapters.adapter(agent).resumable and session)
-        if nudged:
-            nudge = prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
-            text = nudge if resumable else f"{prompt}\n\n{nudge}"
+        resumable = nudge.given and bool(adapters.adapter(agent).resumable and session)
+        if nudge.given:
+            reminder = Nudge.text(ctx)
+            text = reminder if resumable else f"{prompt}\n\n{reminder}"
         runs += 1
         base = so_far if resumable else None
         run = _run_once(
-            ctx, spec, agent, text, session if nudged else "", result, baseline, deadline, runs, base
+            ctx, spec, agent, text, session if nudge.given else "", result, baseline, deadline, runs, base
         )
         so_far = added(base or AgentEvent("usage"), *run.used.final)
         session = run.session or session
@@ -108,26 +137,23 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         if run.stopped:
             raise TurnStopped()
         if run.timed_out:
-            result.reason = "turn ran past turnTimeoutMin without a post"
+            result.reason = TIMED_OUT
             break
         if run.limit is not None:
-            ctx.limited_until[label(agent)] = run.limit.reset_at
-            nxt = usable[1:]
-            ctx.emit(
-                FailoverEvent(
-                    model=label(agent),
-                    to=label(nxt[0]) if nxt else None,
-                    retry_after=max(0.0, run.limit.reset_at - time.time()),
-                )
-            )
-            nudged, session = False, ""
+            nxt = ready[1:]
+            reset_at = run.limit.reset_at
+            retry_after = max(0.0, reset_at - time.time())
+            failover(ctx, label(agent), reset_at, retry_after, label(nxt[0]) if nxt else None)
+            nudge, session = Nudge(), ""
             continue
-        if nudged:
-            result.reason = "the agent exited twice without posting"
+        # The CLI's session holds the reminder; the log keeps only that it was given.
+        marker = {"role": "user", "content": "nudge"}
+        silent = nudge.after_silence(
+            ctx, "the agent exited", marker, NudgedEvent(agent=agent, exit_code=run.exit_code)
+        )
+        if silent:
+            result.reason = silent
             break
-        nudged = True
-        ctx.record("nudged", message={"role": "user", "content": "nudge"})
-        ctx.emit(NudgedEvent(agent=agent, exit_code=run.exit_code))
     result.steps = runs
     log_turn_finished(ctx, result)
     return result
@@ -140,9 +166,7 @@ def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far:
     resume = Resume(
         ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
     )
-    resume.prompt_tokens, resume.completion_tokens = so_far.prompt_tokens, so_far.completion_tokens
-    resume.cost, resume.cached_tokens, resume.told = so_far.cost, so_far.cached_tokens, so_far.told
-    resume.models = {k: dict(v) for k, v in so_far.models.items()}
+    carry(so_far, resume)
     return run_turn(ctx, resume)
 
 
@@ -154,7 +178,7 @@ def _run_once(
     session: str,
     result: TurnResult,
     baseline: credit.Baseline,
-    deadline: float,
+    deadline: Deadline,
     n: int,
     base: AgentEvent | None = None,
 ) -> CliRun:
@@ -217,7 +241,7 @@ def _run_once(
         )
         ctx.emit(AgentStartedEvent(agent=agent, pid=proc.pid))
         try:
-            pump(ctx, spec, agent, proc, events, run, result, baseline, deadline)
+            pump(ctx, agent, proc, events, run, result, baseline, deadline)
         finally:
             if run.exit_code is None:
                 proc.kill()

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
+from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
-from autodev.harness.turn import TurnContext, TurnResult
 from autodev.records.events import GenerationEvent
 
 
@@ -125,13 +125,11 @@ def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> N
     )
 
 
-def carry(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResult) -> None:
+def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResult) -> None:
     """A turn resumed after a crash keeps what its earlier runs used: the finished ones from their
-    agent_finished records (summed by rebuild), a run the crash cut short from its raw stream,
-    closed now with an agent_finished of its own so a second crash does not count it twice."""
-    result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
-    result.cost, result.cached_tokens = resume.cost, resume.cached_tokens
-    result.models = {k: dict(v) for k, v in resume.models.items()}
+    agent_finished records (summed by rebuild, carried by `policy.carry`), and a run the crash cut
+    short from its raw stream, closed now with an agent_finished of its own so a second crash does
+    not count it twice."""
     for rec in resume.unfinished_agents:
         agent = rec.get("agent", "")
         if agent not in adapters.ADAPTERS or not rec.get("stream"):

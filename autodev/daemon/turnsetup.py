@@ -5,8 +5,8 @@ bounded turn prompt (with the talk limit, answered notices and held tools as not
 workspace (sandbox room, secrets kept out, the turn's deadline and `stop`), the model targets
 with failover, and the guards that refuse gateRequired commands and gateRequiredTools tools
 unless an approved gate covers them (each approval covers one use). A resumed turn gets its
-prompts from the harness log instead. Agent turns get an `AgentSpec` (`agent_spec`). `take`
-runs the turn (the harness's tool loop, or the participant's agent CLI) and records where it
+prompts from the harness log instead. `take` runs the turn by the runner of the participant's
+kind (`kinds`: the harness's tool loop, or the participant's agent CLI) and records where it
 got to: usage-limit resets, delivered answers, the participant's cursor. What its post does is
 `effects`'; what happens when it is interrupted is `recovery`'s.
 """
@@ -146,7 +146,8 @@ def take(
 ) -> TurnResult:
     """Run `p`'s turn `turn_no` to its end (raises what the turn raises: a provider error,
     a stop, every model limited; the turn then stays open for `recovery`)."""
-    from autodev.harness.turn import run_turn
+    from autodev.daemon import kinds
+    from autodev.harness.context import Seat
 
     services.mcp_events()
     ctx, delivered = context(
@@ -165,15 +166,10 @@ def take(
         model=services.model,
     )
     seen_upto = run.thread.last_seq
+    resumed = recovery.last_turn_records(run.paths.harness_log)[0] if resume else []
+    seat = Seat(p, settings.config, run.paths.run_dir, resumed, run.redact.text)
     try:
-        if p.agent:
-            from autodev.agents.turn import run_agent_turn
-
-            recs = recovery.last_turn_records(run.paths.harness_log)[0] if resume else []
-            stale = [r for r in recs if r.get("type") == "agent_started"]
-            result = run_agent_turn(ctx, agent_spec(run, settings.config, p, stopping, stale), resume)
-        else:
-            result = run_turn(ctx, resume)
+        result = kinds.kind_of(p).runner.run(ctx, seat, resume)
     finally:
         run.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
     if delivered and not resume:
@@ -208,25 +204,6 @@ def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None 
         expose=config.sandbox_expose,
         writable=True if p is None else p.write,
         secret_files=config.secret_files,
-    )
-
-
-def agent_spec(run: Run, config: RunConfig, p: Participant, stopping: Callable[[], bool], stale: list[dict]):
-    """How `p`'s coding-agent CLI runs its turn (SPEC §16); `stale`: the `agent_started`
-    records of the turn being resumed (a dead daemon's CLI is killed by pid and start time)."""
-    from autodev.agents.turn import AgentSpec
-
-    return AgentSpec(
-        p.agents(),
-        run.paths.run_dir,
-        model=p.model,
-        effort=p.effort,
-        extra_args=list(p.agent_args),
-        gated=p.agent_permission == "gated" or config.agents_gated,
-        key_env=p.api_key_env,
-        stopping=stopping,
-        stale=stale,
-        redact=run.redact.text,
     )
 
 

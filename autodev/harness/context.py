@@ -1,5 +1,6 @@
 """A turn's context and result: what the turn loop, its model requests and its tool calls
-(`turn`, `generation`, `calls`) and an agent CLI's turn share."""
+(`turn`, `generation`, `calls`) and an agent CLI's turn share; `TurnRunner`, what runs one
+participant kind's turn, and the `Seat` it is given besides the context."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
@@ -15,14 +16,16 @@ from autodev.harness.registry import Tool
 from autodev.harness.tools import Workspace
 
 if TYPE_CHECKING:
+    from autodev.config import Participant, RunConfig
     from autodev.harness.browser import Browser
     from autodev.harness.hooks import Hooks
+    from autodev.harness.recovery import Resume
     from autodev.records.events import TurnEvent
     from autodev.store.events import Events
     from autodev.store.journal import Journal
     from autodev.store.thread import Thread
 
-__all__ = ["TurnContext", "TurnResult"]
+__all__ = ["Seat", "TurnContext", "TurnResult", "TurnRunner"]
 
 
 @dataclass
@@ -97,3 +100,25 @@ class TurnResult:
         used["prompt_tokens"] += gen.prompt_tokens
         used["completion_tokens"] += gen.completion_tokens
         used["cost"] += gen.cost or 0.0
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What a participant's turn is given besides its context: the participant as configured,
+    the run's settings, and what a kind may need of the run's folder."""
+
+    participant: Participant
+    config: RunConfig
+    run_dir: Path  # the run's folder (an agent CLI's raw streams go to run_dir/agents/)
+    resumed: list[dict] = field(default_factory=list)  # the resumed turn's harness-log records
+    redact: Callable[[str], str] = lambda s: s  # the run's masker
+
+
+class TurnRunner(Protocol):
+    """Runs one turn of one participant of its kind to the turn's post (or to silence), under
+    the shared policy (`harness/policy`). `daemon/kinds` holds one per kind."""
+
+    def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
+        """The turn `ctx` (with `resume`: continued from its harness-log records). Raises
+        `TurnStopped` (left open on a stop), `AllModelsLimited`, or a provider error."""
+        ...

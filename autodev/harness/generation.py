@@ -18,30 +18,24 @@ from autodev.errors import ProviderError
 from autodev.harness import compaction, providers
 from autodev.harness.calls import offered
 from autodev.harness.messages import estimate_tokens
-from autodev.records.events import CompactedEvent, ContextExceededEvent, FailoverEvent, RetryEvent
+from autodev.harness.policy import (
+    AllModelsLimited,
+    TurnStopped,
+    TurnTimedOut,
+    all_limited,
+    check_stop,
+    failover,
+    usable,
+)
+from autodev.records.events import CompactedEvent, ContextExceededEvent, RetryEvent
 
 if TYPE_CHECKING:
     from autodev.harness.context import TurnContext
 
+__all__ = ["AllModelsLimited", "TurnStopped", "TurnTimedOut", "generate"]
+
 
 _POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline
-
-
-class TurnStopped(Exception):
-    """The user asked the run to stop while the turn was running (at a step boundary, or during
-    a model request, which is dropped). The turn stays open; `start` continues it."""
-
-
-class TurnTimedOut(Exception):
-    """The turn's deadline (turnTimeoutMin) passed during a model request."""
-
-
-class AllModelsLimited(Exception):
-    """Every model of the participant hit a usage limit; the run waits until `reset_at`."""
-
-    def __init__(self, reset_at: float, detail: str):
-        super().__init__(detail)
-        self.reset_at, self.detail = reset_at, detail
 
 
 def _tool_specs(ctx: TurnContext) -> list[dict]:
@@ -87,11 +81,11 @@ def generate(
     restarts via the harness log). None: the turn cannot fit its window."""
     squeezed = False
     while True:
-        usable = [t for t in ctx.targets if ctx.limited_until.get(t.label, 0) <= time.time()]
-        if not usable:
-            reset = min(ctx.limited_until.get(t.label, 0) for t in ctx.targets)
-            raise AllModelsLimited(reset, f"every model of {ctx.name} is at its usage limit")
-        target = usable[0]
+        ready = usable(ctx, ctx.targets, lambda t: t.label)
+        if not ready:
+            labels = [t.label for t in ctx.targets]
+            raise all_limited(ctx, labels, f"every model of {ctx.name} is at its usage limit")
+        target = ready[0]
         if estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
             _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
         attempt += 1
@@ -108,9 +102,8 @@ def generate(
         except providers.Refused as e:
             raise e.to_error(ctx.name, target.label) from e
         except providers.RateLimited as e:
-            ctx.limited_until[target.label] = time.time() + e.retry_after
-            nxt = [t.label for t in usable[1:]]
-            ctx.emit(FailoverEvent(model=target.label, to=nxt[0] if nxt else None, retry_after=e.retry_after))
+            nxt = [t.label for t in ready[1:]]
+            failover(ctx, target.label, time.time() + e.retry_after, e.retry_after, nxt[0] if nxt else None)
         except providers.Transient as e:
             if attempt > ctx.max_retries:
                 raise ProviderError(
@@ -125,8 +118,7 @@ def generate(
 def _cut(ctx: TurnContext) -> None:
     """Raise when the turn must end now: the user's `stop`, or the turn's deadline."""
     ws = ctx.workspace
-    if ws.stopping_now():
-        raise TurnStopped()
+    check_stop(ctx)
     if ws.deadline is not None and time.monotonic() >= ws.deadline:
         raise TurnTimedOut()
 

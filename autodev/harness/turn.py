@@ -6,27 +6,38 @@ number), tool started (with effective arguments and whether it is safe to replay
 committed, turn finished. Any prefix of that log is a state recovery can start from.
 
 The loop is here; one model request (failover, backoff, compaction) is `generation.generate`,
-one tool call is `calls.run_call`, and the model behind both is the context's `Model`.
+one tool call is `calls.run_call`, and the model behind both is the context's `Model`. What every
+participant kind's turn shares (stop, deadline, nudge, failover, carried figures) is `policy`;
+`ModelTurn` is this kind's `TurnRunner` (the daemon picks it in `daemon/kinds`).
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
-from autodev.config import prompts
 from autodev.harness import credit, providers
 from autodev.harness.calls import offered, resume_call, run_call
-from autodev.harness.context import TurnContext, TurnResult
-from autodev.harness.generation import AllModelsLimited, TurnStopped, TurnTimedOut, generate
+from autodev.harness.context import Seat, TurnContext, TurnResult
+from autodev.harness.generation import generate
+from autodev.harness.policy import (
+    TIMED_OUT,
+    AllModelsLimited,
+    Deadline,
+    Nudge,
+    TurnStopped,
+    TurnTimedOut,
+    carry,
+    check_stop,
+    log_turn_finished,
+    log_turn_started,
+)
 from autodev.harness.recovery import Resume
-from autodev.records.events import GenerationEvent, TurnEndedEvent, TurnResumedEvent, TurnStartedEvent
-from autodev.rules.moves import MOVES
+from autodev.records.events import GenerationEvent, TurnResumedEvent
 from autodev.store.journal import safe
 
 __all__ = [
     "AllModelsLimited",
+    "ModelTurn",
     "TurnContext",
     "TurnResult",
     "TurnStopped",
@@ -44,29 +55,36 @@ class _Loop:
     baseline: credit.Baseline
     messages: list[dict]
     origins: dict[int, str]
-    nudged: bool = False
+    nudge: Nudge = field(default_factory=Nudge)
     attempts: int = 0  # attempts already made for the next generation
+
+
+class ModelTurn:
+    """The `TurnRunner` of a participant with a model: the tool loop below, through litellm
+    (or the context's `Model`)."""
+
+    def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
+        return run_turn(ctx, resume)
 
 
 def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
     """Run one turn to its post (or to silence). With `resume`, continue an interrupted turn
     from its last safe boundary instead of starting afresh."""
-    result, started = TurnResult(None), time.monotonic()
+    result, deadline = TurnResult(None), Deadline.of(ctx)
     at = _start(ctx) if resume is None else _resume(ctx, resume, result)
     while result.post is None:
-        if ctx.workspace.stopping is not None and ctx.workspace.stopping():
-            raise TurnStopped()  # the turn stays open; `start` continues it from here
+        check_stop(ctx)
         if result.steps >= ctx.max_steps:
             result.reason = f"reached maxStepsPerTurn ({ctx.max_steps}) without a post"
             break
-        if time.monotonic() - started > ctx.timeout_sec:
-            result.reason = "turn ran past turnTimeoutMin without a post"
+        if deadline.passed():
+            result.reason = TIMED_OUT
             break
         step = result.steps + 1
         try:
             gen = generate(ctx, at.messages, at.origins, step, at.attempts)
         except TurnTimedOut:  # the deadline passed while the model was answering
-            result.reason = "turn ran past turnTimeoutMin without a post"
+            result.reason = TIMED_OUT
             break
         at.attempts = 0
         if gen is None:
@@ -79,11 +97,12 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
         at.origins[len(at.messages) - 1] = gen.source
         calls = gen.message.get("tool_calls") or []
         if not calls:
-            if at.nudged:
-                result.reason = "the model stopped twice without posting"
+            nudge = {"role": "user", "content": Nudge.text(ctx)}
+            silent = at.nudge.after_silence(ctx, "the model stopped", nudge)
+            if silent:
+                result.reason = silent
                 break
-            at.nudged = True
-            at.messages.append(_nudge(ctx))
+            at.messages.append(nudge)  # logged: resume replays it
             continue
         for call in calls:
             at.messages.append(_answer(call, run_call(ctx, call, at.baseline, result)))
@@ -105,32 +124,16 @@ def _start(ctx: TurnContext) -> _Loop:
     return _Loop(baseline, messages, {})
 
 
-def log_turn_started(ctx: TurnContext, baseline: credit.Baseline, messages: list[dict], **extra: Any) -> None:
-    """The turn's first record: what recovery rebuilds it from (its baseline and messages)."""
-    ctx.record(
-        "turn_started",
-        participant=ctx.name,
-        head=baseline.head,
-        baseline=credit.baseline_to_json(baseline),
-        messages=messages,
-        **extra,
-    )
-    ctx.emit(TurnStartedEvent())
-
-
 def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
     at = _Loop(
         credit.baseline_from_json(resume.baseline),
         resume.messages,
         dict(resume.origins),
-        resume.nudged,
+        Nudge(resume.nudged),
         resume.attempts,
     )
-    result.steps, result.told = resume.steps, resume.told
-    # Tokens and cost spent before the crash or the provider pause are part of this turn.
-    result.prompt_tokens, result.completion_tokens = resume.prompt_tokens, resume.completion_tokens
-    result.cost, result.models = resume.cost, {k: dict(v) for k, v in resume.models.items()}
-    result.cached_tokens = resume.cached_tokens
+    result.steps = resume.steps
+    carry(resume, result)  # spent before the crash or the provider pause: part of this turn
     ctx.compactions = resume.compactions  # made before the crash; later ones add to them
     ctx.emit(TurnResumedEvent(step=resume.steps, pending_tools=len(resume.pending)))
     for call, began in resume.pending:
@@ -156,21 +159,3 @@ def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
         **usage,
     )
     ctx.emit(GenerationEvent(step=step, **usage))
-
-
-def _nudge(ctx: TurnContext) -> dict:
-    """The reminder after the model's first answer without a tool call (logged: resume replays it)."""
-    nudge = {
-        "role": "user",
-        "content": prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides),
-    }
-    ctx.record("nudged", message=nudge)
-    return nudge
-
-
-def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
-    """The turn's last record (its post's seq, or why there is none) and its event."""
-    result.compactions = ctx.compactions
-    seq = result.post["seq"] if result.post else None
-    ctx.record("turn_finished", seq=seq, reason=result.reason)
-    ctx.emit(TurnEndedEvent(steps=result.steps, posted=seq, reason=result.reason or None))
