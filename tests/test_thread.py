@@ -188,6 +188,21 @@ def test_read_limit_past_end_and_reversed_range(tmp_path):
     t.close()
 
 
+def test_posts_are_handed_out_as_the_post_model(tmp_path):
+    from autodev.records import Post
+
+    t = Thread(tmp_path / "thread.jsonl")
+    t.append(
+        "builder", "work_done", "did it", id="r:t1:post", turn=1, credit={"commits": ["abc"], "files": []}
+    )
+    t.append("reviewer", "handoff", "yours", "builder")
+    first, second = t.posts(1, 2)
+    t.close()
+    assert isinstance(first, Post) and first.credit and first.credit.commits == ["abc"]
+    assert (second.seq, second.from_, second.kind, second.handoff) == (2, "reviewer", "handoff", "builder")
+    assert [p.model_dump(by_alias=True, exclude_unset=True) for p in (first, second)] == on_disk(t.path)
+
+
 def test_tail_and_reader_tail(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)

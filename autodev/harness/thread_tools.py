@@ -76,15 +76,15 @@ def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
     thread = env.turn.thread
     start = max(1, from_seq)
     end = to_seq or from_seq + READ_PAGE - 1
-    posts = thread.read(start, end, limit=READ_PAGE)
+    posts = thread.posts(start, end, limit=READ_PAGE)
     if not posts:
         return f"no posts in {start}..{end} (the thread has {thread.last_seq})"
     out = []
     for p in posts:
-        arrow = f" → {p['handoff']}" if p.get("handoff") else ""
-        out.append(f"#{p['seq']} {p['from']} [{p['kind']}{arrow}] {p['ts']}\n{p['text']}")
-    if posts[-1]["seq"] < min(end, thread.last_seq):
-        out.append(f"(more: read_thread(from_seq={posts[-1]['seq'] + 1}, to_seq={end}))")
+        arrow = f" → {p.handoff}" if p.handoff else ""
+        out.append(f"#{p.seq} {p.from_} [{p.kind}{arrow}] {p.ts}\n{p.text}")
+    if posts[-1].seq < min(end, thread.last_seq):
+        out.append(f"(more: read_thread(from_seq={posts[-1].seq + 1}, to_seq={end}))")
     return "\n\n".join(out)
 
 

@@ -11,10 +11,14 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autodev.errors import CorruptLogError
 from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
 from autodev.timeline.live import Live, rewind_of
+
+if TYPE_CHECKING:
+    from autodev.records import Post
 
 TAIL = 100  # records the scheduler and the prompt builder look at
 
@@ -154,6 +158,12 @@ class Thread:
             return posts
         live = self.live
         return [p for p in posts if live.is_live(p["seq"])]
+
+    def posts(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[Post]:
+        """`read`, as the `Post`s they are (the journal checked each against the model on write)."""
+        from autodev.records import Post
+
+        return [Post.model_validate(p) for p in self.read(from_seq, to_seq, limit)]
 
     def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[dict]:
         to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
