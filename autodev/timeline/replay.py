@@ -30,6 +30,10 @@ from autodev.timeline.live import rewind_of
 from autodev.timeline.recorded import RecordedModel
 
 SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
+# An agent turn's thread-tool call id names the CLI's pid (autodev/agents/stream.py): masked.
+# read_thread shows each post's time: a replay's posts are made later.
+TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+AGENT_CALL = re.compile(r"^(claude|codex|copilot|gemini)-\d+-(\d+)$")
 
 
 class ReplayRefused(UsageError):
@@ -46,6 +50,7 @@ class Recording:
     source: Path  # a git repository, or a git bundle file, holding the base and the run's commits
     untrusted: bool = False  # a bundle: no hooks, MCP servers or agent CLIs; commands sandboxed
     repo_path: str = ""  # where the recorded repository was (masked in comparisons)
+    run_dir: Path | None = None  # the run folder: its agents/ keeps the CLI runs' raw streams
 
 
 @dataclass
@@ -89,6 +94,7 @@ def from_run(paths: RunPaths) -> Recording:
         paths.repo,
         False,
         str(paths.repo),
+        paths.run_dir,
     )
 
 
@@ -96,16 +102,17 @@ def from_run(paths: RunPaths) -> Recording:
 
 
 @contextmanager
-def _home(path: Path) -> Iterator[None]:
-    old = os.environ.get("AUTODEV_HOME")
-    os.environ["AUTODEV_HOME"] = str(path)
+def _env(values: dict[str, str]) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if old is None:
-            os.environ.pop("AUTODEV_HOME", None)
-        else:
-            os.environ["AUTODEV_HOME"] = old
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _clone(rec: Recording, to: Path) -> None:
@@ -177,10 +184,10 @@ def _user_gate(p: dict) -> bool:
 def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = None) -> Divergence | None:
     """Replay `rec`; None when identical, else the first divergence."""
     agents = sorted({r["agent"] for r in rec.harness if r.get("type") == "agent_started"})
-    if agents:
+    if agents and (rec.untrusted or rec.run_dir is None):
         raise ReplayRefused(
-            f"this run has coding-agent CLI turns ({', '.join(agents)}); their replay is not supported yet",
-            "replay runs whose participants are models",
+            f"this bundle has coding-agent CLI turns ({', '.join(agents)}); a bundle's agent turns are not replayed",
+            "replay the run itself on the machine that recorded it (`autodev replay RUN`)",
         )
     if rec.untrusted:
         from autodev.guard.sandbox import resolve
@@ -191,7 +198,14 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         repo = work / "repo"
         _clone(rec, repo)
         _config(rec, repo)
-        with _home(work / "home"):
+        env = {"AUTODEV_HOME": str(work / "home")}
+        if agents and rec.run_dir is not None:
+            from autodev.timeline import standin
+
+            # Each agent CLI is the stand-in that plays its recorded runs back (SPEC §16's
+            # AUTODEV_<NAME>_BIN, where the daemon finds every CLI).
+            env |= standin.prepare(rec.harness, rec.posts, rec.run_dir, work / "agents")
+        with _env(env):
             return _run_here(rec, repo, recorded_tools)
     finally:
         if keep is None:
@@ -231,7 +245,7 @@ def _norm(text: object, masks: list[str]) -> str:
     for m in masks:
         if m:
             s = s.replace(m, "<repo>")
-    return SHA.sub("<sha>", s)
+    return SHA.sub("<sha>", TIME.sub("<time>", s))
 
 
 def _credit(post: dict) -> str:
@@ -256,7 +270,9 @@ def _turns(r: Recording) -> dict[int, dict]:
         if h.get("type") == "turn_started" and "prompt" not in slot:
             slot["prompt"] = "\n".join(str(m.get("content")) for m in h.get("messages") or [])
         elif h.get("type") == "tool_finished":
-            slot.setdefault("tools", []).append((h["call_id"], h["result"]))
+            slot.setdefault("tools", []).append((AGENT_CALL.sub(r"\1-\2", str(h["call_id"])), h["result"]))
+        elif h.get("type") == "agent_started":
+            slot.setdefault("agents", []).append(str(h.get("agent")))
     for p in r.posts:
         if isinstance(p.get("turn"), int):
             out.setdefault(p["turn"], {})["post"] = p
@@ -282,6 +298,9 @@ def compare(
         px, py = _norm(x.get("prompt", ""), masks), _norm(y.get("prompt", ""), masks)
         if px != py:
             return Divergence(turn, "turn prompt", *_first_difference(px, py))
+        if x.get("agents", []) != y.get("agents", []):
+            runs = (", ".join(z.get("agents", [])) or "(none)" for z in (x, y))
+            return Divergence(turn, "agent CLI runs", *runs)
         if tools:
             tx, ty = x.get("tools", []), y.get("tools", [])
             for i in range(max(len(tx), len(ty))):

@@ -1,0 +1,222 @@
+"""The stand-in CLI of a replay: each coding-agent CLI of the replayed run is this program,
+found by the daemon where it finds the real one (`AUTODEV_<NAME>_BIN`, SPEC §16), so an agent
+turn is taken exactly as it was recorded and checked exactly as a live one.
+
+`prepare` (the replay's side) writes the recorded CLI runs, in the order they were started, into
+a folder of plays with one launcher per CLI. Each launch of a CLI (`main`, the stand-in's side)
+takes the next play: it writes the recorded stderr and, line by line, the recorded stream to
+stdout, and where a line shows a call of autodev's thread tools (`post`, `read_thread`,
+`tell_user`), makes that call with the recorded arguments through autodev's MCP server, started
+from the MCP configuration the daemon gave this launch (as the real CLI starts it). It exits
+with the recorded exit code. The CLI's own tools (its shell, its file edits) are not run again:
+before its `post`, the repository takes the commit the post was made on, so the credit is
+compared as recorded (docs/DECISIONS.md, "Replay and bundles").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+SERVER = "autodev"
+THREAD_TOOLS = ("post", "read_thread", "tell_user")
+SHA = re.compile(r"[0-9a-f]{7,40}")
+
+
+# -- the replay's side ----------------------------------------------------------------------------
+
+
+def prepare(harness: list[dict], posts: list[dict], run_dir: Path, into: Path) -> dict[str, str]:
+    """The plays of the recorded CLI runs in `into`, and the variables that make every agent
+    CLI this stand-in (a CLI the recording never ran included: a replay calls no real CLI)."""
+    from autodev.agents.adapters import ADAPTERS
+    from autodev.host.hostproc import PYTHON_SAFE
+    from autodev.timeline.replay import ReplayRefused
+
+    heads = {p["turn"]: p.get("head") for p in posts if isinstance(p.get("turn"), int)}
+    plays: list[dict] = []
+    started: dict[int, dict] = {}
+    streams = into / "streams"
+    streams.mkdir(parents=True, exist_ok=True)
+    for r in harness:
+        if r.get("type") == "agent_started":
+            src = run_dir / str(r.get("stream") or "")
+            if not r.get("stream") or not src.is_file():
+                raise ReplayRefused(
+                    f"turn {r.get('turn')}: the raw stream of its {r.get('agent')} run is missing ({src})",
+                    "replay the run on the machine that recorded it (its run folder keeps agents/)",
+                )
+            n = len(plays)
+            shutil.copyfile(src, streams / f"{n}.jsonl")
+            err = src.with_suffix(".stderr")
+            (streams / f"{n}.stderr").write_text(err.read_text(errors="replace") if err.is_file() else "")
+            head = heads.get(r.get("turn"))
+            plays.append(
+                {
+                    "agent": r["agent"],
+                    "turn": r.get("turn"),
+                    "head": head if isinstance(head, str) and SHA.fullmatch(head) else None,
+                    "exit_code": 1,  # a run the daemon's crash cut short has no recorded end
+                }
+            )
+            started[int(r.get("pid") or 0)] = plays[-1]
+        elif r.get("type") == "agent_finished" and int(r.get("pid") or 0) in started:
+            code = r.get("exit_code")
+            started.pop(int(r.get("pid") or 0))["exit_code"] = code if isinstance(code, int) else 1
+    (into / "plays.json").write_text(json.dumps(plays, indent=1))
+    (into / "next").write_text("0")
+    env = {}
+    for name, ad in ADAPTERS.items():
+        launcher = into / "bin" / name
+        launcher.parent.mkdir(exist_ok=True)
+        cmd = [sys.executable, *PYTHON_SAFE, "-m", "autodev.timeline.standin", str(into), name]
+        launcher.write_text(f'#!/bin/sh\nexec {shlex.join(cmd)} "$@"\n')
+        launcher.chmod(0o755)
+        env[ad.bin_env] = str(launcher)
+    return env
+
+
+# -- the stand-in's side --------------------------------------------------------------------------
+
+
+def thread_calls(agent: str, obj: object) -> list[tuple[str, dict]]:
+    """The calls of autodev's thread tools one line of `agent`'s stream shows, as (tool,
+    arguments): the lines each adapter reads a tool call from (autodev/agents/adapters.py), each
+    call shown once."""
+    from autodev.agents.invocation import short_name
+
+    if not isinstance(obj, dict):
+        return []
+    found: list[tuple[str, object]] = []
+    t = obj.get("type")
+    if agent == "claude" and t == "assistant":
+        for b in (obj.get("message") or {}).get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                found.append((short_name(str(b.get("name", ""))), b.get("input")))
+    elif agent == "codex" and t == "item.started":
+        item = obj.get("item") or {}
+        if item.get("type") == "mcp_tool_call" and item.get("server") == SERVER:
+            found.append((str(item.get("tool", "")), item.get("arguments")))
+    elif agent == "copilot" and t == "tool.execution_start":
+        d = obj.get("data") or {}
+        name = short_name(str(d.get("toolName") or d.get("name") or ""))
+        found.append((name, d.get("arguments")))
+    elif agent == "gemini" and t == "tool_use":
+        name = short_name(str(obj.get("tool_name") or obj.get("name") or ""))
+        found.append((name, obj.get("parameters")))
+    out = []
+    for name, args in found:
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                args = {}
+        if name in THREAD_TOOLS:
+            out.append((name, args if isinstance(args, dict) else {}))
+    return out
+
+
+def mcp_launch(agent: str, argv: list[str], environ: dict[str, str]) -> dict:
+    """autodev's MCP server ({command, args, env}) as this CLI finds it in its invocation
+    (autodev/agents/adapters.py writes it there)."""
+
+    def opt(name: str) -> str:
+        if name not in argv:
+            raise SystemExit(f"stand-in {agent}: no {name} in the invocation")
+        return argv[argv.index(name) + 1]
+
+    if agent == "claude":
+        return json.loads(Path(opt("--mcp-config")).read_text())["mcpServers"][SERVER]
+    if agent == "copilot":
+        return json.loads(opt("--additional-mcp-config"))["mcpServers"][SERVER]
+    if agent == "gemini":
+        settings = Path(environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+        return json.loads(settings.read_text())["mcpServers"][SERVER]
+    conf = {}
+    for i, a in enumerate(argv[:-1]):
+        if a == "-c":
+            key, _, value = argv[i + 1].partition("=")
+            conf[key] = tomllib.loads(f"v = {value}")["v"]
+    p = f"mcp_servers.{SERVER}."
+    return {"command": conf[p + "command"], "args": conf.get(p + "args", []), "env": conf.get(p + "env", {})}
+
+
+def _take(plays_dir: Path, agent: str) -> tuple[int, dict] | None:
+    """The next recorded run, when it is one of `agent`'s (the replay is one turn at a time)."""
+    plays = json.loads((plays_dir / "plays.json").read_text())
+    n = int((plays_dir / "next").read_text() or 0)
+    if n >= len(plays) or plays[n]["agent"] != agent:
+        want = plays[n]["agent"] if n < len(plays) else "no CLI run"
+        print(f"stand-in {agent}: run {n + 1} of the recording is {want}, not {agent}", file=sys.stderr)
+        return None
+    (plays_dir / "next").write_text(str(n + 1))
+    return n, plays[n]
+
+
+async def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    async with AsyncExitStack() as stack:
+        session: ClientSession | None = None
+        for line in lines:
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            for name, args in thread_calls(agent, obj):
+                if session is None:
+                    params = StdioServerParameters(
+                        command=server["command"],
+                        args=list(server.get("args") or []),
+                        env={**os.environ, **(server.get("env") or {})},
+                    )
+                    read, write = await stack.enter_async_context(stdio_client(params))
+                    session = await stack.enter_async_context(ClientSession(read, write))
+                    await session.initialize()
+                if name == "post" and play.get("head"):
+                    # The CLI's own edits are not re-run: the repository takes the commit its
+                    # post was made on (the credit is then the recorded one).
+                    r = subprocess.run(
+                        ["git", "reset", "-q", "--hard", play["head"]], capture_output=True, text=True
+                    )
+                    if r.returncode:
+                        print(f"stand-in {agent}: git reset to {play['head']}: {r.stderr}", file=sys.stderr)
+                await session.call_tool(name, args)
+
+
+def main(argv: list[str]) -> int:
+    plays_dir, agent, rest = Path(argv[0]), argv[1], argv[2:]
+    taken = _take(plays_dir, agent)
+    if taken is None:
+        return 2
+    n, play = taken
+    sys.stderr.write((plays_dir / "streams" / f"{n}.stderr").read_text())
+    sys.stderr.flush()
+    lines = (plays_dir / "streams" / f"{n}.jsonl").read_text().splitlines()
+    needs_server = any(thread_calls(agent, _json(line)) for line in lines)
+    server = mcp_launch(agent, rest, dict(os.environ)) if needs_server else {}
+    asyncio.run(_play(agent, lines, play, server))
+    return int(play["exit_code"])
+
+
+def _json(line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
