@@ -6,8 +6,9 @@ turn is taken exactly as it was recorded and checked exactly as a live one.
 a folder of plays with one launcher per CLI. Each launch of a CLI (`main`, the stand-in's side)
 takes the next play: it writes the recorded stderr and, line by line, the recorded stream to
 stdout, and where a line shows a call of autodev's thread tools (`post`, `read_thread`,
-`tell_user`), makes that call with the recorded arguments through autodev's MCP server, started
-from the MCP configuration the daemon gave this launch (as the real CLI starts it). It exits
+`tell_user`), makes that call with the recorded arguments on the turn's bridge, found in the MCP
+configuration the daemon gave this launch, as autodev's MCP server forwards it (the stdio MCP
+layer, a forwarder, is not started: it costs seconds of imports per run). It exits
 with the recorded exit code. The CLI's own tools (its shell, its file edits) are not run again:
 before its `post`, the repository takes the commit the post was made on, so the credit is
 compared as recorded (docs/DECISIONS.md, "Replay and bundles").
@@ -15,7 +16,6 @@ compared as recorded (docs/DECISIONS.md, "Replay and bundles").
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from contextlib import AsyncExitStack
 from pathlib import Path
 
 SERVER = "autodev"
@@ -162,38 +161,34 @@ def _take(plays_dir: Path, agent: str) -> tuple[int, dict] | None:
     return n, plays[n]
 
 
-async def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
+def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
+    from autodev.agents import bridge
 
-    async with AsyncExitStack() as stack:
-        session: ClientSession | None = None
-        for line in lines:
-            sys.stdout.write(line + "\n")
-            sys.stdout.flush()
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            for name, args in thread_calls(agent, obj):
-                if session is None:
-                    params = StdioServerParameters(
-                        command=server["command"],
-                        args=list(server.get("args") or []),
-                        env={**os.environ, **(server.get("env") or {})},
-                    )
-                    read, write = await stack.enter_async_context(stdio_client(params))
-                    session = await stack.enter_async_context(ClientSession(read, write))
-                    await session.initialize()
-                if name == "post" and play.get("head"):
-                    # The CLI's own edits are not re-run: the repository takes the commit its
-                    # post was made on (the credit is then the recorded one).
-                    r = subprocess.run(
-                        ["git", "reset", "-q", "--hard", play["head"]], capture_output=True, text=True
-                    )
-                    if r.returncode:
-                        print(f"stand-in {agent}: git reset to {play['head']}: {r.stderr}", file=sys.stderr)
-                await session.call_tool(name, args)
+    env = server.get("env") or {}
+    for line in lines:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        for name, args in thread_calls(agent, obj):
+            if name == "post" and play.get("head"):
+                # The CLI's own edits are not re-run: the repository takes the commit its post
+                # was made on (the credit is then the recorded one).
+                r = subprocess.run(
+                    ["git", "reset", "-q", "--hard", play["head"]], capture_output=True, text=True
+                )
+                if r.returncode:
+                    print(f"stand-in {agent}: git reset to {play['head']}: {r.stderr}", file=sys.stderr)
+            # What autodev's MCP server forwards for this call (autodev/agents/server.py), on the
+            # turn's socket with its token.
+            bridge.call(
+                env["AUTODEV_AGENT_SOCKET"],
+                env["AUTODEV_AGENT_TOKEN"],
+                name,
+                {k: v for k, v in args.items() if v is not None},
+            )
 
 
 def main(argv: list[str]) -> int:
@@ -207,7 +202,7 @@ def main(argv: list[str]) -> int:
     lines = (plays_dir / "streams" / f"{n}.jsonl").read_text().splitlines()
     needs_server = any(thread_calls(agent, _json(line)) for line in lines)
     server = mcp_launch(agent, rest, dict(os.environ)) if needs_server else {}
-    asyncio.run(_play(agent, lines, play, server))
+    _play(agent, lines, play, server)
     return int(play["exit_code"])
 
 

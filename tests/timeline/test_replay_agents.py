@@ -110,14 +110,24 @@ def test_the_stand_in_reads_each_clis_calls_and_server():
         "codex",
         {
             "type": "item.started",
-            "item": {"type": "mcp_tool_call", "server": "autodev", "tool": "post", "arguments": {"kind": "say"}},
+            "item": {
+                "type": "mcp_tool_call",
+                "server": "autodev",
+                "tool": "post",
+                "arguments": {"kind": "say"},
+            },
         },
     ) == [("post", {"kind": "say"})]
     assert standin.thread_calls(
-        "copilot", {"type": "tool.execution_start", "data": {"toolName": "autodev-read_thread", "arguments": "{}"}}
+        "copilot",
+        {"type": "tool.execution_start", "data": {"toolName": "autodev-read_thread", "arguments": "{}"}},
     ) == [("read_thread", {})]
-    assert standin.thread_calls("gemini", {"type": "tool_use", "tool_name": "write_file", "parameters": {}}) == []
+    assert (
+        standin.thread_calls("gemini", {"type": "tool_use", "tool_name": "write_file", "parameters": {}})
+        == []
+    )
     server = {"mcpServers": {"autodev": {"command": "py", "args": ["-m", "x"], "env": {}}}}
-    assert standin.mcp_launch("copilot", ["--additional-mcp-config", json.dumps(server)], {}) == server[
-        "mcpServers"
-    ]["autodev"]
+    assert (
+        standin.mcp_launch("copilot", ["--additional-mcp-config", json.dumps(server)], {})
+        == server["mcpServers"]["autodev"]
+    )
