@@ -167,6 +167,9 @@ class Codex(Adapter):
             # call", openai/codex#16685): autodev's own server is approved up front (0.171.0 without
             # it: "MCP tool call requires approval, but approval policy is never").
             f"mcp_servers.{SERVER}.default_tools_approval_mode": "approve",
+            # codex waits 10 s for an MCP server by default; autodev's (Python and the MCP SDK)
+            # can take longer on a busy machine, and then `post` is an "unsupported call".
+            f"mcp_servers.{SERVER}.startup_timeout_sec": 60,
             "approval_policy": "never",
         }
         if inv.effort:
