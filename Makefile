@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo docs test test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray
+.PHONY: install demo docs test test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray real-otel
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -73,6 +73,21 @@ $(RAY_STAMP): pyproject.toml requirements.lock evals/ray-requirements.txt
 real-ray: $(RAY_STAMP)
 	$(RAY)/bin/python -m pytest -q -p no:cacheprovider -rs tests/eval/test_ray.py
 
+# Telemetry against a real OpenTelemetry backend (docs/telemetry.md): Arize Phoenix in its own .venv-otel
+# (bench/otel-requirements.txt), served on 127.0.0.1 by the test, a scripted team's trace exported to it and read
+# back through its API; the screenshot of the trace in its UI and the cost table land in build/real-otel/.
+OTEL := .venv-otel
+OTEL_STAMP := $(OTEL)/.installed
+$(OTEL_STAMP): bench/otel-requirements.txt
+	test -x $(OTEL)/bin/python || $(PY) -m venv $(OTEL)
+	$(OTEL)/bin/python -m pip install -q --upgrade pip==24.3.1
+	$(OTEL)/bin/python -m pip install -q -r bench/otel-requirements.txt
+	touch $(OTEL_STAMP)
+
+real-otel: $(STAMP) $(OTEL_STAMP)
+	AUTODEV_REAL_OTEL_VENV=$(abspath $(OTEL)) AUTODEV_REAL_OTEL_OUT=$(abspath build/real-otel) \
+		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/telemetry/test_real_otel.py
+
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
@@ -110,4 +125,4 @@ real-agents: $(STAMP)
 		$(BIN)/python -m pytest -q -p no:cacheprovider -rs tests/agents/test_real_cli.py
 
 clean:
-	rm -rf $(VENV) .venv-peers .venv-real .venv-ray .agents-cli build dist site *.egg-info
+	rm -rf $(VENV) .venv-peers .venv-real .venv-ray .venv-otel .agents-cli build dist site *.egg-info
