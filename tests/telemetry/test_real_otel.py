@@ -307,7 +307,7 @@ def test_a_run_in_phoenix_has_the_genai_shape_and_the_status_sums(repo, autodev,
         for who in sorted(tokens):
             rows.append(
                 f"| {who} | {int(turns_metric.get(who, 0))} | {int(tokens[who]['input']):,} | "
-                f"{int(tokens[who]['output']):,} | {cost.get(who, 0.0):.4f} |"
+                f"{int(tokens[who]['output']):,} | {cost.get(who, 0.0):.6f} |"
             )
         (keep / "cost.md").write_text("\n".join(rows) + "\n")
         project = next(p for p in get(phoenix.url + "/v1/projects")["data"] if p["name"] == PROJECT)
