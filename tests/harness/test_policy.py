@@ -1,0 +1,107 @@
+"""The turn policy every participant kind shares (harness/policy): one nudge, failover and the
+wait when every option is limited, the deadline, stop, and the figures a turn carries on from.
+Real journals and a real workspace; no model and no daemon."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from autodev.harness import policy
+from autodev.harness.context import TurnContext, TurnResult
+from autodev.harness.recovery import Resume
+from autodev.harness.tools import Workspace
+from autodev.records.events import NudgedEvent
+from autodev.store.events import Events
+from autodev.store.journal import Journal, iter_records
+from autodev.store.thread import Thread
+
+
+def _ctx(repo: Path, tmp: Path, **kw) -> TurnContext:
+    run = tmp / "run"
+    return TurnContext(
+        run_id="r1",
+        turn=3,
+        name="builder",
+        can_write=True,
+        team_writers={"builder": True},
+        repo=repo,
+        thread=Thread(run / "thread.jsonl"),
+        events=Events(run / "events.jsonl", "r1"),
+        hlog=Journal(run / "harness.jsonl"),
+        workspace=kw.pop("workspace", None) or Workspace(repo, write=True, command_timeout=5),
+        targets=[],
+        system_prompt="",
+        turn_prompt="",
+        **kw,
+    )
+
+
+def _of(path: Path, kind: str) -> list[dict]:
+    return [r for r in iter_records(path) if r["type"] == kind]
+
+
+def test_one_nudge_then_the_turn_ends_silent(repo, tmp_path) -> None:
+    ctx = _ctx(repo, tmp_path)
+    nudge = policy.Nudge()
+    message = {"role": "user", "content": policy.Nudge.text(ctx)}
+    assert "post" in message["content"]
+    assert (
+        nudge.after_silence(ctx, "the agent exited", message, NudgedEvent(agent="codex", exit_code=0)) is None
+    )
+    assert nudge.given
+    assert nudge.after_silence(ctx, "the agent exited", message) == "the agent exited twice without posting"
+    (rec,) = _of(ctx.hlog.path, "nudged")  # recorded once: a resumed turn is not nudged again
+    assert rec["message"] == message and rec["turn"] == 3
+    (ev,) = _of(ctx.events.journal.path, "nudged")
+    assert (ev["participant"], ev["agent"], ev["exit_code"]) == ("builder", "codex", 0)
+
+
+def test_failover_skips_a_limited_option_and_all_limited_waits_for_the_first_reset(repo, tmp_path) -> None:
+    ctx = _ctx(repo, tmp_path)
+    options = ["agent:claude", "agent:codex", "m1"]
+    now = time.time()
+    policy.failover(ctx, "agent:claude", now + 60, 60.0, "agent:codex")
+    assert policy.usable(ctx, options, str) == ["agent:codex", "m1"]
+    (ev,) = _of(ctx.events.journal.path, "failover")
+    assert (ev["model"], ev["to"], ev["retry_after"]) == ("agent:claude", "agent:codex", 60.0)
+    policy.failover(ctx, "agent:codex", now + 30, 30.0, "m1")
+    policy.failover(ctx, "m1", now + 90, 90.0, None)
+    assert policy.usable(ctx, options, str) == []
+    waited = policy.all_limited(ctx, options, "every agent and model of builder is at its usage limit")
+    assert waited.reset_at == now + 30 and "builder" in waited.detail
+
+
+def test_the_deadline_and_stop(repo, tmp_path) -> None:
+    ws = Workspace(repo, write=True, command_timeout=5)
+    stopping = [False]
+    ws.limit(None, lambda: stopping[0])
+    ctx = _ctx(repo, tmp_path, workspace=ws, timeout_sec=0.05)
+    deadline = policy.Deadline.of(ctx)
+    assert not deadline.passed()
+    policy.check_stop(ctx)  # not stopping: nothing happens
+    time.sleep(0.06)
+    assert deadline.passed()
+    stopping[0] = True
+    assert policy.stop_requested(ctx)
+    with pytest.raises(policy.TurnStopped):
+        policy.check_stop(ctx)
+
+
+def test_a_turn_carries_on_from_what_it_spent_and_told() -> None:
+    resume = Resume(2, "builder", [], {})
+    resume.prompt_tokens, resume.completion_tokens, resume.cached_tokens = 100, 20, 40
+    resume.cost, resume.told = 0.5, True
+    resume.models = {"agent:claude": {"generations": 1, "prompt_tokens": 100, "completion_tokens": 20}}
+    result = TurnResult(None)
+    policy.carry(resume, result)
+    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (100, 20, 40)
+    assert result.cost == 0.5 and result.told
+    assert result.models == resume.models
+    result.models["agent:claude"]["generations"] += 1  # a copy: the resume's figures stay as read
+    assert resume.models["agent:claude"]["generations"] == 1
+    back = Resume(2, "builder", [], {})
+    policy.carry(result, back)  # and the other way, when the CLIs hand the turn to the models
+    assert back.models["agent:claude"]["generations"] == 2 and back.told
