@@ -144,3 +144,30 @@ def test_any_text_is_written_as_valid_utf8_and_privately(tmp_path):
     got = s.read()
     assert got["objective"] == "caf\\xe9" and got["question"]["text"] == "\\ud83d alone"
     assert s.path.stat().st_mode & 0o777 == 0o600
+
+
+PREVIOUS = Path(__file__).parent / "fixtures" / "state-gated-a47bad2.json"
+
+
+def test_a_state_the_previous_release_wrote_reads_typed_and_writes_back_byte_for_byte(tmp_path):
+    """tests/fixtures/state-gated-a47bad2.json is what a real run of a47bad2 (before the records
+    became the code's types) left: gated on a push, a notice holding `commands`, a queued pause."""
+    from autodev import records
+    from autodev.records.state import ModelUsage
+
+    raw = PREVIOUS.read_text()
+    st = records.run_state(json.loads(raw))
+    assert st.state == "gated" and st.gate and st.gate.text == "git push origin main"
+    assert st.notices["1"].hold == "commands" and [c.action for c in st.controls] == ["pause"]
+    assert st.model_dump(mode="json", by_alias=True, exclude_unset=True) == json.loads(raw)  # nothing lost
+    one = ModelUsage(generations=1, prompt_tokens=10, completion_tokens=2, cost=0.5)
+    assert (st.models["scripted"] + one).plain() == {
+        "generations": 6,
+        "prompt_tokens": 8605,
+        "completion_tokens": 76,
+        "cost": 0.5,
+    }
+    path = tmp_path / "state.json"
+    path.write_text(raw)
+    StateFile(path).update(lambda s: s)
+    assert path.read_text() == raw.replace('"version": 21,', '"version": 22,')

@@ -16,6 +16,7 @@ from autodev.agents.events import AgentEvent
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent
+from autodev.records.state import ModelUsage, add_usage
 
 
 def label(agent: str) -> str:
@@ -106,13 +107,10 @@ def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> N
     result.completion_tokens += ev.output_tokens
     result.cached_tokens += ev.cached_tokens
     result.cost += ev.cost or 0.0
-    used = result.models.setdefault(
-        label(agent), {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+    one = ModelUsage(
+        generations=1, prompt_tokens=ev.input_tokens, completion_tokens=ev.output_tokens, cost=ev.cost or 0.0
     )
-    used["generations"] += 1
-    used["prompt_tokens"] += ev.input_tokens
-    used["completion_tokens"] += ev.output_tokens
-    used["cost"] += ev.cost or 0.0
+    add_usage(result.models, label(agent), one)
     ctx.emit(
         GenerationEvent(
             step=0,

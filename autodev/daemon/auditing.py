@@ -17,6 +17,7 @@ from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
+from autodev.records.state import Usage
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
 
@@ -113,9 +114,10 @@ def audit(
 
 def used(s: dict, v, model: str) -> dict:
     """The audit's tokens and cost added to the run's figures (pure)."""
-    a = s.setdefault("audit_usage", {"prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0})
-    a["prompt_tokens"] += v.prompt_tokens
-    a["completion_tokens"] += v.completion_tokens
-    a["cost"] = round(a["cost"] + v.cost, 6)
+    spent = Usage(prompt_tokens=v.prompt_tokens, completion_tokens=v.completion_tokens, cost=v.cost)
+    s["audit_usage"] = {
+        **(s.get("audit_usage") or {}),
+        **(Usage.of(s.get("audit_usage") or {}) + spent).plain(6),
+    }
     add_models(s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}})
     return s

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from autodev.config import RunConfig, Team
 from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
+from autodev.records.state import ModelUsage, add_usage
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
 from autodev.store.state import blank_figures
@@ -70,13 +71,7 @@ def add_models(s: dict, used: dict[str, dict]) -> None:
     """Usage per model label, summed over the run (for `autodev runs stats`)."""
     models = s.setdefault("models", {})
     for label, u in used.items():
-        m = models.setdefault(
-            label, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-        )
-        m["generations"] += u.get("generations", 0)
-        for k in USAGE:
-            m[k] += u.get(k) or 0
-        m["cost"] = round(m["cost"], 6)
+        add_usage(models, label, ModelUsage.of(u), round_cost=6)
 
 
 def account(s: dict, name: str, turn: int, figures: Figures, post: dict | None) -> dict:

@@ -14,6 +14,7 @@ from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
 from autodev.harness.registry import Tool
 from autodev.harness.tools import Workspace
+from autodev.records.state import ModelUsage, add_usage
 
 if TYPE_CHECKING:
     from autodev.config import Participant, RunConfig
@@ -93,13 +94,13 @@ class TurnResult:
         self.completion_tokens += gen.completion_tokens
         self.cached_tokens += gen.cached_tokens
         self.cost += gen.cost or 0.0
-        used = self.models.setdefault(
-            gen.model, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
+        one = ModelUsage(
+            generations=1,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens,
+            cost=gen.cost or 0.0,
         )
-        used["generations"] += 1
-        used["prompt_tokens"] += gen.prompt_tokens
-        used["completion_tokens"] += gen.completion_tokens
-        used["cost"] += gen.cost or 0.0
+        add_usage(self.models, gen.model, one)
 
 
 @dataclass(frozen=True)

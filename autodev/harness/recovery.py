@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autodev.harness import compaction
+from autodev.records.state import ModelUsage, add_usage
 
 INTERRUPTED = (
     "interrupted: autodev restarted while this tool was running, so it may or may not "
@@ -76,13 +77,7 @@ def rebuild(records: list[dict]) -> Resume:
             r.prompt_tokens += rec.get("prompt_tokens", 0)
             r.completion_tokens += rec.get("completion_tokens", 0)
             r.cost += rec.get("cost") or 0.0
-            used = r.models.setdefault(
-                rec.get("model") or "?",
-                {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
-            )
-            used["generations"] += 1
-            for k in ("prompt_tokens", "completion_tokens", "cost"):
-                used[k] += rec.get(k) or 0
+            add_usage(r.models, rec.get("model") or "?", ModelUsage.of({**rec, "generations": 1}))
             r.cached_tokens += rec.get("cached_tokens", 0)
             r.messages.append(rec["message"])
             r.origins[len(r.messages) - 1] = rec.get("source") or rec.get("model", "")
@@ -118,8 +113,4 @@ def _add_agent_usage(r: Resume, used: dict | None) -> None:
     r.completion_tokens += used.get("completion_tokens", 0)
     r.cached_tokens += used.get("cached_tokens", 0)
     r.cost += used.get("cost") or 0.0
-    m = r.models.setdefault(
-        used.get("model") or "?", {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-    )
-    for k in ("generations", "prompt_tokens", "completion_tokens", "cost"):
-        m[k] += used.get(k) or 0
+    add_usage(r.models, used.get("model") or "?", ModelUsage.of(used))

@@ -3,7 +3,8 @@ controls)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
@@ -70,13 +71,41 @@ class Figures(Open):
 
 
 class Usage(Open):
+    """Tokens and cost. The one place usage is added up (`+`): turns, recovery, the state's
+    figures, the audit's and `autodev runs stats` all go through it."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
 
+    @classmethod
+    def of(cls, fields: Mapping[str, Any]) -> Self:
+        """From a record's or a figure's fields: what is missing or null counts as nothing."""
+        return cls.model_validate({k: fields.get(k) or 0 for k in cls.model_fields})
+
+    def __add__(self, other: Usage) -> Self:
+        mine = {k: getattr(self, k) for k in type(self).model_fields}
+        return type(self)(**{k: v + getattr(other, k, 0) for k, v in mine.items()})
+
+    def plain(self, round_cost: int | None = None) -> dict[str, int | float]:
+        """The figures as state.json and the runs index keep them (cost rounded when asked)."""
+        keys = sorted(type(self).model_fields, key=lambda k: k != "generations")  # generations first, as ever
+        out: dict[str, int | float] = {k: getattr(self, k) for k in keys}
+        if round_cost is not None:
+            out["cost"] = round(self.cost, round_cost)
+        return out
+
 
 class ModelUsage(Usage):
+    """One model label's usage: its generations, tokens and cost."""
+
     generations: int = 0
+
+
+def add_usage(into: dict[str, dict], label: str, used: ModelUsage, round_cost: int | None = None) -> None:
+    """`used` added to `into[label]`, the usage per model label of a turn, the state or the index."""
+    total = ModelUsage.of(into.get(label) or {}) + used
+    into[label] = {**(into.get(label) or {}), **total.plain(round_cost)}
 
 
 class Control(Open):

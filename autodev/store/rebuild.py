@@ -83,6 +83,8 @@ def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> 
 
 def _figures(st: dict, events: list[dict]) -> None:
     parts: dict[str, dict] = {}
+    from autodev.records.state import ModelUsage, add_usage  # pydantic: only a rebuild pays for it
+
     models: dict[str, dict] = {}
 
     def who(name: str) -> dict:
@@ -92,14 +94,9 @@ def _figures(st: dict, events: list[dict]) -> None:
         t, name = e.get("type"), e.get("participant")
         if t == "generation" and name:
             q = who(name)
-            m = models.setdefault(
-                str(e.get("model")),
-                {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0},
-            )
-            m["generations"] += 1
+            add_usage(models, str(e.get("model")), ModelUsage.of({**e, "generations": 1}))
             for k in ("prompt_tokens", "completion_tokens", "cost"):
                 q[k] += e.get(k) or 0
-                m[k] += e.get(k) or 0
         elif t == "turn_ended" and name:
             q = who(name)
             q["turns"] += 1

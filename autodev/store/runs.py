@@ -195,14 +195,12 @@ def listing() -> list[dict]:
 def stats(rows: list[dict] | None = None) -> dict:
     """Totals over every listed run, and usage per model."""
     rows = listing() if rows is None else rows
+    from autodev.records.state import ModelUsage, add_usage  # pydantic: only `runs stats` pays for it
+
     models: dict[str, dict] = {}
     for r in rows:
         for m, u in (r.get("models") or {}).items():
-            t = models.setdefault(
-                m, {"generations": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0}
-            )
-            for k in t:
-                t[k] += u.get(k, 0) or 0
+            add_usage(models, m, ModelUsage.of(u))
     for t in models.values():
         t["cost"] = round(t["cost"], 6)
     return {
