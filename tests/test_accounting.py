@@ -33,7 +33,7 @@ def _lay_down(repo, turn_records: list[dict], post: dict | None = None) -> RunPa
         th.append("solo", post["kind"], post["text"], id=f"{RUN}:t1:post", turn=1, credit=post.get("credit"))
     th.close()
     StateFile(paths.state).update(
-        lambda s: {**s, "run_id": RUN, "turn": 1, "accounted_turn": 0, "state": "running", "objective": "x"}
+        lambda s: s.but(run_id=RUN, turn=1, accounted_turn=0, state="running", objective="x")
     )
     hl = Journal(paths.harness_log)
     for rec in turn_records:
@@ -75,7 +75,7 @@ def _open_and_close(repo) -> dict:
     d = Daemon(repo)
     d.open()
     d.close()
-    return StateFile(RunPaths(repo).state).read()
+    return StateFile(RunPaths(repo).state).read().dump()  # as state.json holds it
 
 
 def test_a_silent_turn_finished_before_a_crash_is_accounted_once(repo):
@@ -115,18 +115,15 @@ def test_a_state_from_before_turn_accounting_is_not_counted_again(repo):
     paths = _lay_down(repo, _turn(posted_seq=None))
     # Written by a version without `accounted_turn`: its turns were counted as they ended.
     StateFile(paths.state).update(
-        lambda s: (
-            {k: v for k, v in s.items() if k != "accounted_turn"}
-            | {
-                "participants": {
-                    "solo": {
-                        "turns": 1,
-                        "credited": 0,
-                        "prompt_tokens": 17,
-                        "completion_tokens": 3,
-                        "cost": 0.75,
-                        "silent_streak": 1,
-                    }
+        lambda s: s.without("accounted_turn").but(
+            participants={
+                "solo": {
+                    "turns": 1,
+                    "credited": 0,
+                    "prompt_tokens": 17,
+                    "completion_tokens": 3,
+                    "cost": 0.75,
+                    "silent_streak": 1,
                 }
             }
         )

@@ -8,6 +8,7 @@ import re
 from autodev.daemon import notify
 from autodev.guard.display import clean, digest, line, shown
 from autodev.panel import views
+from autodev.records.state import RunState
 from autodev.user import status
 from autodev.user.render import console, event_text, post_text
 
@@ -107,7 +108,7 @@ def test_the_panel_shows_the_same_escaped_text():
     gate = views.need_text(d["needs_you"][0]).plain
     assert "git push --force origin main\\r\\x1b[2K(safe: git status)" in gate
     assert digest(HIDDEN_PUSH) in gate
-    assert not RAW.search(views.header(d, {}, None).plain)
+    assert not RAW.search(views.header(d, RunState(), None).plain)
 
 
 def test_notifications_carry_the_text_escaped_on_one_line():

@@ -62,7 +62,7 @@ def test_a_message_after_a_queued_stop_replaces_it_and_says_so(repo):
     # Replaced requests are counted, so every request made is accounted for (applied or replaced).
     from autodev.store.state import StateFile
 
-    st = StateFile(paths.state).read()
+    st = StateFile(paths.state).read().dump()
     assert st["controls_cancelled"] == 2 and st["control_seq"] == 3
 
 

@@ -43,7 +43,7 @@ def test_a_wait_still_running_comes_back_with_its_timer_and_series(repo):
             ("state", {"state": "waiting", "reason": WAIT_REASON}),
         ],
     )
-    st = rebuild.rebuild(paths)
+    st = rebuild.rebuild(paths).dump()
     assert (st["state"], st["reason"]) == ("waiting", WAIT_REASON)
     assert st["wait"] == {
         "author": "solo",
@@ -67,7 +67,7 @@ def test_a_wait_that_ended_is_not_brought_back(repo):
             ("state", {"state": "paused", "reason": reason("user")}),
         ],
     )
-    st = rebuild.rebuild(paths)
+    st = rebuild.rebuild(paths).dump()
     assert st["state"] == "stopped" and "wait" not in st
 
 
@@ -84,7 +84,7 @@ def test_usage_limit_resets_still_ahead_come_back_and_so_does_the_wait_for_them(
         ],
     )
     now = time.time()
-    st = rebuild.rebuild(paths)
+    st = rebuild.rebuild(paths).dump()
     assert set(st["limited_until"]) == {"a", "b"}  # an expired reset is not kept
     assert now + 3590 < st["limited_until"]["a"] <= now + 3600
     assert (st["state"], st["reason"]) == ("waiting", limit)
@@ -109,5 +109,5 @@ def test_the_daemon_opening_on_a_lost_state_keeps_waiting_until_the_timer(repo):
     d = Daemon(repo)
     d.open()
     d.close()
-    st = StateFile(paths.state).read()
+    st = StateFile(paths.state).read().dump()
     assert st["state"] == "waiting" and st["wait"]["due"] == due and st["run_id"] == "r1"

@@ -65,7 +65,7 @@ def test_an_old_run_folder_opens_through_the_journals(tmp_path):
     t.close()
     Events(run / "events.jsonl", "r").close()
     Journal(run / "harness.jsonl", schema=records.check_harness).close()
-    assert records.run_state(StateFile(run / "state.json").read()).run_id
+    assert StateFile(run / "state.json").read().run_id
 
 
 def test_extra_fields_are_kept_where_files_are_additive():

@@ -12,42 +12,38 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import StateConflictError
-from autodev.store.state import StateFile, blank_state
+from autodev.store.state import BLANK, StateFile, blank_state
 
 
 def test_missing_file_reads_as_blank_state(tmp_path):
     s = StateFile(tmp_path / "run" / "state.json")
     assert s.read() == blank_state()
-    assert s.read()["version"] == 0
+    assert s.read().version == 0
     assert not s.path.exists()
 
 
 def test_update_bumps_version_and_writes_whole_file(tmp_path):
     s = StateFile(tmp_path / "run" / "state.json")
 
-    def go(st):
-        st["state"] = "running"
-        return st
-
-    new = s.update(go)
-    assert new["version"] == 1 and new["state"] == "running"
+    new = s.update(lambda st: st.but(state="running"))
+    assert new.version == 1 and new.state == "running"
     on_disk = json.loads(s.path.read_text())
-    assert on_disk == new
-    # A change that returns None leaves the state as it was but still counts as a write.
-    again = s.update(lambda st: None)
-    assert again["state"] == "running" and again["version"] == 2
-    assert s.read()["version"] == 2
+    assert on_disk == new.dump() == {**BLANK, "version": 1, "state": "running"}
+    # A change that changes nothing still counts as a write.
+    again = s.update(lambda st: st)
+    assert again.state == "running" and again.version == 2
+    assert s.read().version == 2
     # No temp files are left behind.
     assert sorted(p.name for p in s.path.parent.iterdir()) == ["state.json", "state.json.lock"]
 
 
 def test_update_that_raises_writes_nothing(tmp_path):
     s = StateFile(tmp_path / "state.json")
-    s.update(lambda st: {**st, "state": "running"})
+    s.update(lambda st: st.but(state="running"))
     before = s.path.read_bytes()
 
     def boom(st):
-        st["state"] = "faulted"
+        st.but(state="faulted")
         raise RuntimeError("change failed")
 
     with pytest.raises(RuntimeError):
@@ -67,7 +63,36 @@ def test_old_state_files_gain_new_keys(tmp_path):
     s = StateFile(tmp_path / "state.json")
     s.path.write_text(json.dumps({"version": 7, "state": "running"}))
     st = s.read()
-    assert st["version"] == 7 and st["controls"] == [] and st["control_seq"] == 0
+    assert st.version == 7 and st.controls == [] and st.control_seq == 0
+    s.update(lambda st: st)  # and write them: every state.json holds them
+    assert json.loads(s.path.read_text()) == {**BLANK, "version": 8, "state": "running"}
+
+
+def test_a_wrongly_typed_state_names_the_file_the_field_and_the_repair(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    s.path.write_text(json.dumps({"version": 3, "state": "running", "gate": {"id": "1", "declarer": 7}}))
+    with pytest.raises(StateConflictError) as e:
+        s.read()
+    assert str(s.path) in e.value.message and "'gate.declarer'" in e.value.message
+    assert "mv " in e.value.fix and "autodev start" in e.value.fix
+
+
+def test_keys_a_newer_autodev_wrote_survive_a_read_modify_write(tmp_path):
+    s = StateFile(tmp_path / "state.json")
+    newer = {
+        **BLANK,
+        "version": 4,
+        "state": "gated",
+        "lane": {"x": [1, 2]},  # a field this version does not know
+        "gate": {"id": "2", "declarer": "bob", "text": "push", "seq": 2, "risk": "high"},
+        "participants": {"bob": {"turns": 1, "cost": 0.25, "energy_wh": 3}},
+        "controls": [{"n": 1, "action": "pause", "at": 5, "origin": "panel"}],
+        "control_seq": 1,
+    }
+    s.path.write_text(json.dumps(newer))
+    got = s.update(lambda st: st.but(speaking="bob"))
+    assert json.loads(s.path.read_text()) == {**newer, "version": 5, "speaking": "bob"}
+    assert got.gate and got.gate.declarer == "bob" and got.participants["bob"].turns == 1
 
 
 def test_request_queues_controls_in_order(tmp_path):
@@ -75,9 +100,9 @@ def test_request_queues_controls_in_order(tmp_path):
     s.request("pause", reason="user")
     s.request("resume")
     st = s.request("stop")
-    assert [(c["n"], c["action"]) for c in st["controls"]] == [(1, "pause"), (2, "resume"), (3, "stop")]
-    assert st["controls"][0]["reason"] == "user"
-    assert st["control_seq"] == 3
+    assert [(c.n, c.action) for c in st.controls] == [(1, "pause"), (2, "resume"), (3, "stop")]
+    assert st.controls[0].dump()["reason"] == "user"
+    assert st.control_seq == 3
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,18 +138,18 @@ def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
     # version never goes backwards.
     seen = 0
     while any(p.poll() is None for p in running):
-        v = StateFile(path).read()["version"]
+        v = StateFile(path).read().version
         assert v >= seen
         seen = v
     for p in running:
         _, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
     st = StateFile(path).read()
-    controls = st["controls"]
+    controls = [c.dump() for c in st.controls]
     assert len(controls) == procs * per
     assert [c["n"] for c in controls] == list(range(1, procs * per + 1))
-    assert st["control_seq"] == procs * per
-    assert st["version"] == procs * per
+    assert st.control_seq == procs * per
+    assert st.version == procs * per
     for k in range(procs):
         mine = [c["i"] for c in controls if c["who"] == f"w{k}"]
         assert mine == list(range(per))  # each writer's own order is kept
@@ -133,16 +158,12 @@ def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
 def test_any_text_is_written_as_valid_utf8_and_privately(tmp_path):
     s = StateFile(tmp_path / "run" / "state.json")
     s.update(
-        lambda st: {
-            **st,
-            "objective": "caf\udce9",
-            "question": {"from": "bob", "seq": 1, "text": "\ud83d alone"},
-        }
+        lambda st: st.but(objective="caf\udce9", question={"from": "bob", "seq": 1, "text": "\ud83d alone"})
     )
     raw = s.path.read_bytes().decode("utf-8")  # strictly valid
     assert "\\udce9" not in raw
     got = s.read()
-    assert got["objective"] == "caf\\xe9" and got["question"]["text"] == "\\ud83d alone"
+    assert got.objective == "caf\\xe9" and got.question and got.question.text == "\\ud83d alone"
     assert s.path.stat().st_mode & 0o777 == 0o600
 
 

@@ -72,10 +72,10 @@ def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (defa
     """Approve the open gate."""
     paths = _paths()
     gid = actions.require_gate(paths, gate_id, "approve")
-    gate = actions.open_gate(paths) or {}
-    text = str(gate.get("text", ""))
+    gate = actions.open_gate(paths)
+    text = gate.text if gate else ""
     # The approval is for this text, shown escaped, and names it by its digest.
-    print(f"gate {gid} from {line(gate.get('declarer', '?'))} [text sha256 {digest(text)}]:")
+    print(f"gate {gid} from {line(gate.declarer if gate else '?')} [text sha256 {digest(text)}]:")
     print("  " + shown(text).replace("\n", "\n  "))
     result = actions.approve(paths, gid, digest=digest(text))
     print(f"approval of gate {gid} sent")

@@ -128,7 +128,7 @@ def start(
     deadline = time.time() + 15
     while time.time() < deadline:
         st = state.read()
-        if st.get("pid") == proc.pid and st.get("daemon") == "running":
+        if st.pid == proc.pid and st.daemon == "running":
             print(
                 f"daemon started (pid {proc.pid}); follow it with `autodev thread --follow` "
                 "or `autodev status`"
@@ -211,12 +211,12 @@ def _print_outcome(paths: RunPaths) -> None:
     from autodev.store.state import StateFile
 
     st = StateFile(paths.state).read()
-    r = st.get("reason") or {}
-    line = f"run {st['state']}"
+    r = st.reason.dump() if st.reason else {}
+    line = f"run {st.state}"
     if r.get("text"):
         line += f": {r['text']}"
     print(line)
-    if r.get("continue") and st["state"] not in ("complete",):
+    if r.get("continue") and st.state not in ("complete",):
         from autodev.rules.reasons import continue_line
         from autodev.store.lock import DaemonLock
 

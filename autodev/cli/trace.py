@@ -9,13 +9,14 @@ import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError, extra_fix
+from autodev.records.state import RunState
 from autodev.store.paths import RunPaths, find_repo
 
 trace_app = typer.Typer(help="OpenTelemetry traces of runs (docs/telemetry.md).", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 
 
-def _run_paths(run: str | None) -> tuple[RunPaths, str, dict | None]:
+def _run_paths(run: str | None) -> tuple[RunPaths, str, RunState | None]:
     """The run folder, the run id and its state: this repository's run, or `run` from the index."""
     from autodev.store import runs
     from autodev.store.rebuild import read_state
@@ -23,19 +24,19 @@ def _run_paths(run: str | None) -> tuple[RunPaths, str, dict | None]:
     if run is None:
         paths = RunPaths(find_repo())
         st = read_state(paths)
-        if st is None or not st.get("run_id"):
+        if not st.run_id:
             raise UsageError(
                 "this repository has no run to export",
                 "start one with `autodev start`, or name one with --run ID",
             )
-        return paths, str(st["run_id"]), st
+        return paths, st.run_id, st
     for row in runs.listing():
         if row["run"] == run and row.get("repo"):
             paths = RunPaths(Path(row["repo"]))
             if str(paths.run_dir) != str(row["run_dir"]) or not paths.run_dir.exists():
                 break
             st = read_state(paths)
-            return paths, run, st if st and st.get("run_id") == run else None
+            return paths, run, st if st.run_id == run else None
     raise UsageError(f"no stored run {run!r}", "`autodev runs` lists the runs and their ids")
 
 

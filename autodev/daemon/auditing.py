@@ -16,15 +16,16 @@ from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
+from autodev.records.base import State
 from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
-from autodev.records.state import Usage
+from autodev.records.state import RunState, Usage
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
 
 
 def audit(
     post: dict,
-    st: dict,
+    st: RunState,
     *,
     run: Run,
     config: RunConfig,
@@ -33,7 +34,7 @@ def audit(
     room: Room,
     scripted: Scripted,
     model=None,
-    set_state: Callable[[str, dict | None], None],
+    set_state: Callable[[State, dict | None], None],
     stopping: Callable[[], bool],
 ) -> Change:
     from autodev.harness.audit import AuditStopped
@@ -52,15 +53,15 @@ def audit(
         scripted_price=scripted.price,
         configured_output=config.max_output_tokens,
     )
-    n = st.get("audits", 0) + 1
+    n = st.audits + 1
     audit_id = f"{run.run_id}:audit{post['seq']}"
     run.events.emit(AuditStartedEvent(seq=post["seq"], n=n))
     try:
         v = ask(
             repo=run.paths.repo,
-            objective="\n\n".join(st.get("user_messages") or []),
+            objective="\n\n".join(st.user_messages),
             done_post=post,
-            base=st.get("base_head"),
+            base=st.base_head,
             check=config.audit_check,
             check_timeout=config.command_timeout_sec,
             targets=targets,
@@ -87,7 +88,7 @@ def audit(
         run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=getattr(e, "detail", None)))
         # The done post stays unaudited: resuming the run audits it before any turn.
         return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post["seq"]})
-    run.state.update(lambda s: {**used(s, v, a.model), "audit_pending": None})
+    run.state.update(lambda s: used(s, v, a.model).but(audit_pending=None))
     run.events.emit(AuditEvent(seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by))
     if v.accept:
         verdict = Note(
@@ -112,12 +113,9 @@ def audit(
     return Change({"state": "running", "reason": None, "audits": n}, [verdict])
 
 
-def used(s: dict, v, model: str) -> dict:
+def used(s: RunState, v, model: str) -> RunState:
     """The audit's tokens and cost added to the run's figures (pure)."""
     spent = Usage(prompt_tokens=v.prompt_tokens, completion_tokens=v.completion_tokens, cost=v.cost)
-    s["audit_usage"] = {
-        **(s.get("audit_usage") or {}),
-        **(Usage.of(s.get("audit_usage") or {}) + spent).plain(6),
-    }
-    add_models(s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}})
-    return s
+    had = s.audit_usage or Usage()
+    s = s.but(audit_usage=had.but(**(had + spent).plain(6)))  # extras a newer autodev wrote stay
+    return add_models(s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}})

@@ -16,13 +16,13 @@ thread (`harness/thread_tools.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from autodev.config import RunConfig, Team
 from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
-from autodev.records.state import ModelUsage, add_usage
+from autodev.records.state import Gate, ModelUsage, RunState
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
 from autodev.store.state import blank_figures
@@ -42,15 +42,19 @@ class Note:
 
 @dataclass
 class Change:
-    """What applying a post (or a decision) changes: state keys, then notes and events in order."""
+    """What applying a post (or a decision) changes: state fields, then notes and events in order."""
 
-    state: dict = field(default_factory=dict)
+    state: dict[str, object] = field(default_factory=dict)
     out: list[Note | Event] = field(default_factory=list)
 
     def merge(self, other: Change) -> Change:
         self.state.update(other.state)
         self.out.extend(other.out)
         return self
+
+    def apply(self, s: RunState) -> RunState:
+        """`s` with this change's fields."""
+        return s.but(**self.state)
 
 
 class Figures(Protocol):
@@ -64,50 +68,51 @@ class Figures(Protocol):
     models: dict[str, dict]
 
 
-Audit = Callable[[dict, dict], Change]  # (done post, state) -> the verdict's change
+Audit = Callable[[dict, RunState], Change]  # (done post, state) -> the verdict's change
 
 
-def add_models(s: dict, used: dict[str, dict]) -> None:
+def add_models(s: RunState, used: Mapping[str, Mapping[str, object]]) -> RunState:
     """Usage per model label, summed over the run (for `autodev runs stats`)."""
-    models = s.setdefault("models", {})
+    models = dict(s.models)
     for label, u in used.items():
-        add_usage(models, label, ModelUsage.of(u), round_cost=6)
+        had = models.get(label) or ModelUsage()
+        models[label] = had.but(**(had + ModelUsage.of(u)).plain(6))  # extras a newer autodev wrote stay
+    return s.but(models=models)
 
 
-def account(s: dict, name: str, turn: int, figures: Figures, post: dict | None) -> dict:
+def account(s: RunState, name: str, turn: int, figures: Figures, post: dict | None) -> RunState:
     """Add one turn's figures to its participant (pure). Once per turn: `accounted_turn` records the last turn counted."""
-    if s.get("accounted_turn", 0) >= turn:
+    if s.accounted_turn >= turn:
         return s
-    ps = s.setdefault("participants", {})
-    q = ps.setdefault(name, blank_figures())
-    q["turns"] += 1
-    q["prompt_tokens"] += figures.prompt_tokens
-    q["completion_tokens"] += figures.completion_tokens
-    q["cached_tokens"] = q.get("cached_tokens", 0) + (figures.cached_tokens or 0)
-    q["compactions"] = q.get("compactions", 0) + (figures.compactions or 0)
-    q["cost"] = round(q["cost"] + (figures.cost or 0.0), 6)
-    q["last_turn"] = turn
+    q = (s.participants.get(name) or blank_figures()).model_copy()
+    q.turns += 1
+    q.prompt_tokens += figures.prompt_tokens
+    q.completion_tokens += figures.completion_tokens
+    q.cached_tokens += figures.cached_tokens or 0
+    q.compactions += figures.compactions or 0
+    q.cost = round(q.cost + (figures.cost or 0.0), 6)
+    q.last_turn = turn
     if post and post.get("kind") == "work_done" and post.get("credit"):
-        q["credited"] += 1
-    q["silent_streak"] = 0 if post else q.get("silent_streak", 0) + 1
-    add_models(s, figures.models or {})
-    s["accounted_turn"] = turn
-    return s
+        q.credited += 1
+    q.silent_streak = 0 if post else q.silent_streak + 1
+    s = s.but(participants={**s.participants, name: q}, accounted_turn=turn)
+    return add_models(s, figures.models or {})
 
 
-def silent(s: dict, name: str, turn: int, figures: Figures, max_silent: int) -> tuple[dict, dict | None]:
+def silent(
+    s: RunState, name: str, turn: int, figures: Figures, max_silent: int
+) -> tuple[RunState, dict | None]:
     """A turn that ended without a post (pure): its figures, the silent streak and the pause
     rule, marked with `accounted_turn` (so a restart neither loses nor repeats it). Returns the
     new state and the pause reason when the streak reached `max_silent`."""
-    if s.get("accounted_turn", 0) >= turn:
+    if s.accounted_turn >= turn:
         return s, None
     s = account(s, name, turn, figures, None)
-    n = s["participants"][name]["silent_streak"]
+    n = s.participants[name].silent_streak
     if n < max_silent:
         return s, None
     paused = reason("silent", who=name, n=n)
-    s["state"], s["reason"] = "paused", paused
-    return s, paused
+    return s.but(state="paused", reason=paused), paused
 
 
 def stagnant(tail: list[dict], author: str) -> bool:
@@ -119,7 +124,7 @@ def stagnant(tail: list[dict], author: str) -> bool:
 def post_change(
     post: dict,
     author: str,
-    st: dict,
+    st: RunState,
     *,
     config: RunConfig,
     team: Team,
@@ -131,11 +136,11 @@ def post_change(
     """Everything `post` changes, given the state before it (`applied_seq` included)."""
     kind = post["kind"]
     credited = kind == "work_done" and bool(post.get("credit"))
-    talk = 0 if credited else st.get("talk_turns", 0) + 1
+    talk = 0 if credited else st.talk_turns + 1
     ch = Change({"talk_turns": talk})
-    if kind != "wait" and (st.get("last_wait") or {}).get("author") == author:
+    if kind != "wait" and st.last_wait and st.last_wait.author == author:
         ch.state["last_wait"] = None  # the author moved on: the next wait starts a new series
-    if (st.get("question") or {}).get("from") == author:
+    if st.question and st.question.from_ == author:
         ch.state["question"] = None  # the asker moved on without an answer: no longer open
     if stagnant(tail, author):
         ch.state.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
@@ -160,10 +165,10 @@ def post_change(
     return ch
 
 
-def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float) -> Change:
-    prev = st.get("last_wait") or {}
-    streak = prev.get("streak", 0) + 1 if prev.get("author") == author else 1
-    since = prev.get("since", now) if streak > 1 else now
+def start_wait(post: dict, author: str, st: RunState, config: RunConfig, now: float) -> Change:
+    prev = st.last_wait
+    streak = prev.streak + 1 if prev and prev.author == author else 1
+    since = prev.since if prev and streak > 1 and prev.since is not None else now
     delay = min(config.wait_cap_sec, config.wait_first_sec * 2 ** (streak - 1))
     if now + delay - since > config.max_wait_min * 60:
         return Change(
@@ -193,11 +198,11 @@ def start_wait(post: dict, author: str, st: dict, config: RunConfig, now: float)
     )
 
 
-def open_gate(post: dict, author: str, st: dict, config: RunConfig, run_id: str) -> Change:
+def open_gate(post: dict, author: str, st: RunState, config: RunConfig, run_id: str) -> Change:
     """A gate post: decided at once by gateAutoDeny / gateAutoApprove / gateMode, else open."""
     from autodev.guard import gates
 
-    gate = {"id": str(post["seq"]), "declarer": author, "text": post["text"], "seq": post["seq"]}
+    gate = Gate(id=str(post["seq"]), declarer=author, text=post["text"], seq=post["seq"])
     decision, rule = gates.decide(
         post["text"],
         auto_deny=config.gate_auto_deny,
@@ -208,22 +213,22 @@ def open_gate(post: dict, author: str, st: dict, config: RunConfig, run_id: str)
         return gate_decision(gate, decision == "approved", rule, "", st, run_id)
     return Change(
         {"state": "gated", "reason": reason("gated", who=author), "gate": gate},
-        [GateOpenEvent(id=gate["id"], declarer=author, text=post["text"][:500])],
+        [GateOpenEvent(id=gate.id, declarer=author, text=post["text"][:500])],
     )
 
 
-def gate_decision(gate: dict, approved: bool, by: str, why: str, st: dict, run_id: str) -> Change:
+def gate_decision(gate: Gate, approved: bool, by: str, why: str, st: RunState, run_id: str) -> Change:
     """A gate decided by the user or a rule: its system note (idempotent by id) and the state it
     leads to; an approval covers one use."""
     verb = "approved" if approved else "denied"
-    text = f"Gate {gate['id']} by {gate['declarer']} {verb} by {by}" + (f": {why}" if why else "")
-    kept = [g for g in st.get("approved_gates", []) if g["id"] != gate["id"]]
+    text = f"Gate {gate.id} by {gate.declarer} {verb} by {by}" + (f": {why}" if why else "")
+    kept = [g for g in st.approved_gates if g.id != gate.id]
     note = Note(
         "system",
         text,
         extra={
-            "id": f"{run_id}:gate:{gate['id']}",
-            "gate": {"id": gate["id"], "decision": verb, "declarer": gate["declarer"], "by": by},
+            "id": f"{run_id}:gate:{gate.id}",
+            "gate": {"id": gate.id, "decision": verb, "declarer": gate.declarer, "by": by},
         },
     )
     return Change(
@@ -233,22 +238,22 @@ def gate_decision(gate: dict, approved: bool, by: str, why: str, st: dict, run_i
             "reason": None,
             "approved_gates": kept + [gate] if approved else kept,
         },
-        [note, GateDecidedEvent(id=gate["id"], decision=verb, by=by)],
+        [note, GateDecidedEvent(id=gate.id, decision=verb, by=by)],
     )
 
 
-def plan_next(st: dict, names: list[str], tail: list[dict], last_spoke: dict[str, int]) -> dict:
+def plan_next(st: RunState, names: list[str], tail: list[dict], last_spoke: dict[str, int]) -> dict:
     """Who speaks next, for status and the panel. While the run waits on the user, that is
     who the user's answer goes to (rule 1), not who would speak without one."""
-    if st["state"] == "gated" and st.get("gate"):
-        who = st["gate"]["declarer"]
+    if st.state == "gated" and st.gate:
+        who = st.gate.declarer
         return {
             "speaker": who,
             "rule": "gate_decision",
-            "why": f"{who} speaks once you approve or deny gate {st['gate']['id']}",
+            "why": f"{who} speaks once you approve or deny gate {st.gate.id}",
         }
-    if st["state"] == "awaiting_user" and st.get("question"):
-        who = st["question"]["from"]
+    if st.state == "awaiting_user" and st.question:
+        who = st.question.from_
         return {"speaker": who, "rule": "user_message", "why": f"{who} gets your answer"}
     d = scheduler.next_speaker(names, tail, last_spoke)
     return {"speaker": d.speaker, "rule": d.rule, "why": d.why}

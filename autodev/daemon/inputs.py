@@ -19,7 +19,9 @@ from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
 from autodev.guard import keys
+from autodev.records.base import State
 from autodev.records.events import ConfigRefusedEvent, ControlEvent, TeamReloadedEvent, WarningEvent
+from autodev.records.state import ConfigRefused, Control, PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store import inbox, queued, userfiles
 
@@ -27,75 +29,70 @@ USER_KEEP = 10  # user messages kept in state for the audit's view of the object
 SetState = Callable[..., None]  # (state, reason, **extra): a state change and its event
 
 
-def todo(st: dict) -> list[dict]:
+def todo(st: RunState) -> list[Control]:
     """Control requests not yet applied, oldest first."""
-    done = st.get("controls_applied", 0)
-    return [c for c in st.get("controls", []) if c["n"] > done]
+    return queued.controls(st)
 
 
-def first_control_at(st: dict) -> int | None:
+def first_control_at(st: RunState) -> int | None:
     """When the oldest unapplied control request was made (ns; 0 when it predates the time
     stamp), or None when there is none."""
     queue = todo(st)
-    return int(queue[0].get("at", 0)) if queue else None
+    return queue[0].at if queue else None
 
 
-def stop_requested(st: dict) -> bool:
+def stop_requested(st: RunState) -> bool:
     """A `stop` the user asked for and the daemon has not applied yet."""
-    return any(c.get("action") == "stop" for c in todo(st))
+    return any(c.action == "stop" for c in todo(st))
 
 
-def pending(st: dict, inbox_dir: Path) -> bool:
+def pending(st: RunState, inbox_dir: Path) -> bool:
     """Anything for the daemon to apply: an inbox message or a control request."""
     return bool(inbox.pending(inbox_dir)) or bool(todo(st))
 
 
-def after_control(cur: dict, action: str) -> tuple[str, dict | None, dict] | None:
+def after_control(cur: RunState, action: str) -> tuple[State, dict | None, dict[str, object]] | None:
     """The state a pause or resume leads to from `cur` (pure): (state, reason, extra), or None
     when it changes nothing. A pause remembers what it interrupted: an open question or gate
     comes back on resume."""
-    if action == "pause" and cur["state"] not in ("complete", "paused"):
-        return "paused", reason("user"), {"paused_from": {"state": cur["state"], "reason": cur.get("reason")}}
-    if action == "resume" and cur["state"] == "paused":
-        back = cur.get("paused_from") or {}
-        if back.get("state") in ("awaiting_user", "gated"):
-            return back["state"], back.get("reason"), {"paused_from": None}
+    if action == "pause" and cur.state not in ("complete", "paused"):
+        return "paused", reason("user"), {"paused_from": PausedFrom(state=cur.state, reason=cur.reason)}
+    if action == "resume" and cur.state == "paused":
+        back = cur.paused_from
+        if back and back.state in ("awaiting_user", "gated"):
+            return back.state, back.reason.dump() if back.reason else None, {"paused_from": None}
         return "running", None, {"paused_from": None}
-    if action == "resume" and cur["state"] == "waiting":
+    if action == "resume" and cur.state == "waiting":
         return "running", None, {"wait": None}
     return None
 
 
-def after_stop(cur: dict) -> tuple[str, dict, dict]:
+def after_stop(cur: RunState) -> tuple[State, dict, dict[str, object]]:
     """The state `stop` leaves (pure): what was going on is kept for `start` to pick up."""
-    back = (
-        cur.get("paused_from")
-        if cur["state"] == "paused"
-        else {"state": cur["state"], "reason": cur.get("reason")}
-    )
+    back = cur.paused_from if cur.state == "paused" else PausedFrom(state=cur.state, reason=cur.reason)
     why = reason("stopped")
     return "stopped", why, {"paused_from": back}
 
 
-def apply_controls(run: Run, set_state: SetState, rewind: Callable[[dict], None] | None = None) -> bool:
+def apply_controls(run: Run, set_state: SetState, rewind: Callable[[Control], None] | None = None) -> bool:
     """Pause, resume, stop and rewind requests, in the order they were made. True = stop now."""
     queue = todo(run.state.read())
     stop = False
     for c in queue:
-        if c["action"] == "stop":
+        if c.action == "stop":
             stop = True
-        elif c["action"] == "rewind":
+        elif c.action == "rewind":
             if rewind is not None:
                 rewind(c)
         else:
-            step = after_control(run.state.read(), c["action"])
+            step = after_control(run.state.read(), c.action)
             if step:
                 set_state(step[0], step[1], **step[2])
-        run.events.emit(ControlEvent(action=c["action"]))
+        run.events.emit(ControlEvent(action=c.action))
     if queue:
-        last = queue[-1]["n"]
+        last = queue[-1].n
         run.state.update(
-            lambda s: {**s, "controls_applied": last, "controls": [c for c in s["controls"] if c["n"] > last]}
+            lambda s: s.but(controls_applied=last, controls=[c for c in s.controls if c.n > last])
         )
     if stop:
         state, why, extra = after_stop(run.state.read())
@@ -103,21 +100,26 @@ def apply_controls(run: Run, set_state: SetState, rewind: Callable[[dict], None]
     return stop
 
 
-def user_message(s: dict, text: str) -> dict:
+def user_message(s: RunState, text: str) -> RunState:
     """What a user message does to the state (pure): the talk and audit counts start again, the
     run runs (an open gate stays open and approvable; its declarer gets the message, rule 1),
     the open question is answered, and unpinned holds are released."""
-    s["talk_turns"], s["audits"] = 0, 0
-    s["user_messages"] = [*s.get("user_messages", []), text[:4000]][-USER_KEEP:]
-    if not s.get("objective"):
-        s["objective"] = text
-    if s["state"] in ("awaiting_user", "paused", "complete", "waiting", "gated"):
-        s["state"], s["reason"], s["wait"] = "running", None, None
-    s["question"], s["last_wait"] = None, None
-    for n in s.get("notices", {}).values():
-        if n.get("hold") and not n.get("pinned"):
-            n["hold"], n["released"] = None, "a user message"
-    return s
+    changes: dict[str, object] = {
+        "talk_turns": 0,
+        "audits": 0,
+        "user_messages": [*s.user_messages, text[:4000]][-USER_KEEP:],
+    }
+    if not s.objective:
+        changes["objective"] = text
+    if s.state in ("awaiting_user", "paused", "complete", "waiting", "gated"):
+        changes.update(state="running", reason=None, wait=None)
+    changes.update(question=None, last_wait=None)
+    if "notices" in s.model_fields_set:
+        changes["notices"] = {
+            nid: n.but(hold=None, released="a user message") if n.hold and not n.pinned else n
+            for nid, n in s.notices.items()
+        }
+    return s.but(**changes)
 
 
 def send(run: Run, msg: dict) -> None:
@@ -158,7 +160,8 @@ def reload(run: Run, settings: Settings) -> Settings | None:
     cur = userfiles.stamp(run.paths.config_dir)
     if cur == settings.stamp:
         return None
-    if cur == (run.state.read().get("config_refused") or {}).get("stamp"):
+    refused = run.state.read().config_refused
+    if refused is not None and cur == refused.stamp:
         return None
     settings.stamp = cur  # the same broken edit is not reported again
     try:
@@ -166,11 +169,11 @@ def reload(run: Run, settings: Settings) -> Settings | None:
     except ConfigError as e:
         problem = str(e)
         run.events.emit(WarningEvent(message=f"team edit rejected, keeping the old team: {problem}"))
-        run.state.update(lambda s: {**s, "team_error": problem, "config_refused": None})
+        run.state.update(lambda s: s.but(team_error=problem, config_refused=None))
         return None
     userfiles.snapshot_prompts(run.paths.prompt_overrides, accepted_prompts(run.paths))
     run.redact.learn(v for k in new.secret_env if (v := keys.get(k)))
-    run.state.update(lambda s: {**s, "team_error": None, "config_refused": None})
+    run.state.update(lambda s: s.but(team_error=None, config_refused=None))
     run.events.emit(TeamReloadedEvent(participants=new.team.names()))
     save_team(run.paths, run.events)
     return new
@@ -187,6 +190,6 @@ def refuse_turn_edits(run: Run, name: str, turn: int, before: str) -> None:
         "applied and the previous team, config and prompts stay in use. If you made it: "
         "`autodev pause`, save the file again, then `autodev resume`"
     )
-    refused = {"turn": turn, "participant": name, "stamp": after, "text": text}
-    run.state.update(lambda s: {**s, "config_refused": refused})
+    refused = ConfigRefused(turn=turn, participant=name, stamp=after, text=text)
+    run.state.update(lambda s: s.but(config_refused=refused))
     run.events.emit(ConfigRefusedEvent(participant=name, turn=turn, message=text))

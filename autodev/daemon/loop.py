@@ -15,6 +15,7 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 
 from autodev import telemetry
@@ -27,6 +28,7 @@ from autodev.guard.display import digest
 from autodev.guard.redact import Redactor
 from autodev.harness import credit
 from autodev.records import check_harness
+from autodev.records.base import State
 from autodev.records.events import (
     BudgetReachedEvent,
     DaemonStartedEvent,
@@ -37,6 +39,7 @@ from autodev.records.events import (
     TurnStoppedEvent,
     WarningEvent,
 )
+from autodev.records.state import Control, RunState
 from autodev.rules import budget, reasons, scheduler
 from autodev.rules.reasons import reason
 from autodev.store import faults, runs, userfiles
@@ -75,7 +78,7 @@ class Loop:
         faults.keep_reserve(paths.run_dir)
         userfiles.snapshot_prompts(paths.prompt_overrides, accepted_prompts(paths))
         rebuilt = recovery.state_from_logs(paths, state)
-        self.run_id: str = state.read().get("run_id") or secrets.token_hex(4)
+        self.run_id: str = state.read().run_id or secrets.token_hex(4)
         thread = Thread(paths.thread, redact=redact)
         closing.callback(thread.close)
         events = Events(paths.events, self.run_id, redact)
@@ -105,7 +108,7 @@ class Loop:
                 branch=branch,
             )
         )
-        self.session: int = st["sessions"]
+        self.session: int = st.sessions
         self.hooks, self.notifier = hooks_for(paths, settings, self.run_id, events.emit)
         closing.callback(lambda: self.notifier.drain())  # `complete` is still delivered as the daemon exits
         save_team(paths, events)
@@ -125,7 +128,7 @@ class Loop:
             closing.callback(
                 lambda: self.telemetry and self.telemetry.close(self.state.read(), TELEMETRY_CLOSE_S)
             )
-            self.telemetry.catch_up(st["turn"] + 1)
+            self.telemetry.catch_up(st.turn + 1)
         self.resume = None
         rewind.finish_pending(self._timeline())  # a rewind a crash cut short
         self._settle()
@@ -157,11 +160,11 @@ class Loop:
         if state in notify.NOTIFY_STATES:
             self.notifier.fire(data)
 
-    def _set(self, state: str, why: dict | None = None, **extra) -> None:
+    def _set(self, state: State, why: dict | None = None, **extra: object) -> None:
         cur = self.state.read()
-        if cur["state"] == state and cur.get("reason") == why and not extra:
+        if cur.state == state and (cur.reason.dump() if cur.reason else None) == why and not extra:
             return
-        self.state.update(lambda s: {**s, "state": state, "reason": why, **extra})
+        self.state.update(lambda s: s.but(state=state, reason=why, **extra))
         self._state_event(state, why)
 
     def _emit(self, ch: Change) -> None:
@@ -172,11 +175,12 @@ class Loop:
             else:
                 self.events.emit(item)
 
-    def _commit(self, ch: Change, change=None) -> None:
+    def _commit(self, ch: Change, change: Callable[[RunState], RunState] | None = None) -> None:
         self._emit(ch)
-        self.state.update(change or (lambda s: {**s, **ch.state}))
+        self.state.update(change or ch.apply)
         if "state" in ch.state:
-            self._state_event(ch.state["state"], ch.state.get("reason"))
+            why = ch.state.get("reason")
+            self._state_event(str(ch.state["state"]), why if isinstance(why, dict) else None)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -201,7 +205,7 @@ class Loop:
                 return EXIT_COMPLETE
             inputs.apply_inbox(self.run, handlers)
             st = self.state.read()
-            state = st["state"]
+            state = st.state
             if state == "running" and self.run.thread.last_seq == 0:
                 self._set("awaiting_user", reason("no_objective"))
                 continue
@@ -214,7 +218,7 @@ class Loop:
                 self._idle(None)
                 continue
             if state == "waiting":
-                due = (st.get("wait") or {}).get("due", 0)
+                due = (st.wait.due if st.wait else None) or 0
                 if time.time() < due:
                     self._idle(due - time.time())
                     continue
@@ -223,7 +227,7 @@ class Loop:
             if state == "faulted":
                 return EXIT_FAILED
             try:
-                if st.get("audit_pending"):
+                if st.audit_pending:
                     self._pending_audit(st)
                     continue
                 self._one_turn(st)
@@ -272,20 +276,21 @@ class Loop:
         run = self.run
         return rewind.Handles(run.paths, run.thread, run.state, run.hlog, run.events, daemon=True)
 
-    def _rewind(self, request: dict) -> None:
+    def _rewind(self, request: Control) -> None:
         """`autodev rewind` asked of the running daemon (between turns): done here, its outcome
         in state (`rewind_result`) for the waiting CLI."""
         try:
-            done = rewind.perform(self._timeline(), request.get("seq"), undo=bool(request.get("undo")))
-            result = {"n": request["n"], "ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
+            done = rewind.perform(self._timeline(), request.seq, undo=request.undo)
+            result = {"n": request.n, "ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
         except AutodevError as e:
-            result = {"n": request["n"], "ok": False, "error": e.message, "fix": e.fix}
+            result = {"n": request.n, "ok": False, "error": e.message, "fix": e.fix}
             self.events.emit(WarningEvent(message=f"rewind refused: {e.message}"))
         else:
             self.resume = None  # the open turn (if any) was closed by the rewind
-            self._state_event("paused", self.state.read().get("reason"))
+            why = self.state.read().reason
+            self._state_event("paused", why.dump() if why else None)
             self._plan_next()
-        self.state.update(lambda s: {**s, "rewind_result": result})
+        self.state.update(lambda s: s.but(rewind_result=result))
 
     def _stop_requested(self) -> bool:
         try:
@@ -301,7 +306,7 @@ class Loop:
 
     # -- a turn ----------------------------------------------------------------------------------
 
-    def _one_turn(self, st: dict) -> None:
+    def _one_turn(self, st: RunState) -> None:
         from autodev.harness.turn import AllModelsLimited, TurnStopped
 
         team, run = self.settings.team, self.run
@@ -323,7 +328,7 @@ class Loop:
             if self._budget_reached(p.name):
                 self.resume = resume  # the open turn continues once the cap is raised
                 return
-            self.state.update(lambda s: {**s, "speaking": p.name, "next": None})
+            self.state.update(lambda s: s.but(speaking=p.name, next=None))
         else:
             decision = scheduler.next_speaker(team.names(), run.thread.tail(TAIL), run.thread.last_spoke)
             p, why = team.get(decision.speaker), decision.why
@@ -331,11 +336,9 @@ class Loop:
                 return
             for w in decision.warnings:
                 self.events.emit(WarningEvent(message=w))
-            turn_no = st["turn"] + 1
+            turn_no = st.turn + 1
             warnings = list(decision.warnings)
-            self.state.update(
-                lambda s: {**s, "turn": turn_no, "speaking": p.name, "next": None, "warnings": warnings}
-            )
+            self.state.update(lambda s: s.but(turn=turn_no, speaking=p.name, next=None, warnings=warnings))
             self.events.emit(ScheduledEvent(participant=p.name, rule=decision.rule, why=why, turn=turn_no))
         before = userfiles.stamp(self.paths.config_dir)
         try:
@@ -408,7 +411,7 @@ class Loop:
         """Apply a post's effects exactly once: its state change and the turn's figures are
         written in one update together with `applied_seq` and `accounted_turn`."""
         st = self.state.read()
-        if post["seq"] <= st.get("applied_seq", 0):
+        if post["seq"] <= st.applied_seq:
             return
         cfg = self.settings
         ch = effects.post_change(
@@ -422,24 +425,25 @@ class Loop:
             run_id=self.run_id,
             now=time.time(),
         )
-        self._commit(ch, lambda s: effects.account({**s, **ch.state}, author, turn, figures, post))
+        self._commit(ch, lambda s: effects.account(ch.apply(s), author, turn, figures, post))
 
     def silent(self, name: str, why: str, turn: int, figures: Figures) -> None:
         """A turn that ended without a post: figures, streak and pause rule in one update."""
         paused = None
 
-        def change(s: dict) -> dict:
+        def change(s: RunState) -> RunState:
             nonlocal paused
             s, paused = effects.silent(s, name, turn, figures, self.settings.config.max_silent_turns)
             return s
 
         st = self.state.update(change)
-        n = st["participants"].get(name, {}).get("silent_streak", 0)
+        mine = st.participants.get(name)
+        n = mine.silent_streak if mine else 0
         self.events.emit(SilentTurnEvent(participant=name, reason=why, streak=n))
         if paused:
             self._state_event("paused", paused)
 
-    def _audit(self, post: dict, st: dict) -> Change:
+    def _audit(self, post: dict, st: RunState) -> Change:
         return auditing.audit(
             post,
             st,
@@ -454,31 +458,31 @@ class Loop:
             stopping=self._stop_requested,
         )
 
-    def _pending_audit(self, st: dict) -> None:
+    def _pending_audit(self, st: RunState) -> None:
         """Audit a done post whose audit failed on its provider (the run was paused, then
         resumed): before any turn, as if it had just been posted."""
-        seq = st["audit_pending"]
-        [post] = self.run.thread.read(seq, seq, 1) or [None]
+        seq = st.audit_pending
+        [post] = (self.run.thread.read(seq, seq, 1) if seq else None) or [None]
         if post is None or post.get("kind") != "done":
-            self.state.update(lambda s: {**s, "audit_pending": None})
+            self.state.update(lambda s: s.but(audit_pending=None))
             return
         self._commit(self._audit(post, st))
 
     def _gate_answer(self, msg: dict) -> None:
         """`autodev approve` / `deny` of the open gate."""
         st = self.state.read()
-        gate = st.get("gate")
-        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate["id"]):
+        gate = st.gate
+        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate.id):
             self.events.emit(
                 WarningEvent(message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
             )
             return
         approved = msg["kind"] == "approve"
-        if approved and msg.get("digest") and msg["digest"] != digest(gate.get("text", "")):
+        if approved and msg.get("digest") and msg["digest"] != digest(gate.text):
             self.events.emit(
                 WarningEvent(
-                    message=f"approval of gate {gate['id']} refused: it was given for a text with sha256 "
-                    f"{msg['digest']}, and the gate's text has {digest(gate.get('text', ''))}; "
+                    message=f"approval of gate {gate.id} refused: it was given for a text with sha256 "
+                    f"{msg['digest']}, and the gate's text has {digest(gate.text)}; "
                     f"read the gate again with `autodev status`"
                 )
             )
@@ -492,7 +496,7 @@ class Loop:
         nxt = effects.plan_next(
             self.state.read(), self.settings.team.names(), thread.tail(TAIL), thread.last_spoke
         )
-        self.state.update(lambda s: {**s, "next": nxt})
+        self.state.update(lambda s: s.but(next=nxt))
 
     def _settle(self) -> None:
         """Settle the newest turn of the harness log (`recovery.settle`)."""

@@ -20,6 +20,7 @@ from autodev.records.events import (
     NoticeReleasedEvent,
     WarningEvent,
 )
+from autodev.records.state import Notice, RunState
 from autodev.store.thread import now_ts
 
 
@@ -30,18 +31,20 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
         can = holdable()
         if hold is not None and hold not in can:
             raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(can)}")
-        st = run.state.update(lambda s: {**s, "notice_seq": s.get("notice_seq", 0) + 1})
-        nid = str(st["notice_seq"])
-        notice = {
-            "id": nid,
-            "from": name,
-            "text": text[:4000],
-            "hold": hold,
-            "pinned": False,
-            "answer": None,
-            "delivered": False,
-            "ts": now_ts(),
-        }
+        st = run.state.update(lambda s: s.but(notice_seq=s.notice_seq + 1))
+        nid = str(st.notice_seq)
+        notice = Notice.model_validate(
+            {
+                "id": nid,
+                "from": name,
+                "text": text[:4000],
+                "hold": hold,
+                "pinned": False,
+                "answer": None,
+                "delivered": False,
+                "ts": now_ts(),
+            }
+        )
         held = f" (holding {hold})" if hold else ""
         run.note(
             "system",
@@ -49,7 +52,7 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
             id=f"{run.run_id}:notice:{nid}",
             notice={"id": nid, "from": name, "hold": hold},
         )
-        run.state.update(lambda s: {**s, "notices": {**s.get("notices", {}), nid: notice}})
+        run.state.update(lambda s: s.but(notices={**s.notices, nid: notice}))
         run.events.emit(NoticeEvent(id=nid, participant=name, text=text[:500], hold=hold))
         return nid
 
@@ -59,60 +62,58 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
 def answer(run: Run, msg: dict) -> None:
     """`autodev answer`: the answer noted on the thread and kept for the asker's next turn."""
     nid = str(msg.get("notice_id"))
-    st = run.state.read()
-    if nid not in st.get("notices", {}):
+    n = run.state.read().notices.get(nid)
+    if n is None:
         run.events.emit(WarningEvent(message=f"answer to unknown notice {nid} ignored"))
         return
     text = str(msg.get("text", ""))
-    n = st["notices"][nid]
     run.note(
         "system",
-        f"the user answered notice {nid} from {n['from']}: {text[:300]}",
+        f"the user answered notice {nid} from {n.from_}: {text[:300]}",
         id=msg["id"],
-        notice={"id": nid, "from": n["from"], "answered": True},
+        notice={"id": nid, "from": n.from_, "answered": True},
     )
 
-    def answered(s: dict) -> dict:
-        m = s["notices"][nid]
-        m.update(answer=text[:4000], delivered=False)
-        if m.get("hold") and not m.get("pinned"):
-            m["hold"], m["released"] = None, "answered"
-        return s
+    def answered(s: RunState) -> RunState:
+        m = s.notices[nid].but(answer=text[:4000], delivered=False)
+        if m.hold and not m.pinned:
+            m = m.but(hold=None, released="answered")
+        return s.but(notices={**s.notices, nid: m})
 
     run.state.update(answered)
-    run.events.emit(NoticeAnsweredEvent(id=nid, participant=n["from"]))
+    run.events.emit(NoticeAnsweredEvent(id=nid, participant=n.from_))
 
 
 def hold(run: Run, msg: dict) -> None:
     """`autodev notice N hold|release`: pin a notice's hold, or release it."""
     nid, action = str(msg.get("notice_id")), msg.get("action")
-    if nid not in run.state.read().get("notices", {}):
+    if nid not in run.state.read().notices:
         run.events.emit(WarningEvent(message=f"notice {nid} does not exist; {action} ignored"))
         return
 
-    def change(s: dict) -> dict:
-        n = s["notices"][nid]
+    def change(s: RunState) -> RunState:
+        n = s.notices[nid]
         if action == "hold":
-            n["pinned"] = True
+            n = n.but(pinned=True)
         else:
-            n["pinned"], n["hold"], n["released"] = False, None, "the user"
-        return s
+            n = n.but(pinned=False, hold=None, released="the user")
+        return s.but(notices={**s.notices, nid: n})
 
     run.state.update(change)
     run.events.emit(NoticePinnedEvent(id=nid) if action == "hold" else NoticeReleasedEvent(id=nid))
 
 
-def answers_for(name: str, st: dict) -> tuple[list[str], list[str]]:
+def answers_for(name: str, st: RunState) -> tuple[list[str], list[str]]:
     """Answers to `name`'s notices not yet delivered: 300 + 300 characters each, and their ids
     (pure)."""
     notes, ids = [], []
-    for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
-        if n["from"] == name and n.get("answer") is not None and not n.get("delivered"):
-            notes.append(f'the user answered your notice {nid} ("{n["text"][:300]}"): {n["answer"][:300]}')
+    for nid, n in sorted(st.notices.items(), key=lambda kv: int(kv[0])):
+        if n.from_ == name and n.answer is not None and not n.delivered:
+            notes.append(f'the user answered your notice {nid} ("{n.text[:300]}"): {n.answer[:300]}')
             ids.append(nid)
     return notes, ids
 
 
-def holds_of(name: str, st: dict) -> list[str]:
+def holds_of(name: str, st: RunState) -> list[str]:
     """The capabilities `name`'s notices hold (pure)."""
-    return [n["hold"] for n in st.get("notices", {}).values() if n["from"] == name and n.get("hold")]
+    return [n.hold for n in st.notices.values() if n.from_ == name and n.hold]

@@ -32,6 +32,7 @@ from pathlib import Path
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
+from autodev.records.state import RunState
 from autodev.store import rebuild as rebuildmod
 from autodev.store.journal import iter_records_reverse
 from autodev.store.paths import RunPaths
@@ -45,12 +46,12 @@ def state_from_logs(paths: RunPaths, state: StateFile) -> bool:
     if not rebuildmod.missing(paths):
         return False
     rebuilt = rebuildmod.rebuild(paths)
-    state.update(lambda s: {**s, **rebuilt, "version": s["version"]})
+    state.update(lambda s: s.but(**{**rebuilt.set_fields(), "version": s.version}))
     return True
 
 
 def restarted(
-    s: dict,
+    s: RunState,
     *,
     run_id: str,
     head: str | None,
@@ -58,41 +59,34 @@ def restarted(
     stamp: str,
     warn: list[str],
     branch: str | None = None,
-) -> dict:
+) -> RunState:
     """The state a (re)start begins in (pure). A state written by an older version gets its
-    defaults; a stopped or faulted run picks up where it was. `branch`: the run's branch (the
-    one credit counts commits on), kept from the first start."""
-    s.setdefault("run_id", run_id)
-    s.setdefault("started_at", now_ts())
-    s.setdefault("base_head", head)
-    if not s.get("branch"):
-        s["branch"] = branch
-    s.setdefault("turn", 0)
-    s.setdefault("cursors", {})
-    s.setdefault("participants", {})
-    s.setdefault("talk_turns", 0)
-    s.setdefault("audits", 0)
-    s.setdefault("user_messages", [])
-    s.setdefault("objective", "")
+    defaults (written out); a stopped or faulted run picks up where it was. `branch`: the run's
+    branch (the one credit counts commits on), kept from the first start."""
+    was = s.model_fields_set
+    first = {"run_id": run_id, "started_at": now_ts(), "base_head": head}
+    changes: dict[str, object] = {k: v for k, v in first.items() if k not in was}
+    if not s.branch:
+        changes["branch"] = branch
+    for k in ("turn", "cursors", "participants", "talk_turns", "audits", "user_messages", "objective"):
+        changes[k] = getattr(s, k)  # a state without them gets them written, as they default
     # A state written before turns were accounted by number: its turns are all counted.
-    s.setdefault("accounted_turn", s["turn"])
-    s["pid"] = pid
-    s["daemon"] = "running"
-    s["sessions"] = s.get("sessions", 0) + 1
-    s["team_error"] = None  # the team just loaded cleanly
-    if (s.get("config_refused") or {}).get("stamp") == stamp:
+    changes["accounted_turn"] = s.accounted_turn if "accounted_turn" in was else s.turn
+    changes.update(
+        pid=pid, daemon="running", sessions=s.sessions + 1, team_error=None
+    )  # the team just loaded
+    if s.config_refused is not None and s.config_refused.stamp == stamp:
         # A restart is the user's doing: the files as they are now apply.
         warn.append("starting with a change to .autodev/ that was refused during a turn")
-    s.pop("config_refused", None)
-    if s.get("state") in ("stopped", "faulted", None):
+    if s.state in ("stopped", "faulted"):
         # Pick up where the run was: a question or a gate it left open is still open.
-        back = s.get("paused_from") or {}
-        if back.get("state") in ("awaiting_user", "gated"):
-            s["state"], s["reason"] = back["state"], back.get("reason")
+        back = s.paused_from
+        if back and back.state in ("awaiting_user", "gated"):
+            changes.update(state=back.state, reason=back.reason)
         else:
-            s["state"], s["reason"] = "running", None
-        s["paused_from"] = None
-    return s
+            changes.update(state="running", reason=None)
+        changes["paused_from"] = None
+    return s.but(**changes).without("config_refused")
 
 
 def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
@@ -138,7 +132,7 @@ def settle(
                     )
                 )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
-        run.state.update(lambda s: {**s, "recovered_turn": turn})
+        run.state.update(lambda s: s.but(recovered_turn=turn))
         return resume, False
     if not finished and post is not None:
         run.hlog.append(
@@ -153,10 +147,14 @@ def settle(
         )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post["seq"]))
     st = run.state.read()
-    if post and post["seq"] > st.get("applied_seq", 0):
+    if post and post["seq"] > st.applied_seq:
         run.events.emit(EffectsRecoveredEvent(seq=post["seq"]))
         after_post(post, who, turn, rebuild(recs))
-    elif not post and st.get("accounted_turn", turn) < turn and who in members:
+    elif (
+        not post
+        and (st.accounted_turn if "accounted_turn" in st.model_fields_set else turn) < turn
+        and who in members
+    ):
         run.events.emit(EffectsRecoveredEvent(turn=turn))
         silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
     else:

@@ -29,6 +29,7 @@ from autodev.harness.registry import Registry
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
 from autodev.records.events import CommandRefusedEvent, GateUsedEvent, ToolRefusedEvent
+from autodev.records.state import RunState
 from autodev.store.thread import TAIL
 
 TALK_LIMIT_NOTE = (
@@ -42,7 +43,7 @@ def context(
     settings: Settings,
     p: Participant,
     turn_no: int,
-    st: dict,
+    st: RunState,
     *,
     why: str | None,
     resume: Resume | None,
@@ -56,8 +57,8 @@ def context(
     """`p`'s turn `turn_no` (`why`: the scheduler's reason, None for a resumed turn), and the
     notices whose answers its prompt delivers."""
     config, team = settings.config, settings.team
-    cursor = st.get("cursors", {}).get(p.name, 0)
-    restricted = st.get("talk_turns", 0) >= config.max_talk_turns
+    cursor = st.cursors.get(p.name, 0)
+    restricted = st.talk_turns >= config.max_talk_turns
     notes = [f"you were chosen by the scheduler: {why}"] if why else []
     if restricted:
         notes.append(TALK_LIMIT_NOTE)
@@ -105,7 +106,7 @@ def context(
             turn=turn_no,
             last_seq=run.thread.last_seq,
             cursor=cursor,
-            objective=st.get("objective", ""),
+            objective=st.objective,
             tail=run.thread.tail(TAIL),
             notes=notes,
             overrides=run.overrides,
@@ -115,7 +116,7 @@ def context(
         timeout_sec=config.turn_timeout_min * 60,
         max_retries=config.max_retries,
         retry_backoff_sec=config.retry_backoff_sec,
-        limited_until=dict(st.get("limited_until", {})),
+        limited_until=dict(st.limited_until),
         overrides=run.overrides,
         withheld=withheld,
         extra_tools=extra,
@@ -123,7 +124,7 @@ def context(
         tool_guard=tool_guard(run, config, p.name),
         tell_user=notices.teller(run, p.name, tools.holdable),
         hooks=hooks if hooks.hooks else None,
-        branch=st.get("branch"),
+        branch=st.branch,
     )
     if model is not None:
         ctx.model = model
@@ -137,7 +138,7 @@ def take(
     services: Services,
     p: Participant,
     turn_no: int,
-    st: dict,
+    st: RunState,
     *,
     why: str | None,
     resume: Resume | None,
@@ -171,24 +172,16 @@ def take(
     try:
         result = kinds.kind_of(p).runner.run(ctx, seat, resume)
     finally:
-        run.state.update(lambda s: {**s, "limited_until": ctx.limited_until})
+        run.state.update(lambda s: s.but(limited_until=ctx.limited_until))
     if delivered and not resume:
 
-        def mark(s: dict) -> dict:
-            for nid in delivered:
-                s["notices"][nid]["delivered"] = True
-            return s
+        def mark(s: RunState) -> RunState:
+            told = {nid: s.notices[nid].but(delivered=True) for nid in delivered}
+            return s.but(notices={**s.notices, **told})
 
         run.state.update(mark)
     upto = result.post["seq"] if result.post else seen_upto
-    run.state.update(
-        lambda s: {
-            **s,
-            "cursors": {**s.get("cursors", {}), p.name: upto},
-            "speaking": None,
-            "recovered_turn": None,
-        }
-    )
+    run.state.update(lambda s: s.but(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None))
     if result.post:
         run.echo(result.post)
     return result
@@ -282,13 +275,13 @@ def command_guard(
 
     def guard(command: str) -> str | None:
         st = run.state.read()
-        approved = [g for g in st.get("approved_gates", []) if g["declarer"] == name]
+        approved = [g.dump() for g in st.approved_gates if g.declarer == name]
         refusal, used = gates.guard(
             command,
             patterns,
             approved,
             opaque=config.gate_opaque,
-            written=gates.written_since(run.paths.repo, st.get("started_at")),
+            written=gates.written_since(run.paths.repo, st.started_at),
         )
         if refusal:
             run.events.emit(CommandRefusedEvent(participant=name, command=command[:300]))
@@ -306,7 +299,7 @@ def tool_guard(run: Run, config: RunConfig, name: str) -> Callable[[str], str | 
     def guard(tool: str) -> str | None:
         if not config.gate_required_tools:
             return None
-        approved = [g for g in run.state.read().get("approved_gates", []) if g["declarer"] == name]
+        approved = [g.dump() for g in run.state.read().approved_gates if g.declarer == name]
         refusal, used = gates.tool_guard(tool, config.gate_required_tools, approved)
         if refusal:
             run.events.emit(ToolRefusedEvent(participant=name, name=tool))
@@ -321,7 +314,5 @@ def use_gates(run: Run, name: str, used: list[str]) -> None:
     """Each approval covers one use: the gates a command or tool call used are spent."""
     if not used:
         return
-    run.state.update(
-        lambda s: {**s, "approved_gates": [g for g in s.get("approved_gates", []) if g["id"] not in used]}
-    )
+    run.state.update(lambda s: s.but(approved_gates=[g for g in s.approved_gates if g.id not in used]))
     run.events.emit(GateUsedEvent(participant=name, ids=used))

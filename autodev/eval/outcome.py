@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autodev.store.state import StateFile
+
 
 @dataclass
 class Outcome:
@@ -45,26 +47,25 @@ def read_outcome(home: Path) -> Outcome:
     if not states:
         return Outcome()
     run_dir = states[0].parent
-    st = json.loads(states[0].read_text())
-    reason = st.get("reason") or {}
+    st = StateFile(states[0]).read()
     people: dict[str, dict] = {}
-    for name, f in sorted((st.get("participants") or {}).items()):
+    for name, f in sorted(st.participants.items()):
         people[name] = {
-            "turns": f.get("turns", 0),
-            "tokens": f.get("prompt_tokens", 0) + f.get("completion_tokens", 0),
-            "cost": round(f.get("cost", 0.0), 6),
+            "turns": f.turns,
+            "tokens": f.prompt_tokens + f.completion_tokens,
+            "cost": round(f.cost, 6),
         }
-    a = st.get("audit_usage")
+    a = st.audit_usage
     if a:
         people["audit"] = {
-            "turns": st.get("audits", 0),
-            "tokens": a.get("prompt_tokens", 0) + a.get("completion_tokens", 0),
-            "cost": round(a.get("cost", 0.0), 6),
+            "turns": st.audits,
+            "tokens": a.prompt_tokens + a.completion_tokens,
+            "cost": round(a.cost, 6),
         }
     return Outcome(
-        state=st.get("state"),
-        reason=reason.get("text") or None,
-        reason_code=reason.get("code"),
+        state=st.state,
+        reason=(st.reason.text if st.reason else "") or None,
+        reason_code=st.reason.code if st.reason else None,
         audits=_verdicts(run_dir / "events.jsonl"),
         participants=people,
     )

@@ -24,6 +24,7 @@ from autodev.guard.display import digest
 from autodev.panel import views
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
+from autodev.records.state import RunState
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 from autodev.user.render import event_text
@@ -74,7 +75,7 @@ class PanelApp(App):
 
         self.live = read_live(paths.thread)  # posts a rewind superseded are struck through
         self.status: dict = {}
-        self.raw_state: dict = {}
+        self.raw_state: RunState = RunState()
         self.failover: dict[str, str] = {}
         self.last_post: dict[str, int] = {}
         self.daemon_pid: int | None = None

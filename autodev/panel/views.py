@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from autodev.guard.display import clean
+from autodev.records.state import RunState
 from autodev.user.status import cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
@@ -29,7 +30,7 @@ PARTICIPANT_COLUMNS = (
 )  # fmt: skip
 
 
-def header(d: dict, st: dict, daemon_pid: int | None) -> Text:
+def header(d: dict, st: RunState, daemon_pid: int | None) -> Text:
     """State and why, the daemon, objective, figures, sandbox, refused config, who speaks next.
     `d` is status data, `st` the raw state.json."""
     d = clean(d)  # participants' and providers' words, escaped
@@ -51,7 +52,7 @@ def header(d: dict, st: dict, daemon_pid: int | None) -> Text:
     cost = tot.get("cost", 0.0) + au.get("cost", 0.0)
     b = d.get("budget") or {"cost": cost, "tokens": tokens}
     t.append(
-        f"\nelapsed {_elapsed(st.get('started_at'))} · turns {tot.get('turns', 0)} · "
+        f"\nelapsed {_elapsed(st.started_at)} · turns {tot.get('turns', 0)} · "
         f"credited {tot.get('credited', 0)} · {spend_text(b)}"
     )
     sb = d.get("sandbox") or {}
@@ -106,20 +107,22 @@ def need_text(n: dict) -> Text:
     return t
 
 
-def participant_rows(d: dict, st: dict, failover: dict[str, str], last_post: dict[str, int]) -> list[tuple]:
+def participant_rows(
+    d: dict, st: RunState, failover: dict[str, str], last_post: dict[str, int]
+) -> list[tuple]:
     """One row per participant (PARTICIPANT_COLUMNS): its model (and the failover in use), its
     figures, and when it last spoke (post seq, else turn). Strings are escaped for the table,
     which reads rich markup."""
     d = safe_to_show(d)
     failover = safe_to_show(failover)
     rows = []
-    figures = st.get("participants", {})
     for p in d.get("participants") or []:
         model = str(p.get("model"))
         if p["name"] in failover:
             model += f" → {failover[p['name']]}"
         last = last_post.get(p["name"])
-        lt = figures.get(p["name"], {}).get("last_turn")
+        mine = st.participants.get(p["name"])
+        lt = mine.last_turn if mine else None
         spoke = f"#{last}" if last else (f"turn {lt}" if lt else "-")
         rows.append(
             (

@@ -113,6 +113,9 @@ class Control(Open):
 
     n: int
     action: Literal["pause", "resume", "stop", "rewind"]
+    at: int = 0  # when it was asked (ns); 0 for a request older than the time stamp
+    seq: int | None = None  # rewind: the post to rewind to
+    undo: bool = False  # rewind: undo the newest rewind instead
 
 
 class Next(Open):
@@ -131,6 +134,14 @@ class ConfigRefused(Open):
     participant: str | None = None
     stamp: str | None = None
     text: str | None = None
+
+
+class ForkedFrom(Open):
+    """The run and post a fork was made from (`autodev fork`)."""
+
+    run: str | None = None
+    seq: int
+    repo: str = ""
 
 
 class RunState(Open):
@@ -166,6 +177,7 @@ class RunState(Open):
     user_messages: list[str] = []
     talk_turns: int = 0
     audits: int = 0
+    audit_pending: int | None = None  # a done post whose audit failed on its provider: audited on resume
     # what is open
     question: Question | None = None
     wait: Wait | None = None
@@ -185,3 +197,5 @@ class RunState(Open):
     # rewinds (autodev/timeline): the newest applied, and the outcome of the newest request
     rewind_applied: int = 0
     rewind_result: dict[str, Any] | None = None
+    forked_from: ForkedFrom | None = None
+    rebuilt_from_logs: str | None = None  # when a lost state.json was rebuilt (store/rebuild)

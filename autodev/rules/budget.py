@@ -7,26 +7,32 @@ audits included, and nothing resets it: a raised cap is the way on.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def run_spend(st: dict) -> dict:
+if TYPE_CHECKING:
+    from autodev.records.state import RunState
+
+
+def run_spend(st: RunState) -> dict:
     """Cost (USD) and tokens of the whole run so far, audits included."""
-    parts = (st.get("participants") or {}).values()
-    audit = st.get("audit_usage") or {}
-    tokens = sum(p.get("prompt_tokens", 0) + p.get("completion_tokens", 0) for p in parts)
-    tokens += audit.get("prompt_tokens", 0) + audit.get("completion_tokens", 0)
-    cost = sum(p.get("cost", 0.0) for p in parts) + audit.get("cost", 0.0)
+    parts = st.participants.values()
+    audit = st.audit_usage
+    tokens = sum(p.prompt_tokens + p.completion_tokens for p in parts)
+    cost = sum(p.cost for p in parts)
+    if audit is not None:
+        tokens += audit.prompt_tokens + audit.completion_tokens
+        cost += audit.cost
     return {"cost": round(cost, 6), "tokens": tokens}
 
 
-def participant_spend(st: dict, name: str) -> dict:
-    p = (st.get("participants") or {}).get(name) or {}
-    return {
-        "cost": round(p.get("cost", 0.0), 6),
-        "tokens": p.get("prompt_tokens", 0) + p.get("completion_tokens", 0),
-    }
+def participant_spend(st: RunState, name: str) -> dict:
+    p = st.participants.get(name)
+    if p is None:
+        return {"cost": 0.0, "tokens": 0}
+    return {"cost": round(p.cost, 6), "tokens": p.prompt_tokens + p.completion_tokens}
 
 
-def reached(config, team, st: dict, speaker: str | None) -> dict | None:
+def reached(config, team, st: RunState, speaker: str | None) -> dict | None:
     """The `budget` reason when a cap of the run, or of `speaker`, is reached; else None."""
     spent = run_spend(st)
     if config.max_cost_usd and spent["cost"] >= config.max_cost_usd:

@@ -183,11 +183,11 @@ def run_demo(keep: bool = False) -> int:
         code = Daemon(repo, until_idle=True, out=lambda p: con.print(post_text(p))).run()
         st = StateFile(paths.state).read()
         con.print()
-        con.print(f"[bold]run {st['state']}[/] — exit {code}")
-        for name, f in sorted(st.get("participants", {}).items()):
+        con.print(f"[bold]run {st.state}[/] — exit {code}")
+        for name, f in sorted(st.participants.items()):
             con.print(
-                f"  {name:<9} turns {f['turns']:>2}  credited {f['credited']}  "
-                f"tokens {f['prompt_tokens'] + f['completion_tokens']}"
+                f"  {name:<9} turns {f.turns:>2}  credited {f.credited}  "
+                f"tokens {f.prompt_tokens + f.completion_tokens}"
             )
         log = hostgit.run(repo, "log", "--oneline", check=False)
         con.print("\n[bold]git log[/]\n" + log.stdout)
@@ -200,7 +200,7 @@ def run_demo(keep: bool = False) -> int:
                 highlight=False,
                 soft_wrap=True,
             )
-        return 0 if code == 0 and st["state"] == "complete" else 1
+        return 0 if code == 0 and st.state == "complete" else 1
     finally:
         if old_home is None:
             os.environ.pop("AUTODEV_HOME", None)

@@ -14,10 +14,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autodev.store import inbox
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
+
+if TYPE_CHECKING:
+    from autodev.records.state import Control, RunState
 
 CONTINUING = ("send", "answer", "approve", "deny", "resume")  # requests that ask the run to go on
 CANCELLED_BY_CONTINUING = ("stop", "pause")
@@ -34,10 +38,9 @@ def now_ns() -> int:
     return time.time_ns()
 
 
-def controls(st: dict) -> list[dict]:
+def controls(st: RunState) -> list[Control]:
     """Control requests the daemon has not applied, oldest first."""
-    done = st.get("controls_applied", 0)
-    return [c for c in st.get("controls", []) if c["n"] > done]
+    return [c for c in st.controls if c.n > st.controls_applied]
 
 
 def message_at(path: Path) -> int:
@@ -46,10 +49,10 @@ def message_at(path: Path) -> int:
     return int(head) if head.isdigit() else 0
 
 
-def items(paths: RunPaths, st: dict | None = None) -> list[Item]:
+def items(paths: RunPaths, st: RunState | None = None) -> list[Item]:
     """Everything queued, in the order it was asked."""
     st = StateFile(paths.state).read() if st is None else st
-    out = [Item(int(c.get("at", 0)), c["action"], c["action"]) for c in controls(st)]
+    out = [Item(c.at, c.action, c.action) for c in controls(st)]
     for path, msg in inbox.pending(paths.inbox):
         kind = str(msg["kind"])
         if kind in ("approve", "deny"):
@@ -94,19 +97,18 @@ def cancel_for(paths: RunPaths, kind: str) -> list[str]:
         return []
     removed: list[str] = []
 
-    def drop(s: dict) -> dict:
+    def drop(s: RunState) -> RunState:
         removed.clear()
-        done = s.get("controls_applied", 0)
         keep = []
-        for c in s.get("controls", []):
-            if c["n"] > done and c["action"] in CANCELLED_BY_CONTINUING:
-                removed.append(c["action"])
+        for c in s.controls:
+            if c.n > s.controls_applied and c.action in CANCELLED_BY_CONTINUING:
+                removed.append(c.action)
             else:
                 keep.append(c)
-        return {**s, "controls": keep, "controls_cancelled": s.get("controls_cancelled", 0) + len(removed)}
+        return s.but(controls=keep, controls_cancelled=s.controls_cancelled + len(removed))
 
     state = StateFile(paths.state)
-    if any(c["action"] in CANCELLED_BY_CONTINUING for c in controls(state.read())):
+    if any(c.action in CANCELLED_BY_CONTINUING for c in controls(state.read())):
         state.update(drop)
     return removed
 

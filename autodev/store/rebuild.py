@@ -16,6 +16,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from autodev.records.state import Figures, ModelUsage, RunState
 from autodev.rules.reasons import reason
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
@@ -30,7 +31,7 @@ def missing(paths: RunPaths) -> bool:
     return not paths.state.exists() and paths.thread.exists() and paths.thread.stat().st_size > 0
 
 
-def read_state(paths: RunPaths) -> dict:
+def read_state(paths: RunPaths) -> RunState:
     """state.json, or what the logs say it was when it is missing."""
     return rebuild(paths) if missing(paths) else StateFile(paths.state).read()
 
@@ -39,13 +40,12 @@ def _records(path: Path) -> list[dict]:
     return list(iter_records(path)) if path.exists() else []
 
 
-def rebuild(paths: RunPaths) -> dict:
+def rebuild(paths: RunPaths) -> RunState:
     return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
 
 
-def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> dict:
+def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> RunState:
     """The state these records say the run is in (a rewind passes the prefix it keeps)."""
-    st = blank_state()
     run_id = next((e["run"] for e in reversed(events) if isinstance(e.get("run"), str)), None)
     if run_id is None:  # no events: the participants' post ids carry it ("<run>:t<turn>:post")
         run_id = next((str(p["id"]).split(":")[0] for p in posts if ":t" in str(p.get("id", ""))), None)
@@ -54,7 +54,15 @@ def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> 
     turn = max(turns, default=0)
     users = [p for p in posts if p["from"] == "user"]
     first_start = next((r for r in harness if r.get("type") == "turn_started"), {})
-    st.update(
+    talk_turns = 0
+    for p in reversed(posts):
+        if p["from"] == "user" or (p["kind"] == "work_done" and p.get("credit")):
+            break
+        if p.get("turn") is not None:
+            talk_turns += 1
+    last_user = users[-1]["seq"] if users else 0
+    participants, models = _figures(events)
+    st = blank_state().but(
         run_id=run_id,
         started_at=events[0]["ts"] if events else now_ts(),
         base_head=first_start.get("head"),
@@ -65,79 +73,72 @@ def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> 
         user_messages=[p["text"][:4000] for p in users][-USER_KEEP:],
         rebuilt_from_logs=now_ts(),
         warnings=["state.json was missing: the run's state was rebuilt from its logs"],
+        participants=participants,
+        models=models,
     )
-    _figures(st, events)
-    _open_items(st, posts, events)
-    _timers(st, posts, events, time.time())
-    last_user = users[-1]["seq"] if users else 0
-    st["talk_turns"] = 0
-    for p in reversed(posts):
-        if p["from"] == "user" or (p["kind"] == "work_done" and p.get("credit")):
-            break
-        if p.get("turn") is not None:
-            st["talk_turns"] += 1
-    st["audits"] = sum(1 for p in posts if p["from"] == "audit" and p["seq"] > last_user)
-    st["cursors"] = {p["from"]: p["seq"] for p in posts if p.get("turn") is not None}
-    return st
+    st = _open_items(st, posts, events)
+    st = _timers(st, posts, events, time.time())
+    return st.but(
+        talk_turns=talk_turns,
+        audits=sum(1 for p in posts if p["from"] == "audit" and p["seq"] > last_user),
+        cursors={p["from"]: p["seq"] for p in posts if p.get("turn") is not None},
+    )
 
 
-def _figures(st: dict, events: list[dict]) -> None:
-    parts: dict[str, dict] = {}
-    from autodev.records.state import ModelUsage, add_usage  # pydantic: only a rebuild pays for it
+def _figures(events: list[dict]) -> tuple[dict[str, Figures], dict[str, ModelUsage]]:
+    """Each participant's figures and each model's usage, from the events."""
+    parts: dict[str, Figures] = {}
+    models: dict[str, ModelUsage] = {}
 
-    models: dict[str, dict] = {}
-
-    def who(name: str) -> dict:
+    def who(name: str) -> Figures:
         return parts.setdefault(name, blank_figures())
 
     for e in events:
         t, name = e.get("type"), e.get("participant")
         if t == "generation" and name:
             q = who(name)
-            add_usage(models, str(e.get("model")), ModelUsage.of({**e, "generations": 1}))
-            for k in ("prompt_tokens", "completion_tokens", "cost"):
-                q[k] += e.get(k) or 0
+            label = str(e.get("model"))
+            models[label] = models.get(label, ModelUsage()) + ModelUsage.of({**e, "generations": 1})
+            q.prompt_tokens += e.get("prompt_tokens") or 0
+            q.completion_tokens += e.get("completion_tokens") or 0
+            q.cost += e.get("cost") or 0
         elif t == "turn_ended" and name:
             q = who(name)
-            q["turns"] += 1
-            q["last_turn"] = e.get("turn")
-            q["silent_streak"] = 0 if e.get("posted") else q["silent_streak"] + 1
+            q.turns += 1
+            q.last_turn = e.get("turn")
+            q.silent_streak = 0 if e.get("posted") else q.silent_streak + 1
         elif t == "post" and e.get("kind") == "work_done" and e.get("credit") and e.get("turn") is not None:
-            who(e["from"])["credited"] += 1
+            who(e["from"]).credited += 1
     for q in [*parts.values(), *models.values()]:
-        q["cost"] = round(q["cost"], 6)
-    st["participants"], st["models"] = parts, models
+        q.cost = round(q.cost, 6)
+    return parts, models
 
 
-def _open_items(st: dict, posts: list[dict], events: list[dict]) -> None:
+def _open_items(st: RunState, posts: list[dict], events: list[dict]) -> RunState:
     """The question, gate, approved gates and notices the run left open."""
     by_seq = {p["seq"]: p for p in posts}
     decided = {str(p["gate"]["id"]): p["gate"] for p in posts if isinstance(p.get("gate"), dict)}
     used = {str(i) for e in events if e.get("type") == "gate_used" for i in e.get("ids") or []}
-    st["approved_gates"] = [
+    approved = [
         {"id": gid, "declarer": g.get("declarer"), "text": by_seq[int(gid)]["text"], "seq": int(gid)}
         for gid, g in decided.items()
         if g.get("decision") == "approved" and gid not in used and gid.isdigit() and int(gid) in by_seq
     ]
-    st["state"], st["reason"] = (
-        "stopped",
-        reason("rebuilt"),
-    )
+    opened: dict[str, object] = {"state": "stopped", "reason": reason("rebuilt")}
     for p in reversed(posts):
         if p["from"] == "user":
             break
         if p["from"] == "audit" and p.get("verdict") == "accept":
-            st["state"] = "complete"
-            st["reason"] = reason("complete")
+            opened = {"state": "complete", "reason": reason("complete")}
             break
         if p.get("turn") is None:
             continue
         if p["kind"] == "say" and p.get("handoff") == "user":
-            st["question"] = {"from": p["from"], "seq": p["seq"], "text": p["text"][:2000]}
-            st["state"], st["reason"] = "awaiting_user", reason("question", who=p["from"])
+            opened["question"] = {"from": p["from"], "seq": p["seq"], "text": p["text"][:2000]}
+            opened.update(state="awaiting_user", reason=reason("question", who=p["from"]))
         elif p["kind"] == "gate" and str(p["seq"]) not in decided:
-            st["gate"] = {"id": str(p["seq"]), "declarer": p["from"], "text": p["text"], "seq": p["seq"]}
-            st["state"], st["reason"] = "gated", reason("gated", who=p["from"])
+            opened["gate"] = {"id": str(p["seq"]), "declarer": p["from"], "text": p["text"], "seq": p["seq"]}
+            opened.update(state="gated", reason=reason("gated", who=p["from"]))
         break
     notices: dict[str, dict] = {}
     for e in events:
@@ -166,8 +167,12 @@ def _open_items(st: dict, posts: list[dict], events: list[dict]) -> None:
             for n in notices.values():
                 if not n["pinned"]:
                     n["hold"] = None
-    st["notices"] = notices
-    st["notice_seq"] = max((int(k) for k in notices if k.isdigit()), default=0)
+    return st.but(
+        approved_gates=approved,
+        **opened,
+        notices=notices,
+        notice_seq=max((int(k) for k in notices if k.isdigit()), default=0),
+    )
 
 
 def _answer_text(posts: list[dict], nid: str) -> str | None:
@@ -186,7 +191,7 @@ def _epoch(ts: object) -> float | None:
         return None
 
 
-def _timers(st: dict, posts: list[dict], events: list[dict], now: float) -> None:
+def _timers(st: RunState, posts: list[dict], events: list[dict], now: float) -> RunState:
     """Usage-limit resets still ahead (from `failover` events: when and for how long), and the
     wait the run was in when the logs end (its last `state` event is `waiting`)."""
     limited: dict[str, float] = {}
@@ -197,28 +202,30 @@ def _timers(st: dict, posts: list[dict], events: list[dict], now: float) -> None
             until = at + float(e.get("retry_after") or 0)
             limited[e["model"]] = max(limited.get(e["model"], 0.0), until)
             owner[e["model"]] = str(e.get("participant"))
-    st["limited_until"] = {m: t for m, t in limited.items() if t > now}
+    ahead = {m: t for m, t in limited.items() if t > now}
+    st = st.but(limited_until=ahead)
     last = next((e for e in reversed(events) if e.get("type") == "state"), None)
-    if st["state"] != "stopped" or last is None or last.get("state") != "waiting":
-        return
+    if st.state != "stopped" or last is None or last.get("state") != "waiting":
+        return st
     why = last.get("reason") or {}
     if why.get("code") == "usage_limit":
-        ahead = st["limited_until"]
         who = next((owner[m] for m in reversed(list(owner)) if m in ahead), None)
         resets = [t for m, t in ahead.items() if owner[m] == who]
         if who is None or not resets:
-            return
-        st["wait"] = {"author": who, "due": min(resets), "usage_limit": True}
-    elif why.get("code") == "wait":
+            return st
+        return st.but(
+            wait={"author": who, "due": min(resets), "usage_limit": True}, state="waiting", reason=why
+        )
+    if why.get("code") == "wait":
         waits = [e for e in events if e.get("type") == "wait" and isinstance(e.get("due"), int | float)]
         if not waits:
-            return
+            return st
         w = waits[-1]
         who = w.get("participant")
         mine = [p for p in posts if p["from"] == who and p["kind"] == "wait"]
         series = [e for e in waits if e.get("participant") == who][-int(w.get("streak") or 1) :]
         first = series[0]
-        st["wait"] = {
+        wait = {
             "author": who,
             "seq": mine[-1]["seq"] if mine else None,
             "due": w["due"],
@@ -226,7 +233,5 @@ def _timers(st: dict, posts: list[dict], events: list[dict], now: float) -> None
             "streak": w.get("streak") or 1,
             "since": first["due"] - (first.get("delay") or 0),
         }
-        st["last_wait"] = st["wait"]
-    else:
-        return
-    st["state"], st["reason"] = "waiting", why
+        return st.but(wait=wait, last_wait=wait, state="waiting", reason=why)
+    return st

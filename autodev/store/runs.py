@@ -23,10 +23,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from autodev.errors import UsageError
+from autodev.errors import StateConflictError, UsageError
+from autodev.records.state import RunState
 from autodev.rules.budget import run_spend
 from autodev.store.journal import Journal, fsync_dir, iter_records
 from autodev.store.paths import autodev_home
+from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
 
 
@@ -56,20 +58,20 @@ def append(record: dict) -> dict:
             j.close()
 
 
-def usage_of(st: dict) -> dict:
+def usage_of(st: RunState) -> dict:
     """A run's figures from its state.json: turns, credited work, tokens, cost, per model."""
-    parts = (st.get("participants") or {}).values()
+    parts = st.participants.values()
     spend = run_spend(st)
     return {
-        "turns": sum(p.get("turns", 0) for p in parts),
-        "credited": sum(p.get("credited", 0) for p in parts),
+        "turns": sum(p.turns for p in parts),
+        "credited": sum(p.credited for p in parts),
         "tokens": spend["tokens"],
         "cost": spend["cost"],
-        "models": st.get("models") or {},
+        "models": {label: m.model_dump(mode="json", exclude_unset=True) for label, m in st.models.items()},
     }
 
 
-def start_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) -> dict:
+def start_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> dict:
     return {
         "id": f"{run}:start:{session}",
         "type": "start",
@@ -78,18 +80,22 @@ def start_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) ->
         "ts": now_ts(),
         "repo": str(repo),
         "run_dir": str(run_dir),
-        "objective": (st.get("objective") or "").split("\n")[0][:200],
-        **({"forked_from": st["forked_from"]} if st.get("forked_from") else {}),
+        "objective": st.objective.split("\n")[0][:200],
+        **(
+            {"forked_from": st.forked_from.model_dump(mode="json", exclude_unset=True)}
+            if st.forked_from
+            else {}
+        ),
     }
 
 
-def end_record(run: str, session: int, repo: Path, run_dir: Path, st: dict) -> dict:
+def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> dict:
     return {
         **start_record(run, session, repo, run_dir, st),
         "id": f"{run}:end:{session}",
         "type": "end",
-        "state": st.get("state"),
-        "reason": (st.get("reason") or {}).get("code"),
+        "state": st.state,
+        "reason": st.reason.code if st.reason else None,
         **usage_of(st),
     }
 
@@ -106,10 +112,12 @@ def _epoch(ts: str | None) -> float | None:
         return None
 
 
-def _read_state(run_dir: Path) -> dict | None:
+def _read_state(run_dir: Path) -> RunState | None:
+    """A listed run's state.json; None when it is gone or unreadable (the run shows as missing)."""
+    path = run_dir / "state.json"
     try:
-        return json.loads((run_dir / "state.json").read_text())
-    except (OSError, ValueError):
+        return StateFile(path).read() if path.exists() else None
+    except (OSError, StateConflictError):
         return None
 
 
@@ -149,7 +157,7 @@ def listing() -> list[dict]:
     for r in runs.values():
         run_dir = Path(r["run_dir"])
         st = _read_state(run_dir)
-        live = st if st is not None and st.get("run_id") == r["run"] else None  # None: missing
+        live = st if st is not None and st.run_id == r["run"] else None  # None: missing
         missing = live is None
         end = r.get("last_end")
         ended = end is not None and end.get("session", 0) >= r.get("last_start", {}).get("session", 0)
@@ -161,22 +169,20 @@ def listing() -> list[dict]:
             last = _epoch((end or r["first"]).get("ts"))
         else:
             figures = usage_of(live)
-            state = live.get("state")
+            state = live.state
             if pid:
                 last = now
             elif end is not None and ended:
                 last = _epoch(end.get("ts"))
             else:  # its daemon died without writing an end line (kill -9): its last write
                 last = _mtime(run_dir)
-                state = f"{state} (daemon died)" if live.get("daemon") == "running" else state
+                state = f"{state} (daemon died)" if live.daemon == "running" else state
         rows.append(
             {
                 "run": r["run"],
                 "repo": r.get("repo"),
                 "run_dir": r["run_dir"],
-                "objective": (st or {}).get("objective", "").split("\n")[0][:200]
-                if not missing
-                else r.get("objective", ""),
+                "objective": live.objective.split("\n")[0][:200] if live else r.get("objective", ""),
                 "state": state,
                 "missing": missing,
                 "daemon_pid": pid,
@@ -185,7 +191,8 @@ def listing() -> list[dict]:
                 "last_activity": last if missing else _mtime(run_dir),
                 **{k: figures.get(k) for k in ("turns", "credited", "tokens", "cost")},
                 "models": figures.get("models") or {},
-                "forked_from": r.get("forked_from") or (live or {}).get("forked_from"),
+                "forked_from": r.get("forked_from")
+                or (live.forked_from.dump() if live and live.forked_from else None),
             }
         )
     rows.sort(key=lambda x: x["started"] or "", reverse=True)

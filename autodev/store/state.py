@@ -14,42 +14,33 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from autodev.errors import StateConflictError
+from autodev.records.state import Figures, RunState
 from autodev.store.journal import fsync_dir, safe
 
 SCHEMA = 1
+BLANK = {"schema": SCHEMA, "version": 0, "state": "stopped", "reason": None, "controls": [], "control_seq": 0}
 
 
-def blank_state() -> dict:
-    return {
-        "schema": SCHEMA,
-        "version": 0,
-        "state": "stopped",
-        "reason": None,
-        "controls": [],
-        "control_seq": 0,
-    }
+def blank_state() -> RunState:
+    """A fresh run's state: the keys every state.json holds, set (so they are written)."""
+    return RunState.model_validate(BLANK)
 
 
-def blank_figures() -> dict:
+def blank_figures() -> Figures:
     """A participant's figures in state.json before its first turn."""
-    return {
-        "turns": 0,
-        "credited": 0,
-        "prompt_tokens": 0,
-        "completion_tokens": 0,
-        "cost": 0.0,
-        "silent_streak": 0,
-    }
+    return Figures(turns=0, credited=0, prompt_tokens=0, completion_tokens=0, cost=0.0, silent_streak=0)
 
 
 class StateFile:
-    def __init__(self, path: Path, redact=None):
+    def __init__(self, path: Path, redact: Callable[[object], object] | None = None):
         self.path = Path(path)
         self._redact = redact
         self._lock_path = self.path.with_name(self.path.name + ".lock")
 
-    def read(self) -> dict:
+    def read(self) -> RunState:
         try:
             data = json.loads(self.path.read_text())
         except FileNotFoundError:
@@ -62,13 +53,8 @@ class StateFile:
             raise StateConflictError(
                 f"{self.path} holds a JSON {type(data).__name__}, not the run's state object", self._repair()
             )
-        state = {**blank_state(), **data}
-        from pydantic import ValidationError
-
-        from autodev.records import RunState
-
         try:
-            RunState.model_validate(state)
+            return RunState.model_validate({**BLANK, **data})
         except ValidationError as e:
             err = e.errors()[0]
             where = ".".join(str(x) for x in err["loc"])
@@ -76,7 +62,6 @@ class StateFile:
                 f"{self.path}: '{where}' {err['msg'].lower()} (got {str(err.get('input'))[:80]!r})",
                 self._repair(),
             ) from None
-        return state
 
     def _repair(self) -> str:
         return (
@@ -94,7 +79,9 @@ class StateFile:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _write(self, data: dict) -> None:
+    def _write(self, st: RunState) -> None:
+        # The keys that were set, by their file names: a file written before is written back as it was.
+        data: object = st.model_dump(mode="json", by_alias=True, exclude_unset=True)
         if self._redact is not None:
             data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -109,22 +96,19 @@ class StateFile:
         os.replace(tmp, self.path)
         fsync_dir(self.path.parent)
 
-    def update(self, change: Callable[[dict], dict | None]) -> dict:
+    def update(self, change: Callable[[RunState], RunState]) -> RunState:
         """Apply `change` to the current state atomically; returns the new state."""
         with self._locked():
             cur = self.read()
-            new = change(dict(cur))
-            new = cur if new is None else new
-            new["version"] = cur["version"] + 1
+            new = change(cur).but(version=cur.version + 1)
             self._write(new)
             return new
 
-    def request(self, action: str, **fields) -> dict:
+    def request(self, action: str, **fields: object) -> RunState:
         """Queue a control request (pause, resume, stop) for the daemon; none is ever lost."""
 
-        def add(s: dict) -> dict:
-            s["control_seq"] = s.get("control_seq", 0) + 1
-            s["controls"] = [*s.get("controls", []), {"n": s["control_seq"], "action": action, **fields}]
-            return s
+        def add(s: RunState) -> RunState:
+            n = s.control_seq + 1
+            return s.but(control_seq=n, controls=[*s.controls, {"n": n, "action": action, **fields}])
 
         return self.update(add)

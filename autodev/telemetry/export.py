@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
     from opentelemetry.sdk.trace.export import SpanExporter
 
+    from autodev.records.state import RunState
+
 _STOP = object()
 
 
@@ -99,7 +101,7 @@ class Sender:
         self.metrics.record(spans, pauses(events))
         return len(spans)
 
-    def root(self, run: str, state: dict | None, rec: reading.RunRecord | None = None) -> int | None:
+    def root(self, run: str, state: RunState | None, rec: reading.RunRecord | None = None) -> int | None:
         """Send the run's `invoke_workflow` span (once per collector): from its first record to
         its last, with the daemon starts and state changes as events."""
         from autodev.telemetry import otel
@@ -147,7 +149,7 @@ def _run_events(events: list[dict], redact: Callable[[str], str]):
             yield SpanEvent(str(ev["type"]), ts, {f"autodev.{k}": v for k, v in attrs.items()})
 
 
-def export_run(sender: Sender, run: str, state: dict | None, below: int | None = None) -> dict:
+def export_run(sender: Sender, run: str, state: RunState | None, below: int | None = None) -> dict:
     """`autodev trace export`: every finished turn the collector does not have, then the root
     (unless `below` limits it to turns before that one). What was sent, skipped and failed."""
     rec = reading.whole_run(sender.paths, run)
@@ -240,12 +242,12 @@ class Background:
         except queue.Full:
             pass
 
-    def close(self, state: dict | None, timeout_sec: float) -> None:
+    def close(self, state: RunState | None, timeout_sec: float) -> None:
         """Send what is queued within `timeout_sec`, and the root when the run is complete, then
         stop (what is left stays in the logs for `autodev trace export`)."""
         deadline = time.monotonic() + timeout_sec
         try:
-            if state is not None and state.get("state") == "complete":
+            if state is not None and state.state == "complete":
                 self.queue.put(("root", state), timeout=max(0.01, deadline - time.monotonic()))
             self.queue.put(_STOP, timeout=max(0.01, deadline - time.monotonic()))
         except queue.Full:

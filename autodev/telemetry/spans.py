@@ -16,7 +16,10 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from autodev.records.state import RunState
 
 # litellm's provider prefix -> gen_ai.provider.name's well-known value (else the prefix itself)
 PROVIDERS = {
@@ -513,17 +516,16 @@ def _turn_attributes(t: _Turn, turn: Span, capture: bool, redact: Callable[[str]
         turn.attributes["gen_ai.input.messages"] = _json(chat, redact)
 
 
-def workflow_span(run: str, start: float, end: float, state: dict | None, name: str = "autodev") -> Span:
+def workflow_span(run: str, start: float, end: float, state: RunState | None, name: str = "autodev") -> Span:
     """The run's root: `invoke_workflow`, from its first record to its last (or now)."""
-    st = state or {}
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_workflow",
         "gen_ai.workflow.name": name,
         "gen_ai.conversation.id": run,
-        "autodev.run.state": str(st.get("state") or ""),
-        "autodev.run.turns": int(st.get("turn") or 0),
+        "autodev.run.state": state.state if state else "",
+        "autodev.run.turns": state.turn if state else 0,
     }
     span = Span(run, f"invoke_workflow {name}", None, start, max(start, end), attrs)
-    if st.get("state") == "faulted":
+    if state and state.state == "faulted":
         span.error = "faulted"
     return span

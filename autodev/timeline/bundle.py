@@ -60,7 +60,7 @@ def export(paths: RunPaths, out: Path) -> Path:
     head = git.head(paths.repo)
     manifest = {
         "format": FORMAT,
-        "run_id": state.get("run_id"),
+        "run_id": state.run_id,
         "base": base,
         "head": head,
         "created": now_ts(),

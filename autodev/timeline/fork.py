@@ -18,6 +18,7 @@ import shutil
 from pathlib import Path
 
 from autodev.errors import UsageError
+from autodev.records.state import PausedFrom
 from autodev.rules.reasons import reason
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
@@ -41,7 +42,7 @@ def commit_at(paths: RunPaths, seq: int) -> str:
             break
         if live.is_live(rec["seq"]):
             best = rec.get("head") or (rec.get("rewind") or {}).get("head") or best
-    best = best or read_state(paths).get("base_head")
+    best = best or read_state(paths).base_head
     if not best:
         raise ForkRefused(f"no commit is known for post {seq}", "fork at a later post")
     return best
@@ -86,12 +87,11 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     if paths.scripted_ledger.exists():
         shutil.copy2(paths.scripted_ledger, new.scripted_ledger)
     st = from_records([p for p in kept if live.is_live(p["seq"])], events, harness)
-    at = {"state": "running", "reason": None}
-    if st.get("state") in ("awaiting_user", "gated"):
-        at = {"state": st["state"], "reason": st.get("reason")}
-    origin = {"run": src.get("run_id"), "seq": seq, "repo": str(paths.repo)}
-    st.pop("rebuilt_from_logs", None)
-    st.update(
+    at = PausedFrom(state="running", reason=None)
+    if st.state in ("awaiting_user", "gated"):
+        at = PausedFrom(state=st.state, reason=st.reason)
+    origin = {"run": src.run_id, "seq": seq, "repo": str(paths.repo)}
+    st = st.without("rebuilt_from_logs").but(
         run_id=secrets.token_hex(4),
         turn=upto,
         accounted_turn=upto,
@@ -102,8 +102,8 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
         reason=reason("forked", run=origin["run"], seq=seq),
         paused_from=at,
     )
-    StateFile(new.state).update(lambda s: {**st, "version": s["version"]})
-    return {"into": str(into), "branch": branch, "commit": commit, "run": st["run_id"], "forked_from": origin}
+    StateFile(new.state).update(lambda s: st.but(version=s.version))
+    return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
 
 
 def _events_upto(paths: RunPaths, seq: int, live) -> list[dict]:

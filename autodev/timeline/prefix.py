@@ -10,14 +10,15 @@ figures are kept from the current state.
 
 from __future__ import annotations
 
+from autodev.records.state import PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.thread import Thread
 
-KEEP = (
-    "schema",
+KEEP = (  # field names
+    "schema_",
     "version",
     "controls",
     "control_seq",
@@ -65,33 +66,33 @@ def prefix_records(paths: RunPaths, thread: Thread, to_seq: int) -> tuple[list[d
 
 
 def rewound_state(
-    cur: dict, paths: RunPaths, thread: Thread, to_seq: int, note_seq: int, n: int, *, daemon: bool
-) -> dict:
+    cur: RunState, paths: RunPaths, thread: Thread, to_seq: int, note_seq: int, n: int, *, daemon: bool
+) -> RunState:
     """`cur` as it was at post `to_seq`, spend kept; the rewind note `note_seq` is applied."""
     then = rebuild.from_records(*prefix_records(paths, thread, to_seq))
-    new = {**then, **{k: cur[k] for k in KEEP if k in cur}}
-    new.pop("rebuilt_from_logs", None)
-    new["warnings"] = []
-    parts = {name: dict(fig) for name, fig in (cur.get("participants") or {}).items()}
-    for name, fig in parts.items():
-        was = (then.get("participants") or {}).get(name, {})
-        for k in REWOUND_FROM_PREFIX:
-            fig[k] = was.get(k, 0)
-    new["participants"] = parts
+    kept = {k: getattr(cur, k) for k in KEEP if k in cur.model_fields_set}
+    parts = {}
+    for name, fig in cur.participants.items():
+        was = then.participants.get(name)
+        parts[name] = fig.but(**{k: getattr(was, k) if was else 0 for k in REWOUND_FROM_PREFIX})
     # The state the run was in at SEQ, held until the user continues it.
-    derived = then.get("state")
-    at = {"state": "running", "reason": None}
-    if derived in ("awaiting_user", "gated", "waiting"):
-        at = {"state": derived, "reason": then.get("reason")}
-    new.update(
-        applied_seq=note_seq,
-        rewind_applied=n,
-        speaking=None,
-        next=None,
-        audit_pending=None,
-        recovered_turn=None,
-        state="paused" if daemon else "stopped",
-        reason=reason("rewound", seq=to_seq),
-        paused_from=at,
+    at = PausedFrom(state="running", reason=None)
+    if then.state in ("awaiting_user", "gated", "waiting"):
+        at = PausedFrom(state=then.state, reason=then.reason)
+    return (
+        then.but(**kept)
+        .without("rebuilt_from_logs")
+        .but(
+            warnings=[],
+            participants=parts,
+            applied_seq=note_seq,
+            rewind_applied=n,
+            speaking=None,
+            next=None,
+            audit_pending=None,
+            recovered_turn=None,
+            state="paused" if daemon else "stopped",
+            reason=reason("rewound", seq=to_seq),
+            paused_from=at,
+        )
     )
-    return new

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import UsageError
+from autodev.records.state import RunState
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
 from autodev.timeline import git
@@ -69,9 +70,9 @@ def _records(path: Path) -> list[dict]:
     return list(iter_records(path)) if path.exists() else []
 
 
-def base_of(harness: list[dict], state: dict) -> str | None:
+def base_of(harness: list[dict], state: RunState) -> str | None:
     first = next((r for r in harness if r.get("type") == "turn_started" and r.get("head")), None)
-    return (first or {}).get("head") or state.get("base_head")
+    return (first or {}).get("head") or state.base_head
 
 
 def from_run(paths: RunPaths) -> Recording:

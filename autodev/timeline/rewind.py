@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autodev.errors import UsageError
 from autodev.records.events import RewindEvent
+from autodev.records.state import RunState
 from autodev.store.events import Events
 from autodev.store.journal import Journal, iter_records, iter_records_reverse
 from autodev.store.paths import RunPaths
@@ -90,7 +91,7 @@ def commit_at(h: Handles, seq: int) -> str:
         head = rec.get("head") or (rec.get("rewind") or {}).get("head")
         if isinstance(head, str) and head:
             return head
-    base = h.state.read().get("base_head")
+    base = h.state.read().base_head
     if not base:
         for r in iter_records(h.paths.harness_log):
             if r.get("type") == "turn_started" and r.get("head"):
@@ -182,8 +183,8 @@ def _carry_out(h: Handles, intent: dict) -> dict:
     _checkpoint("note")
     to_seq = intent["to_seq"]
 
-    def change(s: dict) -> dict:
-        if s.get("rewind_applied", 0) >= n:
+    def change(s: RunState) -> RunState:
+        if s.rewind_applied >= n:
             return s
         return prefix.rewound_state(s, h.paths, h.thread, to_seq, note["seq"], n, daemon=h.daemon)
 
@@ -212,9 +213,7 @@ def _close_open_turn(h: Handles, n: int) -> None:
                     "reason": "rewound",
                 }
             )
-            h.state.update(
-                lambda s, t=rec["turn"]: {**s, "accounted_turn": max(s.get("accounted_turn", 0), t)}
-            )
+            h.state.update(lambda s, t=rec["turn"]: s.but(accounted_turn=max(s.accounted_turn, t)))
             return
 
 
@@ -248,9 +247,9 @@ def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: flo
 
     if DaemonLock.holder(paths.lock):
         st = read_state(paths)
-        if st.get("state") in ("running", "auditing") or st.get("speaking"):
+        if st.state in ("running", "auditing") or st.speaking:
             raise TurnRunning(
-                f"the run is {st.get('state')}: a turn may be running, and a rewind never cuts one",
+                f"the run is {st.state}: a turn may be running, and a rewind never cuts one",
                 "`autodev pause`, wait for status to say paused, then rewind",
             )
         return _ask_daemon(paths, seq, undo, wait_s)
@@ -268,10 +267,10 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
     from autodev.store.queued import now_ns
 
     state = StateFile(paths.state)
-    n = state.request("rewind", seq=seq, undo=undo, at=now_ns())["control_seq"]
+    n = state.request("rewind", seq=seq, undo=undo, at=now_ns()).control_seq
     end = time.monotonic() + wait_s
     while time.monotonic() < end:
-        result = state.read().get("rewind_result") or {}
+        result = state.read().rewind_result or {}
         if result.get("n") == n:
             if not result.get("ok"):
                 raise RewindRefused(
@@ -294,8 +293,8 @@ def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:
     state = StateFile(paths.state)
     if missing(paths):  # as the daemon would on open: never rewind from a blank state
         rebuilt = rebuild(paths)
-        state.update(lambda s: {**s, **rebuilt, "version": s["version"]})
-    run_id = str(state.read().get("run_id") or "run")
+        state.update(lambda s: s.but(**{**rebuilt.set_fields(), "version": s.version}))
+    run_id = str(state.read().run_id or "run")
     with (
         Journal(paths.harness_log, schema=check_harness) as hlog,
         closing(Thread(paths.thread)) as thread,

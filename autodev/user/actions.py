@@ -9,6 +9,7 @@ Nothing here imports more than the inbox and state modules: these paths must sta
 from __future__ import annotations
 
 from autodev.errors import UsageError
+from autodev.records.state import Gate, RunState
 from autodev.store import inbox, queued
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
@@ -41,24 +42,22 @@ def send(paths: RunPaths, text: str) -> dict:
 # here, where the user can still fix it, instead of being dropped by the daemon later.
 
 
-def _state(paths: RunPaths) -> dict:
+def _state(paths: RunPaths) -> RunState:
     from autodev.store.rebuild import read_state
 
     return read_state(paths)
 
 
-def open_notices(st: dict) -> list[str]:
+def open_notices(st: RunState) -> list[str]:
     """Notices that still need the user: unanswered, or holding a capability."""
     return [
-        nid
-        for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0]))
-        if n.get("answer") is None or n.get("hold")
+        nid for nid, n in sorted(st.notices.items(), key=lambda kv: int(kv[0])) if n.answer is None or n.hold
     ]
 
 
 def require_notice(paths: RunPaths, notice_id: str) -> None:
     st = _state(paths)
-    if str(notice_id) in st.get("notices", {}):
+    if str(notice_id) in st.notices:
         return
     ids = open_notices(st)
     raise UsageError(
@@ -70,23 +69,23 @@ def require_notice(paths: RunPaths, notice_id: str) -> None:
 
 def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
     """The id of the open gate that `gate_id` (default: the open one) names."""
-    gate = _state(paths).get("gate")
+    gate = _state(paths).gate
     if not gate:
         raise UsageError(f"no gate is open; nothing to {verb}", "see `autodev status` for what needs you")
-    if gate_id is not None and str(gate_id) != gate["id"]:
+    if gate_id is not None and str(gate_id) != gate.id:
         raise UsageError(
-            f"gate {gate_id} is not open; the open gate is {gate['id']}",
-            f"autodev {verb} {gate['id']}",
+            f"gate {gate_id} is not open; the open gate is {gate.id}",
+            f"autodev {verb} {gate.id}",
         )
-    return gate["id"]
+    return gate.id
 
 
 def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
     return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
-def open_gate(paths: RunPaths) -> dict | None:
-    return _state(paths).get("gate")
+def open_gate(paths: RunPaths) -> Gate | None:
+    return _state(paths).gate
 
 
 def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> dict:
@@ -111,4 +110,4 @@ def control(paths: RunPaths, action: str) -> dict:
         raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
     paths.ensure()
     cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, action)
-    return {**StateFile(paths.state).request(action, at=queued.now_ns()), "cancelled": cancelled}
+    return {**StateFile(paths.state).request(action, at=queued.now_ns()).dump(), "cancelled": cancelled}

@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 from autodev.guard.display import digest, line
+from autodev.records.state import Figures, RunState
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
 
@@ -37,7 +38,7 @@ def gather(paths: RunPaths) -> dict:
             }
             for p in team.participants
         }
-        team_error = st.get("team_error")
+        team_error = st.team_error
     except ConfigError as e:
         models, team_error = {}, str(e)
         if not paths.team_file.exists():  # e.g. `git clean -fdx` took .autodev/
@@ -46,91 +47,88 @@ def gather(paths: RunPaths) -> dict:
                 if saved_team(paths.run_dir)
                 else "create one with `autodev init`"
             )
-    figures = st.get("participants", {})
     parts = []
-    for name in sorted(set(models) | set(figures)):
-        f = figures.get(name, {})
+    for name in sorted(set(models) | set(st.participants)):
+        f = st.participants.get(name) or Figures()
         parts.append(
             {
                 "name": name,
                 **models.get(name, {"model": "(not on the team now)"}),
-                "turns": f.get("turns", 0),
-                "credited": f.get("credited", 0),
-                "prompt_tokens": f.get("prompt_tokens", 0),
-                "completion_tokens": f.get("completion_tokens", 0),
-                "cached_tokens": f.get("cached_tokens", 0),
-                "compactions": f.get("compactions", 0),
-                "cost": f.get("cost", 0.0),
-                "silent_streak": f.get("silent_streak", 0),
+                "turns": f.turns,
+                "credited": f.credited,
+                "prompt_tokens": f.prompt_tokens,
+                "completion_tokens": f.completion_tokens,
+                "cached_tokens": f.cached_tokens,
+                "compactions": f.compactions,
+                "cost": f.cost,
+                "silent_streak": f.silent_streak,
             }
         )
     needs = []
-    if st.get("question"):
-        q = st["question"]
+    if q := st.question:
         needs.append(
-            {"type": "question", "from": q["from"], "text": q["text"], "do": 'autodev send "your answer"'}
+            {"type": "question", "from": q.from_, "text": q.text, "do": 'autodev send "your answer"'}
         )
-    if st.get("gate"):
-        g = st["gate"]
+    if g := st.gate:
         needs.append(
             {
                 "type": "gate",
-                "id": g["id"],
-                "from": g["declarer"],
-                "text": g["text"],
-                "digest": digest(g["text"]),
-                "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
+                "id": g.id,
+                "from": g.declarer,
+                "text": g.text,
+                "digest": digest(g.text),
+                "do": f'autodev approve {g.id}  |  autodev deny {g.id} --reason "..."',
             }
         )
-    for nid, n in sorted(st.get("notices", {}).items(), key=lambda kv: int(kv[0])):
-        if n.get("answer") is None or n.get("hold"):
+    for nid, n in sorted(st.notices.items(), key=lambda kv: int(kv[0])):
+        if n.answer is None or n.hold:
             needs.append(
                 {
                     "type": "notice",
                     "id": nid,
-                    "from": n["from"],
-                    "text": n["text"],
-                    "hold": n.get("hold"),
-                    "pinned": n.get("pinned", False),
-                    "answered": n.get("answer") is not None,
+                    "from": n.from_,
+                    "text": n.text,
+                    "hold": n.hold,
+                    "pinned": n.pinned,
+                    "answered": n.answer is not None,
                     "do": f'autodev answer {nid} "..."'
-                    + (f"  |  autodev notice --release {nid}" if n.get("hold") else ""),
+                    + (f"  |  autodev notice --release {nid}" if n.hold else ""),
                 }
             )
     pid = DaemonLock.holder(paths.lock)
     queue = queued.items(paths, st)
     # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
     # (a queued message or control request alone does not make a run).
-    no_run_yet = not st.get("run_id") and not pid
-    state, why = st["state"], st.get("reason")
+    no_run_yet = not st.run_id and not pid
+    state, why = st.state, st.reason.dump() if st.reason else None
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
     return {
         "sandbox": sandbox_of(paths),
-        "config_refused": (st.get("config_refused") or {}).get("text"),
+        "config_refused": st.config_refused.text if st.config_refused else None,
         "repo": str(paths.repo),
         "run_dir": str(paths.run_dir),
-        "run_id": st.get("run_id"),
+        "run_id": st.run_id,
         "state": "not_started" if no_run_yet else state,
         "no_run_yet": no_run_yet,
         "start_with": START_WITH if no_run_yet else None,
         "reason": why,
         "daemon_pid": pid,
         "continue": continue_line(why, bool(pid)),
-        "objective": (st.get("objective") or "").split("\n")[0][:200],
-        "turn": st.get("turn", 0),
-        "speaking": st.get("speaking"),
-        "next": st.get("next"),
-        "wait": st.get("wait"),
+        "objective": st.objective.split("\n")[0][:200],
+        "turn": st.turn,
+        "speaking": st.speaking,
+        "next": st.next.dump() if st.next else None,
+        "wait": st.wait.dump() if st.wait else None,
         "needs_you": needs,
         "queued": [{"kind": i.kind, "label": i.label} for i in queue],
         "queued_text": queued.queued_line(queue, bool(pid)),
         "participants": parts,
-        "audits": st.get("audits", 0),
-        "talk_turns": st.get("talk_turns", 0),
+        "audits": st.audits,
+        "talk_turns": st.talk_turns,
         "team_error": team_error,
-        "warnings": st.get("warnings", []),
-        "audit_usage": st.get("audit_usage"),
+        "warnings": st.warnings,
+        "audit_usage": st.audit_usage.dump() if st.audit_usage else None,
         "budget": _budget(paths, st),
         "totals": {
             "turns": sum(p["turns"] for p in parts),
@@ -177,7 +175,7 @@ def safe_to_show(value: Any) -> Any:
     return value
 
 
-def _budget(paths: RunPaths, st: dict) -> dict:
+def _budget(paths: RunPaths, st: RunState) -> dict:
     """The run's spend (audits included) against its caps (None: no cap)."""
     from autodev.config import load_config
     from autodev.errors import ConfigError

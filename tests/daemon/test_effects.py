@@ -8,6 +8,7 @@ from autodev.config import RunConfig, Team
 from autodev.daemon import effects
 from autodev.daemon.effects import Change, Note
 from autodev.records.events import GateDecidedEvent, WaitEvent
+from autodev.records.state import RunState
 
 TEAM = Team.model_validate(
     {
@@ -21,7 +22,11 @@ CONFIG = RunConfig.model_validate({"maxTalkTurns": 3, "waitFirstSec": 10, "waitC
 STATE = {"state": "running", "reason": None, "talk_turns": 0, "applied_seq": 4}
 
 
-def no_audit(post: dict, st: dict) -> Change:
+def state(**fields) -> RunState:
+    return RunState.model_validate({**STATE, **fields})
+
+
+def no_audit(post: dict, st: RunState) -> Change:
     raise AssertionError("only a done post is audited")
 
 
@@ -30,7 +35,7 @@ def change(post: dict, st: dict | None = None, audit=no_audit, config=CONFIG, ta
     return effects.post_change(
         full,
         full["from"],
-        {**STATE, **(st or {})},
+        state(**(st or {})),
         config=config,
         team=TEAM,
         tail=list(tail),
@@ -81,13 +86,12 @@ def test_waits_back_off_then_pause_when_they_last_too_long() -> None:
 
 
 def test_a_gate_opens_or_is_decided_by_the_rules_with_its_note() -> None:
-    opened = change({"kind": "gate", "text": "deploy to prod"})
-    assert opened.state["state"] == "gated" and opened.state["gate"]["id"] == "5"
+    opened = change({"kind": "gate", "text": "deploy to prod"}).apply(state())
+    assert opened.state == "gated" and opened.gate and opened.gate.id == "5"
     auto = RunConfig.model_validate({"gateAutoApprove": ["deploy*"]})
     approved = change({"kind": "gate", "text": "deploy to prod"}, config=auto)
-    assert approved.state["state"] == "running" and [g["id"] for g in approved.state["approved_gates"]] == [
-        "5"
-    ]
+    after = approved.apply(state())
+    assert after.state == "running" and after.gate is None and [g.id for g in after.approved_gates] == ["5"]
     [note, event] = approved.out
     assert isinstance(note, Note) and note.extra["id"] == "r1:gate:5"
     assert event == GateDecidedEvent(id="5", decision="approved", by=note.extra["gate"]["by"])
@@ -96,8 +100,8 @@ def test_a_gate_opens_or_is_decided_by_the_rules_with_its_note() -> None:
 def test_done_goes_to_the_audit_it_is_given() -> None:
     seen = []
 
-    def audit(post: dict, st: dict) -> Change:
-        seen.append((post["seq"], st["applied_seq"]))
+    def audit(post: dict, st: RunState) -> Change:
+        seen.append((post["seq"], st.applied_seq))
         return Change({"state": "complete"}, [Note("audit", "Accepted.")])
 
     ch = change({"kind": "done", "text": "all done"}, audit=audit)
@@ -124,31 +128,42 @@ FIGURES = SimpleNamespace(
 
 def test_a_turns_figures_count_once_whatever_replays_them() -> None:
     s = effects.account(
-        {"accounted_turn": 0}, "builder", 1, FIGURES, {"kind": "work_done", "credit": {"c": 1}}
+        RunState(accounted_turn=0), "builder", 1, FIGURES, {"kind": "work_done", "credit": {"c": 1}}
     )
-    q = s["participants"]["builder"]
-    assert q["cached_tokens"] == 4 and s["models"]["m"]["generations"] == 1
-    assert (q["turns"], q["prompt_tokens"], q["cost"], q["credited"], s["accounted_turn"]) == (
-        1,
-        10,
-        0.5,
-        1,
-        1,
-    )
-    assert effects.account(s, "builder", 1, FIGURES, None)["participants"]["builder"]["turns"] == 1
+    q = s.participants["builder"]
+    assert q.cached_tokens == 4 and s.models["m"].generations == 1
+    assert (q.turns, q.prompt_tokens, q.cost, q.credited, s.accounted_turn) == (1, 10, 0.5, 1, 1)
+    assert effects.account(s, "builder", 1, FIGURES, None).participants["builder"].turns == 1
+    # As state.json holds them: the keys a turn's figures have always had, and the model's usage.
+    assert s.dump()["participants"] == {
+        "builder": {
+            "turns": 1,
+            "credited": 1,
+            "prompt_tokens": 10,
+            "completion_tokens": 2,
+            "cached_tokens": 4,
+            "compactions": 0,
+            "cost": 0.5,
+            "silent_streak": 0,
+            "last_turn": 1,
+        }
+    }
+    assert s.dump()["models"] == {
+        "m": {"generations": 1, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.5}
+    }
 
 
 def test_silent_turns_pause_at_the_limit_and_not_twice() -> None:
-    s, paused = effects.silent({"accounted_turn": 0}, "builder", 1, FIGURES, 2)
-    assert paused is None and s["participants"]["builder"]["silent_streak"] == 1
+    s, paused = effects.silent(RunState(accounted_turn=0), "builder", 1, FIGURES, 2)
+    assert paused is None and s.participants["builder"].silent_streak == 1
     s, paused = effects.silent(s, "builder", 2, FIGURES, 2)
-    assert paused is not None and s["state"] == "paused" and paused["code"] == "silent"
-    again, paused = effects.silent(dict(s), "builder", 2, FIGURES, 2)
-    assert paused is None and again["participants"]["builder"]["turns"] == 2
+    assert paused is not None and s.state == "paused" and paused["code"] == "silent"
+    again, paused = effects.silent(s, "builder", 2, FIGURES, 2)
+    assert paused is None and again.participants["builder"].turns == 2
 
 
 def test_the_next_speaker_while_the_user_is_asked_is_the_asker() -> None:
-    st = {"state": "awaiting_user", "question": {"from": "reviewer", "seq": 3, "text": "?"}}
+    st = state(state="awaiting_user", question={"from": "reviewer", "seq": 3, "text": "?"})
     assert effects.plan_next(st, ["builder", "reviewer"], [], {})["speaker"] == "reviewer"
-    gated = {"state": "gated", "gate": {"id": "7", "declarer": "builder"}}
+    gated = state(state="gated", gate={"id": "7", "declarer": "builder"})
     assert effects.plan_next(gated, ["builder", "reviewer"], [], {})["rule"] == "gate_decision"

@@ -1,5 +1,6 @@
 """A turn's spans from its records (pure): names, shape, attributes, the ids, a resumed turn."""
 
+from autodev.records.state import RunState
 from autodev.telemetry.spans import group_events, span_id, trace_id, turn_spans, workflow_span
 
 RUN = "r1"
@@ -210,8 +211,8 @@ def test_events_are_grouped_by_the_turn_current_when_written():
 
 
 def test_workflow_root():
-    root = workflow_span(RUN, 10.0, 20.0, {"state": "complete", "turn": 3})
+    root = workflow_span(RUN, 10.0, 20.0, RunState(state="complete", turn=3))
     assert root.name == "invoke_workflow autodev" and root.parent is None and root.key == RUN
     assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
     assert root.attributes["gen_ai.conversation.id"] == RUN and root.error is None
-    assert workflow_span(RUN, 10.0, 20.0, {"state": "faulted"}).error == "faulted"
+    assert workflow_span(RUN, 10.0, 20.0, RunState(state="faulted")).error == "faulted"

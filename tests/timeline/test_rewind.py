@@ -86,7 +86,7 @@ def test_refused_while_a_turn_may_run(wrong_run):
     from autodev.store.lock import DaemonLock
 
     paths = RunPaths(wrong_run)
-    StateFile(paths.state).update(lambda s: {**s, "state": "running"})
+    StateFile(paths.state).update(lambda s: s.but(state="running"))
     lock = DaemonLock(paths.lock)
     lock.acquire()  # a daemon holds the run
     try:
@@ -160,4 +160,4 @@ def test_kill_at_every_step_leaves_old_or_new(wrong_run, step):
     assert head(repo) == posts[1]["head"] and not (repo / "junk.txt").exists()
     assert git(repo, "show", "refs/autodev/rewound/1-worktree:junk.txt") == "junk\n"
     assert git(repo, "rev-parse", "refs/autodev/rewound/1").strip() == old_head
-    assert st.read()["rewind_applied"] == 1 and st.read()["applied_seq"] == 6
+    assert st.read().rewind_applied == 1 and st.read().applied_seq == 6
