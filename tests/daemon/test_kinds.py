@@ -79,7 +79,7 @@ def test_a_kind_registered_in_a_test_takes_a_turn_through_the_daemon(repo) -> No
         ("parrot", "say", TEXT),
     ]
     st = StateFile(paths.state).read()
-    assert st["state"] == "awaiting_user" and st["turn"] == 1
+    assert st.state == "awaiting_user" and st.turn == 1
     records = [json.loads(line) for line in paths.harness_log.read_text().splitlines()]
     assert [r["type"] for r in records] == ["turn_started", "post_started", "post_committed", "turn_finished"]
     assert records[-1]["seq"] == posts[-1]["seq"]
