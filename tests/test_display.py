@@ -10,7 +10,8 @@ from autodev.guard.display import clean, digest, line, shown
 from autodev.panel import views
 from autodev.records.state import RunState
 from autodev.user import status
-from autodev.user.render import console, event_text, post_text
+from autodev.user.events_view import event_text
+from autodev.user.render import console, post_text
 
 HIDDEN_PUSH = "git push --force origin main\r\x1b[2K(safe: git status)"
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"

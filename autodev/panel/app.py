@@ -27,7 +27,7 @@ from autodev.panel.feed import EventTail
 from autodev.records.state import RunState
 from autodev.store.paths import RunPaths
 from autodev.user import actions
-from autodev.user.render import event_text
+from autodev.user.events_view import event_text
 
 __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 

@@ -27,23 +27,13 @@ the journals use (the kinds: `autodev.records.events`).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from autodev.records.base import SCHEMA, Move, Open, State
-from autodev.records.events import (
-    EVENTS,
-    AnyEvent,
-    Envelope,
-    Event,
-    GenerationEvent,
-    PostEvent,
-    StateEvent,
-    UnknownEvent,
-)
-from autodev.records.events import parse as _parse_event
 from autodev.records.harness_log import (
     AgentFinished,
     AgentStarted,
@@ -150,6 +140,31 @@ __all__ = [
     "why",
 ]
 
+if TYPE_CHECKING:
+    from autodev.records.events import (
+        EVENTS,
+        AnyEvent,
+        Envelope,
+        Event,
+        GenerationEvent,
+        PostEvent,
+        StateEvent,
+        UnknownEvent,
+    )
+
+# The event kinds (events.py, some fifty models) load on first use: the commands that never
+# read events.jsonl (status, thread, send) do not pay for them.
+_EVENT_NAMES = frozenset(
+    {"EVENTS", "AnyEvent", "Envelope", "Event", "GenerationEvent", "PostEvent", "StateEvent", "UnknownEvent"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EVENT_NAMES:
+        return getattr(importlib.import_module("autodev.records.events"), name)
+    raise AttributeError(f"module 'autodev.records' has no attribute {name!r}")
+
+
 _harness = TypeAdapter(HarnessRecord, config=ConfigDict(defer_build=True))
 _inbox = TypeAdapter(InboxMessage, config=ConfigDict(defer_build=True))
 
@@ -164,8 +179,10 @@ def harness(rec: dict) -> BaseModel:
 
 def event(rec: dict) -> Event:
     """A line of events.jsonl: the envelope checked, then its kind (an unknown kind is read)."""
-    Envelope.model_validate(rec)
-    return _parse_event(rec)
+    from autodev.records import events
+
+    events.Envelope.model_validate(rec)
+    return events.parse(rec)
 
 
 def inbox_message(msg: object) -> BaseModel:

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from autodev.user.render import event_text
+from autodev.user.events_view import event_text
 from tests.conftest import git, run_dir, write_team
 from tests.e2e.helpers import (
     ACCEPT,

@@ -7,7 +7,7 @@ import json
 import os
 
 from autodev.panel.feed import EventTail
-from autodev.user.render import FOLD_CHARS, event_text
+from autodev.user.events_view import FOLD_CHARS, event_text
 
 
 def append(path, *recs, raw: bytes = b"") -> None:

@@ -249,7 +249,7 @@ def test_panel_actions_without_a_daemon_wait_in_the_inbox(repo, autodev):
 
 
 def test_expand_key_unfolds_long_posts(repo):
-    from autodev.user.render import FOLD_CHARS
+    from autodev.user.events_view import FOLD_CHARS
 
     write_team(repo, PAIR)
     paths = RunPaths(repo)

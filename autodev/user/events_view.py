@@ -1,0 +1,238 @@
+"""The panel's Feed: one line (or block) per events.jsonl record, by the event's kind
+(`feed`, dispatched on its model; `thread --follow` shares `render.post_text` for posts)."""
+
+from __future__ import annotations
+
+import time
+from functools import singledispatch
+
+from rich.text import Text
+
+from autodev.guard.display import clean
+from autodev.records import events
+from autodev.user.render import post_text
+
+FOLD_CHARS = 280  # a post longer than this is folded in the Feed until the user expands it
+
+
+def _clock(ts: float | None) -> str:
+    if not ts:
+        return "?"
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def _line(icon: str, text: str, style: str = "") -> Text:
+    t = Text()
+    t.append(f"{icon} ")
+    t.append(text, style=style)
+    return t
+
+
+def event_text(ev: dict, expanded: bool = False, superseded: bool = False) -> Text | None:
+    """One Feed line (or block) for an events.jsonl record; None for records the Feed skips
+    (generations: their tokens and cost are summed in the header and the participants table)
+    and for a line that does not read as its kind."""
+    # what participants and providers wrote, on one line each, escaped (a post: by post_text)
+    read = events.readable(ev if ev.get("type") == "post" else clean(ev))
+    return None if read is None else feed(read, expanded, superseded)
+
+
+@singledispatch
+def feed(ev: events.Event, expanded: bool = False, superseded: bool = False) -> Text | None:
+    """An event's Feed line, by its kind (a kind without its own: its type, dimmed)."""
+    return _line("·", str(ev.type), "dim")
+
+
+def _who(ev: events.TurnEvent) -> str:
+    return ev.participant or ""
+
+
+@feed.register
+def _post(ev: events.PostEvent, expanded: bool = False, superseded: bool = False) -> Text | None:
+    post = ev.model_dump(by_alias=True)
+    t = post_text(post, width=None if expanded else FOLD_CHARS, superseded=superseded)
+    if not expanded and len(ev.text) > FOLD_CHARS:
+        t.append("  [folded: e expands]", style="dim italic")
+    return t
+
+
+@feed.register
+def _generation(ev: events.GenerationEvent, *_: bool) -> Text | None:
+    return None
+
+
+@feed.register
+def _scheduled(ev: events.ScheduledEvent, *_: bool) -> Text | None:
+    return _line("·", f"turn {ev.turn}: {_who(ev)} speaks ({ev.rule}: {ev.why})", "dim")
+
+
+@feed.register
+def _turn_started(ev: events.TurnStartedEvent, *_: bool) -> Text | None:
+    return _line("▶", f"turn {ev.turn} started: {_who(ev)}", "dim")
+
+
+@feed.register
+def _turn_resumed(ev: events.TurnResumedEvent, *_: bool) -> Text | None:
+    return _line("▶", f"turn {ev.turn} resumed: {_who(ev)} at step {ev.step}", "dim")
+
+
+@feed.register
+def _turn_ended(ev: events.TurnEndedEvent, *_: bool) -> Text | None:
+    end = f"posted #{ev.posted}" if ev.posted else f"no post ({ev.reason or 'silent'})"
+    return _line("■", f"turn {ev.turn} ended: {_who(ev)}, {ev.steps} steps, {end}", "dim")
+
+
+@feed.register
+def _tool(ev: events.ToolEvent, *_: bool) -> Text | None:
+    return _line("  ⚙", f"{_who(ev)}: {ev.name}", "dim")
+
+
+@feed.register
+def _tool_interrupted(ev: events.ToolInterruptedEvent, *_: bool) -> Text | None:
+    return _line("  ⚙", f"{_who(ev)}: {ev.name} was interrupted by a restart", "yellow")
+
+
+@feed.register
+def _hook(ev: events.HookEvent, *_: bool) -> Text | None:
+    what = f"hook {ev.on} `{ev.command[:60]}` on {ev.subject}"
+    if ev.ok:
+        return _line("  ⚓", f"{what}: ok", "dim")
+    out = (ev.output or "")[:160]
+    return _line("  ⚓", f"{what} {ev.problem}" + (f": {out}" if out else ""), "bold red")
+
+
+@feed.register
+def _notify_failed(ev: events.NotifyFailedEvent, *_: bool) -> Text | None:
+    return _line("✉", f"notification ({ev.via}) for {ev.state} failed: {ev.error}", "bold red")
+
+
+@feed.register
+def _notified(ev: events.NotifiedEvent, *_: bool) -> Text | None:
+    return _line("✉", f"notified ({ev.via}): {ev.state}", "dim")
+
+
+@feed.register
+def _budget_reached(ev: events.BudgetReachedEvent, *_: bool) -> Text | None:
+    return _line("$", ev.text, "yellow")
+
+
+@feed.register
+def _failover(ev: events.FailoverEvent, *_: bool) -> Text | None:
+    to = ev.to or "no model left: waiting for the reset"
+    return _line("⇄", f"{_who(ev)}: {ev.model} hit a usage limit → {to}", "yellow")
+
+
+@feed.register
+def _retry(ev: events.RetryEvent, *_: bool) -> Text | None:
+    return _line("↻", f"{_who(ev)}: retry {ev.attempt} in {ev.delay}s ({ev.error[:120]})", "yellow")
+
+
+@feed.register
+def _compacted(ev: events.CompactedEvent, *_: bool) -> Text | None:
+    how = "hard, after the provider refused" if ev.hard else "older tool results stubbed"
+    return _line(
+        "⇲",
+        f"{_who(ev)}: compacted to fit {ev.model}'s window ({how}; {ev.stubbed} results, "
+        f"~{ev.tokens_before} → ~{ev.tokens_after} tokens)",
+        "yellow",
+    )
+
+
+@feed.register
+def _context_exceeded(ev: events.ContextExceededEvent, *_: bool) -> Text | None:
+    return _line("⇲", f"{_who(ev)}: {ev.model} said the context window was exceeded", "yellow")
+
+
+@feed.register
+def _wait(ev: events.WaitEvent, *_: bool) -> Text | None:
+    return _line("⏳", f"{_who(ev)} waits {ev.delay}s; next check at {_clock(ev.due)}", "yellow")
+
+
+@feed.register
+def _gate_open(ev: events.GateOpenEvent, *_: bool) -> Text | None:
+    return _line("🚧", f"gate {ev.id} by {ev.declarer} needs your decision: {ev.text}", "bold magenta")
+
+
+@feed.register
+def _gate_decided(ev: events.GateDecidedEvent, *_: bool) -> Text | None:
+    style = "green" if ev.decision == "approved" else "red"
+    return _line("🚧", f"gate {ev.id} {ev.decision} by {ev.by}", style)
+
+
+@feed.register
+def _gate_used(ev: events.GateUsedEvent, *_: bool) -> Text | None:
+    return _line("🚧", f"{_who(ev)} used approved gate(s) {', '.join(map(str, ev.ids))}", "dim")
+
+
+@feed.register
+def _command_refused(ev: events.CommandRefusedEvent, *_: bool) -> Text | None:
+    return _line("⛔", f"{_who(ev)}: command refused without an approved gate: {ev.command}", "red")
+
+
+@feed.register
+def _audit_started(ev: events.AuditStartedEvent, *_: bool) -> Text | None:
+    return _line("🔎", f"audit {ev.n} of done #{ev.seq} started", "dim")
+
+
+@feed.register
+def _audit(ev: events.AuditEvent, *_: bool) -> Text | None:
+    if ev.accept:
+        return _line("🔎", f"audit accepted #{ev.seq}", "bold green")
+    return _line("🔎", f"audit reopened #{ev.seq} (by {ev.by}): {ev.gap}", "bold red")
+
+
+@feed.register
+def _notice(ev: events.NoticeEvent, *_: bool) -> Text | None:
+    held = f" (holds {ev.hold})" if ev.hold else ""
+    return _line("📣", f"notice {ev.id} from {_who(ev)}{held}: {ev.text}", "bold yellow")
+
+
+@feed.register(events.NoticeAnsweredEvent)
+@feed.register(events.NoticePinnedEvent)
+@feed.register(events.NoticeReleasedEvent)
+def _notice_changed(
+    ev: events.NoticeAnsweredEvent | events.NoticePinnedEvent | events.NoticeReleasedEvent, *_: bool
+) -> Text | None:
+    verb = ev.type.split("_", 1)[1]
+    return _line("📣", f"notice {ev.id} {verb}", "dim")
+
+
+@feed.register
+def _state(ev: events.StateEvent, *_: bool) -> Text | None:
+    why = ev.reason.text if ev.reason else ""
+    return _line(
+        "●", f"run {ev.state}" + (f": {why}" if why else ""), "bold" if ev.state != "running" else "dim"
+    )
+
+
+@feed.register
+def _control(ev: events.ControlEvent, *_: bool) -> Text | None:
+    return _line("⏯", f"{ev.action} applied", "bold")
+
+
+@feed.register
+def _silent_turn(ev: events.SilentTurnEvent, *_: bool) -> Text | None:
+    return _line(
+        "…", f"{_who(ev)} ended a turn without posting ({ev.reason}; {ev.streak} in a row)", "yellow"
+    )
+
+
+@feed.register
+def _warning(ev: events.WarningEvent, *_: bool) -> Text | None:
+    return _line("⚠", ev.message, "yellow")
+
+
+@feed.register
+def _error(ev: events.ErrorEvent, *_: bool) -> Text | None:
+    who = _who(ev)
+    return _line("✖", f"{who + ': ' if who else ''}{ev.message}", "bold red")
+
+
+@feed.register
+def _daemon_started(ev: events.DaemonStartedEvent, *_: bool) -> Text | None:
+    return _line("⚑", f"daemon started (pid {'?' if ev.pid is None else ev.pid})", "dim")
+
+
+@feed.register
+def _team_reloaded(ev: events.TeamReloadedEvent, *_: bool) -> Text | None:
+    return _line("⚑", "team reloaded: " + ", ".join(ev.participants), "dim")
