@@ -5,7 +5,8 @@ A bundle is untrusted input (it may come from anyone's bug report). Reading it: 
 files and folders under `autodev-bundle/` are taken (absolute names, `..`, links, devices and
 fifos are refused, and so is a bundle bigger than its caps); the git objects come in through
 `git clone` of the bundle file with hooks off; and the run's configuration is cut down before it
-runs (`safe_config`): no hooks, no notifications, no MCP servers, no coding-agent CLIs, the
+runs (`safe_config`): no hooks, no notifications, no MCP servers, no agent CLI arguments or keys (its
+CLI turns are played by replay's stand-in, from the raw streams the bundle carries), the
 sandbox required.
 """
 
@@ -72,6 +73,11 @@ def export(paths: RunPaths, out: Path) -> Path:
             f = paths.run_dir / name
             if f.exists():
                 _add(tar, f"run/{name}", _redacted(f.read_text(errors="replace"), redact))
+        # the raw streams of the agent CLI runs: replay's stand-in CLI plays them back
+        agents = paths.run_dir / "agents"
+        for f in sorted(agents.glob("t*-*.*")) if agents.is_dir() else []:
+            if f.suffix in (".jsonl", ".stderr") and f.is_file() and not f.is_symlink():
+                _add(tar, f"run/agents/{f.name}", _redacted(f.read_text(errors="replace"), redact))
         config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
         for f in sorted(config.rglob("*")):
             if f.is_file() and not f.is_symlink():
@@ -193,4 +199,5 @@ def recording(bundle: Path, into: Path):
         base,
         root / "repo.bundle",
         True,
+        run_dir=root / "run",
     )

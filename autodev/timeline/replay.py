@@ -49,7 +49,7 @@ class Recording:
     config_dir: Path  # team.toml, config.toml, prompts/, a scripted team's script
     base: str
     source: Path  # a git repository, or a git bundle file, holding the base and the run's commits
-    untrusted: bool = False  # a bundle: no hooks, MCP servers or agent CLIs; commands sandboxed
+    untrusted: bool = False  # a bundle: no hooks, MCP servers or agent CLI args; commands sandboxed
     repo_path: str = ""  # where the recorded repository was (masked in comparisons)
     run_dir: Path | None = None  # the run folder: its agents/ keeps the CLI runs' raw streams
 
@@ -185,10 +185,10 @@ def _user_gate(p: dict) -> bool:
 def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = None) -> Divergence | None:
     """Replay `rec`; None when identical, else the first divergence."""
     agents = sorted({r["agent"] for r in rec.harness if r.get("type") == "agent_started"})
-    if agents and (rec.untrusted or rec.run_dir is None):
+    if agents and rec.run_dir is None:
         raise ReplayRefused(
-            f"this bundle has coding-agent CLI turns ({', '.join(agents)}); a bundle's agent turns are not replayed",
-            "replay the run itself on the machine that recorded it (`autodev replay RUN`)",
+            f"this recording has coding-agent CLI turns ({', '.join(agents)}) but not their raw streams",
+            "replay the run itself, or a bundle `autodev runs export` wrote (it keeps them)",
         )
     if rec.untrusted:
         from autodev.guard.sandbox import resolve
@@ -200,7 +200,7 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         _clone(rec, repo)
         _config(rec, repo)
         env = {"AUTODEV_HOME": str(work / "home")}
-        if agents and rec.run_dir is not None:
+        if agents and rec.run_dir is not None:  # (a bundle's too: the stand-in runs no CLI)
             from autodev.timeline import standin
 
             # Each agent CLI is the stand-in that plays its recorded runs back (SPEC §16's

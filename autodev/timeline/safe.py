@@ -1,5 +1,5 @@
 """What makes a bundle's `.autodev/` safe to run (shared by `bundle` and `replay`): no hooks or
-notifications, the sandbox required, no MCP servers, no coding-agent CLI participant."""
+notifications, the sandbox required, no MCP servers, no agent CLI arguments or keys."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ class BundleRefused(UsageError):
 
 def safe_config(config_dir: Path) -> None:
     """A bundle's .autodev/ made safe to run: no hooks, no notifications, the sandbox required;
-    no MCP servers; a coding-agent CLI participant refused (its configuration runs programs)."""
+    no MCP servers; no participant's tools, api_base, agent_args or api_key_env (an agent CLI
+    participant's turns are played by replay's stand-in, which runs no CLI)."""
     cfg = config_dir / "config.toml"
     data = tomllib.loads(cfg.read_text()) if cfg.exists() else {}
     for key in ("hooks", "notifyCommand", "notifyUrl", "sandboxExpose"):
@@ -30,11 +31,8 @@ def safe_config(config_dir: Path) -> None:
     team = tomllib.loads(team_file.read_text())
     team.pop("mcp", None)
     for p in team.get("participants") or []:
-        if p.get("agent"):
-            raise BundleRefused(
-                f"the bundle's participant {p.get('name')!r} is a coding-agent CLI ({p['agent']})",
-                "replay of agent CLI participants from a bundle is not supported",
-            )
-        p.pop("tools", None)
-        p.pop("api_base", None)
+        # A coding-agent CLI participant stays: replay runs the stand-in that plays its recorded
+        # streams, never a CLI; its own arguments and the key it would be given go.
+        for key in ("tools", "api_base", "agent_args", "api_key_env"):
+            p.pop(key, None)
     team_file.write_text(tomli_w.dumps(team))

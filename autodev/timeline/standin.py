@@ -29,6 +29,7 @@ from pathlib import Path
 SERVER = "autodev"
 THREAD_TOOLS = ("post", "read_thread", "tell_user")
 SHA = re.compile(r"[0-9a-f]{7,40}")
+STREAM = re.compile(r"agents/t\d+-\d+-[a-z]+\.jsonl")
 
 
 # -- the replay's side ----------------------------------------------------------------------------
@@ -48,11 +49,13 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path, into: Path) -
     streams.mkdir(parents=True, exist_ok=True)
     for r in harness:
         if r.get("type") == "agent_started":
-            src = run_dir / str(r.get("stream") or "")
-            if not r.get("stream") or not src.is_file():
+            stream = str(r.get("stream") or "")
+            src = run_dir / stream
+            # a bundle's harness log is untrusted: only a stream of its own agents/ folder
+            if not STREAM.fullmatch(stream) or src.is_symlink() or not src.is_file():
                 raise ReplayRefused(
                     f"turn {r.get('turn')}: the raw stream of its {r.get('agent')} run is missing ({src})",
-                    "replay the run on the machine that recorded it (its run folder keeps agents/)",
+                    "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
                 )
             n = len(plays)
             shutil.copyfile(src, streams / f"{n}.jsonl")

@@ -98,6 +98,11 @@ def test_a_bundle_config_runs_no_hook_mcp_server_or_agent_cli(tmp_path):
     config = tomllib.loads((cfg / "config.toml").read_text())
     team = tomllib.loads((cfg / "team.toml").read_text())
     assert config == {"sandbox": "bwrap"} and "mcp" not in team and "tools" not in team["participants"][0]
-    (cfg / "team.toml").write_text('[[participants]]\nname = "a"\nagent = "claude"\n')
-    with pytest.raises(bundle.BundleRefused):
-        bundle.safe_config(cfg)
+    # an agent CLI participant's turns are played by replay's stand-in: its arguments and key go
+    (cfg / "team.toml").write_text(
+        '[[participants]]\nname = "a"\nagent = "claude"\nagent_args = ["--evil"]\napi_key_env = "GH_TOKEN"\n'
+    )
+    bundle.safe_config(cfg)
+    assert tomllib.loads((cfg / "team.toml").read_text())["participants"] == [
+        {"name": "a", "agent": "claude"}
+    ]

@@ -6,11 +6,12 @@ CLIs; a post changed in the recording is the first divergence."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from autodev.store.paths import RunPaths
+from autodev.timeline import bundle, standin
 from autodev.timeline import replay as rp
-from autodev.timeline import standin
 from tests.agents.conftest import Fakes
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import ACCEPT
@@ -64,7 +65,13 @@ def test_an_agent_cli_run_replays_identical_and_a_changed_post_diverges(repo, au
     rec = rp.from_run(RunPaths(repo))
     assert rp.run(rec) is None
     assert rp.run(rec, recorded_tools=True) is None
+    # exported, the run replays from the bundle on another AUTODEV_HOME (streams included)
+    exported = bundle.export(RunPaths(repo), tmp_path / "run.tar.gz")
+    home = os.environ["AUTODEV_HOME"]
+    monkeypatch.setenv("AUTODEV_HOME", str(tmp_path / "elsewhere"))
+    assert rp.run(bundle.recording(exported, tmp_path / "unpacked")) is None
     assert len(fakes.calls()) == 3  # the replays ran the stand-in, never the CLIs on PATH
+    monkeypatch.setenv("AUTODEV_HOME", home)
 
     # The builder's post as its recorded stream shows the call: the replay posts that text, the
     # thread recorded the other one.
