@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "eval",
         "evals",
         "timeline.replay",
+        "timeline.standin",
         "timeline.recorded",
         "timeline.bundle",
     ),  # eval; replaying a run through the daemon

@@ -22,23 +22,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from autodev.errors import UsageError
 from autodev.records.state import RunState
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
 from autodev.timeline import git
 from autodev.timeline.live import rewind_of
 from autodev.timeline.recorded import RecordedModel
+from autodev.timeline.refused import ReplayRefused
 
 SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
 # An agent turn's thread-tool call id names the CLI's pid (autodev/agents/stream.py): masked.
 # read_thread shows each post's time: a replay's posts are made later.
 TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 AGENT_CALL = re.compile(r"^(claude|codex|copilot|gemini)-\d+-(\d+)$")
-
-
-class ReplayRefused(UsageError):
-    """A recording that cannot be replayed as asked (exit 2)."""
 
 
 @dataclass

@@ -40,7 +40,7 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path, into: Path) -
     CLI this stand-in (a CLI the recording never ran included: a replay calls no real CLI)."""
     from autodev.agents.adapters import ADAPTERS
     from autodev.host.hostproc import PYTHON_SAFE
-    from autodev.timeline.replay import ReplayRefused
+    from autodev.timeline.refused import ReplayRefused
 
     heads = {p["turn"]: p.get("head") for p in posts if isinstance(p.get("turn"), int)}
     plays: list[dict] = []

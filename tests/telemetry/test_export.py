@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from autodev.config.telemetry import TelemetryConfig
+from autodev.records.state import RunState
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
 from autodev.telemetry import otel
@@ -80,7 +81,7 @@ def test_a_run_is_exported_once_with_derived_ids_and_metrics(tmp_path):
     write_run(paths)
     mem = InMemorySpanExporter()
     s, reader = sender(paths, mem)
-    out = export_run(s, RUN, {"state": "complete", "turn": 1})
+    out = export_run(s, RUN, RunState(state="complete", turn=1))
     spans = mem.get_finished_spans()
     assert out["turns"] == 1 and out["spans"] == len(spans) == 8
     assert {sp.context.trace_id for sp in spans} == {trace_id(RUN)}
@@ -103,7 +104,7 @@ def test_a_run_is_exported_once_with_derived_ids_and_metrics(tmp_path):
     assert [p.attributes["autodev.pause.reason"] for p in points["autodev.run.pauses"]] == ["silent"]
     assert round(sum(p.value for p in points["autodev.cost"]), 6) == 0.03
 
-    again = export_run(s, RUN, {"state": "complete"})  # nothing twice to the same collector
+    again = export_run(s, RUN, RunState(state="complete"))  # nothing twice to the same collector
     assert again["spans"] == 0 and again["skipped"] == 1 and len(mem.get_finished_spans()) == 8
     s.close(1)
     s2, _ = sender(paths, mem)  # a new process reads the cursor from telemetry.jsonl
