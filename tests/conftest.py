@@ -204,7 +204,7 @@ class InProcess:
 
 
 @pytest.fixture
-def cli(monkeypatch):
+def inproc(monkeypatch):
     """`autodev ...` in-process (InProcess): argument and error tests."""
     return InProcess(monkeypatch)
 

@@ -90,7 +90,7 @@ def _inbox_files(repo) -> list[str]:
     return sorted(p.name for p in box.glob("*.json")) if box.exists() else []
 
 
-def test_answers_decisions_and_holds_for_what_does_not_exist_are_refused(repo, autodev, cli):
+def test_answers_decisions_and_holds_for_what_does_not_exist_are_refused(repo, autodev, inproc):
     script = (
         step("solo", call("tell_user", text="which region?"), call("post", kind="gate", text="git push"))
         + post("solo", "done", "pushed")
@@ -98,20 +98,20 @@ def test_answers_decisions_and_holds_for_what_does_not_exist_are_refused(repo, a
     )
     write_team(repo, SOLO, script)
     # Nothing open yet: every answer or decision is refused, and nothing reaches the inbox.
-    _refused(cli(repo, "approve"), "no gate is open")
-    _refused(cli(repo, "deny", "99"), "no gate is open")
-    _refused(cli(repo, "answer", "999", "yes"), "there is no notice 999", "no notice is open")
-    _refused(cli(repo, "notice", "--release", "5"), "there is no notice 5")
-    _refused(cli(repo, "send", ""), "empty")
-    _refused(cli(repo, "send", "   \n"), "empty")
+    _refused(inproc(repo, "approve"), "no gate is open")
+    _refused(inproc(repo, "deny", "99"), "no gate is open")
+    _refused(inproc(repo, "answer", "999", "yes"), "there is no notice 999", "no notice is open")
+    _refused(inproc(repo, "notice", "--release", "5"), "there is no notice 5")
+    _refused(inproc(repo, "send", ""), "empty")
+    _refused(inproc(repo, "send", "   \n"), "empty")
     assert _inbox_files(repo) == []
 
     run_until_idle(autodev, repo, "ship it", expect=3)  # notice 1 and gate 3 are open
-    _refused(cli(repo, "answer", "999", "yes"), "there is no notice 999", "open notices: 1")
-    _refused(cli(repo, "notice", "--hold", "7"), "open notices: 1")
-    _refused(cli(repo, "approve", "99"), "gate 99 is not open", "the open gate is 3")
-    _refused(cli(repo, "deny", "2"), "the open gate is 3")
-    _refused(cli(repo, "answer", "1", " "), "empty")
+    _refused(inproc(repo, "answer", "999", "yes"), "there is no notice 999", "open notices: 1")
+    _refused(inproc(repo, "notice", "--hold", "7"), "open notices: 1")
+    _refused(inproc(repo, "approve", "99"), "gate 99 is not open", "the open gate is 3")
+    _refused(inproc(repo, "deny", "2"), "the open gate is 3")
+    _refused(inproc(repo, "answer", "1", " "), "empty")
     assert _inbox_files(repo) == []
     assert "approval of gate 3 sent" in cli(autodev, repo, "approve")
     cli(autodev, repo, "answer", "1", "eu-west-1")
