@@ -84,6 +84,12 @@ def context(
         redactor=run.redact,
         secret_files=config.secret_files,
     )
+    if p.models() and model is None:
+        # litellm's import takes seconds, once per daemon: that is the daemon's start-up, not
+        # this turn's time (a short turnTimeoutMin would otherwise expire before the first ask).
+        from autodev.harness import providers
+
+        providers.warm()
     # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
     workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
     ctx = TurnContext(

@@ -210,6 +210,11 @@ def targets_for(
     return out
 
 
+def warm() -> None:
+    """Import litellm now (seconds, once per process) rather than inside a turn's first ask."""
+    _litellm()
+
+
 def _litellm():
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
