@@ -88,7 +88,7 @@ def test_tools_are_listed_with_their_annotations_and_called(hub, tmp_path):
     # a failing call is an error the model reads, naming the tool
     with pytest.raises(ToolError, match="srv__lookup"):
         hub.call("srv", "lookup", {})
-    assert [t for t, _ in hub.drain()] == ["mcp_server_started"]
+    assert [e.type for e in hub.drain()] == ["mcp_server_started"]
 
 
 def test_a_killed_server_is_unavailable_then_restarted(hub, tmp_path):
@@ -99,7 +99,7 @@ def test_a_killed_server_is_unavailable_then_restarted(hub, tmp_path):
         wait_until("the death to be seen", lambda: hub.call("srv", "lookup", {"key": "alpha"}) and None, 5)
     wait_until("a second server", lambda: len(pids(tmp_path / "pids")) == 2)
     assert wait_until("the restarted server to answer", lambda: _try(hub)) == "the last letter"
-    kinds = [t for t, _ in hub.drain()]
+    kinds = [e.type for e in hub.drain()]
     assert (
         kinds[0] == "mcp_server_started"
         and "mcp_server_down" in kinds
