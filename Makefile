@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo docs test test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray real-otel
+.PHONY: install demo docs test test-all test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray real-otel
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,8 +38,13 @@ docs: $(STAMP)
 	$(MKDOCS) build --strict
 
 # Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
+# `make test` runs every unit test and one real round trip of each feature; the further end-to-end
+# scenarios (marked `full`) and three kill -9 trials in place of one are `make test-all`.
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not full" tests
+
+test-all: $(STAMP) lint
+	AUTODEV_FAULT_TRIALS=3 $(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
 
 # Everything but the tests that run autodev (or a server of ours) as a subprocess: seconds, not minutes.
 test-fast: $(STAMP)

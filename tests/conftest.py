@@ -38,6 +38,13 @@ def examples(n: int) -> int:
     return n * FUZZ_SCALE if FUZZ else n
 
 
+def light(values, keep=None) -> list:
+    """Parameters for a parametrized end-to-end test: `make test` runs those in `keep` (the first
+    one if not given), `make test-all` runs them all."""
+    keep = set(keep) if keep is not None else set(list(values)[:1])
+    return [v if v in keep else pytest.param(v, marks=pytest.mark.full) for v in values]
+
+
 def pytest_collection_modifyitems(config, items):
     """A test that runs the real `autodev` command (the `autodev` fixture) or lives in tests/e2e/
     is `e2e`, like those marked by hand for other programs they start: `-m "not e2e"` keeps the

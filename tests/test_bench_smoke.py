@@ -44,6 +44,7 @@ def _scripted_runs() -> tuple[dict, dict]:
     return bench_routing(turns=4), bench_daemon(turns=4, rss_sizes=())
 
 
+@pytest.mark.full
 def test_every_benchmark_at_tiny_sizes():
     sched = bench_scheduler(sizes=(10, 50), reps=3)  # first, alone: tracemalloc is per process
     with ThreadPoolExecutor(max_workers=5) as pool:

@@ -91,6 +91,7 @@ def test_missing_provider_key_fails_and_names_it(autodev, repo):
     assert "sk-test" not in r.stdout
 
 
+@pytest.mark.full
 def test_online_asks_litellm_for_a_provider_the_table_does_not_know(autodev, repo):
     write_team(repo, '[[participants]]\nname = "solo"\nmodel = "gpt-5"\nwrite = true\n')
     r, lines = doctor(autodev, repo)
@@ -232,6 +233,7 @@ def _fake_exe(folder, name):
     return exe
 
 
+@pytest.mark.full
 def test_browser_capability_is_checked_by_launching_chromium_through_playwright(autodev, repo, tmp_path):
     write_team(repo, team_of_one("solo", 'tools = ["browser"]'), done_accepted("solo"))
     r, lines = doctor(autodev, repo, env={"AUTODEV_CHROMIUM": "/nonexistent/chromium"})
@@ -313,6 +315,7 @@ def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_logi
     assert lines["audit"][0] == "FAIL" and "[audit]" in lines["audit"][1]  # agents only: no model
 
 
+@pytest.mark.full
 def test_mcp_servers_are_started_and_their_tools_listed(autodev, repo, tmp_path):
     team = team_of_one("solo") + '\n[mcp.notes]\ncommand = "autodev-no-such-server"\n'
     write_team(repo, team, done_accepted("solo"))

@@ -19,6 +19,7 @@ from tests.conftest import write_team
 from tests.e2e.helpers import SOLO, WIDE, done_accepted
 
 
+@pytest.mark.full
 def test_status_before_the_first_run_says_so_and_how_to_start(autodev, repo):
     write_team(repo, SOLO, done_accepted("solo"))
     r = autodev(repo, "status", env=WIDE, check=True)

@@ -17,7 +17,7 @@ from autodev.harness.turn import AllModelsLimited, TurnContext
 from autodev.store.events import Events
 from autodev.store.journal import Journal
 from autodev.store.thread import Thread
-from tests.conftest import git
+from tests.conftest import git, light
 
 # Each turn starts the fake CLI and autodev's MCP server as programs of their own.
 pytestmark = pytest.mark.e2e
@@ -49,7 +49,7 @@ def records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("agent", light(AGENTS))
 def test_a_turn_edits_commits_and_posts_through_mcp(agent, repo, tmp_path, fakes):
     fakes.play(
         **{
@@ -81,6 +81,7 @@ def test_a_turn_edits_commits_and_posts_through_mcp(agent, repo, tmp_path, fakes
     assert any(e["type"] == "generation" and e["model"] == f"agent:{agent}" for e in events)
 
 
+@pytest.mark.full
 def test_only_the_first_post_counts(repo, tmp_path, fakes):
     fakes.play(claude=[[["post", {"kind": "say", "text": "one"}], ["post", {"kind": "say", "text": "two"}]]])
     ctx = make_ctx(repo, tmp_path / "run")
@@ -91,6 +92,7 @@ def test_only_the_first_post_counts(repo, tmp_path, fakes):
     assert "refused: you already posted this turn" in raw
 
 
+@pytest.mark.full
 def test_a_refused_post_reaches_the_agent_and_a_later_one_counts(repo, tmp_path, fakes):
     fakes.play(
         codex=[
@@ -121,6 +123,7 @@ def test_exit_without_post_is_nudged_in_the_same_session_then_posts(repo, tmp_pa
     assert (result.prompt_tokens, result.completion_tokens) == (300, 40)
 
 
+@pytest.mark.full
 def test_a_nudged_codex_session_counts_its_cumulative_usage_once(repo, tmp_path, fakes):
     fakes.play(codex=[[["text", "thinking"]], [["post", {"kind": "say", "text": "after the nudge"}]]])
     ctx = make_ctx(repo, tmp_path / "run")
@@ -139,6 +142,7 @@ def test_exit_twice_without_post_is_a_silent_turn(repo, tmp_path, fakes):
     assert ctx.thread.last_seq == 0
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_usage_limit_fails_over_to_the_next_agent(agent, repo, tmp_path, fakes):
     other = "codex" if agent != "codex" else "claude"
@@ -183,6 +187,7 @@ def test_a_timeout_kills_the_process_group(repo, tmp_path, fakes):
         assert not _alive(pid), f"{pid} survived the turn's timeout"
 
 
+@pytest.mark.full
 def test_a_claude_run_killed_at_the_timeout_keeps_the_usage_it_reported_on_the_way(repo, tmp_path, fakes):
     fakes.play(claude=[[["text", "one"], ["text", "two"], ["sleep", 60]]])
     ctx = make_ctx(repo, tmp_path / "run", timeout=3)
@@ -218,6 +223,7 @@ def test_git_identity_reaches_the_cli(repo):
     assert git(repo, "config", "user.name").strip() == "autodev tests"
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("agent", ["codex", "gemini"])
 def test_a_cli_settings_file_planted_during_the_run_stops_the_turn_before_the_cli_runs(
     agent, repo, tmp_path, fakes

@@ -74,6 +74,7 @@ def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, aut
     assert gen and gen[0]["prompt_tokens"] == 150
 
 
+@pytest.mark.full
 def test_a_limit_fails_over_to_another_cli(repo, autodev, fakes):
     write_team(repo, team("claude", 'failover = ["agent:gemini"]'), REVIEW_DONE)
     fakes.play(claude=[[["limit", "Claude AI usage limit reached"]]], gemini=[BUILD])
@@ -96,6 +97,7 @@ def test_every_cli_limited_waits_until_the_reset(repo, autodev, fakes):
     autodev(repo, "stop", check=True)
 
 
+@pytest.mark.full
 def test_a_cli_that_never_posts_is_nudged_then_the_turn_is_silent(repo, autodev, fakes):
     write_team(repo, team("copilot"), REVIEW_DONE)
     fakes.play(copilot=[[["text", "I looked around"]], [["text", "still looking"]], BUILD])
@@ -107,6 +109,7 @@ def test_a_cli_that_never_posts_is_nudged_then_the_turn_is_silent(repo, autodev,
     assert first["resume"] is None and second["resume"].startswith("copilot-session-")
 
 
+@pytest.mark.full
 def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, fakes):
     write_team(repo, team("claude"), REVIEW_DONE)
     fakes.play(claude=[[["text", "starting"], *BUILD[:1], ["sleep", 120]], BUILD])
@@ -148,6 +151,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.full
 def test_a_limited_cli_fails_over_to_a_model_for_the_rest_of_the_turn(repo, autodev, fakes):
     from tests.e2e.helpers import call, step
 
@@ -167,6 +171,7 @@ def test_a_limited_cli_fails_over_to_a_model_for_the_rest_of_the_turn(repo, auto
     assert [e["to"] for e in events(repo, "failover")] == [None, "scripted"]
 
 
+@pytest.mark.full
 def test_agents_gated_overrides_auto_and_the_raw_stream_is_masked(repo, autodev, fakes):
     from tests.conftest import run_dir
 
@@ -204,6 +209,7 @@ def test_agents_gated_overrides_auto_and_the_raw_stream_is_masked(repo, autodev,
     assert "notice" in raw and notices, raw
 
 
+@pytest.mark.full
 def test_a_turn_past_turn_timeout_min_kills_the_cli_group_and_is_silent(repo, autodev, fakes):
     write_team(repo, team("codex"), REVIEW_DONE, config="turnTimeoutMin = 0.05\n")
     fakes.play(codex=[[["sleep", 120]]])
@@ -219,6 +225,7 @@ def test_a_turn_past_turn_timeout_min_kills_the_cli_group_and_is_silent(repo, au
     assert all("turnTimeoutMin" in e["reason"] for e in ended)
 
 
+@pytest.mark.full
 def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev, fakes):
     write_team(repo, team("gemini"), REVIEW_DONE)
     fakes.play(gemini=[[["sleep", 120]], BUILD])

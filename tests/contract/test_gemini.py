@@ -174,6 +174,7 @@ def test_failover_to_openai_and_back_keeps_both_sides_valid(tmp_path):
         assert "__thought__" in messages[2]["tool_calls"][0]["id"]
 
 
+@pytest.mark.full
 def test_a_gemini_team_with_thinking_survives_kill_9_mid_turn(repo, autodev, tmp_path):
     """A whole run through the CLI, the daemon and litellm's gemini provider: a three-step turn
     killed (-9) during its second tool call and resumed; every request keeps every signature."""

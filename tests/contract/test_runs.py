@@ -52,6 +52,7 @@ def anthropic(tmp_path):
         yield srv
 
 
+@pytest.mark.full
 def test_anthropic_with_thinking_survives_kill_9_mid_turn(repo, autodev, anthropic):
     write_team(repo, _team("anthropic/claude-sonnet-4-5", anthropic.root, 'effort = "high"'), AUDIT_ONLY)
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "look around")
@@ -115,6 +116,7 @@ def _outgrowing(tmp_path, **kw):
     return _server(OpenAIServer, tmp_path, script, **kw)
 
 
+@pytest.mark.full
 def test_a_turn_that_outgrows_its_window_is_compacted_and_still_posts(repo, autodev, tmp_path):
     (repo / "big.txt").write_text(BIG)
     with _outgrowing(tmp_path, window=16_000) as srv:
@@ -135,6 +137,7 @@ def test_a_turn_that_outgrows_its_window_is_compacted_and_still_posts(repo, auto
         assert "compacted" in st
 
 
+@pytest.mark.full
 def test_a_provider_context_refusal_compacts_harder_and_retries_once(repo, autodev, tmp_path):
     """The participant claims a larger window than the server has: our estimate fits, the
     server answers context_length_exceeded, the turn compacts hard and still posts."""
@@ -149,6 +152,7 @@ def test_a_provider_context_refusal_compacts_harder_and_retries_once(repo, autod
         assert events(repo, "error") == []
 
 
+@pytest.mark.full
 def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, tmp_path):
     """Even the prompts exceed the server's window: nothing can be compacted, so the turn ends
     silent (reason `context`) instead of pausing on a provider error."""
@@ -169,6 +173,7 @@ def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, t
         assert '"code": "silent"' in st
 
 
+@pytest.mark.full
 def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_fix(repo, autodev, tmp_path):
     """A gateway answers 400 model_not_found (not 404): that is an unknown model, never retried,
     not a malformed request; the pause line names who, which model and the fix."""
@@ -190,6 +195,7 @@ def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_f
         assert "model_not_found" in err["detail"] or "does not exist" in err["detail"]
 
 
+@pytest.mark.full
 def test_compactions_made_before_a_kill_9_are_counted_after_resume(repo, autodev, tmp_path):
     (repo / "big.txt").write_text(BIG)
     script = (

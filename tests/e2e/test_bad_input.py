@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -44,6 +46,7 @@ def _strict_utf8(path) -> None:
     path.read_bytes().decode("utf-8")  # raises on any invalid byte
 
 
+@pytest.mark.full
 def test_bad_bytes_and_malformed_inbox_files_never_wedge_the_daemon(repo, autodev):
     write_team(repo, SOLO, SURROGATE_SCRIPT)
     # `autodev send $'\xff\xfe'`: the objective is two bytes that are not UTF-8.
@@ -90,6 +93,7 @@ def _inbox_files(repo) -> list[str]:
     return sorted(p.name for p in box.glob("*.json")) if box.exists() else []
 
 
+@pytest.mark.full
 def test_answers_decisions_and_holds_for_what_does_not_exist_are_refused(repo, autodev, inproc):
     script = (
         step("solo", call("tell_user", text="which region?"), call("post", kind="gate", text="git push"))
@@ -130,6 +134,7 @@ def _send(repo, *args: str, stdin: bytes | None = None) -> subprocess.CompletedP
     )
 
 
+@pytest.mark.full
 def test_send_reads_long_messages_from_stdin_or_a_file(repo, autodev, tmp_path):
     write_team(repo, SOLO, post("solo", "say", "read them", "user"))
     long = "line of a long brief\n" * 5000  # ~100 KB: past what a shell argument comfortably holds
@@ -150,6 +155,7 @@ def test_send_reads_long_messages_from_stdin_or_a_file(repo, autodev, tmp_path):
     assert texts == [long, "from a file: ü\n\\xff\n"]
 
 
+@pytest.mark.full
 def test_the_run_folder_is_private(repo, autodev):
     write_team(repo, SOLO, post("solo", "say", "which colour?", "user"))
     os.umask(0o022)  # the usual umask: files would be world-readable by default
@@ -169,6 +175,7 @@ def test_the_run_folder_is_private(repo, autodev):
     wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
 
 
+@pytest.mark.full
 def test_latin1_file_names_reach_the_model_escaped(repo, autodev):
     # Once a UnicodeEncodeError at every start: both tools are replay-safe, so they ran again.
     script = step("solo", call("list_files"), call("search", pattern="needle")) + post(

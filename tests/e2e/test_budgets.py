@@ -8,6 +8,8 @@ import json
 import os
 import signal
 
+import pytest
+
 from tests.conftest import thread_of, write_team
 from tests.e2e.helpers import (
     BUILDER_REVIEWER,
@@ -33,6 +35,7 @@ from tests.e2e.test_runs import make_repo, runs_json
 PRICE = "[price]\ninput_per_token = 0.001\noutput_per_token = 0.002\n"
 
 
+@pytest.mark.full
 def test_run_cap_pauses_at_the_boundary_and_a_raised_cap_continues(repo, autodev):
     script = PRICE + post("solo", "say", "step one") + post("solo", "say", "step two") + done_accepted("solo")
     write_team(repo, SOLO, script, config="maxCostUsd = 0.01\n")
@@ -70,6 +73,7 @@ def test_run_cap_pauses_at_the_boundary_and_a_raised_cap_continues(repo, autodev
 SLOW = step("solo", call("run_command", command="sleep 30"))
 
 
+@pytest.mark.full
 def test_two_capped_runs_at_once_one_killed_leave_a_consistent_index(tmp_path, autodev, autodev_home):
     one, two = make_repo(tmp_path, "one"), make_repo(tmp_path, "two")
     # one: a run token cap; two: builder's own cap, and a slow first turn to be killed in.

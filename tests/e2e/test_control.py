@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import (
     PAIR,
@@ -24,6 +26,7 @@ from tests.e2e.helpers import (
 # -- questions --------------------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "pick a colour")
@@ -127,6 +130,7 @@ def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
     assert st["state"] == "complete" and st["audits"] == 2
 
 
+@pytest.mark.full
 def test_audit_limit_pauses_the_run(repo, autodev):
     script = (
         work("a.txt")
@@ -152,6 +156,7 @@ def test_audit_limit_pauses_the_run(repo, autodev):
     assert st["audits"] == 2
 
 
+@pytest.mark.full
 def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
     script = (
         done("nothing to do") + work("fixed.txt") + done("fixed.txt is in") + verdict(True, "check passes")
@@ -182,6 +187,7 @@ def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
 # -- a detached daemon ------------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     pid = start_detached(autodev, repo, "pick a colour")
@@ -211,6 +217,7 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
     assert status_json(autodev, repo)["state"] == "complete"
 
 
+@pytest.mark.full
 def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
     write_team(repo, PAIR, SLOW_SCRIPT)
     start_detached(autodev, repo, "be slow")
@@ -249,6 +256,7 @@ def controls(repo) -> list[str]:
     return [e["action"] for e in events_of(repo) if e["type"] == "control"]
 
 
+@pytest.mark.full
 def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     start_detached(autodev, repo, "pick a colour")

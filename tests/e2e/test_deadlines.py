@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import (
     SOLO,
@@ -35,6 +37,7 @@ def _started(repo, name: str):
     )
 
 
+@pytest.mark.full
 def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autodev):
     write_team(repo, SOLO, SLOW)
     start_detached(autodev, repo, "run the slow thing")
@@ -70,6 +73,7 @@ def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
     assert any("turnTimeoutMin" in (e.get("reason") or "") for e in events(repo, "silent_turn"))
 
 
+@pytest.mark.full
 def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, autodev):
     # The provider takes 120 s to answer the first time; `stop` does not wait for it.
     write_team(repo, SOLO, step("solo", call("post", kind="say", text="late", handoff="user"), delay_sec=120))
@@ -89,6 +93,7 @@ def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, au
     assert len(events(repo, "turn_started")) == 1
 
 
+@pytest.mark.full
 def test_stop_cuts_a_slow_audit_and_start_audits_the_same_post(repo, autodev):
     # The audit's model takes 120 s the first time; `stop` leaves the done post unaudited, and
     # the next `start` audits it before any turn.

@@ -13,6 +13,8 @@ from collections import Counter
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 from autodev.store.paths import RunPaths
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import SOLO, done_accepted, kill_group, start_detached, state_of, status_json, wait_for
@@ -64,6 +66,7 @@ for i in range(int(sys.argv[4])):
 """
 
 
+@pytest.mark.full
 def test_concurrent_sends_land_exactly_once_in_sender_order(repo, autodev, tmp_path):
     # Each batch of user messages wakes the daemon for one turn ending in a question to the user.
     write_team(repo, SOLO, say_to_user(500), "maxTalkTurns = 1000\n")
@@ -146,6 +149,7 @@ def _is_merge(seq: tuple, lanes: tuple) -> bool:
     return False
 
 
+@pytest.mark.full
 def test_concurrent_control_commands_lose_no_update(repo, autodev):
     write_team(repo, SOLO, DONE)
     # No objective: the daemon idles awaiting the user and only applies control requests.
@@ -215,6 +219,7 @@ def finished_run(autodev, repo) -> None:
     assert state_of(repo)["state"] == "complete"
 
 
+@pytest.mark.full
 def test_torn_tails_are_dropped_and_the_run_continues(repo, autodev):
     finished_run(autodev, repo)
     rd = run_dir(repo)
@@ -266,6 +271,7 @@ def assert_refused_unchanged(r, repo, before: dict[str, bytes]) -> None:
     assert json.loads(after["state.json"])["state"] == "complete"
 
 
+@pytest.mark.full
 def test_corruption_mid_thread_is_refused_and_nothing_changes(repo, autodev):
     before = corrupt_line_2(autodev, repo)
     for _ in range(2):  # refused every time, not repaired by the first attempt
@@ -274,11 +280,13 @@ def test_corruption_mid_thread_is_refused_and_nothing_changes(repo, autodev):
     assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo, before)
 
 
+@pytest.mark.full
 def test_corruption_refused_by_a_detached_start(repo, autodev):
     before = corrupt_line_2(autodev, repo)
     assert_refused_unchanged(autodev(repo, "start"), repo, before)
 
 
+@pytest.mark.full
 def test_a_log_line_that_does_not_fit_its_schema_is_refused_with_file_and_line(repo, autodev):
     finished_run(autodev, repo)
     rd = run_dir(repo)
@@ -309,6 +317,7 @@ def asked_and_answered(autodev, repo) -> list[Path]:
     return [rd / n for n in ("thread.jsonl", "events.jsonl", "harness.jsonl")]
 
 
+@pytest.mark.full
 def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
     logs = asked_and_answered(autodev, repo)
     sizes = {p.name: p.stat().st_size for p in logs}
@@ -371,6 +380,7 @@ def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
+@pytest.mark.full
 def test_disk_full_at_start_faults_the_run(repo, autodev):
     logs = asked_and_answered(autodev, repo)
     rd = run_dir(repo)
@@ -394,6 +404,7 @@ def test_disk_full_at_start_faults_the_run(repo, autodev):
 # -- one daemon per repository -------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev):
     write_team(repo, SOLO, say_to_user(1) + DONE)
     pid = start_detached(autodev, repo, "ask me")
@@ -492,6 +503,7 @@ def thread_of_tail(repo) -> list[dict]:
     return read_tail(run_dir(repo) / "thread.jsonl", 5)
 
 
+@pytest.mark.full
 def test_restore_reads_a_bounded_tail_not_the_whole_thread(tmp_path, autodev):
     from tests.conftest import git
 

@@ -120,6 +120,7 @@ def test_a_full_disk_is_one_line_with_the_fix_before_a_run(repo, tmp_path):
         assert "free some space there, or set AUTODEV_HOME" in line, line
 
 
+@pytest.mark.full
 @needs_mount
 def test_a_disk_that_fills_during_the_run_faults_it_with_the_reason(repo, tmp_path):
     home = tmp_path / "home"
@@ -147,6 +148,7 @@ def test_a_disk_that_fills_during_the_run_faults_it_with_the_reason(repo, tmp_pa
     assert "faulted" in out and "no daemon running" in out
 
 
+@pytest.mark.full
 def test_a_run_folder_deleted_under_a_running_daemon_faults_the_run(repo, autodev):
     script = (
         step("builder", call("run_command", command="sleep 2; echo slept"))
@@ -171,6 +173,7 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+@pytest.mark.full
 def test_status_never_says_running_for_a_dead_daemon(repo, autodev):
     script = step("builder", call("run_command", command="sleep 30")) + done_accepted("builder")
     write_team(repo, BUILDER, script, 'sandbox = "off"\n')

@@ -101,6 +101,7 @@ def test_missing_team_file_names_autodev_init(repo, autodev):
     assert not run_dir(repo).exists()
 
 
+@pytest.mark.full
 def test_provider_without_its_api_key_is_refused(repo, autodev, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     team = TEAM.replace('model = "scripted"\nwrite', 'model = "openai/gpt-5"\nwrite', 1)
@@ -131,6 +132,7 @@ def test_malformed_script_is_refused_before_anything_is_written(repo, autodev):
     assert not run_dir(repo).exists()
 
 
+@pytest.mark.full
 def test_a_valid_configuration_still_runs(repo, autodev):
     """The control case for the tests above: the same files, uncorrupted, complete the run."""
     write_team(repo, TEAM, SCRIPT, "maxTalkTurns = 3\n")

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ def _run(repo: Path, env: dict, *args: str | bytes, timeout: float = 120) -> sub
     )
 
 
+@pytest.mark.full
 @settings(max_examples=examples(2), deadline=None, suppress_health_check=list(HealthCheck))
 @given(message=st.binary(max_size=40), name=NAME, pattern=TEXT, path=TEXT, content=TEXT, said=TEXT)
 def test_random_input_never_wedges_the_daemon(message, name, pattern, path, content, said):

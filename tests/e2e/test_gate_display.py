@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from autodev.guard.display import digest
 from autodev.store.paths import RunPaths
 from autodev.user import actions
@@ -24,6 +26,7 @@ SCRIPT = (
 )
 
 
+@pytest.mark.full
 def test_a_hidden_push_is_shown_as_it_is_and_approved_only_for_that_text(repo, autodev):
     write_team(repo, PAIR, SCRIPT)
     run_until_idle(autodev, repo, "ship it", expect=3)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.conftest import git, write_team
 from tests.e2e.helpers import ACCEPT, PAIR, call, events, post, run_until_idle, step, tool_results, turns_of
 
@@ -18,6 +20,7 @@ REFUSED = [
 ]
 
 
+@pytest.mark.full
 def test_everyday_forms_are_refused_by_default_and_a_gate_lets_the_script_run(repo, autodev, tmp_path):
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)

@@ -53,6 +53,7 @@ def receiver():
         server.server_close()
 
 
+@pytest.mark.full
 def test_notifications_fire_once_per_change_by_command_and_url(repo, autodev, receiver, tmp_path):
     url, posted = receiver
     notes = tmp_path / "notes.jsonl"
@@ -137,6 +138,7 @@ SCRIPT = (
 )
 
 
+@pytest.mark.full
 def test_hooks_block_rewrite_note_refuse_and_survive_a_kill(repo, autodev, tmp_path):
     (repo / "a.txt").write_text("content of a\n")
     (repo / "b.txt").write_text("content of b\n")

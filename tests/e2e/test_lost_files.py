@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import git, run_dir, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -35,6 +37,7 @@ QUESTION = (
 )
 
 
+@pytest.mark.full
 def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev):
     write_team(repo, SOLO, QUESTION)
     run_until_idle(autodev, repo, "paint it", expect=3)
@@ -61,6 +64,7 @@ def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev):
     assert [p["turn"] for p in thread_of(repo) if p.get("turn")] == [1, 2, 3]
 
 
+@pytest.mark.full
 def test_a_lost_state_json_keeps_an_open_gate(repo, autodev):
     write_team(
         repo, SOLO, post("solo", "gate", "git push origin main") + post("solo", "done", "pushed") + ACCEPT
@@ -73,6 +77,7 @@ def test_a_lost_state_json_keeps_an_open_gate(repo, autodev):
     assert [p["gate"]["decision"] for p in thread_of(repo) if p.get("gate")] == ["approved"]
 
 
+@pytest.mark.full
 def test_after_git_clean_status_and_start_say_how_to_restore_and_init_from_run_does(repo, autodev):
     write_team(repo, SOLO, QUESTION, "maxTalkTurns = 7\n")
     run_until_idle(autodev, repo, "paint it", expect=3)

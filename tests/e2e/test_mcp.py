@@ -133,6 +133,7 @@ def test_tools_calls_gates_and_holds(repo, autodev, mcp_env, tmp_path):
     wait_for("the server group to stop", lambda: not alive(server) and not alive(child), 10)
 
 
+@pytest.mark.full
 @pytest.mark.parametrize(
     "tool,first,expect_rerun",
     [("srv__delete_item", "delete slow started", False), ("srv__lookup", "lookup slow started", True)],

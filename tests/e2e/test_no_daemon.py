@@ -4,6 +4,8 @@ says in one line that `autodev start` applies it; status's "continue" line then 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import SOLO, done_accepted, status_json
 
@@ -34,6 +36,7 @@ def test_resume_without_a_daemon_says_start_applies_it_and_start_continues(repo,
     assert shape(thread_of(repo))[-2:] == [("solo", "done", None, None), ("audit", "say", None, None)]
 
 
+@pytest.mark.full
 def test_queued_actions_are_listed_applied_in_order_and_a_message_replaces_a_queued_stop(repo, autodev):
     write_team(repo, SOLO, done_accepted("solo", "first") + done_accepted("solo", "second"))
     assert autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=60).returncode == 0

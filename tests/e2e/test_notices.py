@@ -5,6 +5,8 @@ pinned hold, gives them back. Assertions read what the scripted model server act
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -77,6 +79,7 @@ def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_ref
     assert not [n for n in status_json(autodev, repo)["needs_you"] if n["type"] == "notice"]
 
 
+@pytest.mark.full
 def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(repo, autodev):
     script = (
         # alice turn 1: a notice holding `commands`; the hold starts with her next turn
@@ -148,6 +151,7 @@ def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(rep
 
 
 # Regression: events.jsonl once dropped these, as the journal de-duplicated records by `id`.
+@pytest.mark.full
 def test_notice_and_gate_events_all_reach_events_jsonl(repo, autodev):
     script = (
         step(

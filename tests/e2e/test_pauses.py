@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import shape, thread_of, write_team
+from tests.conftest import light, shape, thread_of, write_team
 from tests.e2e.helpers import (
     PAIR,
     SOLO,
@@ -77,7 +77,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", light(CASES, keep={"user", "silent"}))
 def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
     team, script, config, before, code, sentence = CASES[name]
     write_team(repo, team, script, config)
@@ -112,6 +112,7 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
         assert shape(thread_of(repo)) == [("user", "say", None, None)] + [("solo", "say", None, None)] * 3
 
 
+@pytest.mark.full
 def test_send_resumes_a_run_paused_for_review_with_fresh_scope(repo, autodev):
     script = (
         post("alice", "say", "bob, thoughts?", "bob")

@@ -4,6 +4,8 @@ exhausted retries pause the run with the error (the open turn then resumes, noth
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import ACCEPT, BUILDER, done_accepted, events_of, post, status_json, step, team_of_one
 
@@ -40,6 +42,7 @@ retry_after = 30
     assert [g["model"] for g in gens] == ["scripted:backup"]
 
 
+@pytest.mark.full
 def test_all_models_limited_waits_for_the_reset_then_continues(repo, autodev):
     write_team(
         repo,
@@ -65,6 +68,7 @@ retry_after = 1
     assert shape(thread_of(repo))[1] == ("builder", "done", None, None)
 
 
+@pytest.mark.full
 def test_server_errors_retry_with_backoff_then_succeed(repo, autodev):
     write_team(
         repo,
@@ -87,6 +91,7 @@ error = 503
     assert retries[1]["delay"] == 2 * retries[0]["delay"]
 
 
+@pytest.mark.full
 def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev):
     write_team(
         repo,
@@ -119,6 +124,7 @@ error = 500
     assert shape(thread_of(repo))[1:] == [("builder", "done", None, None), ("audit", "say", None, None)]
 
 
+@pytest.mark.full
 def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_until_resume(repo, autodev):
     """The audit's model fails like a participant's: 500s are retried with backoff; when the
     retries run out the run pauses (reason provider) instead of the daemon crashing, and
@@ -144,6 +150,7 @@ def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_unt
     assert [e["turn"] for e in events_of(repo) if e["type"] == "turn_started"] == [1]
 
 
+@pytest.mark.full
 def test_the_audits_usage_limit_pauses_the_run_with_a_provider_reason(repo, autodev):
     script = post("builder", "done", "finished") + step("audit", error=429) + ACCEPT
     write_team(repo, BUILDER, script, FAST)

@@ -7,6 +7,8 @@ matters what the scripted model server was sent (scripted-requests.jsonl).
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import SOLO, events_of, requests_of, scheduled, status_json
 
@@ -195,6 +197,7 @@ calls = [{ tool = "post", args = { kind = "work_done", text = "no change", hando
 """ + "".join(f'[[step]]\nparticipant = "solo"\ntext = "hmm, let me think ({i})"\n' for i in range(1, 7))
 
 
+@pytest.mark.full
 def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
     write_team(repo, SOLO, SOLO_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "do it alone")
@@ -243,6 +246,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
+@pytest.mark.full
 def test_malformed_tool_call_json_gets_an_error_the_model_can_correct(repo, autodev):
     write_team(repo, SOLO, MALFORMED_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "finish")

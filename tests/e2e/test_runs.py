@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from tests.conftest import git, run_dir, write_team
 from tests.e2e.helpers import (
     PAIR,
@@ -46,6 +48,7 @@ def runs_json(autodev, cwd, *args) -> list | dict:
     return json.loads(r.stdout)
 
 
+@pytest.mark.full
 def test_index_lists_runs_across_repositories_then_prunes(tmp_path, autodev, autodev_home):
     one, two = make_repo(tmp_path, "one"), make_repo(tmp_path, "two")
     write_team(one, SOLO, WORK + done_accepted("solo"))
@@ -103,6 +106,7 @@ def test_index_lists_runs_across_repositories_then_prunes(tmp_path, autodev, aut
     assert records_of(autodev_home / "index.jsonl") == []
 
 
+@pytest.mark.full
 def test_prune_refuses_a_live_daemon_and_bad_ages(repo, autodev):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     start_detached(autodev, repo, "pick a colour")

@@ -36,6 +36,7 @@ SECRET = "sk-test-e2e-sandbox-0123456789"
 AUTODEV = f"{sys.executable} -m autodev"
 
 
+@pytest.mark.full
 @needs_bwrap
 def test_a_participant_cannot_approve_its_own_gate(repo, autodev):
     attack = (
@@ -64,6 +65,7 @@ def test_a_participant_cannot_approve_its_own_gate(repo, autodev):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.full
 @needs_bwrap
 def test_start_and_status_report_the_sandbox(repo, autodev):
     write_team(repo, BUILDER, step("builder", call("run_command", command="true")) + done_accepted("builder"))
@@ -74,6 +76,7 @@ def test_start_and_status_report_the_sandbox(repo, autodev):
     assert "sandbox: bubblewrap" in status_text(autodev, repo)
 
 
+@pytest.mark.full
 def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autodev):
     write_team(repo, BUILDER, done_accepted("builder"))
     missing = {sandbox.BWRAP_ENV: "/nonexistent/bwrap"}
@@ -90,6 +93,7 @@ def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autode
     assert "bubblewrap" in r.stderr and "sandbox" in r.stderr
 
 
+@pytest.mark.full
 def test_a_change_to_autodev_during_a_turn_is_refused(repo, autodev):
     """Unsandboxed (the worst case), a participant rewrites the config to drop its guard: the
     daemon keeps the old config, says so in status and events, and the guard still refuses."""
@@ -115,6 +119,7 @@ def test_a_change_to_autodev_during_a_turn_is_refused(repo, autodev):
     assert "autodev pause" in st["config_refused"]
 
 
+@pytest.mark.full
 def test_a_user_edit_between_turns_still_applies(repo, autodev):
     script = post("builder", "say", "what next?", "user") + done_accepted("builder")
     write_team(repo, BUILDER, script)
@@ -135,6 +140,7 @@ def _environ_of(pid: int) -> str:
         return ""
 
 
+@pytest.mark.full
 def test_the_detached_daemon_starts_without_the_keys(repo, autodev):
     """The key reaches the daemon over a pipe: its /proc environ has none, yet it knows the
     value (it redacts it from the thread)."""
@@ -154,6 +160,7 @@ def test_the_detached_daemon_starts_without_the_keys(repo, autodev):
     stop_daemon(autodev, repo)
 
 
+@pytest.mark.full
 def test_start_foreground_runs_without_the_keys_in_its_environment(repo, autodev):
     """The foreground daemon re-executes itself keyless; its own commands (unsandboxed here, to
     look at their parent) find no key in the parent's environment."""

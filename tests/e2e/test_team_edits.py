@@ -4,6 +4,8 @@ old team keeps working."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -30,6 +32,7 @@ lane = "Reviews."
 """
 
 
+@pytest.mark.full
 def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
     script = (
         post("alice", "say", "Who should review this?", "user")
@@ -61,6 +64,7 @@ def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
     assert parts["carol"]["turns"] == 1 and parts["carol"]["model"] == "scripted"
 
 
+@pytest.mark.full
 def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, autodev):
     script = (
         post("alice", "say", "Shall bob finish it?", "user")
@@ -90,6 +94,7 @@ def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, auto
     assert "team file problem (the old team is kept)" in status_text(autodev, repo)
 
 
+@pytest.mark.full
 def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev):
     script = post("alice", "say", "Question one?", "user") + post("alice", "say", "Question two?", "user")
     write_team(repo, PAIR, script)
@@ -120,6 +125,7 @@ write = false
 )
 
 
+@pytest.mark.full
 def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev):
     script = (
         post("alice", "say", "bob, your view?", "bob")

@@ -140,6 +140,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
+@pytest.mark.full
 def test_a_turn_killed_and_resumed_is_one_whole_span(repo, autodev, receiver, monkeypatch):
     for k, v in otel_env(receiver.url).items():
         monkeypatch.setenv(k, v)

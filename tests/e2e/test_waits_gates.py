@@ -13,6 +13,8 @@ import re
 import subprocess
 import time
 
+import pytest
+
 from tests.conftest import git, shape, thread_of, write_team
 from tests.e2e.helpers import (
     ACCEPT,
@@ -39,6 +41,7 @@ from tests.e2e.helpers import (
 # -- waits -------------------------------------------------------------------------------------
 
 
+@pytest.mark.full
 def test_wait_is_rechecked_with_doubling_delays_up_to_the_cap(repo, autodev):
     script = "".join(post("alice", "wait", f"CI still running ({i})") for i in range(1, 5))
     script += post("alice", "done", "CI is green") + ACCEPT
@@ -103,6 +106,7 @@ def gate_notes(repo) -> list[dict]:
     return [p for p in thread_of(repo) if p["from"] == "system" and p.get("gate")]
 
 
+@pytest.mark.full
 def test_gates_auto_denied_then_auto_approved_each_named_and_back_to_the_declarer(repo, autodev):
     script = (
         post("alice", "gate", "force-push the rewritten history to main")
@@ -161,6 +165,7 @@ def _gated_run(autodev, repo) -> str:
     return gates[0]["id"]
 
 
+@pytest.mark.full
 def test_gated_then_approved_by_the_user(repo, autodev):
     gid = _gated_run(autodev, repo)
     cli(autodev, repo, "approve", gid)
@@ -177,6 +182,7 @@ def test_gated_then_approved_by_the_user(repo, autodev):
     assert status_json(autodev, repo)["needs_you"] == []
 
 
+@pytest.mark.full
 def test_gated_then_denied_with_a_reason(repo, autodev):
     gid = _gated_run(autodev, repo)
     cli(autodev, repo, "deny", gid, "--reason", "take a backup first")
@@ -225,12 +231,14 @@ def _message_while_gated_then_approve(autodev, repo) -> dict:
     return status_json(autodev, repo)
 
 
+@pytest.mark.full
 def test_user_message_while_gated_goes_to_the_declarer_and_the_gate_stays_open(repo, autodev):
     st = _message_while_gated_then_approve(autodev, repo)
     assert st["state"] == "complete"
     assert not [n for n in st["needs_you"] if n["type"] == "gate"]
 
 
+@pytest.mark.full
 def test_a_question_the_asker_moved_past_leaves_needs_you(repo, autodev):
     st = _message_while_gated_then_approve(autodev, repo)
     assert st["needs_you"] == [], st["needs_you"]

@@ -35,6 +35,7 @@ def lines(path: Path) -> list[dict]:
 
 
 # Eight daemon runs (six, and those the kill cut): about 90 s on two idle cores, far more on a busy machine.
+@pytest.mark.full
 @pytest.mark.timeout(900)
 def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev):
     tasks_file, solutions = suite

@@ -13,6 +13,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from autodev.harness.recovery import CRASHED, INTERRUPTED, rebuild
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import SOLO, events_of, kill_group, records_of, requests_of, wait_for
@@ -331,6 +333,7 @@ def _exclude(repo, *names: str) -> None:
         f.write("".join(n + "\n" for n in names))
 
 
+@pytest.mark.full
 def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev):
     write_team(repo, SOLO, COMMAND_SCRIPT)
     _exclude(repo, ".marker", ".cmdpid")
@@ -375,6 +378,7 @@ def test_unsafe_command_killed_mid_run_is_interrupted_never_rerun(repo, autodev)
     assert [e["name"] for e in ev if e["type"] == "tool_interrupted"] == ["run_command"]
 
 
+@pytest.mark.full
 def test_read_killed_mid_run_is_run_again(repo, autodev):
     write_team(repo, SOLO, READ_SCRIPT)
     _exclude(repo, "slow.txt")
@@ -416,6 +420,7 @@ def test_read_killed_mid_run_is_run_again(repo, autodev):
     ]
 
 
+@pytest.mark.full
 def test_a_read_in_flight_at_two_crashes_is_not_run_a_third_time(repo, autodev):
     """A replay-safe call that crashes the daemon would crash it at every restart: after two
     crashes with it in flight, it gets an "interrupted" result instead, and the run goes on."""

@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 
+import pytest
 from textual.widgets import Input
 
 from autodev.panel.app import Confirm, PanelApp, Prompt
@@ -140,6 +141,7 @@ def test_approve_a_gate_and_the_run_continues(repo, autodev):
     assert [p["from"] for p in thread_of(repo)][-3:] == ["system", "alice", "audit"]
 
 
+@pytest.mark.full
 def test_deny_a_gate_with_a_reason(repo, autodev):
     write_team(repo, PAIR, GATE_SCRIPT, 'gateMode = "gated"\n')
 
@@ -157,6 +159,7 @@ def test_deny_a_gate_with_a_reason(repo, autodev):
     assert note["gate"]["decision"] == "denied" and note["text"].endswith(": not on main")
 
 
+@pytest.mark.full
 def test_notice_hold_release_and_answer_reach_the_daemon(repo, autodev):
     write_team(repo, PAIR, NOTICE_SCRIPT)
 
@@ -196,6 +199,7 @@ def test_notice_hold_release_and_answer_reach_the_daemon(repo, autodev):
     assert "the token is in the vault" in prompt
 
 
+@pytest.mark.full
 def test_pause_resume_and_stop_from_the_keyboard(repo, autodev):
     write_team(repo, PAIR, SLOW_SCRIPT)
 
@@ -303,6 +307,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
+@pytest.mark.full
 def test_feed_shows_failover_retry_and_wait_lines(repo, autodev):
     """A usage limit, a server error and a wait, from a real run, as the Feed shows them."""
     write_team(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from autodev.store.paths import RunPaths
 from tests.conftest import git, thread_of
 from tests.e2e.helpers import wait_for
@@ -15,6 +17,7 @@ def state_of(repo) -> dict:
     return json.loads(RunPaths(repo).state.read_text())
 
 
+@pytest.mark.full
 def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path, autodev):
     repo = copy_run(recorded_run, tmp_path / "repo")
     original = thread_of(repo)

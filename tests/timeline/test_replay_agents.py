@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from autodev.store.paths import RunPaths
 from autodev.timeline import bundle, standin
 from autodev.timeline import replay as rp
@@ -35,6 +37,7 @@ path = "script.toml"
 """
 
 
+@pytest.mark.full
 def test_an_agent_cli_run_replays_identical_and_a_changed_post_diverges(repo, autodev, tmp_path, monkeypatch):
     """Recorded by the real daemon: claude builds hello.txt (a commit) and hands off; codex,
     nudged once, reads the thread and says done; the scripted audit accepts."""
