@@ -10,6 +10,12 @@ version does not know reads as `UnknownEvent` instead of failing: events.jsonl i
 and tools read, never one the run depends on to go on.
 """
 
+# Each kind narrows the discriminator `type: str` of `Event` to its own Literal, which is what the
+# union on `type` reads. Pyright calls that override unsafe because a pydantic field can be
+# assigned; no event is assigned to after it is made (`emit` writes the model as built), so the
+# narrowing holds: this one rule is off in this file only.
+# pyright: reportIncompatibleVariableOverride=false
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
