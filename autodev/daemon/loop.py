@@ -27,6 +27,7 @@ from autodev.errors import AutodevError, ProviderError, RepositoryRefused
 from autodev.guard.display import digest
 from autodev.guard.redact import Redactor
 from autodev.harness import credit
+from autodev.host import gitlocks
 from autodev.records import check_harness
 from autodev.records.base import State
 from autodev.records.events import (
@@ -94,6 +95,7 @@ class Loop:
         self.services = Services(paths, settings, events, closing)
         self.services.model = model
         self.feed = feed  # replay: the recorded user input, handed in at each turn boundary
+        stale = gitlocks.clear_stale(paths.repo)  # left by a git process the crash killed mid-write
         head = git_head(paths.repo)
         branch = credit.current_branch(paths.repo)
         warn: list[str] = []
@@ -113,7 +115,7 @@ class Loop:
         closing.callback(lambda: self.notifier.drain())  # `complete` is still delivered as the daemon exits
         save_team(paths, events)
         events.emit(DaemonStartedEvent(pid=os.getpid(), sandbox=settings.sandbox.describe()))
-        for w in [settings.sandbox.warning, *dict.fromkeys(warn)]:
+        for w in [settings.sandbox.warning, stale and gitlocks.report(stale), *dict.fromkeys(warn)]:
             if w:
                 events.emit(WarningEvent(message=w))
         self.index(runs.start_record)

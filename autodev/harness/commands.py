@@ -10,10 +10,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
+from autodev.host import gitlocks
 from autodev.host.procgroup import kill_group
 
 if TYPE_CHECKING:
@@ -53,6 +55,8 @@ def run_command(ws: Scope, command: str, timeout_sec: float | None) -> str:
         )
     else:
         status = f"exit code: {run.exit_code}"
+    if run.timed_out and (stale := gitlocks.clear_stale(Path(ws.root))):
+        status += f"\n[{gitlocks.report(stale)}]"
     if run.abandoned:
         status += (
             "\n[a process outside the command's process group still holds the output open; stopped reading]"

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import UsageError
-from autodev.records.events import RewindEvent
+from autodev.host import gitlocks
+from autodev.records.events import RewindEvent, WarningEvent
 from autodev.records.state import RunState
 from autodev.store.events import Events
 from autodev.store.journal import Journal, iter_records, iter_records_reverse
@@ -146,6 +147,9 @@ def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
 
 def perform(h: Handles, seq: int | None, *, undo: bool = False) -> dict:
     """Rewind (or undo the newest rewind); returns the finished intent with `note_seq`."""
+    stale = gitlocks.clear_stale(h.paths.repo)  # a git write killed mid-way would refuse every step
+    if stale and h.events is not None:
+        h.events.emit(WarningEvent(message=gitlocks.report(stale)))
     finish_pending(h)
     intent = plan(h, seq, undo=undo)
     _checkpoint("planned")

@@ -15,6 +15,7 @@ from tests.e2e.helpers import (
     SOLO,
     call,
     cli,
+    done_accepted,
     events,
     post,
     run_until_idle,
@@ -130,3 +131,18 @@ def test_the_loser_of_two_simultaneous_starts_leaves_no_trace(repo, autodev):
     assert len(users) == 1 and users[0] in ("objective A", "objective B")
     assert not list((run_dir(repo) / "inbox").iterdir())  # nothing staged or queued is left
     cli(autodev, repo, "stop")
+
+
+def test_a_git_lock_left_by_a_killed_git_is_removed_at_start_and_the_builder_commits(repo, autodev):
+    """A kill -9 in the middle of `git commit` leaves .git/index.lock: every later git write of
+    the run would fail. The daemon removes it on start (no git process runs here) and says so."""
+    (repo / ".git" / "index.lock").write_bytes(b"")
+    commit = "echo hello > hello.txt && git add hello.txt && git commit -qm 'solo: hello'"
+    write_team(repo, SOLO, step("solo", call("run_command", command=commit)) + done_accepted("solo"))
+    r = autodev(repo, "start", "--foreground", "--until-idle", "add hello")
+    assert r.returncode == 0, r.stdout + r.stderr
+    [warning] = [e for e in events(repo, "warning") if "index.lock" in e["message"]]
+    assert warning["message"].startswith(
+        "removed .git/index.lock: git lock file(s) no running git process holds"
+    )
+    assert git(repo, "log", "-1", "--format=%s").strip() == "solo: hello"
