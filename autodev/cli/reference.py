@@ -10,14 +10,16 @@ import inspect
 import types
 import typing
 from pathlib import Path
-from typing import Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-_WORDS = {bool: "flag", int: "INTEGER", float: "NUMBER", str: "TEXT", Path: "PATH"}
+Cmd = TyperCommand | TyperGroup  # what autodev's Typer app is made of
+
+_WORDS: dict[object, str] = {bool: "flag", int: "INTEGER", float: "NUMBER", str: "TEXT", Path: "PATH"}
 
 
-def _type_word(annotation: Any) -> str:
+def _type_word(annotation: object) -> str:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
         return _type_word(args[0])
@@ -30,7 +32,7 @@ def _cell(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
-def _default(param: Any) -> str:
+def _default(param: TyperArgument | TyperOption) -> str:
     """The default worth stating: not for flags (off), and not for an absent value."""
     value = param.default
     if getattr(param, "is_flag", False) or value in (None, "", ()) or callable(value):
@@ -38,22 +40,22 @@ def _default(param: Any) -> str:
     return f"`{value}`"
 
 
-def _is_param(p: Any, kind: str) -> bool:
+def _is_param(p: object, kind: str) -> bool:
     return getattr(p, "param_type_name", "") == kind and not getattr(p, "hidden", False)
 
 
-def _usage(cmd: Any, path: str) -> str:
+def _usage(cmd: Cmd, path: str) -> str:
     words = [path, "[OPTIONS]"]
     for p in cmd.params:
         if _is_param(p, "argument"):
             name = p.name.upper()
             words.append(name if p.required else f"[{name}]")
-    if hasattr(cmd, "list_commands"):
+    if isinstance(cmd, TyperGroup):
         words.append("COMMAND [ARGS]...")
     return " ".join(words)
 
 
-def _section(cmd: Any, ctx: typer.Context, level: int) -> list[str]:
+def _section(cmd: Cmd, ctx: typer.Context, level: int) -> list[str]:
     path = ctx.command_path
     out = [
         f"{'#' * level} `{path}`",
@@ -67,7 +69,7 @@ def _section(cmd: Any, ctx: typer.Context, level: int) -> list[str]:
     ]
     if cmd.epilog:  # what `--help` prints below the options
         out += [inspect.cleandoc(cmd.epilog), ""]
-    arguments = [p for p in cmd.params if _is_param(p, "argument")]
+    arguments = [p for p in cmd.params if isinstance(p, TyperArgument) and _is_param(p, "argument")]
     if arguments:
         out += ["| argument | type | required | meaning |", "|---|---|---|---|"]
         for p in arguments:
@@ -76,7 +78,7 @@ def _section(cmd: Any, ctx: typer.Context, level: int) -> list[str]:
                 f"| `{p.name.upper()}` | {word} | {'yes' if p.required else 'no'} | {_cell(p.help or '')} |"
             )
         out.append("")
-    options = [p for p in cmd.params if _is_param(p, "option")]
+    options = [p for p in cmd.params if isinstance(p, TyperOption) and _is_param(p, "option")]
     if options:
         out += ["| option | value | default | meaning |", "|---|---|---|---|"]
         for p in options:
@@ -88,14 +90,14 @@ def _section(cmd: Any, ctx: typer.Context, level: int) -> list[str]:
     return out
 
 
-def _walk(cmd: Any, ctx: typer.Context, depth: int) -> list[str]:
+def _walk(cmd: Cmd, ctx: typer.Context, depth: int) -> list[str]:
     """`autodev` and its commands are level-2 headings (the page's table of contents lists them
     all); a group's own commands (`autodev runs stats`) nest one level below."""
     out = _section(cmd, ctx, 2 + max(depth - 1, 0))
-    if hasattr(cmd, "list_commands"):
+    if isinstance(cmd, TyperGroup):
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
-            if sub is not None and not sub.hidden:
+            if isinstance(sub, Cmd) and not sub.hidden:
                 out += _walk(sub, typer.Context(sub, info_name=name, parent=ctx), depth + 1)
     return out
 
@@ -104,6 +106,7 @@ def cli_markdown() -> str:
     from autodev.cli import app
 
     root = typer.main.get_command(app)
+    assert isinstance(root, Cmd)
     lines = [
         "# CLI reference",
         "",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import PydanticCustomError
@@ -39,7 +39,7 @@ def _display(path: Path) -> str:
     return str(path)
 
 
-def _toml(value: Any) -> str:
+def _toml(value: object) -> str:
     """A value written the way it would appear in a TOML file."""
     if value is None:
         return "(not set)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 import typing
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -24,7 +24,7 @@ def config_rows(cfg: RunConfig) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _type_words(annotation: Any) -> str:
+def _type_words(annotation: object) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):

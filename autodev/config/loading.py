@@ -11,10 +11,13 @@ import re
 import tomllib
 import types
 import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 
 from autodev.config.base import _display, _toml
 from autodev.config.run import RunConfig
@@ -49,7 +52,7 @@ def load_team(path: Path) -> Team:
     return team
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path) -> dict[str, object]:
     try:
         text = path.read_bytes().decode("utf-8")
     except OSError as e:
@@ -65,7 +68,11 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{_display(path)}: TOML syntax error: {e}", "fix the syntax at that line") from e
 
 
-def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
+M = TypeVar("M", bound=BaseModel)
+Loc = tuple[int | str, ...]  # where pydantic places an error: keys and list indexes
+
+
+def _validate(model: type[M], data: Mapping[str, object], path: Path) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -84,7 +91,9 @@ def _validate(model: type[BaseModel], data: dict[str, Any], path: Path) -> Any:
 # turning pydantic errors into TOML words
 
 
-def explain(root: type[BaseModel], errors: list[Any], data: dict[str, Any]) -> list[tuple[str, str]]:
+def explain(
+    root: type[BaseModel], errors: Sequence[ErrorDetails], data: Mapping[str, object]
+) -> list[tuple[str, str]]:
     """(problem, fix) for each of pydantic's `errors` against `root`, in the words of the TOML
     file. Used for config.toml, team.toml and the scripted model's scripts alike."""
     found = [_describe(root, err, data) for err in errors]
@@ -100,7 +109,7 @@ def explain(root: type[BaseModel], errors: list[Any], data: dict[str, Any]) -> l
     ]
 
 
-def _key_path(loc: tuple[Any, ...]) -> str:
+def _key_path(loc: Loc) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -110,7 +119,7 @@ def _key_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _unwrap(annotation: Any) -> Any:
+def _unwrap(annotation: object) -> object:
     """The model type inside `X | None` or `list[X]`, else the annotation itself."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
@@ -121,31 +130,33 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
-def _field_by_key(model: type[BaseModel], key: str) -> tuple[str, Any] | None:
+def _field_by_key(model: type[BaseModel], key: str) -> tuple[str, FieldInfo] | None:
     for name, info in model.model_fields.items():
         if key in (name, info.alias):
             return name, info
     return None
 
 
-def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+def _model_at(root: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
     """The model class whose table holds the key at the end of `loc`."""
-    model: Any = root
+    model: object = root
     for part in loc[:-1]:
         if isinstance(part, int):
             continue
-        found = _field_by_key(model, part) if isinstance(model, type) else None
+        found = (
+            _field_by_key(model, part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        )
         if found is None:
             return None
         model = _unwrap(found[1].annotation)
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
-def _toml_key(info: Any, name: str) -> str:
+def _toml_key(info: FieldInfo, name: str) -> str:
     return info.alias or name
 
 
-def _participant_hint(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+def _participant_hint(loc: Loc, data: Mapping[str, object]) -> str:
     """`(participant "x")` for errors inside a participants[i] table that has a usable name."""
     if len(loc) >= 3 and loc[0] == "participants" and isinstance(loc[1], int):
         items = data.get("participants")
@@ -171,7 +182,7 @@ _TYPE_WORDS = {
 }
 
 
-def _describe(root: type[BaseModel], err: Any, data: dict[str, Any]) -> tuple[str, str]:
+def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, object]) -> tuple[str, str]:
     """(problem, fix) for one pydantic error, in the words of the TOML file."""
     loc = tuple(err["loc"])
     kind = err["type"]
@@ -242,7 +253,7 @@ def _describe(root: type[BaseModel], err: Any, data: dict[str, Any]) -> tuple[st
     return f"{prefix}{msg[:1].lower()}{msg[1:]} (got {_toml(got)})", ""
 
 
-def _example_for(root: type[BaseModel], loc: tuple[Any, ...]) -> str:
+def _example_for(root: type[BaseModel], loc: Loc) -> str:
     """`key = default` for the key at `loc`, when it has a default worth showing."""
     owner = _model_at(root, loc)
     key = loc[-1]

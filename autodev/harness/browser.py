@@ -19,7 +19,7 @@ import os
 import signal
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from pydantic import Field
@@ -29,6 +29,12 @@ from autodev.harness.chromium import chromium_path
 from autodev.harness.deadline import Watch
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 from autodev.host.procgroup import kill_group
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser as PwBrowser
+    from playwright.sync_api import Locator, Page, Playwright
+
+    from autodev.harness.scope import Scope
 
 PLAYWRIGHT = EXTRAS["browser"][0]
 PLAYWRIGHT_FIX = extra_fix("browser").replace("add it", "add Playwright", 1)
@@ -163,39 +169,39 @@ class Browser:
         self.timeout_ms = timeout_sec * 1000
         self._call_ms = self.timeout_ms  # this call's share: less when the turn ends sooner
         self._mark = f"--autodev-browser={uuid.uuid4().hex}"  # finds its processes to kill them
-        self._pw: Any = None
-        self._browser: Any = None
-        self._page: Any = None
+        self._pw: Playwright | None = None
+        self._browser: PwBrowser | None = None
+        self._page: Page | None = None
         self._shot = 0
 
-    def _page_or_open(self) -> Any:
+    def _page_or_open(self) -> Page:
         if self._page is None:
             from playwright.sync_api import sync_playwright
 
             path = chromium_path()
             if path is None:
                 raise ToolError(f"the browser is not available: no Chromium was found; {INSTALL_HINT}")
-            self._pw = sync_playwright().start()
+            self._pw = pw = sync_playwright().start()
             try:
-                self._browser = self._pw.chromium.launch(
+                self._browser = pw.chromium.launch(
                     executable_path=path, headless=True, args=[*self.args, self._mark]
                 )
             except Exception as e:  # noqa: BLE001 - the launch failure, told to the model
                 self.close()
                 raise ToolError(f"the browser could not start: {str(e).splitlines()[0]}") from None
-            self._page = self._browser.new_page()
-            self._page.set_default_timeout(self._call_ms)
+            self._page = page = self._browser.new_page()
+            page.set_default_timeout(self._call_ms)
         return self._page
 
-    def _current(self) -> Any:
+    def _current(self) -> Page:
         if self._page is None or self._page.url in ("", "about:blank"):
             raise ToolError("no page is open; call browser_open(url) first")
         return self._page
 
-    def _where(self, page: Any) -> str:
+    def _where(self, page: Page) -> str:
         return f"{page.title() or '(no title)'} — {page.url}"
 
-    def _element(self, page: Any, ref: int) -> Any:
+    def _element(self, page: Page, ref: int) -> Locator:
         loc = page.locator(f'[data-autodev-ref="{ref}"]')
         if loc.count() == 0:
             raise ToolError(
@@ -203,13 +209,13 @@ class Browser:
             )
         return loc.first
 
-    def _settle(self, page: Any) -> None:
+    def _settle(self, page: Page) -> None:
         try:
             page.wait_for_load_state("load", timeout=self._call_ms)
         except Exception:  # noqa: BLE001 - a page that keeps loading is still usable
             pass
 
-    def run(self, method: str, ws: Any, **kwargs: Any) -> str:
+    def run(self, method: str, ws: Scope | None, **kwargs: object) -> str:
         """One tool call, cut at the turn's deadline or on `stop` (`ws`: the turn's Workspace).
         A cut call kills the browser; the next call starts a fresh one."""
         seconds = self.timeout_ms / 1000
@@ -323,11 +329,12 @@ class Browser:
         return f"screenshot saved: {path}"
 
     def close(self) -> None:
-        for part in (self._browser, self._pw):
-            if part is None:
+        browser, pw = self._browser, self._pw
+        for end in (browser.close if browser else None, pw.stop if pw else None):
+            if end is None:
                 continue
             try:
-                part.close() if part is self._browser else part.stop()
+                end()
             except Exception:  # noqa: BLE001 - closing what may already be gone
                 pass
         self._pw = self._browser = self._page = None
@@ -369,7 +376,7 @@ class TypeArgs(Args):
 
 
 def _on_browser(method: str):
-    def handler(env: ToolEnv, **kwargs: Any) -> str:
+    def handler(env: ToolEnv, **kwargs: object) -> str:
         browser = getattr(env.turn, "browser", None) if env.turn is not None else None
         if browser is None:
             raise ToolError(f"the browser is not available here; {INSTALL_HINT}")

@@ -18,10 +18,10 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError, ToolSetupError
 from autodev.guard import keys
@@ -36,6 +36,13 @@ from autodev.records.events import (
     McpServerRestartedEvent,
     McpServerStartedEvent,
 )
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult
+
+    from autodev.config import McpServer
+    from autodev.harness.scope import Scope
 
 _MAX_BACKOFF = 60.0
 STDERR_LINES = 8  # of a server that failed to start, shown in the error
@@ -76,7 +83,7 @@ class _Server:
     cwd: Path
     timeout: float
     restart: float
-    session: Any = None
+    session: ClientSession | None = None
     tools: list[Tool] = field(default_factory=list)
     up: bool = False
     error: str = ""
@@ -90,7 +97,7 @@ class McpHub:
 
     def __init__(
         self,
-        servers: dict[str, Any],  # name -> config.McpServer
+        servers: Mapping[str, McpServer],
         *,
         repo: Path,
         log_dir: Path | None = None,
@@ -254,7 +261,7 @@ class McpHub:
         finally:
             errlog.close()
 
-    async def _watch(self, s: _Server, session: Any) -> None:
+    async def _watch(self, s: _Server, session: ClientSession) -> None:
         """Return when the server stops answering (or on stop)."""
         assert s.died is not None and self._stop is not None
         while not s.died.is_set() and not self._stop.is_set():
@@ -269,10 +276,10 @@ class McpHub:
         if not self._stop.is_set():
             s.error = s.error or "it stopped answering"
 
-    async def _list(self, s: _Server, session: Any) -> list[Tool]:
+    async def _list(self, s: _Server, session: ClientSession) -> list[Tool[str]]:
         from mcp.types import PaginatedRequestParams
 
-        out: list[Tool] = []
+        out: list[Tool[str]] = []
         cursor = None
         while True:
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
@@ -322,12 +329,12 @@ class McpHub:
         return sorted({s.capability for s in self._servers.values()})
 
     def _handler(self, server: str, tool: str) -> Callable[..., str]:
-        def handler(env: ToolEnv, **args: Any) -> str:
+        def handler(env: ToolEnv, **args: object) -> str:
             return self.call(server, tool, args, env.workspace)
 
         return handler
 
-    def call(self, server: str, tool: str, args: dict[str, Any], ws: Any = None) -> str:
+    def call(self, server: str, tool: str, args: dict[str, object], ws: Scope | None = None) -> str:
         """Call one tool; its text result. ToolError when the server is down or the tool failed,
         or when the turn must end first (`ws`: the turn's Workspace, its deadline and `stop`)."""
         s = self._servers[server]
@@ -359,28 +366,29 @@ class McpHub:
             raise ToolError(f"{shown}: {text}")
         return text
 
-    async def _call(self, s: _Server, tool: str, args: dict[str, Any]) -> Any:
+    async def _call(self, s: _Server, tool: str, args: dict[str, object]) -> CallToolResult:
+        if s.session is None:  # it went down since `call` looked
+            raise ConnectionError("its session closed")
         return await asyncio.wait_for(s.session.call_tool(tool, args), s.timeout)
 
 
-def _stopping(ws: Any) -> Callable[[], bool]:
+def _stopping(ws: Scope | None) -> Callable[[], bool]:
     return ws.stopping_now if ws is not None else lambda: False
 
 
-def _text_of(result: Any) -> str:
-    parts = []
-    for block in getattr(result, "content", None) or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
+def _text_of(result: CallToolResult) -> str:
+    parts: list[str] = []
+    for block in result.content or []:
+        if block.type == "text":
             parts.append(block.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} ({getattr(block, 'mime_type', '?')}) not shown]")
-        elif kind == "resource_link":
-            parts.append(f"[resource {getattr(block, 'uri', '')}]")
-        elif kind == "resource":
+        elif block.type == "image" or block.type == "audio":
+            parts.append(f"[{block.type} ({block.mime_type}) not shown]")
+        elif block.type == "resource_link":
+            parts.append(f"[resource {block.uri}]")
+        elif block.type == "resource":
             res = block.resource
-            parts.append(getattr(res, "text", None) or f"[resource {getattr(res, 'uri', '')}]")
-    if not parts and getattr(result, "structured_content", None) is not None:
+            parts.append(getattr(res, "text", None) or f"[resource {res.uri}]")
+    if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content))
     return "\n".join(parts) if parts else "(no output)"
 

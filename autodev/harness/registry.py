@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -34,7 +34,7 @@ class Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _integer(value: Any) -> Any:
+def _integer(value: object) -> int:
     # Models often send numbers as strings; a bool is not a number even though Python says so.
     if isinstance(value, str):
         try:
@@ -50,7 +50,7 @@ def _integer(value: Any) -> Any:
     return value
 
 
-def _number(value: Any) -> Any:
+def _number(value: object) -> float:
     if isinstance(value, str):
         try:
             value = float(value.strip())
@@ -61,13 +61,13 @@ def _number(value: Any) -> Any:
     return float(value)
 
 
-def _boolean(value: Any) -> Any:
+def _boolean(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError("not true or false")
     return value
 
 
-def _string(value: Any) -> Any:
+def _string(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("not a string")
     return value
@@ -91,16 +91,19 @@ class ToolEnv:
     call_id: str | None = None
 
 
+R = TypeVar("R")  # what a tool's handler returns: the text a model reads (a verdict: its parts)
+
+
 @dataclass(frozen=True)
-class Tool:
+class Tool(Generic[R]):
     """One tool, declared once. Give ``args`` (a pydantic model) or ``schema`` (raw JSON Schema)."""
 
     name: str
     description: str
     capability: str
-    handler: Callable[..., Any]
+    handler: Callable[..., R]
     args: type[BaseModel] | None = None
-    schema: Mapping[str, Any] | None = None
+    schema: Mapping[str, object] | None = None
     replay_safe: bool = False
     # The handler checks the raw arguments itself with its own refusals (post: SPEC §4; raw-schema
     # tools: their server). The model still gives the provider its schema.
@@ -110,7 +113,7 @@ class Tool:
         if (self.args is None) == (self.schema is None):
             raise ValueError(f"tool {self.name}: declare its arguments as a model or a schema, not both")
 
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> dict[str, object]:
         """The JSON Schema of the arguments, as providers take it."""
         if self.schema is not None:
             out = dict(self.schema)
@@ -120,7 +123,7 @@ class Tool:
         assert self.args is not None
         return _clean(self.args.model_json_schema())
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> dict[str, object]:
         """The OpenAI-style tool entry sent to the provider."""
         return {
             "type": "function",
@@ -129,9 +132,10 @@ class Tool:
 
     def usage(self) -> str:
         params = self.parameters()
-        required = set(params.get("required", []))
-        parts = []
-        for name, prop in params.get("properties", {}).items():
+        required = params.get("required")
+        required = {str(r) for r in required} if isinstance(required, list) else set[str]()
+        parts: list[str] = []
+        for name, prop in _properties(params).items():
             kind = _kind(prop)
             if name in required:
                 parts.append(f"{name}: {kind}")
@@ -139,12 +143,12 @@ class Tool:
                 parts.append(f"{name}?: {kind} = {self._default(name, prop)!r}")
         return f"{self.name}({', '.join(parts)})"
 
-    def _default(self, name: str, prop: Mapping) -> Any:
+    def _default(self, name: str, prop: Mapping[str, object]) -> object:
         if self.args is not None and name in self.args.model_fields:
             return self.args.model_fields[name].default
         return prop.get("default")
 
-    def parse(self, raw: Any) -> dict[str, Any]:
+    def parse(self, raw: object) -> dict[str, object]:
         """The keyword arguments for the handler; ToolError naming the argument when they are wrong.
 
         An argument sent as null counts as not sent (its default applies), as models send them.
@@ -168,7 +172,7 @@ class Tool:
         extra = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
         if extra:
             return f"{self.name}: unknown argument(s) {', '.join(extra)}; {usage}"
-        props = self.parameters().get("properties", {})
+        props = _properties(self.parameters())
         first = errors[0]
         name = str(first["loc"][0]) if first["loc"] else "?"
         prop = props.get(name, {})
@@ -177,7 +181,7 @@ class Tool:
         got = _short(repr(first.get("input")), 60)
         return f"{self.name}: argument '{name}' must be {_expected(prop)}, got {got}; {usage}"
 
-    def call(self, env: ToolEnv, raw: Any) -> Any:
+    def call(self, env: ToolEnv, raw: object) -> R:
         """Validate ``raw`` and run the handler."""
         return self.handler(env, **self.parse(raw))
 
@@ -226,15 +230,23 @@ class Registry:
         return frozenset(name for c in held for name in caps.get(c, ()))
 
 
-def _clean(schema: dict[str, Any]) -> dict[str, Any]:
+def _properties(schema: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
+    """A JSON Schema's `properties`, by name (a malformed entry left out)."""
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return {}
+    return {str(k): v for k, v in props.items() if isinstance(v, Mapping)}
+
+
+def _clean(schema: Mapping[str, object]) -> dict[str, object]:
     """pydantic's schema, as plain as a provider needs: no titles, optional means not required."""
-    props = {}
-    for name, prop in schema.get("properties", {}).items():
-        prop = dict(prop)
+    props: dict[str, object] = {}
+    for name, given in _properties(schema).items():
+        prop = dict(given)
         prop.pop("title", None)
         options = prop.pop("anyOf", None)
-        if options:  # X | None: the model omits it instead of sending null
-            typed = [o for o in options if o.get("type") != "null"]
+        if isinstance(options, list):  # X | None: the model omits it instead of sending null
+            typed = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
             if len(typed) == 1:
                 prop = {**typed[0], **prop}
         if prop.get("default", 0) is None:
@@ -243,7 +255,7 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
             if short in prop:
                 prop[keyword] = prop.pop(short)
         props[name] = prop
-    out: dict[str, Any] = {"type": "object", "properties": props, "required": schema.get("required", [])}
+    out: dict[str, object] = {"type": "object", "properties": props, "required": schema.get("required", [])}
     out["additionalProperties"] = False
     return out
 
@@ -251,13 +263,14 @@ def _clean(schema: dict[str, Any]) -> dict[str, Any]:
 _BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
 
 
-def _kind(prop: Mapping) -> str:
+def _kind(prop: Mapping[str, object]) -> str:
     return str(prop.get("type", "value"))
 
 
-def _expected(prop: Mapping) -> str:
-    if "enum" in prop:
-        return "one of " + ", ".join(map(str, prop["enum"]))
+def _expected(prop: Mapping[str, object]) -> str:
+    enum = prop.get("enum")
+    if isinstance(enum, list):
+        return "one of " + ", ".join(map(str, enum))
     kind = prop.get("type")
     if kind == "integer":
         if "minimum" in prop:

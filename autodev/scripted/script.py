@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from autodev.config.base import MODEL_CONFIG, rule_error
 from autodev.config.loading import explain
@@ -214,14 +216,19 @@ def _step(s: StepSpec) -> Step:
     )
 
 
-def _script_error(path: Path, doc: dict[str, Any], errors: list[Any]) -> ScriptError:
+def _script_error(path: Path, doc: Mapping[str, object], errors: Sequence[ErrorDetails]) -> ScriptError:
     """Pydantic's errors in the config files' words, each placed at its step (numbered from 1)."""
-    placed = []
+    placed: list[tuple[str, str, int | None, str | None]] = []
     for err in errors:
         loc = tuple(err["loc"])
+        data: object
+        root: type[BaseModel]
         if len(loc) >= 2 and loc[0] == "step" and isinstance(loc[1], int):
-            step, root, data = loc[1] + 1, StepSpec, doc["step"][loc[1]]
-            err = {**err, "loc": loc[2:]}
+            steps = doc.get("step")
+            step, root = loc[1] + 1, StepSpec
+            data = steps[loc[1]] if isinstance(steps, list) and loc[1] < len(steps) else None
+            err = err.copy()
+            err["loc"] = loc[2:]
         else:
             step, root, data = None, ScriptFile, doc
         (problem, fix), *_ = explain(root, [err], data if isinstance(data, dict) else {}) or [
