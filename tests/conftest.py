@@ -1,5 +1,6 @@
 """Shared fixtures: an isolated AUTODEV_HOME, no network beyond loopback, git repositories
-with an identity, and a runner for the real `autodev` command as a subprocess."""
+with an identity, and runners for the real `autodev` command: as a subprocess (`autodev`) and
+in this process (`inproc`)."""
 
 from __future__ import annotations
 
@@ -173,46 +174,12 @@ class Runner:
                 pass
 
 
-class InProcess:
-    """The real CLI (`autodev.cli.main`, the same error edge) called in this process: for
-    commands that parse, check and answer without starting a daemon (argument and error
-    handling, status, send with no daemon), at a fraction of a subprocess's cost. Never for
-    `start`: a daemon must run as a process of its own."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch):
-        self.mp = monkeypatch
-
-    def __call__(
-        self, repo: Path, *args: str, env: dict | None = None, input: str = "", check: bool = False
-    ) -> subprocess.CompletedProcess:
-        import contextlib
-        import io
-
-        assert args and args[0] not in ("start", "panel", "demo"), f"run `{args[0]}` as a process"
-        from autodev.cli import main
-
-        out, err = io.StringIO(), io.StringIO()
-        with self.mp.context() as m:
-            m.chdir(repo)
-            for k, v in (env or {}).items():
-                m.setenv(k, v)
-            m.setattr(sys, "argv", ["autodev", *args])
-            m.setattr(sys, "stdin", io.StringIO(input))
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                try:
-                    main()
-                    code = 0
-                except SystemExit as e:
-                    code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        cp = subprocess.CompletedProcess(["autodev", *args], code, out.getvalue(), err.getvalue())
-        if check and code != 0:
-            raise AssertionError(f"autodev {' '.join(args)} exited {code}\n{cp.stdout}\n{cp.stderr}")
-        return cp
-
-
 @pytest.fixture
 def inproc(monkeypatch):
-    """`autodev ...` in-process (InProcess): argument and error tests."""
+    """`autodev ...` in this process (tests/inprocess.py): argument and error handling, refusals,
+    and commands that answer without a daemon, without a Python start-up per call."""
+    from tests.inprocess import InProcess
+
     return InProcess(monkeypatch)
 
 

@@ -1,5 +1,7 @@
 """`autodev doctor`: one line per check with the fix, and an exit code that says whether `start`
-would work. Each check is driven through the real command on a real repository."""
+would work. Each check is driven through the real command on a real repository: in-process
+(`inproc`), and through the console script where a process of its own matters (the first test,
+and Playwright shadowed on PYTHONPATH)."""
 
 from __future__ import annotations
 
@@ -34,8 +36,9 @@ model = "anthropic/claude-sonnet-4-5"
 """
 
 
-def doctor(autodev, cwd, *args, env=None):
-    r = autodev(cwd, "doctor", *args, env=env)
+def doctor(run, cwd, *args, env=None):
+    """`autodev doctor` through `run` (the `inproc` fixture, or `autodev` for the console script)."""
+    r = run(cwd, "doctor", *args, env=env)
     lines = {}
     for line in r.stdout.splitlines()[:-1]:
         status, rest = line.split(None, 1)
@@ -50,7 +53,7 @@ def no_provider_keys(monkeypatch):
             monkeypatch.delenv(k, raising=False)
 
 
-def test_scripted_team_is_ready(autodev, repo):
+def test_scripted_team_is_ready(autodev, inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"))
     r, lines = doctor(autodev, repo)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -67,7 +70,7 @@ def test_scripted_team_is_ready(autodev, repo):
     ):
         assert lines[name][0] == "ok", (name, r.stdout)
     assert "1 participant (solo)" in lines["team"][1]
-    data = json.loads(autodev(repo, "doctor", "--json").stdout)
+    data = json.loads(inproc(repo, "doctor", "--json").stdout)
     assert data["ready"] is True and {c["name"] for c in data["checks"]} >= {
         "git identity",
         "sandbox",
@@ -75,16 +78,16 @@ def test_scripted_team_is_ready(autodev, repo):
     }
 
 
-def test_missing_provider_key_fails_and_names_it(autodev, repo):
+def test_missing_provider_key_fails_and_names_it(inproc, repo):
     write_team(repo, OPENAI_PAIR)
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 2, r.stdout
     assert lines["provider: builder"][0] == "FAIL" and "OPENAI_API_KEY" in lines["provider: builder"][1]
     assert lines["provider: reviewer"][0] == "FAIL" and "ANTHROPIC_API_KEY" in lines["provider: reviewer"][1]
     assert "set it in the environment" in lines["provider: builder"][1]
     assert r.stdout.splitlines()[-1].startswith("start would not work")
 
-    r, lines = doctor(autodev, repo, env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+    r, lines = doctor(inproc, repo, env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
     assert r.returncode == 0, r.stdout
     assert lines["provider: builder"] == ("ok", "openai/gpt-5: what the provider needs is set")
     # the secret itself never shows
@@ -92,12 +95,12 @@ def test_missing_provider_key_fails_and_names_it(autodev, repo):
 
 
 @pytest.mark.full
-def test_online_asks_litellm_for_a_provider_the_table_does_not_know(autodev, repo):
+def test_online_asks_litellm_for_a_provider_the_table_does_not_know(inproc, repo):
     write_team(repo, '[[participants]]\nname = "solo"\nmodel = "gpt-5"\nwrite = true\n')
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 0 and lines["provider: solo"][0] == "warn", r.stdout
     assert "autodev doctor --online" in lines["provider: solo"][1]
-    r, lines = doctor(autodev, repo, "--online")
+    r, lines = doctor(inproc, repo, "--online")
     assert r.returncode == 2 and "OPENAI_API_KEY" in lines["provider: solo"][1], r.stdout
 
 
@@ -121,7 +124,7 @@ def closed_port() -> int:
     return port
 
 
-def test_endpoint_is_contacted_only_online(autodev, repo, endpoint):
+def test_endpoint_is_contacted_only_online(inproc, repo, endpoint):
     dead = f"http://127.0.0.1:{closed_port()}/v1"
     write_team(
         repo,
@@ -138,16 +141,16 @@ model = "openai/qwen"
 api_base = "{dead}"
 """,
     )
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 0, r.stdout
     assert "not contacted" in lines["provider: gone"][1]
-    r, lines = doctor(autodev, repo, "--online")
+    r, lines = doctor(inproc, repo, "--online")
     assert r.returncode == 2, r.stdout
     assert lines["provider: local"] == ("ok", f"{endpoint} answers")
     assert lines["provider: gone"][0] == "FAIL" and "not reachable" in lines["provider: gone"][1]
 
 
-def test_git_identity_missing_is_a_failure_with_the_fix(autodev, tmp_path, monkeypatch):
+def test_git_identity_missing_is_a_failure_with_the_fix(inproc, tmp_path, monkeypatch):
     bare = tmp_path / "noid"
     bare.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=bare, check=True)
@@ -159,47 +162,47 @@ def test_git_identity_missing_is_a_failure_with_the_fix(autodev, tmp_path, monke
         "GIT_CONFIG_NOSYSTEM": "1",
         "HOME": str(tmp_path),
     }
-    r, lines = doctor(autodev, bare, env=env)
+    r, lines = doctor(inproc, bare, env=env)
     assert r.returncode == 2, r.stdout
     status, text = lines["git identity"]
     assert status == "FAIL" and 'git config --global user.email "you@example.com"' in text
 
 
-def test_outside_a_repository_and_without_a_team(autodev, tmp_path, repo):
-    r, lines = doctor(autodev, tmp_path)
+def test_outside_a_repository_and_without_a_team(inproc, tmp_path, repo):
+    r, lines = doctor(inproc, tmp_path)
     assert r.returncode == 2 and lines["repository"][0] == "FAIL", r.stdout
     assert "git init" in lines["repository"][1]
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 2 and lines["team"][0] == "FAIL" and "autodev init" in lines["team"][1]
 
 
-def test_a_broken_team_file_fails_with_its_message(autodev, repo):
+def test_a_broken_team_file_fails_with_its_message(inproc, repo):
     write_team(repo, '[[participants]]\nname = "solo"\nmodle = "scripted"\n')
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 2 and lines["team"][0] == "FAIL" and "modle" in lines["team"][1], r.stdout
 
 
-def test_without_bubblewrap_the_sandbox_is_a_warning(autodev, repo, tmp_path):
+def test_without_bubblewrap_the_sandbox_is_a_warning(inproc, repo, tmp_path):
     write_team(repo, SOLO, done_accepted("solo"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
-    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir)})
+    r, lines = doctor(inproc, repo, env={"PATH": str(bin_dir)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert lines["sandbox"][0] == "warn" and "apt-get install bubblewrap" in lines["sandbox"][1]
     if shutil.which("bwrap"):
-        r, lines = doctor(autodev, repo)
+        r, lines = doctor(inproc, repo)
         assert lines["sandbox"][0] == "ok"
 
 
-def test_a_running_daemon_means_start_would_not_work(autodev, repo):
+def test_a_running_daemon_means_start_would_not_work(inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"))
     paths = RunPaths(repo)
     paths.ensure()
     lock = DaemonLock(paths.lock)
     lock.acquire()
     try:
-        r, lines = doctor(autodev, repo)
+        r, lines = doctor(inproc, repo)
     finally:
         os.close(lock.fd)
     assert r.returncode == 2 and lines["daemon"][0] == "FAIL" and "autodev stop" in lines["daemon"][1]
@@ -281,14 +284,14 @@ def test_the_pins_in_fixes_are_the_extras():
     assert "pip install 'autodev-team[telemetry]'" in fix
 
 
-def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_login(autodev, repo, tmp_path):
+def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_login(inproc, repo, tmp_path):
     write_team(repo, '[[participants]]\nname = "coder"\nagent = "claude"\nwrite = true\n')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "git").symlink_to(shutil.which("git"))
     home = tmp_path / "home"
     home.mkdir()
-    r, lines = doctor(autodev, repo, env={"PATH": str(bin_dir), "HOME": str(home)})
+    r, lines = doctor(inproc, repo, env={"PATH": str(bin_dir), "HOME": str(home)})
     assert r.returncode == 2 and lines["agent: coder"][0] == "FAIL", r.stdout
     assert "AUTODEV_CLAUDE_BIN" in lines["agent: coder"][1]
     exe = tmp_path / "elsewhere" / "claude"
@@ -302,31 +305,31 @@ def test_agent_cli_is_found_on_path_or_by_its_variable_with_its_version_and_logi
     )
     exe.chmod(0o755)
     env = {"PATH": str(bin_dir), "AUTODEV_CLAUDE_BIN": str(exe), "HOME": str(home)}
-    r, lines = doctor(autodev, repo, env=env)
+    r, lines = doctor(inproc, repo, env=env)
     assert lines["agent: coder"][0] == "warn", r.stdout
     assert lines["agent: coder"][1].startswith(
         f"claude CLI at {exe}, version 2.0.5 (Claude Code); no login (`claude auth status` exit 1)"
     )
     (home / ".claude").mkdir()
     (home / ".claude" / ".credentials.json").write_text("{}")
-    r, lines = doctor(autodev, repo, env=env)
+    r, lines = doctor(inproc, repo, env=env)
     assert lines["agent: coder"][0] == "ok", r.stdout
     assert "subscription login (`claude auth status`)" in lines["agent: coder"][1]
     assert lines["audit"][0] == "FAIL" and "[audit]" in lines["audit"][1]  # agents only: no model
 
 
 @pytest.mark.full
-def test_mcp_servers_are_started_and_their_tools_listed(autodev, repo, tmp_path):
+def test_mcp_servers_are_started_and_their_tools_listed(inproc, repo, tmp_path):
     team = team_of_one("solo") + '\n[mcp.notes]\ncommand = "autodev-no-such-server"\n'
     write_team(repo, team, done_accepted("solo"))
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert r.returncode == 2 and lines["mcp: notes"][0] == "FAIL", r.stdout
     assert "was not found on PATH" in lines["mcp: notes"][1] and "[mcp.notes]" in lines["mcp: notes"][1]
     # Found, but it fails as it starts (a mistyped option): its own words are shown.
     exe = _fake_exe(tmp_path / "bin", "autodev-no-such-server")
     exe.write_text("#!/bin/sh\necho \"No such option '--repositry'\" >&2\nexit 2\n")
     path = {"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"}
-    r, lines = doctor(autodev, repo, env=path)
+    r, lines = doctor(inproc, repo, env=path)
     assert r.returncode == 2 and lines["mcp: notes"][0] == "FAIL", r.stdout
     assert (
         "failed to start" in lines["mcp: notes"][1]
@@ -338,7 +341,7 @@ def test_mcp_servers_are_started_and_their_tools_listed(autodev, repo, tmp_path)
         + f"\n[mcp.notes]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(server))}]\n"
     )
     write_team(repo, team, done_accepted("solo"))
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert lines["mcp: notes"][0] == "ok" and lines["mcp: notes"][1].endswith("started, 4 tools"), r.stdout
 
 
@@ -349,7 +352,7 @@ NO_USERNS = (
 
 
 @pytest.mark.parametrize("mode", ["auto", "bwrap"])
-def test_a_bwrap_that_cannot_create_namespaces_fails_with_the_fix(autodev, repo, tmp_path, mode):
+def test_a_bwrap_that_cannot_create_namespaces_fails_with_the_fix(inproc, repo, tmp_path, mode):
     # Installed, but the kernel (or a container) refuses it namespaces: start would run unsandboxed
     # ("auto") or refuse ("bwrap"); either way doctor says FAIL and how to fix it, never OK.
     write_team(repo, SOLO, done_accepted("solo"), config=f'sandbox = "{mode}"\n')
@@ -357,28 +360,28 @@ def test_a_bwrap_that_cannot_create_namespaces_fails_with_the_fix(autodev, repo,
     fake.parent.mkdir()
     fake.write_text(NO_USERNS)
     fake.chmod(0o755)
-    r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": str(fake)})
+    r, lines = doctor(inproc, repo, env={"AUTODEV_BWRAP": str(fake)})
     assert r.returncode == 2 and lines["sandbox"][0] == "FAIL", r.stdout
     assert "non-privileged user namespaces" in lines["sandbox"][1]
     assert "unprivileged_userns" in lines["sandbox"][1] and 'sandbox = "off"' in lines["sandbox"][1]
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
-def test_a_working_bwrap_ran_a_command_in_the_room_start_would_use(autodev, repo):
+def test_a_working_bwrap_ran_a_command_in_the_room_start_would_use(inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"), config='sandboxExpose = ["/nonexistent-autodev-path"]\n')
-    r, lines = doctor(autodev, repo)
+    r, lines = doctor(inproc, repo)
     assert lines["sandbox"][0] == "ok", r.stdout
     assert "bubblewrap" in lines["sandbox"][1] and "a test command ran in it" in lines["sandbox"][1]
 
 
-def test_sandbox_bwrap_required_but_missing_fails(autodev, repo):
+def test_sandbox_bwrap_required_but_missing_fails(inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"), config='sandbox = "bwrap"\n')
-    r, lines = doctor(autodev, repo, env={"AUTODEV_BWRAP": ""})
+    r, lines = doctor(inproc, repo, env={"AUTODEV_BWRAP": ""})
     assert r.returncode == 2 and lines["sandbox"][0] == "FAIL", r.stdout
     assert "bubblewrap" in lines["sandbox"][1]
 
 
-def test_git_identity_in_a_global_config_is_what_commits_get(autodev, repo, tmp_path, monkeypatch):
+def test_git_identity_in_a_global_config_is_what_commits_get(inproc, repo, tmp_path, monkeypatch):
     """~/.gitconfig only (the usual setup): doctor asks git where commands run, and says where."""
     write_team(repo, SOLO, done_accepted("solo"))
     for k in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"):
@@ -387,6 +390,6 @@ def test_git_identity_in_a_global_config_is_what_commits_get(autodev, repo, tmp_
     subprocess.run(["git", "config", "--unset", "user.email"], cwd=repo, check=True)
     (tmp_path / ".gitconfig").write_text("[user]\n\tname = Ada\n\temail = ada@example.invalid\n")
     env = {"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    r, lines = doctor(autodev, repo, env=env)
+    r, lines = doctor(inproc, repo, env=env)
     status, text = lines["git identity"]
     assert status == "ok" and text.startswith("Ada <ada@example.invalid> ("), text

@@ -77,10 +77,10 @@ def test_demo_keep_prints_the_lines_that_reach_the_kept_run(tmp_path):
     assert [r["repo"] for r in json.loads(rows.stdout)] == [cd.group(1)], rows.stdout + rows.stderr
 
 
-def test_init_points_to_doctor_then_start(autodev, repo):
-    r = autodev(repo, "init", "--team", "pair", check=True)
+def test_init_points_to_doctor_then_start(inproc, repo):
+    r = inproc(repo, "init", "--team", "pair", check=True)
     assert "check with `autodev doctor`" in r.stdout and 'autodev start "your objective"' in r.stdout
-    assert "no run yet" in autodev(repo, "status", env=WIDE, check=True).stdout
+    assert "no run yet" in inproc(repo, "status", env=WIDE, check=True).stdout
 
 
 def test_a_bare_repository_is_named_as_one_with_the_fix(tmp_path):
@@ -91,22 +91,22 @@ def test_a_bare_repository_is_named_as_one_with_the_fix(tmp_path):
     assert f"git clone {tmp_path / 'origin.git'} work" in e.value.fix
 
 
-def test_thread_without_a_run_or_with_a_count_below_one_is_an_error(autodev, repo):
+def test_thread_without_a_run_or_with_a_count_below_one_is_an_error(inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"))
-    r = autodev(repo, "thread")
+    r = inproc(repo, "thread")
     assert r.returncode == 2 and "no run yet" in r.stderr and "autodev start" in r.stderr, r.stderr
-    r = autodev(repo, "thread", "-n", "-1")
+    r = inproc(repo, "thread", "-n", "-1")
     assert r.returncode == 2 and "--last -1" in r.stderr, r.stderr
 
 
-def test_status_before_any_run_keeps_no_old_team_and_doctor_files_config_errors_under_config(autodev, repo):
+def test_status_before_any_run_keeps_no_old_team_and_doctor_files_config_errors_under_config(inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"), "gateMode = 7\n")
-    r = autodev(repo, "doctor", env=WIDE)
+    r = inproc(repo, "doctor", env=WIDE)
     lines = {ln.split()[1]: ln.split(None, 1)[0] for ln in r.stdout.splitlines()[:-1] if len(ln.split()) > 1}
     assert lines["config"] == "FAIL" and lines["team"] == "ok", r.stdout
     assert "1 participant (solo)" in r.stdout and "gateMode" in r.stdout
     (repo / ".autodev" / "team.toml").write_text("[[participants]]\nname = 3\n")
-    out = autodev(repo, "status", env=WIDE).stdout
+    out = inproc(repo, "status", env=WIDE).stdout
     assert "team file problem:" in out and "old team" not in out, out
 
 

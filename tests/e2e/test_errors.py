@@ -1,5 +1,6 @@
 """Bad configuration through the real CLI: a clear message naming the file and the key, exit 2,
-and nothing written on the machine side (the run directory is never created)."""
+and nothing written on the machine side (the run directory is never created). `start` refuses
+before any daemon: the refusals run in-process (`inproc`); one runs through the console script."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
-def start(autodev, repo):
-    return autodev(repo, "start", "--foreground", "--until-idle", "an objective", timeout=60)
+def start(run, repo):
+    """`start --foreground --until-idle` through `run`: the `autodev` or the `inproc` fixture."""
+    return run(repo, "start", "--foreground", "--until-idle", "an objective", timeout=60)
 
 
 def assert_refused(r, *needles: str) -> None:
@@ -87,31 +89,32 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_bad_configuration_is_refused_before_anything_is_written(repo, autodev, case):
+def test_bad_configuration_is_refused_before_anything_is_written(repo, inproc, case):
     team, config, needles = CASES[case]
     write_team(repo, team, SCRIPT, config)
-    r = start(autodev, repo)
+    r = start(inproc, repo)
     assert_refused(r, *needles)
     assert not run_dir(repo).exists()
 
 
 def test_missing_team_file_names_autodev_init(repo, autodev):
+    """Through the console script, as a process: the refusal at the real entry point."""
     r = start(autodev, repo)
     assert_refused(r, "team.toml", "autodev init")
     assert not run_dir(repo).exists()
 
 
 @pytest.mark.full
-def test_provider_without_its_api_key_is_refused(repo, autodev, monkeypatch):
+def test_provider_without_its_api_key_is_refused(repo, inproc, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     team = TEAM.replace('model = "scripted"\nwrite', 'model = "openai/gpt-5"\nwrite', 1)
     write_team(repo, team, SCRIPT)
-    r = start(autodev, repo)
+    r = start(inproc, repo)
     assert_refused(r, "builder", "OPENAI_API_KEY")
     assert not run_dir(repo).exists()
 
 
-def test_api_key_env_naming_an_unset_variable_is_refused(repo, autodev, monkeypatch):
+def test_api_key_env_naming_an_unset_variable_is_refused(repo, inproc, monkeypatch):
     monkeypatch.delenv("AUTODEV_TEST_NO_SUCH_KEY", raising=False)
     team = TEAM.replace(
         'model = "scripted"\nwrite',
@@ -119,15 +122,15 @@ def test_api_key_env_naming_an_unset_variable_is_refused(repo, autodev, monkeypa
         1,
     )
     write_team(repo, team, SCRIPT)
-    r = start(autodev, repo)
+    r = start(inproc, repo)
     assert_refused(r, "builder", "AUTODEV_TEST_NO_SUCH_KEY", "api_key_env")
     assert not run_dir(repo).exists()
 
 
-def test_malformed_script_is_refused_before_anything_is_written(repo, autodev):
+def test_malformed_script_is_refused_before_anything_is_written(repo, inproc):
     # The script is part of a scripted team's configuration: checked as early as the team.
     write_team(repo, TEAM, SCRIPT + '[[step]]\nparticipant = "builder"\nbogus = 1\n')
-    r = start(autodev, repo)
+    r = start(inproc, repo)
     assert_refused(r, "script.toml", "bogus")
     assert not run_dir(repo).exists()
 
