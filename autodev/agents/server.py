@@ -96,7 +96,7 @@ def _forward(tool: str, args: dict) -> str:
         return f"error: autodev is not reachable ({e}); your turn may have ended"
 
 
-def check_args(tool: dict, args: Any) -> str | None:
+def check_args(tool: dict[str, Any], args: object) -> str | None:
     """Why `args` do not fit the tool's input schema, or None."""
     if not isinstance(args, dict):
         return "arguments must be an object"

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar, overload
+
+K = TypeVar("K")  # the keys of a mapping, kept as they are
 
 # C0 and C1 controls and DEL (newline and tab are decided by the caller), Unicode format
 # characters (bidi embeddings, overrides and isolates, marks, zero-width characters, the
@@ -60,7 +63,15 @@ def line(text: object) -> str:
     return shown(text, lines=False)
 
 
-def clean(value: Any) -> Any:
+@overload
+def clean(value: str) -> str: ...
+@overload
+def clean(value: Mapping[K, object]) -> dict[K, object]: ...
+@overload
+def clean(value: list[object] | tuple[object, ...]) -> list[object]: ...
+@overload
+def clean(value: object) -> object: ...
+def clean(value: object) -> object:
     """Every string in a JSON-like value (dicts, lists) made safe to show on one line."""
     if isinstance(value, str):
         return line(value)

@@ -18,7 +18,9 @@ import codecs
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TypeVar, overload
+
+K = TypeVar("K")  # the keys of a mapping, kept as they are
 
 # Whole names that are secrets but match no rule below. Compared upper-cased.
 SECRET_NAMES: frozenset[str] = frozenset(
@@ -261,7 +263,15 @@ class Redactor:
         out.append(s[done:])
         return "".join(out)
 
-    def __call__(self, obj: Any) -> Any:
+    @overload
+    def __call__(self, obj: str) -> str: ...
+    @overload
+    def __call__(self, obj: Mapping[K, object]) -> dict[K, object]: ...
+    @overload
+    def __call__(self, obj: list[object] | tuple[object, ...]) -> list[object]: ...
+    @overload
+    def __call__(self, obj: object) -> object: ...
+    def __call__(self, obj: object) -> object:
         if not self._forms:
             return obj
         if isinstance(obj, str):

@@ -135,7 +135,12 @@ def _depth(value: object) -> int:
 
 
 def dispatch(
-    ctx: TurnContext, name: str, tool: Tool | None, tools: dict[str, Tool], env: ToolEnv, args: Any
+    ctx: TurnContext,
+    name: str,
+    tool: Tool[str] | None,
+    tools: dict[str, Tool[str]],
+    env: ToolEnv,
+    args: object,
 ) -> str:
     """What the tool returns, or the error the model reads: unavailable, refused by the gate
     guard, invalid arguments, or a failure inside autodev (a log that cannot be written still

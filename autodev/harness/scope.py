@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.redact import SECRET_FILES, Redactor, is_secret_file, secret_values
@@ -87,7 +87,7 @@ class Scope:
         # output is masked too. The daemon passes its own; alone, learn them from the env.
         self._redactor = redactor or Redactor(secret_values(os.environ, self.secret_env).values())
 
-    def invoke(self, name: str, run: Callable[..., str], kwargs: dict[str, Any]) -> str:
+    def invoke(self, name: str, run: Callable[..., str], kwargs: dict[str, object]) -> str:
         """Run tool `name`'s work with checked arguments; its result with secrets masked."""
         self._looked = 0.0  # the tool's first `cut` looks at `stop`
         try:

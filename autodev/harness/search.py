@@ -11,7 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
@@ -40,7 +40,7 @@ def _ripgrep() -> str:
     return found
 
 
-def _rg_text(field: Any) -> str:
+def _rg_text(field: object) -> str:
     """A path or line from ripgrep's JSON: text, or base64 bytes when not UTF-8."""
     if not isinstance(field, dict):
         return ""

@@ -38,7 +38,7 @@ leading outside the repository and anything inside ``.git/`` are refused. Misuse
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -112,7 +112,7 @@ class RunCommandArgs(Args):
 
 
 def _on_workspace(name: str, run: Callable[..., str]) -> Callable[..., str]:
-    def handler(env: ToolEnv, **kwargs: Any) -> str:
+    def handler(env: ToolEnv, **kwargs: object) -> str:
         return env.workspace.invoke(name, run, kwargs)
 
     return handler

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
@@ -159,7 +159,7 @@ _EVENT_NAMES = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _EVENT_NAMES:
         return getattr(importlib.import_module("autodev.records.events"), name)
     raise AttributeError(f"module 'autodev.records' has no attribute {name!r}")
@@ -201,11 +201,11 @@ def why(e: ValidationError) -> str:
     return f"{where}: {err['msg']}{more}"
 
 
-def checker(parse: Callable[[Any], object]) -> Callable[[dict], None]:
+def checker(parse: Callable[[dict[str, object]], object]) -> Callable[[dict[str, object]], None]:
     """`parse` as a journal's schema check: a record that does not fit raises ValueError with
     `why` (the journal adds its file and line)."""
 
-    def check(rec: dict) -> None:
+    def check(rec: dict[str, object]) -> None:
         try:
             parse(rec)
         except ValidationError as e:

@@ -79,7 +79,7 @@ class Usage(Open):
     cost: float = 0.0
 
     @classmethod
-    def of(cls, fields: Mapping[str, Any]) -> Self:
+    def of(cls, fields: Mapping[str, object]) -> Self:
         """From a record's or a figure's fields: what is missing or null counts as nothing."""
         return cls.model_validate({k: fields.get(k) or 0 for k in cls.model_fields})
 

@@ -154,10 +154,10 @@ class OpenAIServer(ScriptedServer):
 # -- Anthropic Messages --------------------------------------------------------------------------
 
 
-def _blocks(content: Any) -> list[dict]:
+def _blocks(content: object) -> list[dict[str, object]]:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
 def _prefix_units(body: dict) -> list[tuple[str, bool]]:
@@ -238,7 +238,7 @@ class _AnthropicHandler(_ContractHandler):
                     )
                 first = blocks[0]
                 if first.get("type") == "thinking" and first.get("signature") != sign(
-                    first.get("thinking", "")
+                    str(first.get("thinking", ""))
                 ):
                     return f"messages.{i}.content.0: Invalid `signature` in `thinking` block"
         return None
@@ -357,8 +357,15 @@ class AnthropicServer(ProviderServer):
 
     handler_base = _AnthropicHandler
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        script: Script,
+        ledger_path: Path,
+        request_log: Path | None = None,
+        *,
+        participants: dict[str, str] | None = None,
+    ):
+        super().__init__(script, ledger_path, request_log, participants=participants)
         self.cache: set[str] = set()  # prefix hashes written to the prompt cache
 
     @property

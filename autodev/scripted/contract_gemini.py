@@ -26,10 +26,12 @@ import hashlib
 import hmac
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from autodev.scripted import answers
 from autodev.scripted.contract import SIGNING_KEY, ProviderServer, _ContractHandler
+from autodev.scripted.script import Script
 
 _ROUTE = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _STATUS = {
@@ -60,7 +62,7 @@ def _first_user_text(contents: list) -> str:
     return ""
 
 
-def _call(part: Any) -> dict | None:
+def _call(part: object) -> dict[str, object] | None:
     if not isinstance(part, dict):
         return None
     return part.get("functionCall") or part.get("function_call")
@@ -184,8 +186,15 @@ class GeminiServer(ProviderServer):
 
     handler_base = _GeminiHandler
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        script: Script,
+        ledger_path: Path,
+        request_log: Path | None = None,
+        *,
+        participants: dict[str, str] | None = None,
+    ):
+        super().__init__(script, ledger_path, request_log, participants=participants)
         self.issued: set[str] = set()  # signatures given, one per answer with function calls
 
     @property

@@ -114,7 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
     scripted: ScriptedServer  # set on the per-server subclass
     server_version = "autodev-scripted/1"
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read stderr
+    def log_message(self, format: str, *args: object) -> None:  # quiet: tests read stderr
         pass
 
     # -- plumbing
@@ -130,7 +130,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _error(
-        self, status: int, message: str, type_: str, code: Any = None, headers: dict[str, str] | None = None
+        self,
+        status: int,
+        message: str,
+        type_: str,
+        code: int | str | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         self._send_json(
             status,

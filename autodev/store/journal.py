@@ -15,9 +15,9 @@ import json
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import overload
 
 from autodev.errors import CorruptLogError, LogWriteError, RecordError
 
@@ -41,7 +41,15 @@ def safe_text(text: str) -> str:
         return _SURROGATE.sub(_escape_surrogate, text)
 
 
-def safe(obj: Any) -> Any:
+@overload
+def safe(obj: str) -> str: ...
+@overload
+def safe(obj: Mapping[object, object]) -> dict[object, object]: ...
+@overload
+def safe(obj: list[object] | tuple[object, ...]) -> list[object]: ...
+@overload
+def safe(obj: object) -> object: ...
+def safe(obj: object) -> object:
     """`obj` with every string (keys included) passed through `safe_text`."""
     if isinstance(obj, str):
         return safe_text(obj)

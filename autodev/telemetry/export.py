@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from autodev.store.paths import RunPaths
 from autodev.telemetry import reading
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
     from autodev.records.state import RunState
 
-_STOP = object()
+# What the sending thread is given: a finished turn, the earlier turns to catch up on, or the
+# complete run's root span; None stops it.
+_Job: TypeAlias = 'int | tuple[Literal["catch_up"], int] | tuple[Literal["root"], RunState]'
 
 
 def pauses(events: list[dict]) -> list[str]:
@@ -183,7 +185,7 @@ class Background:
 
     def __init__(self, sender: Sender, run: str, warn: Callable[[str], object]):
         self.sender, self.run, self.warn = sender, run, warn
-        self.queue: queue.Queue = queue.Queue(maxsize=sender.cfg.queue_size)
+        self.queue: queue.Queue[_Job | None] = queue.Queue(maxsize=sender.cfg.queue_size)
         self._failing = False
         self._overflowing = False
         self.thread = threading.Thread(target=self._work, name="autodev-telemetry", daemon=True)
@@ -206,13 +208,13 @@ class Background:
         while True:
             item = self.queue.get()
             try:
-                if item is _STOP:
+                if item is None:
                     return
                 self._send(item)
             finally:
                 self.queue.task_done()
 
-    def _send(self, item: Any) -> None:
+    def _send(self, item: _Job) -> None:
         try:
             if isinstance(item, int):
                 recs, events = reading.one_turn(self.sender.paths, self.run, item)
@@ -249,7 +251,7 @@ class Background:
         try:
             if state is not None and state.state == "complete":
                 self.queue.put(("root", state), timeout=max(0.01, deadline - time.monotonic()))
-            self.queue.put(_STOP, timeout=max(0.01, deadline - time.monotonic()))
+            self.queue.put(None, timeout=max(0.01, deadline - time.monotonic()))
         except queue.Full:
             pass
         self.thread.join(max(0.01, deadline - time.monotonic()))

@@ -104,7 +104,7 @@ def turn_key(run: str, turn: int) -> str:
     return f"{run}:t{turn}"
 
 
-def epoch(ts: Any) -> float | None:
+def epoch(ts: object) -> float | None:
     """A record's time: `ts` as epoch seconds (harness log) or ISO text (events)."""
     if isinstance(ts, (int, float)):
         return float(ts)
@@ -139,7 +139,7 @@ def group_events(events: Iterable[dict]) -> dict[int | None, list[dict]]:
     return out
 
 
-def _json(value: Any, redact: Callable[[str], str]) -> str:
+def _json(value: object, redact: Callable[[str], str]) -> str:
     return redact(json.dumps(value, ensure_ascii=False, default=str))
 
 
@@ -473,7 +473,7 @@ def _apply_events(t: _Turn, turn: Span, events: list[dict], redact: Callable[[st
         t.agents.append(span)  # children of the turn like an agent run (exported with it)
 
 
-def _attr(value: Any, redact: Callable[[str], str]) -> Any:
+def _attr(value: object, redact: Callable[[str], str]) -> bool | int | float | str:
     """An event field as an attribute value (OTel takes scalars and lists of one scalar type)."""
     if isinstance(value, bool | int | float):
         return value
