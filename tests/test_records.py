@@ -156,7 +156,7 @@ def test_emit_writes_the_envelope_and_the_fields_the_emitter_set(tmp_path):
         "ts": "t",
         "id": "r:t3:post",
     }
-    copied = log.posted(post)
+    copied = log.posted(records.Post.model_validate(post))
     state = log.emit(StateEvent.model_validate({"state": "paused", "reason": {"code": "user", "text": "x"}}))
     log.close()
     assert lines(tmp_path / "events.jsonl") == [ended, gen, copied, state]

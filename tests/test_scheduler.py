@@ -8,12 +8,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from autodev.records import Post
 from autodev.rules.scheduler import RULES, Decision, next_speaker
 from tests.conftest import examples
 
+TS = "2026-12-01T00:00:00.000Z"
 
-def thread(*posts: tuple) -> list[dict]:
-    """Build records from (from, kind[, handoff[, extra]]) tuples, numbering seq from 1."""
+
+def line(**fields) -> Post:
+    """A thread line (the scheduler reads the `Post`s the thread hands out)."""
+    return Post.model_validate({"ts": TS, **fields})
+
+
+def thread(*posts: tuple) -> list[Post]:
+    """Build posts from (from, kind[, handoff[, extra]]) tuples, numbering seq from 1."""
     out = []
     for seq, post in enumerate(posts, start=1):
         author, kind, *rest = post
@@ -22,14 +30,14 @@ def thread(*posts: tuple) -> list[dict]:
             rec["handoff"] = rest[0]
         if len(rest) > 1:
             rec.update(rest[1])
-        out.append(rec)
+        out.append(line(**rec))
     return out
 
 
-def last_spoke_of(tail: list[dict]) -> dict[str, int]:
+def last_spoke_of(tail: list[Post]) -> dict[str, int]:
     index: dict[str, int] = {}
-    for rec in tail:
-        index[rec["from"]] = rec["seq"]
+    for post in tail:
+        index[post.from_] = post.seq
     return index
 
 
@@ -94,7 +102,7 @@ def test_team_order_does_not_matter():
 
 def test_last_spoke_index_beyond_the_tail_is_used():
     # The tail shows only carol; the index remembers older posts by alice and bob.
-    tail = [{"seq": 100, "from": "carol", "kind": "say", "text": "x"}]
+    tail = [line(seq=100, **{"from": "carol"}, kind="say", text="x")]
     d = next_speaker(["alice", "bob", "carol"], tail, {"alice": 90, "bob": 40, "carol": 100})
     assert d.speaker == "bob"
 
@@ -331,7 +339,7 @@ def test_gate_decision_for_departed_declarer_falls_through():
 
 
 def test_system_notes_are_ignored():
-    note = ("system", "say", None, {"notice": "n1"})
+    note = ("system", "say", None, {"notice": {"id": "n1"}})
     tail = thread(("alice", "say", "bob"), note, note)
     d = pick(["alice", "bob", "carol"], tail)
     assert (d.speaker, d.rule) == ("bob", "handoff")
@@ -449,7 +457,7 @@ def records(draw, max_size=30):
             rec["credit"] = credit
         if author == "system" and gate is not None:
             rec["gate"] = gate
-        out.append(rec)
+        out.append(line(**rec))
     return out
 
 
@@ -498,7 +506,7 @@ def test_property_abab_never_goes_to_a_or_b(team, prefix, a, b, last_four, last_
         return
     tail = list(prefix)
     for author, (kind, handoff) in zip([a, b, a, b], last_four):
-        tail.append({"seq": len(tail) + 1, "from": author, "kind": kind, "text": "t", "handoff": handoff})
+        tail.append(line(seq=len(tail) + 1, **{"from": author}, kind=kind, text="t", handoff=handoff))
     d = next_speaker(team, tail, last_spoke)
     assert d.speaker not in (a, b)
     assert d.rule == "abab_breaker"
@@ -513,4 +521,12 @@ def test_scheduler_imports_nothing_that_does_io():
     tree = ast.parse(inspect.getsource(module))
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"__future__", "collections.abc", "dataclasses", "autodev.rules.names"}
+    # the `Post` it reads is a type only: the scheduler runs on any object with its fields
+    assert imported <= {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "typing",
+        "autodev.rules.names",
+        "autodev.records.post",
+    }

@@ -41,21 +41,22 @@ def test_seq_starts_at_one_and_is_contiguous(tmp_path):
     t = Thread(p)
     assert t.last_seq == 0
     first = t.append("ann", "say", "hello", "bob")
-    assert first["seq"] == 1
-    assert first["from"] == "ann" and first["kind"] == "say" and first["handoff"] == "bob"
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first["ts"])
+    assert first.seq == 1
+    assert first.from_ == "ann" and first.kind == "say" and first.handoff == "bob"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first.ts)
     fill(t, 20)
     t.close()
     assert [r["seq"] for r in on_disk(p)] == list(range(1, 22))
     t2 = Thread(p)
     assert t2.last_seq == 21
-    assert t2.append("bob", "say", "again")["seq"] == 22
+    assert t2.append("bob", "say", "again").seq == 22
     t2.close()
 
 
 def test_extra_fields_kept_and_credit_none_written(tmp_path):
     t = Thread(tmp_path / "thread.jsonl")
-    rec = t.append("ann", "work_done", "did it", credit=None, turn="t-1", notice=None)
+    post = t.append("ann", "work_done", "did it", credit=None, turn="t-1", notice=None)
+    rec = post.dump()
     assert rec["credit"] is None and "credit" in rec
     assert rec["turn"] == "t-1"
     assert "notice" not in rec  # other None extras are left out
@@ -73,8 +74,9 @@ def test_append_with_same_id_twice_gives_one_post(tmp_path):
     t.close()
     t2 = Thread(p)  # and after a restart
     c = t2.append("ann", "say", "thrice?", id="post-1")
-    assert c["text"] == "once" and c["seq"] == 1
-    assert t2.seen("post-1")["seq"] == 1
+    assert c.text == "once" and c.seq == 1
+    seen = t2.seen("post-1")
+    assert seen is not None and seen.seq == 1
     assert t2.last_seq == 1
     t2.close()
     assert len(on_disk(p)) == 1
@@ -172,19 +174,19 @@ def test_read_ranges_from_both_ends_of_a_long_thread(tmp_path, frm, to):
     t = Thread(p)
     got = t.read(frm, to, limit=50)
     hi = min(to or 250, 250, frm + 49)
-    assert [r["seq"] for r in got] == list(range(frm, hi + 1))
-    assert all(r["text"].startswith(f"post {r['seq']} ") for r in got)
+    assert [r.seq for r in got] == list(range(frm, hi + 1))
+    assert all(r.text.startswith(f"post {r.seq} ") for r in got)
     t.close()
 
 
 def test_read_limit_past_end_and_reversed_range(tmp_path):
     t = Thread(tmp_path / "thread.jsonl")
     fill(t, 30)
-    assert [r["seq"] for r in t.read(10, 30, limit=4)] == [10, 11, 12, 13]
-    assert [r["seq"] for r in t.read(28, 400)] == [28, 29, 30]
+    assert [r.seq for r in t.read(10, 30, limit=4)] == [10, 11, 12, 13]
+    assert [r.seq for r in t.read(28, 400)] == [28, 29, 30]
     assert t.read(31) == []
     assert t.read(20, 10) == []
-    assert [r["seq"] for r in t.read(29, limit=1)] == [29]
+    assert [r.seq for r in t.read(29, limit=1)] == [29]
     t.close()
 
 
@@ -196,7 +198,7 @@ def test_posts_are_handed_out_as_the_post_model(tmp_path):
         "builder", "work_done", "did it", id="r:t1:post", turn=1, credit={"commits": ["abc"], "files": []}
     )
     t.append("reviewer", "handoff", "yours", "builder")
-    first, second = t.posts(1, 2)
+    first, second = t.read(1, 2)
     t.close()
     assert isinstance(first, Post) and first.credit and first.credit.commits == ["abc"]
     assert (second.seq, second.from_, second.kind, second.handoff) == (2, "reviewer", "handoff", "builder")
@@ -207,8 +209,8 @@ def test_tail_and_reader_tail(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)
     fill(t, 40)
-    assert [r["seq"] for r in t.tail(3)] == [38, 39, 40]
-    assert read_thread_tail(p, 3) == t.tail(3)
+    assert [r.seq for r in t.tail(3)] == [38, 39, 40]
+    assert read_thread_tail(p, 3) == [r.dump() for r in t.tail(3)]
     t.close()
 
 
@@ -266,6 +268,44 @@ def test_torn_tail_of_thread_dropped_and_seq_continues(tmp_path):
     p.write_bytes(body + b'{"seq": 4, "from": "ann", "ki')
     t = Thread(p)
     assert t.last_seq == 3
-    assert t.append("bob", "say", "four")["seq"] == 4
+    assert t.append("bob", "say", "four").seq == 4
     t.close()
     assert [r["seq"] for r in on_disk(p)] == [1, 2, 3, 4]
+
+
+PREVIOUS = Path(__file__).parent / "fixtures" / "run-2026-12-01-demo" / "thread.jsonl"
+
+
+def test_a_thread_the_previous_release_wrote_reads_as_posts_and_grows_in_the_same_form(tmp_path):
+    """tests/fixtures/run-2026-12-01-demo is a real run of the release before posts became
+    `Post` end to end: its lines read as the posts they are, each exactly as written, and a post
+    appended now is written in the old lines' form (same keys in the same order, compact)."""
+    from autodev.records import Post
+    from autodev.rules.scheduler import next_speaker
+
+    p = tmp_path / "thread.jsonl"
+    old = PREVIOUS.read_bytes()
+    p.write_bytes(old)
+    t = Thread(p)
+    posts = t.read(1, limit=100)
+    assert all(isinstance(q, Post) for q in posts) and [q.seq for q in posts] == list(range(1, 17))
+    assert [q.dump() for q in posts] == on_disk(PREVIOUS)  # nothing lost, nothing added
+    assert [q.credited for q in posts if q.kind == "work_done"] == [True, False, True, True]
+    assert next_speaker(["builder", "reviewer", "tester"], t.tail(), t.last_spoke).rule == "silent_longest"
+    new = t.append(
+        "builder",
+        "work_done",
+        "more",
+        "reviewer",
+        id="3556ffe3:t14:post",
+        turn=14,
+        credit={"commits": ["abc"], "files": ["greet.py"]},
+    )
+    t.close()
+    written = p.read_bytes()
+    assert written.startswith(old)
+    line = written[len(old) :].decode()
+    like = old.decode().splitlines()[1]  # the first credited work_done the old release wrote
+    assert list(json.loads(line)) == list(json.loads(like))  # the same keys in the same order
+    assert line.endswith("\n") and line.count("\n") == 1 and ", " not in line  # compact, one line
+    assert json.loads(line) == new.dump() and new.seq == 17

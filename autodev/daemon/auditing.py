@@ -18,13 +18,14 @@ from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.records.base import State
 from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
+from autodev.records.post import Post
 from autodev.records.state import RunState, Usage
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
 
 
 def audit(
-    post: dict,
+    post: Post,
     st: RunState,
     *,
     run: Run,
@@ -54,8 +55,8 @@ def audit(
         configured_output=config.max_output_tokens,
     )
     n = st.audits + 1
-    audit_id = f"{run.run_id}:audit{post['seq']}"
-    run.events.emit(AuditStartedEvent(seq=post["seq"], n=n))
+    audit_id = f"{run.run_id}:audit{post.seq}"
+    run.events.emit(AuditStartedEvent(seq=post.seq, n=n))
     try:
         v = ask(
             repo=run.paths.repo,
@@ -82,14 +83,14 @@ def audit(
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.
-        run.events.emit(AuditStoppedEvent(seq=post["seq"], n=n))
-        return Change({"state": "running", "reason": None, "audit_pending": post["seq"]})
+        run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
+        return Change({"state": "running", "reason": None, "audit_pending": post.seq})
     except ProviderError as e:
         run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=getattr(e, "detail", None)))
         # The done post stays unaudited: resuming the run audits it before any turn.
-        return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post["seq"]})
+        return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post.seq})
     run.state.update(lambda s: used(s, v, a.model).but(audit_pending=None))
-    run.events.emit(AuditEvent(seq=post["seq"], accept=v.accept, gap=v.gap[:1000], by=v.by))
+    run.events.emit(AuditEvent(seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by))
     if v.accept:
         verdict = Note(
             "audit", f"Accepted. {v.gap}".strip(), extra={"id": f"{audit_id}:verdict", "verdict": "accept"}
@@ -105,7 +106,7 @@ def audit(
     verdict = Note(
         "audit",
         f"Reopened: {v.gap}",
-        post["from"],
+        post.from_,
         extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": v.by},
     )
     if n >= config.max_accept_checks:

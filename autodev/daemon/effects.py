@@ -16,12 +16,13 @@ thread (`harness/thread_tools.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from autodev.config import RunConfig, Team
 from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
+from autodev.records.post import Post
 from autodev.records.state import Gate, ModelUsage, RunState
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
@@ -68,7 +69,7 @@ class Figures(Protocol):
     models: dict[str, dict]
 
 
-Audit = Callable[[dict, RunState], Change]  # (done post, state) -> the verdict's change
+Audit = Callable[[Post, RunState], Change]  # (done post, state) -> the verdict's change
 
 
 def add_models(s: RunState, used: Mapping[str, Mapping[str, object]]) -> RunState:
@@ -80,7 +81,7 @@ def add_models(s: RunState, used: Mapping[str, Mapping[str, object]]) -> RunStat
     return s.but(models=models)
 
 
-def account(s: RunState, name: str, turn: int, figures: Figures, post: dict | None) -> RunState:
+def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | None) -> RunState:
     """Add one turn's figures to its participant (pure). Once per turn: `accounted_turn` records the last turn counted."""
     if s.accounted_turn >= turn:
         return s
@@ -92,7 +93,7 @@ def account(s: RunState, name: str, turn: int, figures: Figures, post: dict | No
     q.compactions += figures.compactions or 0
     q.cost = round(q.cost + (figures.cost or 0.0), 6)
     q.last_turn = turn
-    if post and post.get("kind") == "work_done" and post.get("credit"):
+    if post and post.credited:
         q.credited += 1
     q.silent_streak = 0 if post else q.silent_streak + 1
     s = s.but(participants={**s.participants, name: q}, accounted_turn=turn)
@@ -115,28 +116,27 @@ def silent(
     return s.but(state="paused", reason=paused), paused
 
 
-def stagnant(tail: list[dict], author: str) -> bool:
+def stagnant(tail: Sequence[Post], author: str) -> bool:
     """The author's last three posts are identical in kind and text."""
-    mine = [p for p in tail if p["from"] == author][-3:]
-    return len(mine) == 3 and len({(p["kind"], p["text"].strip()) for p in mine}) == 1
+    mine = [p for p in tail if p.from_ == author][-3:]
+    return len(mine) == 3 and len({(p.kind, p.text.strip()) for p in mine}) == 1
 
 
 def post_change(
-    post: dict,
+    post: Post,
     author: str,
     st: RunState,
     *,
     config: RunConfig,
     team: Team,
-    tail: list[dict],
+    tail: Sequence[Post],
     audit: Audit,
     run_id: str,
     now: float,
 ) -> Change:
     """Everything `post` changes, given the state before it (`applied_seq` included)."""
-    kind = post["kind"]
-    credited = kind == "work_done" and bool(post.get("credit"))
-    talk = 0 if credited else st.talk_turns + 1
+    kind = post.kind
+    talk = 0 if post.credited else st.talk_turns + 1
     ch = Change({"talk_turns": talk})
     if kind != "wait" and st.last_wait and st.last_wait.author == author:
         ch.state["last_wait"] = None  # the author moved on: the next wait starts a new series
@@ -144,11 +144,11 @@ def post_change(
         ch.state["question"] = None  # the asker moved on without an answer: no longer open
     if stagnant(tail, author):
         ch.state.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
-    elif kind == "say" and post.get("handoff") == "user":
+    elif kind == "say" and post.handoff == "user":
         ch.state.update(
             state="awaiting_user",
             reason=reason("question", who=author),
-            question={"from": author, "seq": post["seq"], "text": post["text"][:2000]},
+            question={"from": author, "seq": post.seq, "text": post.text[:2000]},
         )
     elif kind == "done":
         ch.merge(audit(post, st))
@@ -158,14 +158,14 @@ def post_change(
         ch.merge(open_gate(post, author, st, config, run_id))
     elif talk > config.max_talk_turns:
         writers = {q.name for q in team.participants if q.write}
-        handed_to_writer = author not in writers and post.get("handoff") in writers
+        handed_to_writer = author not in writers and post.handoff in writers
         if not (handed_to_writer and talk == config.max_talk_turns + 1):
             ch.state.update(state="paused", reason=reason("talk_limit", n=talk))
-    ch.state["applied_seq"] = post["seq"]
+    ch.state["applied_seq"] = post.seq
     return ch
 
 
-def start_wait(post: dict, author: str, st: RunState, config: RunConfig, now: float) -> Change:
+def start_wait(post: Post, author: str, st: RunState, config: RunConfig, now: float) -> Change:
     prev = st.last_wait
     streak = prev.streak + 1 if prev and prev.author == author else 1
     since = prev.since if prev and streak > 1 and prev.since is not None else now
@@ -181,7 +181,7 @@ def start_wait(post: dict, author: str, st: RunState, config: RunConfig, now: fl
         )
     wait = {
         "author": author,
-        "seq": post["seq"],
+        "seq": post.seq,
         "due": now + delay,
         "delay": delay,
         "streak": streak,
@@ -192,19 +192,19 @@ def start_wait(post: dict, author: str, st: RunState, config: RunConfig, now: fl
             "state": "waiting",
             "wait": wait,
             "last_wait": wait,
-            "reason": reason("wait", who=author, text=post["text"][:200]),
+            "reason": reason("wait", who=author, text=post.text[:200]),
         },
         [WaitEvent(participant=author, delay=delay, due=wait["due"], streak=streak)],
     )
 
 
-def open_gate(post: dict, author: str, st: RunState, config: RunConfig, run_id: str) -> Change:
+def open_gate(post: Post, author: str, st: RunState, config: RunConfig, run_id: str) -> Change:
     """A gate post: decided at once by gateAutoDeny / gateAutoApprove / gateMode, else open."""
     from autodev.guard import gates
 
-    gate = Gate(id=str(post["seq"]), declarer=author, text=post["text"], seq=post["seq"])
+    gate = Gate(id=str(post.seq), declarer=author, text=post.text, seq=post.seq)
     decision, rule = gates.decide(
-        post["text"],
+        post.text,
         auto_deny=config.gate_auto_deny,
         auto_approve=config.gate_auto_approve,
         mode=config.gate_mode,
@@ -213,7 +213,7 @@ def open_gate(post: dict, author: str, st: RunState, config: RunConfig, run_id: 
         return gate_decision(gate, decision == "approved", rule, "", st, run_id)
     return Change(
         {"state": "gated", "reason": reason("gated", who=author), "gate": gate},
-        [GateOpenEvent(id=gate.id, declarer=author, text=post["text"][:500])],
+        [GateOpenEvent(id=gate.id, declarer=author, text=post.text[:500])],
     )
 
 
@@ -242,7 +242,7 @@ def gate_decision(gate: Gate, approved: bool, by: str, why: str, st: RunState, r
     )
 
 
-def plan_next(st: RunState, names: list[str], tail: list[dict], last_spoke: dict[str, int]) -> dict:
+def plan_next(st: RunState, names: list[str], tail: Sequence[Post], last_spoke: dict[str, int]) -> dict:
     """Who speaks next, for status and the panel. While the run waits on the user, that is
     who the user's answer goes to (rule 1), not who would speak without one."""
     if st.state == "gated" and st.gate:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autodev import config as cfgmod
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import Redactor
+from autodev.records.post import Post
 from autodev.store import userfiles
 from autodev.store.events import Events
 from autodev.store.journal import Journal
@@ -67,17 +69,17 @@ class Run:
         """The prompt overrides in use: the copy taken when .autodev/ was last accepted."""
         return accepted_prompts(self.paths)
 
-    def note(self, frm: str, text: str, handoff: str | None = None, **extra) -> dict:
+    def note(self, frm: str, text: str, handoff: str | None = None, **extra: Any) -> Post:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
         events, and echoed to the terminal."""
-        rec = self.thread.append(frm, "say", text, handoff, **extra)
-        self.events.posted(rec)
-        self.echo(rec)
-        return rec
+        post = self.thread.append(frm, "say", text, handoff, **extra)
+        self.events.posted(post)
+        self.echo(post)
+        return post
 
-    def echo(self, post: dict) -> None:
+    def echo(self, post: Post) -> None:
         if self.out:
-            self.out(post)
+            self.out(post.dump())  # the terminal shows it as `autodev thread` shows its line
 
 
 def accepted_prompts(paths: RunPaths) -> Path:

@@ -40,6 +40,7 @@ from autodev.records.events import (
     TurnStoppedEvent,
     WarningEvent,
 )
+from autodev.records.post import Post
 from autodev.records.state import Control, RunState
 from autodev.rules import budget, reasons, scheduler
 from autodev.rules.reasons import reason
@@ -409,11 +410,11 @@ class Loop:
 
     # -- a turn's outcome ------------------------------------------------------------------------
 
-    def after_post(self, post: dict, author: str, turn: int, figures: Figures) -> None:
+    def after_post(self, post: Post, author: str, turn: int, figures: Figures) -> None:
         """Apply a post's effects exactly once: its state change and the turn's figures are
         written in one update together with `applied_seq` and `accounted_turn`."""
         st = self.state.read()
-        if post["seq"] <= st.applied_seq:
+        if post.seq <= st.applied_seq:
             return
         cfg = self.settings
         ch = effects.post_change(
@@ -445,7 +446,7 @@ class Loop:
         if paused:
             self._state_event("paused", paused)
 
-    def _audit(self, post: dict, st: RunState) -> Change:
+    def _audit(self, post: Post, st: RunState) -> Change:
         return auditing.audit(
             post,
             st,
@@ -465,7 +466,7 @@ class Loop:
         resumed): before any turn, as if it had just been posted."""
         seq = st.audit_pending
         [post] = (self.run.thread.read(seq, seq, 1) if seq else None) or [None]
-        if post is None or post.get("kind") != "done":
+        if post is None or post.kind != "done":
             self.state.update(lambda s: s.but(audit_pending=None))
             return
         self._commit(self._audit(post, st))

@@ -32,6 +32,7 @@ from pathlib import Path
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
+from autodev.records.post import Post
 from autodev.records.state import RunState
 from autodev.store import rebuild as rebuildmod
 from autodev.store.journal import iter_records_reverse
@@ -104,7 +105,7 @@ def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
 def settle(
     run: Run,
     members: list[str],
-    after_post: Callable[[dict, str, int, Resume], None],
+    after_post: Callable[[Post, str, int, Resume], None],
     silent: Callable[[str, str, int, Resume], None],
 ) -> tuple[Resume | None, bool]:
     """Settle the newest turn of `run`'s harness log. Returns the turn to
@@ -141,14 +142,14 @@ def settle(
                 "run": run.run_id,
                 "turn": turn,
                 "ts": time.time(),
-                "seq": post["seq"],
+                "seq": post.seq,
                 "reason": "recovered: its post was committed",
             }
         )
-        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post["seq"]))
+        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post.seq))
     st = run.state.read()
-    if post and post["seq"] > st.applied_seq:
-        run.events.emit(EffectsRecoveredEvent(seq=post["seq"]))
+    if post and post.seq > st.applied_seq:
+        run.events.emit(EffectsRecoveredEvent(seq=post.seq))
         after_post(post, who, turn, rebuild(recs))
     elif (
         not post

@@ -186,7 +186,7 @@ def take(
             return s.but(notices={**s.notices, **told})
 
         run.state.update(mark)
-    upto = result.post["seq"] if result.post else seen_upto
+    upto = result.post.seq if result.post else seen_upto
     run.state.update(lambda s: s.but(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None))
     if result.post:
         run.echo(result.post)

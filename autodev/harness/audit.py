@@ -24,6 +24,7 @@ from autodev.guard.redact import scrubbed_env
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit
+from autodev.records.post import Post
 
 
 class VerdictArgs(Args):
@@ -179,7 +180,7 @@ def audit(
     *,
     repo: Path,
     objective: str,
-    done_post: dict,
+    done_post: Post,
     base: str | None,
     check: str,
     check_timeout: float,
@@ -205,8 +206,8 @@ def audit(
         "audit.md",
         {
             "objective": objective or "(no objective given)",
-            "author": done_post["from"],
-            "done_text": done_post["text"],
+            "author": done_post.from_,
+            "done_text": done_post.text,
             "diff_stat": stat,
             "diff": diff or "(empty diff)",
             "check": check_out,

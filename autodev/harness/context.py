@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from autodev.harness.hooks import Hooks
     from autodev.harness.recovery import Resume
     from autodev.records.events import TurnEvent
+    from autodev.records.post import Post
     from autodev.store.events import Events
     from autodev.store.journal import Journal
     from autodev.store.thread import Thread
@@ -77,7 +78,7 @@ class TurnContext:
 
 @dataclass
 class TurnResult:
-    post: dict | None
+    post: Post | None  # the turn's post, once it is on the thread
     steps: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -8,8 +8,12 @@ in full (up to 4000 characters each, with a visible cut), and short notes from t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from autodev.config import prompts
+
+if TYPE_CHECKING:
+    from autodev.records.post import Post
 
 INDEX_LINES = 8
 LINE_CHARS = 90
@@ -24,24 +28,24 @@ def cut(text: str, limit: int, hint: str = "") -> str:
     return text[:limit] + f"\n[cut at {limit} characters{hint}]"
 
 
-def index_line(post: dict) -> str:
-    arrow = f"→{post['handoff']}" if post.get("handoff") else ""
+def index_line(post: Post) -> str:
+    arrow = f"→{post.handoff}" if post.handoff else ""
     credit = ""
-    if post.get("kind") == "work_done":
-        credit = " (credited)" if post.get("credit") else " (not credited)"
-    first = " ".join(str(post.get("text", "")).split())
-    line = f"#{post['seq']} {post['from']} {post['kind']}{arrow}{credit}: {first}"
+    if post.kind == "work_done":
+        credit = " (credited)" if post.credited else " (not credited)"
+    first = " ".join(post.text.split())
+    line = f"#{post.seq} {post.from_} {post.kind}{arrow}{credit}: {first}"
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
 
 
-def render_index(new_posts: Sequence[dict], new_count: int, cursor: int) -> str:
+def render_index(new_posts: Sequence[Post], new_count: int, cursor: int) -> str:
     if new_count <= 0:
         return "(nothing new)"
     shown = list(new_posts)[-INDEX_LINES:]
     lines = []
     older = new_count - len(shown)
     if older > 0:
-        first_shown = shown[0]["seq"] if shown else cursor + new_count + 1
+        first_shown = shown[0].seq if shown else cursor + new_count + 1
         lines.append(
             f"({older} earlier new posts: read_thread(from_seq={cursor + 1}, to_seq={first_shown - 1}))"
         )
@@ -49,15 +53,14 @@ def render_index(new_posts: Sequence[dict], new_count: int, cursor: int) -> str:
     return "\n".join(lines)
 
 
-def render_user_messages(new_posts: Sequence[dict]) -> str:
-    msgs = [p for p in new_posts if p.get("from") == "user"][-USER_MESSAGES:]
+def render_user_messages(new_posts: Sequence[Post]) -> str:
+    msgs = [p for p in new_posts if p.from_ == "user"][-USER_MESSAGES:]
     if not msgs:
         return ""
     parts = ["Messages from the user since your last turn (newest last):"]
     for p in msgs:
         parts.append(
-            f"--- #{p['seq']} ---\n"
-            + cut(p["text"], USER_CHARS, f"; read_thread(from_seq={p['seq']}) for all of it")
+            f"--- #{p.seq} ---\n" + cut(p.text, USER_CHARS, f"; read_thread(from_seq={p.seq}) for all of it")
         )
     return "\n".join(parts) + "\n\n"
 
@@ -69,12 +72,12 @@ def build_turn_prompt(
     last_seq: int,
     cursor: int,
     objective: str,
-    tail: Sequence[dict],
+    tail: Sequence[Post],
     notes: Sequence[str] = (),
     overrides=None,
 ) -> str:
     """`tail` is the thread's newest records; posts with seq > cursor are new to `name`."""
-    new_posts = [p for p in tail if p["seq"] > cursor]
+    new_posts = [p for p in tail if p.seq > cursor]
     new_count = max(0, last_seq - cursor)
     return prompts.render(
         "turn.md",

@@ -63,20 +63,20 @@ def post(env: ToolEnv, **args: object) -> str:
     extra["head"] = git_head(ctx.repo)  # the commit `autodev rewind` to this post goes back to
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
     ctx.record("post_started", id=pid + ":intent")
-    rec = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
-    ctx.record("post_committed", seq=rec["seq"])
-    ctx.events.posted(rec)
-    result.post = rec
+    posted = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
+    ctx.record("post_committed", seq=posted.seq)
+    ctx.events.posted(posted)
+    result.post = posted
     if ctx.hooks:
-        ctx.hooks.after_post(rec, hook_data)
-    return f"posted as #{rec['seq']}; your turn is over"
+        ctx.hooks.after_post(posted.dump(), hook_data)
+    return f"posted as #{posted.seq}; your turn is over"
 
 
 def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
     thread = env.turn.thread
     start = max(1, from_seq)
     end = to_seq or from_seq + READ_PAGE - 1
-    posts = thread.posts(start, end, limit=READ_PAGE)
+    posts = thread.read(start, end, limit=READ_PAGE)
     if not posts:
         return f"no posts in {start}..{end} (the thread has {thread.last_seq})"
     out = []

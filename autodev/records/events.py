@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 
 from autodev.records.base import SCHEMA, Move, Open, State
-from autodev.records.post import Credit, GateNote, NoticeNote
+from autodev.records.post import Credit, GateNote, NoticeNote, Post
 from autodev.records.state import Reason
 
 Number = int | float  # written as the emitter gave it: an int stays an int on disk
@@ -128,8 +128,9 @@ class PostEvent(Event):
     rewind: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, post: dict[str, Any]) -> PostEvent:
-        return cls.model_validate({("post_id" if k == "id" else k): v for k, v in post.items() if k != "ts"})
+    def of(cls, post: Post) -> PostEvent:
+        line = post.dump()  # the post as its thread line holds it
+        return cls.model_validate({("post_id" if k == "id" else k): v for k, v in line.items() if k != "ts"})
 
 
 # -- a turn -----------------------------------------------------------------------------------

@@ -46,3 +46,8 @@ class Post(Open):
     by: str | None = None  # who reopened: the model, or the check
     head: str | None = None  # the repository's HEAD when a participant posted (rewind's target)
     rewind: dict[str, Any] | None = None  # a system note: posts after `to_seq` are superseded
+
+    @property
+    def credited(self) -> bool:
+        """work_done with credited work (commits or changed files) on its line."""
+        return self.kind == "work_done" and self.credit is not None and bool(self.credit.dump())

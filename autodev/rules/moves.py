@@ -4,11 +4,12 @@ Every refusal is a `PostRefused` whose message goes back to the model inside the
 it says what was wrong and what would be accepted instead.
 """
 
+# pyright: strict
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import get_args
+from typing import cast, get_args
 
 from autodev.errors import PostRefused
 from autodev.records.base import Move
@@ -41,7 +42,7 @@ MAX_POST_CHARS = 50_000  # a post is read by people and every later prompt: docs
 
 
 def check_post(
-    args: Mapping, *, author: str, can_write: bool, team: Mapping[str, bool], restricted: bool
+    args: object, *, author: str, can_write: bool, team: Mapping[str, bool], restricted: bool
 ) -> Draft:
     """Validate one `post(kind, text, handoff?)` call by `author` and return the move.
 
@@ -53,6 +54,7 @@ def check_post(
             "post refused: arguments must be an object with kind, text and optional handoff, "
             f"got {type(args).__name__}."
         )
+    args = cast(Mapping[object, object], args)  # JSON: any keys, any values, checked below
     extra = sorted(str(k) for k in args if k not in ARGUMENTS)
     if extra:
         raise PostRefused(

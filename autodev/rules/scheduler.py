@@ -12,12 +12,17 @@ Vocabulary used below:
   the team still shape the rules, but such a name is never returned.
 """
 
+# pyright: strict
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from autodev.rules.names import RESERVED
+
+if TYPE_CHECKING:
+    from autodev.records.post import Post
 
 RULES = (
     "user_message",
@@ -40,8 +45,8 @@ class Decision:
     warnings: tuple[str, ...] = ()  # e.g. a handoff to a name not on the team
 
 
-def next_speaker(team: Sequence[str], tail: Sequence[Mapping], last_spoke: Mapping[str, int]) -> Decision:
-    """Pick the next speaker from `team` given the newest thread records `tail` (in seq order).
+def next_speaker(team: Sequence[str], tail: Sequence[Post], last_spoke: Mapping[str, int]) -> Decision:
+    """Pick the next speaker from `team` given the newest thread posts `tail` (in seq order).
 
     `last_spoke` maps a participant to the seq of its newest post on the whole thread; it is
     merged with what the tail itself shows, so a slightly stale index cannot pick someone who
@@ -56,7 +61,7 @@ def next_speaker(team: Sequence[str], tail: Sequence[Mapping], last_spoke: Mappi
 class _Pick:
     """One scheduling decision; a class only to share the inputs between the rule helpers."""
 
-    def __init__(self, members: list[str], tail: Sequence[Mapping], last_spoke: Mapping[str, int]):
+    def __init__(self, members: list[str], tail: Sequence[Post], last_spoke: Mapping[str, int]):
         self.members = members
         self.on_team = set(members)
         self.relevant = [r for r in tail if _is_relevant(r)]
@@ -70,7 +75,7 @@ class _Pick:
             return self._silent_longest(exclude=None)
         newest = self.relevant[-1]
 
-        if _author(newest) == "user":
+        if newest.from_ == "user":
             return self._user_message() or self._silent_longest(exclude=None)
         if _is_gate_decision(newest):
             picked = self._gate_decision(newest, after_user=False)
@@ -84,22 +89,22 @@ class _Pick:
 
         # Rule 6: the last speaker sits out unless it just delivered work; a post by the user,
         # the audit or the system belongs to nobody on the team, so nobody sits out.
-        author = _author(newest)
-        sits_out = None if author in RESERVED or newest.get("kind") == "work_done" else author
+        author = newest.from_
+        sits_out = None if author in RESERVED or newest.kind == "work_done" else author
         return self._silent_longest(exclude=sits_out)
 
     def _user_message(self) -> Decision | None:
         """Rule 1: the user spoke; route it to what the user was presumably answering."""
-        before = next((r for r in reversed(self.relevant) if _author(r) != "user"), None)
+        before = next((r for r in reversed(self.relevant) if r.from_ != "user"), None)
         if before is None:
             return None
         if _is_gate_decision(before):
             # The decision was made but its declarer has not spoken since: still its turn.
             return self._gate_decision(before, after_user=True)
-        author, kind = _author(before), before.get("kind")
+        author, kind = before.from_, before.kind
         if author in RESERVED:
             return None
-        if kind == "say" and before.get("handoff") == "user":
+        if kind == "say" and before.handoff == "user":
             why = f"the user answered {author}'s question"
         elif kind == "gate":
             why = f"the user wrote while {author}'s gate was open"
@@ -112,25 +117,25 @@ class _Pick:
             return None
         return self._decision(author, "user_message", why)
 
-    def _gate_decision(self, note: Mapping, *, after_user: bool) -> Decision | None:
-        gate = note.get("gate") or {}
-        declarer = gate.get("declarer")
-        gate_id = gate.get("id")
-        if declarer not in self.on_team:
-            self.warnings.append(f"gate {gate_id} was declared by '{declarer}', who is not on the team")
+    def _gate_decision(self, note: Post, *, after_user: bool) -> Decision | None:
+        gate = note.gate
+        assert gate is not None, "a gate decision carries its gate"
+        declarer = gate.declarer
+        if declarer is None or declarer not in self.on_team:
+            self.warnings.append(f"gate {gate.id} was declared by '{declarer}', who is not on the team")
             return None
-        why = f"{declarer}'s gate {gate_id} was {gate.get('decision')}"
+        why = f"{declarer}'s gate {gate.id} was {gate.decision}"
         if after_user:
             why += " and the user wrote since"
         return self._decision(declarer, "gate_decision", why)
 
-    def _breaker(self, newest: Mapping) -> Decision | None:
+    def _breaker(self, newest: Post) -> Decision | None:
         """Rule 2: two participants bouncing the turn without work get interrupted by a third."""
         four = self.relevant[-4:]
-        if len(four) < 4 or any(r.get("kind") == "work_done" for r in four):
+        if len(four) < 4 or any(r.kind == "work_done" for r in four):
             return None
-        authors = [_author(r) for r in four]
-        if any(a is None or a in RESERVED for a in authors):
+        authors = [r.from_ for r in four]
+        if any(a in RESERVED for a in authors):
             return None
         a, b = authors[0], authors[1]
         if a == b or authors != [a, b, a, b]:
@@ -142,12 +147,12 @@ class _Pick:
         why = f"{a} and {b} alternated four posts without work; {self._silence(pick)}"
         return self._decision(pick, "abab_breaker", why)
 
-    def _self_handoff(self, newest: Mapping) -> Decision | None:
+    def _self_handoff(self, newest: Post) -> Decision | None:
         """Rule 3: handing off to yourself is only allowed right after credited work."""
-        author = _author(newest)
-        if author is None or author in RESERVED or newest.get("handoff") != author:
+        author = newest.from_
+        if author in RESERVED or newest.handoff != author:
             return None
-        if newest.get("kind") == "work_done" and isinstance(newest.get("credit"), Mapping):
+        if newest.kind == "work_done" and newest.credit is not None:
             if author in self.on_team:
                 why = f"{author} handed off to itself after credited work"
                 return self._decision(author, "self_handoff", why)
@@ -160,20 +165,20 @@ class _Pick:
         why = f"{author} handed off to itself without credited work; {self._silence(pick)}"
         return self._decision(pick, "self_handoff_refused", why)
 
-    def _handoff(self, newest: Mapping) -> Decision | None:
+    def _handoff(self, newest: Post) -> Decision | None:
         """Rule 4: a handoff to a team member gives it the turn (the audit's reopen included)."""
-        target = newest.get("handoff")
-        if _author(newest) == "system" or not target or not isinstance(target, str) or target == "user":
+        target = newest.handoff
+        if newest.from_ == "system" or not target or target == "user":
             return None
         if target not in self.on_team:
             self.warnings.append(f"handoff to '{target}' ignored: not on the team")
             return None
-        return self._decision(target, "handoff", f"{_author(newest)} handed off to {target}")
+        return self._decision(target, "handoff", f"{newest.from_} handed off to {target}")
 
-    def _after_wait(self, newest: Mapping) -> Decision | None:
+    def _after_wait(self, newest: Post) -> Decision | None:
         """Rule 5: after a wait its author speaks again; the daemon decides when."""
-        author = _author(newest)
-        if newest.get("kind") != "wait" or author in RESERVED:
+        author = newest.from_
+        if newest.kind != "wait" or author in RESERVED:
             return None
         if author not in self.on_team:
             self.warnings.append(f"the wait by '{author}' has no one to resume it: not on the team")
@@ -210,34 +215,24 @@ class _Pick:
         return Decision(speaker=speaker, rule=rule, why=why, warnings=tuple(self.warnings))
 
 
-def _author(record: Mapping) -> str | None:
-    author = record.get("from")
-    return author if isinstance(author, str) else None
+def _is_gate_decision(post: Post) -> bool:
+    return post.from_ == "system" and post.gate is not None and post.gate.decision in ("approved", "denied")
 
 
-def _is_gate_decision(record: Mapping) -> bool:
-    gate = record.get("gate")
-    return (
-        _author(record) == "system"
-        and isinstance(gate, Mapping)
-        and gate.get("decision") in ("approved", "denied")
-    )
-
-
-def _is_relevant(record: Mapping) -> bool:
-    return _author(record) != "system" or _is_gate_decision(record)
+def _is_relevant(post: Post) -> bool:
+    return post.from_ != "system" or _is_gate_decision(post)
 
 
 def _merged_last_spoke(
-    on_team: set[str], tail: Sequence[Mapping], last_spoke: Mapping[str, int]
+    on_team: set[str], tail: Sequence[Post], last_spoke: Mapping[str, int]
 ) -> dict[str, int]:
     """Each team member's newest seq, from the index and the tail, whichever is newer."""
     last: dict[str, int] = {}
     for name, seq in last_spoke.items():
-        if name in on_team and isinstance(seq, int):
+        if name in on_team:
             last[name] = seq
-    for record in tail:
-        name, seq = _author(record), record.get("seq")
-        if name in on_team and isinstance(seq, int) and seq > last.get(name, 0):
+    for post in tail:
+        name, seq = post.from_, post.seq
+        if name in on_team and seq > last.get(name, 0):
             last[name] = seq
     return last

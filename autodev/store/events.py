@@ -11,6 +11,7 @@ from autodev.store.thread import now_ts
 
 if TYPE_CHECKING:
     from autodev.records.events import Event
+    from autodev.records.post import Post
 
 SCHEMA = 1
 
@@ -33,7 +34,7 @@ class Events:
         with self._lock:
             return self.journal.append(rec)
 
-    def posted(self, post: dict[str, Any]) -> dict[str, Any]:
+    def posted(self, post: Post) -> dict[str, Any]:
         """A post just appended to the thread, copied into events: the one place that happens."""
         from autodev.records.events import PostEvent
 

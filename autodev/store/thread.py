@@ -11,14 +11,14 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autodev.errors import CorruptLogError
 from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
 from autodev.timeline.live import Live, rewind_of
 
 if TYPE_CHECKING:
-    from autodev.records import Post
+    from autodev.records.post import Post
 
 TAIL = 100  # records the scheduler and the prompt builder look at
 
@@ -69,9 +69,10 @@ class Thread:
     def _load_index(self) -> dict[str, int]:
         try:
             idx = json.loads(self._index_path.read_text())
-            upto, spoke = int(idx["seq"]), dict(idx["last_spoke"])
+            upto = int(idx["seq"])
+            spoke = {str(name): int(seq) for name, seq in idx["last_spoke"].items()}
             rewinds = [(int(a), int(b)) for a, b in idx.get("rewinds", [])]
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return self._rebuild_index()
         if upto > self.last_seq:
             return self._rebuild_index()
@@ -112,11 +113,21 @@ class Thread:
     # -- appending ---------------------------------------------------------------------------
 
     def append(
-        self, frm: str, kind: str, text: str, handoff: str | None = None, *, id: str | None = None, **extra
-    ) -> dict:
-        """Append one post durably and return it (the earlier one if `id` was already used)."""
+        self,
+        frm: str,
+        kind: str,
+        text: str,
+        handoff: str | None = None,
+        *,
+        id: str | None = None,
+        **extra: Any,
+    ) -> Post:
+        """Append one post durably and return it (the earlier one if `id` was already used).
+
+        The line is written as it always was (the keys in this order, `handoff` and a work_done's
+        `credit` even when null); what comes back is the `Post` it is."""
         if id is not None:
-            seen = self.journal.seen(id)
+            seen = self.seen(id)
             if seen is not None:
                 return seen
         rec = {
@@ -134,36 +145,31 @@ class Thread:
         self.last_seq = rec["seq"]
         if rewind_of(rec):
             self.last_spoke = self._rebuild_index()
-            return rec
-        if frm not in ("system",):
-            self.last_spoke[frm] = rec["seq"]
-        self._save_index(self.last_spoke)
-        return rec
+        else:
+            if frm not in ("system",):
+                self.last_spoke[frm] = rec["seq"]
+            self._save_index(self.last_spoke)
+        return _post(rec)
 
-    def seen(self, id: str) -> dict | None:
-        return self.journal.seen(id)
+    def seen(self, id: str) -> Post | None:
+        """The post appended under the provisioned `id`, if it is in the recent window."""
+        rec = self.journal.seen(id)
+        return _post(rec) if rec is not None else None
 
     # -- reading -----------------------------------------------------------------------------
 
-    def tail(self, n: int = TAIL) -> list[dict]:
+    def tail(self, n: int = TAIL) -> list[Post]:
         """The newest `n` live posts (superseded ones left out), oldest first."""
-        if not self.rewinds:
-            return self.journal.tail(n)
-        return live_tail(self.path, self.live, n)
+        recs = self.journal.tail(n) if not self.rewinds else live_tail(self.path, self.live, n)
+        return [_post(r) for r in recs]
 
-    def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[dict]:
+    def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[Post]:
         """Live posts with from_seq <= seq <= to_seq, at most `limit` read, oldest first."""
         posts = self._read(from_seq, to_seq, limit)
-        if not self.rewinds:
-            return posts
-        live = self.live
-        return [p for p in posts if live.is_live(p["seq"])]
-
-    def posts(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[Post]:
-        """`read`, as the `Post`s they are (the journal checked each against the model on write)."""
-        from autodev.records import Post
-
-        return [Post.model_validate(p) for p in self.read(from_seq, to_seq, limit)]
+        if self.rewinds:
+            live = self.live
+            posts = [p for p in posts if live.is_live(p["seq"])]
+        return [_post(p) for p in posts]
 
     def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[dict]:
         to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
@@ -188,6 +194,13 @@ class Thread:
 
     def close(self) -> None:
         self.journal.close()
+
+
+def _post(rec: dict[str, Any]) -> Post:
+    """A thread line as the `Post` it is (the journal checked it against the model on write)."""
+    from autodev.records.post import Post  # pydantic: only the daemon opens a Thread
+
+    return Post.model_validate(rec)
 
 
 def live_tail(path: Path, live: Live, n: int) -> list[dict]:

@@ -30,6 +30,7 @@ from pathlib import Path
 from autodev.errors import UsageError
 from autodev.host import gitlocks
 from autodev.records.events import RewindEvent, WarningEvent
+from autodev.records.post import Post
 from autodev.records.state import RunState
 from autodev.store.events import Events
 from autodev.store.journal import Journal, iter_records, iter_records_reverse
@@ -190,17 +191,17 @@ def _carry_out(h: Handles, intent: dict) -> dict:
     def change(s: RunState) -> RunState:
         if s.rewind_applied >= n:
             return s
-        return prefix.rewound_state(s, h.paths, h.thread, to_seq, note["seq"], n, daemon=h.daemon)
+        return prefix.rewound_state(s, h.paths, h.thread, to_seq, note.seq, n, daemon=h.daemon)
 
     h.state.update(change)
     _checkpoint("state")
-    done = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note["seq"]}
+    done = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note.seq}
     with Journal(log_path(h.paths)) as log:
         log.append(done | {"ts": now_ts()})
     if h.events is not None:
-        h.events.emit(RewindEvent(n=n, to_seq=to_seq, seq=note["seq"], undo_of=intent.get("undo_of")))
+        h.events.emit(RewindEvent(n=n, to_seq=to_seq, seq=note.seq, undo_of=intent.get("undo_of")))
     _checkpoint("done")
-    return intent | {"note_seq": note["seq"], "ref": ref}
+    return intent | {"note_seq": note.seq, "ref": ref}
 
 
 def _close_open_turn(h: Handles, n: int) -> None:
@@ -221,7 +222,7 @@ def _close_open_turn(h: Handles, n: int) -> None:
             return
 
 
-def _note(h: Handles, intent: dict) -> dict:
+def _note(h: Handles, intent: dict) -> Post:
     n, to, last = intent["n"], intent["to_seq"], intent["last_seq"]
     ref = REF.format(n=n)
     if intent.get("undo_of"):
@@ -232,11 +233,11 @@ def _note(h: Handles, intent: dict) -> dict:
     rewind = {"n": n, "to_seq": to, "from_seq": last, "head": intent["target"], "ref": ref}
     if intent.get("undo_of"):
         rewind["undo_of"] = intent["undo_of"]
-    rec = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
-    assert rewind_of(rec)
+    post = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
+    assert rewind_of(post.dump())
     if h.events is not None:
-        h.events.posted(rec)
-    return rec
+        h.events.posted(post)
+    return post
 
 
 class TurnRunning(UsageError):

@@ -64,9 +64,9 @@ def test_a_turn_edits_commits_and_posts_through_mcp(agent, repo, tmp_path, fakes
     )
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec([agent], tmp_path / "run", model="m1"))
-    assert result.post is not None and result.post["kind"] == "work_done"
-    assert result.post["credit"]["files"] == ["hello.txt"]
-    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["added hello"]
+    assert result.post is not None and result.post.kind == "work_done"
+    assert result.post.credit.files == ["hello.txt"]
+    assert [p.text for p in ctx.thread.read(1, 10)] == ["added hello"]
     assert result.prompt_tokens == 150 and result.completion_tokens == 20
     assert result.models[f"agent:{agent}"]["prompt_tokens"] == 150
     (call,) = fakes.calls()
@@ -86,8 +86,8 @@ def test_only_the_first_post_counts(repo, tmp_path, fakes):
     fakes.play(claude=[[["post", {"kind": "say", "text": "one"}], ["post", {"kind": "say", "text": "two"}]]])
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run"))
-    assert result.post["text"] == "one"
-    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["one"]
+    assert result.post.text == "one"
+    assert [p.text for p in ctx.thread.read(1, 10)] == ["one"]
     raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
     assert "refused: you already posted this turn" in raw
 
@@ -104,7 +104,7 @@ def test_a_refused_post_reaches_the_agent_and_a_later_one_counts(repo, tmp_path,
     )
     ctx = make_ctx(repo, tmp_path / "run", write=False)
     result = run_agent_turn(ctx, AgentSpec(["codex"], tmp_path / "run"))
-    assert result.post["text"] == "ok"
+    assert result.post.text == "ok"
     raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
     assert "refused" in raw
     assert "read-only" in fakes.calls()[0]["argv"]
@@ -114,7 +114,7 @@ def test_exit_without_post_is_nudged_in_the_same_session_then_posts(repo, tmp_pa
     fakes.play(claude=[[["text", "thinking"]], [["post", {"kind": "say", "text": "after the nudge"}]]])
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run"))
-    assert result.post["text"] == "after the nudge"
+    assert result.post.text == "after the nudge"
     first, second = fakes.calls()
     assert first["resume"] is None and second["resume"].startswith("claude-session-")
     assert "post" in second["argv"][second["argv"].index("-p") + 1]  # the nudge is the prompt
@@ -128,7 +128,7 @@ def test_a_nudged_codex_session_counts_its_cumulative_usage_once(repo, tmp_path,
     fakes.play(codex=[[["text", "thinking"]], [["post", {"kind": "say", "text": "after the nudge"}]]])
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec(["codex"], tmp_path / "run"))
-    assert result.post["text"] == "after the nudge" and fakes.calls()[1]["resume"]
+    assert result.post.text == "after the nudge" and fakes.calls()[1]["resume"]
     # the resumed run reports 300/40 for the session: 150/20 of it are the first run's
     assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (300, 40, 100)
 
@@ -155,7 +155,7 @@ def test_a_usage_limit_fails_over_to_the_next_agent(agent, repo, tmp_path, fakes
     fakes.play(**{agent: [[["limit", text]]], other: [[["post", {"kind": "say", "text": "covered"}]]]})
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec([agent, other], tmp_path / "run"))
-    assert result.post["text"] == "covered"
+    assert result.post.text == "covered"
     assert ctx.limited_until[f"agent:{agent}"] > time.time() + 60
     assert [c["agent"] for c in fakes.calls()] == [agent, other]
 

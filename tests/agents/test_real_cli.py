@@ -84,8 +84,8 @@ def test_claude_gated_turn_refuses_the_shell_writes_and_posts_through_mcp(
         spec = AgentSpec(["claude"], tmp_path / "run", effort="low", key_env="LOCAL_ANTHROPIC_KEY")
         result = run_agent_turn(ctx, spec)
     record(tmp_path / "run", f"claude-{version(claude)}-gated")
-    assert result.post is not None and result.post["text"] == "hello from the real claude"
-    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["hello from the real claude"]
+    assert result.post is not None and result.post.text == "hello from the real claude"
+    assert [p.text for p in ctx.thread.read(1, 10)] == ["hello from the real claude"]
     assert (repo / "hello.txt").read_text() == "hi\n"
     convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
     assert all(b.get("output_config", {}).get("effort") == "low" for b in convo)  # --effort low
@@ -107,7 +107,7 @@ def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, c
         ctx = make_ctx(repo, tmp_path / "run", timeout=120)
         result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run", key_env="LOCAL_ANTHROPIC_KEY"))
     record(tmp_path / "run", f"claude-{version(claude)}-nudged")
-    assert result.post is not None and result.post["text"] == "after the nudge"
+    assert result.post is not None and result.post.text == "after the nudge"
     started = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_started"]
     assert started[0]["resume"] is None and started[1]["resume"]  # --resume SESSION
     convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
@@ -175,8 +175,8 @@ def test_codex_exec_posts_through_mcp_uncancelled(repo, tmp_path, monkeypatch, p
         result = run_agent_turn(ctx, spec)
     if provider == "local":  # the two streams are alike
         record(tmp_path / "run", f"codex-{version(exe)}-posted")
-    assert result.post is not None and result.post["text"] == "hello from the real codex"
-    assert [p["text"] for p in ctx.thread.read(1, 10)] == ["hello from the real codex"]
+    assert result.post is not None and result.post.text == "hello from the real codex"
+    assert [p.text for p in ctx.thread.read(1, 10)] == ["hello from the real codex"]
     convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
     autodev = [t for t in convo[0]["tools"] if t.get("name") == "mcp__autodev"]
     assert autodev and autodev[0]["type"] == "namespace"  # the MCP tools, offered as one namespace
@@ -243,7 +243,7 @@ def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, gemini_run, mo
     ]
     result = gemini_turn(repo, run, steps, monkeypatch)
     record(run, f"gemini-{version(exe)}-write-post")
-    assert result.post is not None and result.post["text"] == "hello from the real gemini"
+    assert result.post is not None and result.post.text == "hello from the real gemini"
     assert (repo / "hello.txt").read_text() == "hi\n"  # auto_edit, with --skip-trust
     assert not list((run / "agents").glob("gemini-settings-*"))  # it held the turn's token
     events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
@@ -261,7 +261,7 @@ def test_gemini_exit_without_post_is_nudged_in_its_own_session(repo, gemini_run,
     ]
     result = gemini_turn(repo, run, steps, monkeypatch)
     record(run, f"gemini-{version(exe)}-nudged")
-    assert result.post is not None and result.post["text"] == "after the nudge"
+    assert result.post is not None and result.post.text == "after the nudge"
     started = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_started"]
     finished = [r for r in records(run / "harness.jsonl") if r["type"] == "agent_finished"]
     assert started[0]["resume"] is None and started[1]["resume"] == finished[0]["session"]  # --resume
@@ -284,7 +284,7 @@ def test_copilot_gated_turn_denies_the_shell_and_posts_through_mcp(repo, tmp_pat
         ctx = make_ctx(repo, tmp_path / "run", timeout=120)
         result = run_agent_turn(ctx, AgentSpec(["copilot"], tmp_path / "run", model="claude-sonnet-4.5"))
     record(tmp_path / "run", f"copilot-{version(exe)}-gated")
-    assert result.post is not None and result.post["text"] == "hello from the real copilot"
+    assert result.post is not None and result.post.text == "hello from the real copilot"
     assert not (repo / "pwned.txt").exists()  # --deny-tool shell
     tools = [t["name"] for t in srv.requests[0]["body"]["tools"]]
     assert "autodev-post" in tools  # how Copilot CLI names autodev's post

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from autodev.config import RunConfig, Team
 from autodev.daemon import effects
 from autodev.daemon.effects import Change, Note
+from autodev.records import Post
 from autodev.records.events import GateDecidedEvent, WaitEvent
 from autodev.records.state import RunState
 
@@ -26,15 +27,22 @@ def state(**fields) -> RunState:
     return RunState.model_validate({**STATE, **fields})
 
 
-def no_audit(post: dict, st: RunState) -> Change:
+def line(**fields) -> Post:
+    """A thread line, as the thread hands it out."""
+    return Post.model_validate(
+        {"seq": 5, "from": "builder", "text": "", "ts": "2026-12-01T00:00:00.000Z", **fields}
+    )
+
+
+def no_audit(post: Post, st: RunState) -> Change:
     raise AssertionError("only a done post is audited")
 
 
 def change(post: dict, st: dict | None = None, audit=no_audit, config=CONFIG, tail=()) -> Change:
-    full = {"seq": 5, "from": "builder", "text": "", **post}
+    full = line(**post)
     return effects.post_change(
         full,
-        full["from"],
+        full.from_,
         state(**(st or {})),
         config=config,
         team=TEAM,
@@ -100,8 +108,8 @@ def test_a_gate_opens_or_is_decided_by_the_rules_with_its_note() -> None:
 def test_done_goes_to_the_audit_it_is_given() -> None:
     seen = []
 
-    def audit(post: dict, st: RunState) -> Change:
-        seen.append((post["seq"], st.applied_seq))
+    def audit(post: Post, st: RunState) -> Change:
+        seen.append((post.seq, st.applied_seq))
         return Change({"state": "complete"}, [Note("audit", "Accepted.")])
 
     ch = change({"kind": "done", "text": "all done"}, audit=audit)
@@ -111,7 +119,7 @@ def test_done_goes_to_the_audit_it_is_given() -> None:
 
 
 def test_three_identical_posts_pause_the_run() -> None:
-    tail = [{"from": "builder", "kind": "say", "text": "same"}] * 3
+    tail = [line(seq=n, kind="say", text="same") for n in (2, 3, 4)]
     ch = change({"kind": "say", "text": "same"}, tail=tail)
     assert ch.state["state"] == "paused" and ch.state["reason"]["code"] == "stagnation"
 
@@ -128,7 +136,7 @@ FIGURES = SimpleNamespace(
 
 def test_a_turns_figures_count_once_whatever_replays_them() -> None:
     s = effects.account(
-        RunState(accounted_turn=0), "builder", 1, FIGURES, {"kind": "work_done", "credit": {"c": 1}}
+        RunState(accounted_turn=0), "builder", 1, FIGURES, line(kind="work_done", credit={"c": 1})
     )
     q = s.participants["builder"]
     assert q.cached_tokens == 4 and s.models["m"].generations == 1

@@ -74,7 +74,7 @@ def test_a_kind_registered_in_a_test_takes_a_turn_through_the_daemon(repo) -> No
     (seat,) = runner.seats
     assert seat.participant.name == "parrot" and seat.run_dir == paths.run_dir and seat.resumed == []
     posts = Thread(paths.thread).read(1, 10)
-    assert [(p["from"], p["kind"], p["text"]) for p in posts] == [
+    assert [(p.from_, p.kind, p.text) for p in posts] == [
         ("user", "say", "say something"),
         ("parrot", "say", TEXT),
     ]
@@ -82,4 +82,4 @@ def test_a_kind_registered_in_a_test_takes_a_turn_through_the_daemon(repo) -> No
     assert st.state == "awaiting_user" and st.turn == 1
     records = [json.loads(line) for line in paths.harness_log.read_text().splitlines()]
     assert [r["type"] for r in records] == ["turn_started", "post_started", "post_committed", "turn_finished"]
-    assert records[-1]["seq"] == posts[-1]["seq"]
+    assert records[-1]["seq"] == posts[-1].seq

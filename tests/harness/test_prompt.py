@@ -14,30 +14,33 @@ from autodev.harness.prompt import (
     index_line,
     render_index,
 )
+from autodev.records import Post
 
 TAIL = 200  # what the daemon hands the prompt builder (the thread's newest records)
 SPEAKERS = ("ann", "bob", "user")
 
 
-def post(seq: int, frm: str | None = None, text: str | None = None, **extra) -> dict:
+def post(seq: int, frm: str | None = None, text: str | None = None, **extra) -> Post:
     frm = frm or SPEAKERS[seq % 3]
     kind = extra.pop("kind", "say")
-    return {
-        "seq": seq,
-        "from": frm,
-        "kind": kind,
-        "text": text if text is not None else f"post {seq} from {frm} " + "lorem ipsum " * 40,
-        "handoff": extra.pop("handoff", None),
-        "ts": "2026-01-01T00:00:00.000Z",
-        **extra,
-    }
+    return Post.model_validate(
+        {
+            "seq": seq,
+            "from": frm,
+            "kind": kind,
+            "text": text if text is not None else f"post {seq} from {frm} " + "lorem ipsum " * 40,
+            "handoff": extra.pop("handoff", None),
+            "ts": "2026-01-01T00:00:00.000Z",
+            **extra,
+        }
+    )
 
 
-def thread_tail(n: int) -> list[dict]:
+def thread_tail(n: int) -> list[Post]:
     return [post(s) for s in range(max(1, n - TAIL + 1), n + 1)]
 
 
-def prompt(n: int, cursor: int = 0, tail: list[dict] | None = None, **kw) -> str:
+def prompt(n: int, cursor: int = 0, tail: list[Post] | None = None, **kw) -> str:
     return build_turn_prompt(
         name="ann",
         turn=7,

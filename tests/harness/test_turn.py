@@ -87,8 +87,8 @@ def test_a_turn_writes_then_posts_credited_work(run: Run) -> None:
         """
     )
     result = run_turn(run.context(model))
-    assert result.post is not None and result.post["kind"] == "work_done"
-    assert result.post["credit"]["files"] == ["hello.txt"]
+    assert result.post is not None and result.post.kind == "work_done"
+    assert result.post.credit.files == ["hello.txt"]
     assert (run.repo / "hello.txt").read_text() == "hi\n"
     assert result.steps == 2 and result.reason == ""
     assert [r["type"] for r in run.records()] == [
@@ -107,7 +107,7 @@ def test_a_turn_writes_then_posts_credited_work(run: Run) -> None:
     sent = model.requests[1]["messages"]
     assert sent[-1]["role"] == "tool" and sent[-1]["content"].startswith("created hello.txt")
     assert sent[-1]["tool_call_id"] == sent[-2]["tool_calls"][0]["id"]
-    assert run.thread.tail(1)[0]["id"] == "r1:t1:post"
+    assert run.thread.tail(1)[0].id == "r1:t1:post"
 
 
 def test_usage_and_the_scripts_prices_are_counted_per_model(run: Run) -> None:
@@ -171,7 +171,7 @@ def test_refusals_reach_the_model_and_the_turn_goes_on(run: Run) -> None:
         """
     )
     result = run_turn(run.context(model, who="reviewer", write=False))
-    assert result.post is not None and result.post["kind"] == "say"
+    assert result.post is not None and result.post.kind == "say"
     answers = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert "cannot change files (write = false)" in answers[0]
     assert answers[1].startswith("error: unknown tool 'no_such_tool'; your tools are:")
@@ -265,7 +265,7 @@ def test_stop_cuts_a_slow_model_request_and_the_turn_resumes(run: Run) -> None:
     # The next start continues the open turn: the same request, answered (at once) this time.
     model = run.model(SLOW, ledger)
     result = run_turn(run.context(model), rebuild(run.records()))
-    assert result.post is not None and result.post["text"] == "wrote hello.txt"
+    assert result.post is not None and result.post.text == "wrote hello.txt"
     assert [r["attempt"] for r in run.records("generation_started")] == [1, 2]
 
 
@@ -368,11 +368,11 @@ def test_hostile_sizes_are_refused_before_any_log_or_state(run: Run) -> None:
         """
     )
     result = run_turn(run.context(model, who="reviewer", write=False))
-    assert result.post is not None and result.post["text"] == "short"
+    assert result.post is not None and result.post.text == "short"
     answers = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
     assert "nest deeper than 32 levels" in answers[0] and len(answers[0]) < 300
     assert f"more than the {MAX_ARGS_CHARS}" in answers[1] and len(answers[1]) < 300
     assert "nest deeper than 32 levels" in answers[2]
     assert f"more than the {MAX_POST_CHARS} a post may have" in answers[3]
-    assert [p["text"] for p in run.thread.read(1, 10)] == ["short"]
+    assert [p.text for p in run.thread.read(1, 10)] == ["short"]
     assert "tool_started" not in (run.dir / "harness.jsonl").read_text()  # no tool ran on them

@@ -78,7 +78,7 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
     st = state_of(repo)
     assert st["state"] == "stopped" and st["paused_from"]["state"] == "awaiting_user"  # post 5's question
     with closing(Thread(RunPaths(repo).thread)) as t:
-        live = [p["seq"] for p in t.tail(100)]
+        live = [p.seq for p in t.tail(100)]
     assert live == [1, 2, 3, 4, 5, 10]
 
 
