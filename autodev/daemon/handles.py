@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from autodev import config as cfgmod
 from autodev.guard import sandbox as sandboxmod
@@ -69,10 +68,12 @@ class Run:
         """The prompt overrides in use: the copy taken when .autodev/ was last accepted."""
         return accepted_prompts(self.paths)
 
-    def note(self, frm: str, text: str, handoff: str | None = None, **extra: Any) -> Post:
+    def note(
+        self, frm: str, text: str, handoff: str | None = None, *, id: str | None = None, **extra: object
+    ) -> Post:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
         events, and echoed to the terminal."""
-        post = self.thread.append(frm, "say", text, handoff, **extra)
+        post = self.thread.append(frm, "say", text, handoff, id=id, **extra)
         self.events.posted(post)
         self.echo(post)
         return post

@@ -11,7 +11,7 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import CorruptLogError
 from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
@@ -120,7 +120,7 @@ class Thread:
         handoff: str | None = None,
         *,
         id: str | None = None,
-        **extra: Any,
+        **extra: object,
     ) -> Post:
         """Append one post durably and return it (the earlier one if `id` was already used).
 
@@ -196,7 +196,7 @@ class Thread:
         self.journal.close()
 
 
-def _post(rec: dict[str, Any]) -> Post:
+def _post(rec: dict[str, object]) -> Post:
     """A thread line as the `Post` it is (the journal checked it against the model on write)."""
     from autodev.records.post import Post  # pydantic: only the daemon opens a Thread
 
