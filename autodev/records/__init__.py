@@ -169,15 +169,15 @@ _harness = TypeAdapter(HarnessRecord, config=ConfigDict(defer_build=True))
 _inbox = TypeAdapter(InboxMessage, config=ConfigDict(defer_build=True))
 
 
-def post(rec: dict) -> Post:
+def post(rec: object) -> Post:
     return Post.model_validate(rec)
 
 
-def harness(rec: dict) -> BaseModel:
+def harness(rec: object) -> BaseModel:
     return _harness.validate_python(rec)
 
 
-def event(rec: dict) -> Event:
+def event(rec: object) -> Event:
     """A line of events.jsonl: the envelope checked, then its kind (an unknown kind is read)."""
     from autodev.records import events
 
@@ -189,7 +189,7 @@ def inbox_message(msg: object) -> BaseModel:
     return _inbox.validate_python(msg)
 
 
-def run_state(data: dict) -> RunState:
+def run_state(data: object) -> RunState:
     return RunState.model_validate(data)
 
 

@@ -18,7 +18,7 @@ and tools read, never one the run depends on to go on.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
 
@@ -515,8 +515,8 @@ EVENTS: dict[str, type[Event]] = {get_args(k.model_fields["type"].annotation)[0]
 _UNKNOWN = "unknown"
 
 
-def _kind(v: Any) -> str:
-    t = v.get("type") if isinstance(v, dict) else getattr(v, "type", None)
+def _kind(v: object) -> str:
+    t: object = cast("dict[str, object]", v).get("type") if isinstance(v, dict) else getattr(v, "type", None)
     return t if isinstance(t, str) and t in EVENTS else _UNKNOWN
 
 

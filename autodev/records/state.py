@@ -102,7 +102,9 @@ class ModelUsage(Usage):
     generations: int = 0
 
 
-def add_usage(into: dict[str, dict], label: str, used: ModelUsage, round_cost: int | None = None) -> None:
+def add_usage(
+    into: dict[str, dict[str, object]], label: str, used: ModelUsage, round_cost: int | None = None
+) -> None:
     """`used` added to `into[label]`, the usage per model label of a turn, the state or the index."""
     total = ModelUsage.of(into.get(label) or {}) + used
     into[label] = {**(into.get(label) or {}), **total.plain(round_cost)}

@@ -20,6 +20,7 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from autodev.store.journal import fsync_dir, safe
 from autodev.store.thread import now_ts
@@ -27,7 +28,7 @@ from autodev.store.thread import now_ts
 KINDS = ("send", "answer", "approve", "deny", "notice")
 
 
-def drop(inbox: Path, kind: str, **payload) -> dict:
+def drop(inbox: Path, kind: str, **payload: object) -> dict[str, object]:
     """Write one message into the inbox; returns it (with its id)."""
     mid, msg, tmp = _write(inbox, kind, payload, "tmp")
     os.replace(tmp, inbox / f"{mid}.json")
@@ -35,12 +36,14 @@ def drop(inbox: Path, kind: str, **payload) -> dict:
     return msg
 
 
-def stage(inbox: Path, kind: str, **payload) -> Path:
+def stage(inbox: Path, kind: str, **payload: object) -> Path:
     """Write a message under a name the daemon skips; `publish` queues it (start's objective)."""
     return _write(inbox, kind, payload, "staged")[2]
 
 
-def _write(inbox: Path, kind: str, payload: dict, suffix: str) -> tuple[str, dict, Path]:
+def _write(
+    inbox: Path, kind: str, payload: dict[str, object], suffix: str
+) -> tuple[str, dict[str, object], Path]:
     """The message, fsynced at inbox/.ID.SUFFIX (a name the daemon skips): (ID, message, path)."""
     if kind not in KINDS:
         raise ValueError(f"unknown inbox kind {kind!r}")
@@ -81,6 +84,7 @@ def problem(msg: object) -> str | None:
 
     if not isinstance(msg, dict):
         return f"it is a JSON {type(msg).__name__}, not an object"
+    msg = cast("dict[str, object]", msg)  # JSON: its keys are strings
     if not isinstance(msg.get("id"), str) or not msg["id"]:
         return 'it has no "id" string'
     kind = msg.get("kind")
@@ -111,7 +115,8 @@ def _read_regular(p: Path) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        chunks, left = [], MAX_MESSAGE_BYTES + 1
+        chunks: list[bytes] = []
+        left = MAX_MESSAGE_BYTES + 1
         while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
             chunks.append(chunk)
             left -= len(chunk)
@@ -120,7 +125,9 @@ def _read_regular(p: Path) -> bytes | None:
         os.close(fd)
 
 
-def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -> list[tuple[Path, dict]]:
+def pending(
+    inbox: Path, set_aside: Callable[[Path, str], None] | None = None
+) -> list[tuple[Path, dict[str, object]]]:
     """Complete, well-formed messages in arrival order.
 
     With `set_aside`, a damaged file is renamed to `<name>.bad` and reported through it;
@@ -128,7 +135,7 @@ def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -
     """
     if not inbox.exists():
         return []
-    out = []
+    out: list[tuple[Path, dict[str, object]]] = []
     for p in sorted(inbox.glob("*.json")):
         try:
             raw = _read_regular(p)
@@ -136,7 +143,7 @@ def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -
                 continue
             if len(raw) > MAX_MESSAGE_BYTES:
                 raise ValueError(f"{len(raw)} bytes, more than the {MAX_MESSAGE_BYTES} a message may have")
-            msg = json.loads(raw.decode("utf-8"))
+            msg: object = json.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             continue
         except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested beyond reason
@@ -144,7 +151,7 @@ def pending(inbox: Path, set_aside: Callable[[Path, str], None] | None = None) -
         else:
             why = problem(msg)
             if why is None:
-                out.append((p, msg))
+                out.append((p, cast("dict[str, object]", msg)))  # `problem` found an object
                 continue
         if set_aside is not None:
             # Renamed into place only when whole, so this is damage from outside autodev:

@@ -17,7 +17,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import overload
+from typing import TypeVar, overload
 
 from autodev.errors import CorruptLogError, LogWriteError, RecordError
 
@@ -29,6 +29,9 @@ def _escape_surrogate(m: re.Match) -> str:
     c = ord(m.group())
     # U+DC80..U+DCFF is how Python carries an undecodable byte (surrogateescape): show the byte.
     return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
+
+
+K = TypeVar("K")
 
 
 def safe_text(text: str) -> str:
@@ -44,7 +47,7 @@ def safe_text(text: str) -> str:
 @overload
 def safe(obj: str) -> str: ...
 @overload
-def safe(obj: Mapping[object, object]) -> dict[object, object]: ...
+def safe(obj: Mapping[K, object]) -> dict[K, object]: ...  # a key stays a key of its type
 @overload
 def safe(obj: list[object] | tuple[object, ...]) -> list[object]: ...
 @overload

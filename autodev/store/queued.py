@@ -99,7 +99,7 @@ def cancel_for(paths: RunPaths, kind: str) -> list[str]:
 
     def drop(s: RunState) -> RunState:
         removed.clear()
-        keep = []
+        keep: list[Control] = []
         for c in s.controls:
             if c.n > s.controls_applied and c.action in CANCELLED_BY_CONTINUING:
                 removed.append(c.action)

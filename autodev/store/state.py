@@ -10,7 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,7 +21,14 @@ from autodev.records.state import Figures, RunState
 from autodev.store.journal import fsync_dir, safe
 
 SCHEMA = 1
-BLANK = {"schema": SCHEMA, "version": 0, "state": "stopped", "reason": None, "controls": [], "control_seq": 0}
+BLANK: dict[str, object] = {
+    "schema": SCHEMA,
+    "version": 0,
+    "state": "stopped",
+    "reason": None,
+    "controls": [],
+    "control_seq": 0,
+}
 
 
 def blank_state() -> RunState:
@@ -70,7 +77,7 @@ class StateFile:
         )
 
     @contextmanager
-    def _locked(self) -> Iterator[None]:
+    def _locked(self) -> Generator[None, None, None]:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)) as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
