@@ -62,6 +62,8 @@ ISSUE_20 = [
     f"flock /tmp/lock {PUSH}",
     f"flock -w 3 /tmp/lock {PUSH}",
     f"flock -xc {shlex.quote(PUSH)} /tmp/lock",
+    f"flock /tmp/lock ionice -c 3 {PUSH}",  # `-c 3` is ionice's (make fuzz found it)
+    f"flock /tmp/lock -c {shlex.quote(PUSH)}",
     f"unbuffer {PUSH}",
     f"numactl -C 0 {PUSH}",
     f"prlimit --nofile=64 {PUSH}",

@@ -382,13 +382,27 @@ def unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
                 raise UnparseableCommand("`env -S` (split string) is not analysed")
             if not w.text.startswith("-"):
                 break
-    if name == "flock" and option_values(words[1:], "c", {"--command"}):
-        return None  # flock -c 'script' FILE: the script is read by shellnested
     rest = skip_options(words[1:], short_arg, long_arg, assignments)
+    if name == "flock" and _flock_script(words[1 : len(words) - len(rest)], rest):
+        return None  # flock's script is read by shellnested
     if name == "chrt" or (name == "runcon" and rest is not None and len(rest) == len(words) - 1):
         # chrt's priority may be left out; runcon without options takes a CONTEXT first
         positionals = 1 if name == "runcon" or (rest and re.fullmatch(r"\d+", rest[0].text)) else 0
     return rest[positionals:] or None
+
+
+def _flock_script(own: Sequence[Word], rest: Sequence[Word]) -> bool:
+    """Whether flock runs a script (`flock FILE -c 'script'`). flock reads `-c` only right after
+    FILE; a `-c` further on is the command's own (`flock FILE ionice -c 3 git push`). One among
+    flock's own options is taken as a script too, though flock refuses it: the guard errs on the
+    side of reading more."""
+    if len(rest) > 1 and rest[1].text in ("-c", "--command"):
+        return True
+    return any(
+        w.text.startswith("--command")
+        or (w.text.startswith("-") and not w.text.startswith("--") and "c" in w.text)
+        for w in own
+    )
 
 
 def option_values(
