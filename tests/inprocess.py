@@ -27,13 +27,14 @@ NEVER_IN_PROCESS = ("panel", "demo")
 
 
 class StartedInProcess(AssertionError):
-    """`start` got past its checks in this process: the daemon would run (or exec) here."""
+    """A daemon would run (or the process exec) here: `start` got past its checks, or `replay`
+    came to run the recorded run."""
 
 
 def _tripwire(*_args, **_kwargs):
     raise StartedInProcess(
-        "`autodev start` passed its checks in-process: a run needs its daemon as a process of "
-        "its own (use the `autodev` fixture)"
+        "a daemon would run in this process (`start` passed its checks, or `replay` ran the run): "
+        "it needs a process of its own (use the `autodev` fixture)"
     )
 
 
@@ -60,8 +61,9 @@ def _fresh(value):
 
 class InProcess:
     """`inproc(repo, *args, env=..., input=..., check=...)` -> CompletedProcess, like the
-    `autodev` fixture's Runner. `start` may be called to see it refuse bad input; should it
-    get past its checks, the call fails the test before a daemon starts or the process execs."""
+    `autodev` fixture's Runner. `start` and `replay` may be called to see them refuse bad input;
+    should one get past its checks, the call fails the test before a daemon starts or the
+    process execs."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch):
         self.mp = monkeypatch
@@ -98,8 +100,12 @@ class InProcess:
                     m.setenv(k, v)
                 m.setattr(sys, "argv", ["autodev", *args])
                 m.setattr(sys, "stdin", stdin)
+                # Where a daemon would begin: past start's checks (before it stages, execs or
+                # spawns anything), and the daemon's loop itself (`replay` runs one).
                 m.setattr("autodev.cli.start._say_queued", _tripwire)
                 m.setattr(os, "execve", _tripwire)
+                if args[0] in ("start", "replay"):  # the only ones that run it (imported on demand)
+                    m.setattr("autodev.daemon.process.Daemon.run", _tripwire)
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                     try:
                         main()

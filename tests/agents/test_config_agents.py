@@ -61,18 +61,18 @@ def test_a_team_of_agents_only_needs_an_audit_table_for_the_audit(tmp_path):
 
 
 @pytest.mark.e2e
-def test_start_and_doctor_refuse_a_team_of_agents_without_an_audit_table(repo, autodev):
+def test_start_and_doctor_refuse_a_team_of_agents_without_an_audit_table(repo, inproc):
     from tests.conftest import write_team
 
     write_team(repo, '[[participants]]\nname = "builder"\nagent = "claude"\nwrite = true\n')
-    r = autodev(repo, "start", "add hello.txt", timeout=60)
+    r = inproc(repo, "start", "add hello.txt")
     assert r.returncode == 2, r.stdout + r.stderr
     assert "every participant is an agent CLI" in r.stderr and "[audit]" in r.stderr
     assert "daemon started" not in r.stdout
-    d = autodev(repo, "doctor", timeout=60)
+    d = inproc(repo, "doctor")
     assert d.returncode == 2 and "[audit]" in d.stdout + d.stderr
     write_team(
         repo, '[[participants]]\nname = "builder"\nagent = "claude"\n\n[audit]\nmodel = "openai/gpt-5"\n'
     )
-    d = autodev(repo, "doctor", timeout=60)
+    d = inproc(repo, "doctor")
     assert "every participant is an agent CLI" not in d.stdout + d.stderr

@@ -49,7 +49,7 @@ BUILD = [
 ]
 
 
-def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, autodev, fakes):
+def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, autodev, inproc, fakes):
     write_team(repo, team("codex"), REVIEW_DONE)
     fakes.play(codex=[BUILD])
     r = autodev(repo, "start", "--foreground", "--until-idle", "add hello.txt", timeout=180)
@@ -64,7 +64,7 @@ def test_an_agent_builder_and_a_model_reviewer_run_to_an_accepted_done(repo, aut
     assert posts[1]["credit"]["files"] == ["hello.txt"]
     (call,) = fakes.calls()
     assert call["argv"][:2] == ["exec", "--json"] and "fast-model" in call["argv"]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "complete"
     (builder,) = [p for p in st["participants"] if p["name"] == "builder"]
     assert builder["model"] == "agent:codex (fast-model)"
@@ -86,7 +86,7 @@ def test_a_limit_fails_over_to_another_cli(repo, autodev, fakes):
     assert fo["to"] == "agent:gemini"
 
 
-def test_every_cli_limited_waits_until_the_reset(repo, autodev, fakes):
+def test_every_cli_limited_waits_until_the_reset(repo, autodev, inproc, fakes):
     write_team(repo, team("claude"), REVIEW_DONE)
     fakes.play(claude=[[["limit", "Claude AI usage limit reached"]]])
     start_detached(autodev, repo, "add hello.txt")
@@ -94,7 +94,7 @@ def test_every_cli_limited_waits_until_the_reset(repo, autodev, fakes):
     st = state_of(repo)
     assert st["reason"]["code"] == "usage_limit"
     assert abs(st["wait"]["due"] - (time.time() + 3600)) < 120  # the rate-limit event's resetsAt
-    autodev(repo, "stop", check=True)
+    inproc(repo, "stop", check=True)
 
 
 @pytest.mark.full
@@ -247,7 +247,7 @@ def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev,
     assert posts[1]["turn"] == 1  # the same turn, continued
 
 
-def test_a_gemini_participant_whose_settings_gemini_would_ignore_is_refused(repo, autodev, tmp_path):
+def test_a_gemini_participant_whose_settings_gemini_would_ignore_is_refused(repo, inproc, tmp_path):
     """Every place for the settings file lies below world-writable /tmp (AUTODEV_HOME and HOME
     there, no XDG_RUNTIME_DIR): Gemini CLI 0.61.0 would ignore it, so start refuses with the fix."""
     from autodev.agents.adapters import world_writable_above
@@ -256,7 +256,7 @@ def test_a_gemini_participant_whose_settings_gemini_would_ignore_is_refused(repo
         pytest.skip(f"{tmp_path} is not below a world-writable folder here")
     write_team(repo, team("gemini"), REVIEW_DONE)
     env = {"HOME": str(tmp_path / "home"), "XDG_RUNTIME_DIR": "", "AUTODEV_GEMINI_SETTINGS_DIR": ""}
-    r = autodev(repo, "start", "--foreground", "--until-idle", "go", env=env)
+    r = inproc(repo, "start", "--foreground", "--until-idle", "go", env=env)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "Gemini CLI 0.61.0 ignores a settings file below the world-writable" in r.stderr
     assert "AUTODEV_GEMINI_SETTINGS_DIR" in r.stderr and not thread_of(repo)

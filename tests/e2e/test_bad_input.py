@@ -191,7 +191,7 @@ def test_latin1_file_names_reach_the_model_escaped(repo, autodev):
     _strict_utf8(run_dir(repo) / "harness.jsonl")
 
 
-def test_a_mistyped_state_json_is_one_message_naming_the_repair_not_a_traceback(repo, autodev):
+def test_a_mistyped_state_json_is_one_message_naming_the_repair_not_a_traceback(repo, inproc):
     """Issue 20: state.json with wrong types (or not an object) gives the repair, never a traceback."""
     from tests.conftest import run_dir, write_team
     from tests.e2e.helpers import BUILDER
@@ -200,6 +200,6 @@ def test_a_mistyped_state_json_is_one_message_naming_the_repair_not_a_traceback(
     run_dir(repo).mkdir(parents=True, exist_ok=True)
     for bad in ('{"turn": "seven", "participants": []}', "[1, 2]"):
         (run_dir(repo) / "state.json").write_text(bad)
-        r = autodev(repo, "status")
+        r = inproc(repo, "status")
         assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
         assert "state.json" in r.stderr and "rebuilds the run's state from its logs" in r.stderr, r.stderr

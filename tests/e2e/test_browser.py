@@ -113,11 +113,11 @@ def test_a_participant_fills_a_form_in_a_real_browser(repo, autodev, shop):
     assert done[0]["text"] == f"The page says: {SAYS}" and SAYS in after
 
 
-def test_without_a_browser_start_refuses_with_the_fix(repo, autodev):
+def test_without_a_browser_start_refuses_with_the_fix(repo, inproc):
     script = post("solo", "done", "no browser here") + ACCEPT
     write_team(repo, team_of_one("solo", 'tools = ["browser"]'), script)
     env = {"AUTODEV_CHROMIUM": "/nonexistent/chromium"}
-    r = autodev(repo, "start", "--foreground", "--until-idle", "look at the site", env=env, timeout=90)
+    r = inproc(repo, "start", "--foreground", "--until-idle", "look at the site", env=env)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "solo uses the browser capability" in r.stderr and "no Chromium was found" in r.stderr
     assert "apt-get install chromium" in r.stderr and 'take "browser" out of their tools' in r.stderr

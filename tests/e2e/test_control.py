@@ -94,7 +94,7 @@ def verdict(accept: bool, gap: str = "") -> str:
     )
 
 
-def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
+def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev, inproc):
     script = (
         work("a.txt")
         + done("a is in")
@@ -126,7 +126,7 @@ def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev):
     ]
     audits = [(e["accept"], e["by"]) for e in events_of(repo) if e["type"] == "audit"]
     assert audits == [(False, "model"), (True, "model")]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "complete" and st["audits"] == 2
 
 

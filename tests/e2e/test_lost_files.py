@@ -102,12 +102,12 @@ def test_after_git_clean_status_and_start_say_how_to_restore_and_init_from_run_d
     run_until_idle(autodev, repo, expect=0)  # the same run, continued
 
 
-def test_init_from_run_without_a_run_says_what_to_do(repo, autodev):
-    r = autodev(repo, "init", "--from-run")
+def test_init_from_run_without_a_run_says_what_to_do(repo, inproc):
+    r = inproc(repo, "init", "--from-run")
     assert r.returncode == 2 and "autodev init --team" in r.stderr
 
 
-def test_the_loser_of_two_simultaneous_starts_leaves_no_trace(repo, autodev):
+def test_the_loser_of_two_simultaneous_starts_leaves_no_trace(repo, autodev, inproc):
     write_team(repo, SOLO, post("solo", "say", "which one?", "user"))
     starts = [
         subprocess.Popen(
@@ -124,13 +124,13 @@ def test_the_loser_of_two_simultaneous_starts_leaves_no_trace(repo, autodev):
         autodev.adopt(p.pid)
     codes = sorted(p.wait(timeout=60) for p in starts)
     assert codes == [0, 2], [p.stderr.read() for p in starts]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     autodev.adopt(st["daemon_pid"])
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
     users = [p["text"] for p in thread_of(repo) if p["from"] == "user"]
     assert len(users) == 1 and users[0] in ("objective A", "objective B")
     assert not list((run_dir(repo) / "inbox").iterdir())  # nothing staged or queued is left
-    cli(autodev, repo, "stop")
+    cli(inproc, repo, "stop")
 
 
 def test_a_git_lock_left_by_a_killed_git_is_removed_at_start_and_the_builder_commits(repo, autodev):

@@ -169,10 +169,10 @@ def test_a_turn_killed_mid_call_resumes_by_the_annotations(
     assert not alive(server) and not alive(child)
 
 
-def test_start_names_a_server_that_cannot_start(repo, autodev):
+def test_start_names_a_server_that_cannot_start(repo, inproc):
     team = team_of_one("solo", 'tools = ["gh"]') + '\n[mcp.gh]\ncommand = "no-such-mcp-server-xyz"\n'
     write_team(repo, team, post("solo", "done", "x") + ACCEPT)
-    r = autodev(repo, "start", "go")
+    r = inproc(repo, "start", "go")
     assert r.returncode != 0
     assert "MCP server 'gh': command 'no-such-mcp-server-xyz' was not found on PATH" in r.stderr
     assert "[mcp.gh]" in r.stderr  # the fix

@@ -10,23 +10,23 @@ from tests.conftest import shape, thread_of, write_team
 from tests.e2e.helpers import SOLO, done_accepted, status_json
 
 
-def test_resume_without_a_daemon_says_start_applies_it_and_start_continues(repo, autodev):
+def test_resume_without_a_daemon_says_start_applies_it_and_start_continues(repo, autodev, inproc):
     write_team(repo, SOLO, done_accepted("solo"))
-    assert "no daemon is running" in autodev(repo, "pause", check=True).stdout
+    assert "no daemon is running" in inproc(repo, "pause", check=True).stdout
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert r.returncode == 3, r.stdout + r.stderr
     assert "continue with: autodev start, then autodev resume" in r.stdout
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused" and st["continue"].startswith("autodev start, then autodev resume")
 
-    out = autodev(repo, "resume", check=True).stdout.strip().splitlines()
+    out = inproc(repo, "resume", check=True).stdout.strip().splitlines()
     assert out == [
         "resume queued",
         "no daemon is running: the next `autodev start` applies what is queued, in order (resume), "
         "and continues the run",
     ]
     # send, approve, deny and answer share the line (approve/deny/answer need an open gate or notice).
-    lines = autodev(repo, "send", "go on", check=True).stdout.strip().splitlines()
+    lines = inproc(repo, "send", "go on", check=True).stdout.strip().splitlines()
     assert lines[-1] == (
         "no daemon is running: the next `autodev start` applies what is queued, in order "
         "(resume, 1 message), and continues the run"

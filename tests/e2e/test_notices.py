@@ -34,7 +34,7 @@ NOTICE = "NOTICE-START please create a staging API token " + "n" * 300 + " NOTIC
 ANSWER = "ANSWER-START the token is in the vault under staging " + "a" * 300 + " ANSWER-TAIL"
 
 
-def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_refused(repo, autodev):
+def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_refused(repo, autodev, inproc):
     script = (
         step("alice", call("tell_user", text=NOTICE))
         + step("alice", call("tell_user", text="SECOND NOTICE in the same turn"))
@@ -58,17 +58,17 @@ def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_ref
     notes = [p for p in thread_of(repo) if p["from"] == "system" and p.get("notice")]
     assert len(notes) == 1 and notes[0]["text"] == f"alice told the user: {NOTICE[:300]}"
 
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     notices = [n for n in st["needs_you"] if n["type"] == "notice"]
     assert [(n["id"], n["from"], n["text"], n["answered"]) for n in notices] == [
         ("1", "alice", NOTICE, False)
     ]
-    text = status_text(autodev, repo)
+    text = status_text(inproc, repo)
     assert "notice 1 from alice" in text and 'autodev answer 1 "..."' in text
 
-    cli(autodev, repo, "answer", "1", ANSWER)
+    cli(inproc, repo, "answer", "1", ANSWER)
     wait_for("the answer", lambda: state_of(repo)["notices"]["1"].get("answer"))
-    cli(autodev, repo, "send", "carry on")
+    cli(inproc, repo, "send", "carry on")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
 
     assert scheduled(repo)[-1] == ("alice", "user_message")
@@ -76,7 +76,7 @@ def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_ref
     assert NOTICE[:300] in prompt and ANSWER[:300] in prompt
     assert "NOTICE-TAIL" not in prompt and "ANSWER-TAIL" not in prompt
     # Delivered once: the answered notice (no hold) no longer needs the user.
-    assert not [n for n in status_json(autodev, repo)["needs_you"] if n["type"] == "notice"]
+    assert not [n for n in status_json(inproc, repo)["needs_you"] if n["type"] == "notice"]
 
 
 @pytest.mark.full

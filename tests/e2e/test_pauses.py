@@ -78,7 +78,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", light(CASES, keep={"user", "silent"}))
-def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
+def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, inproc, name):
     team, script, config, before, code, sentence = CASES[name]
     write_team(repo, team, script, config)
     for args in before:
@@ -88,11 +88,11 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, name):
     objective = [] if name == "user" else [f"objective for {name}"]
     run_until_idle(autodev, repo, *objective, expect=3)
 
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused"
     assert st["reason"]["code"] == code, st["reason"]
     assert sentence in st["reason"]["text"]
-    text = status_text(autodev, repo)
+    text = status_text(inproc, repo)
     assert "The run stopped and why" in text
     assert sentence in text
     assert "continue: " + " ".join(st["continue"].split()) in text

@@ -175,7 +175,9 @@ def test_start_foreground_runs_without_the_keys_in_its_environment(repo, autodev
 
 
 @needs_bwrap
-def test_the_builder_commits_with_the_identity_only_in_a_global_config(repo, autodev, tmp_path, monkeypatch):
+def test_the_builder_commits_with_the_identity_only_in_a_global_config(
+    repo, autodev, inproc, tmp_path, monkeypatch
+):
     """The usual machine: the identity lives in ~/.gitconfig, the repository has none, and the
     sandbox hides $HOME. doctor reports the identity the sandbox sees; the commit lands."""
     home = tmp_path / "home"
@@ -191,7 +193,7 @@ def test_the_builder_commits_with_the_identity_only_in_a_global_config(repo, aut
         subprocess.run(["git", "config", "--unset", key], cwd=repo, check=True)
     commit = "echo hello > hello.txt && git add hello.txt && git commit -qm 'builder: hello'"
     write_team(repo, BUILDER, step("builder", call("run_command", command=commit)) + done_accepted("builder"))
-    r = autodev(repo, "doctor")
+    r = inproc(repo, "doctor")
     assert "Ada Global <ada@example.invalid> (in the sandbox)" in r.stdout, r.stdout
     r = autodev(repo, "start", "--foreground", "--until-idle", "add hello")
     assert r.returncode == 0, r.stdout + r.stderr

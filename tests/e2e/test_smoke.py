@@ -22,7 +22,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 """
 
 
-def test_pair_runs_to_accepted_done(repo, autodev):
+def test_pair_runs_to_accepted_done(repo, autodev, inproc):
     write_team(repo, BUILDER_REVIEWER, SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -32,5 +32,5 @@ def test_pair_runs_to_accepted_done(repo, autodev):
         ("reviewer", "done", None, None),
         ("audit", "say", None, None),
     ]
-    s = autodev(repo, "status", "--json", check=True)
+    s = inproc(repo, "status", "--json", check=True)
     assert '"state": "complete"' in s.stdout

@@ -41,7 +41,7 @@ def otel_env(url: str) -> dict:
     }
 
 
-def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, receiver):
+def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, inproc, receiver):
     write_team(repo, BUILDER_REVIEWER, SMOKE)
 
     r = autodev(repo, "start", "--foreground", "--until-idle", "add a.txt", env=otel_env(receiver.url))
@@ -83,7 +83,7 @@ def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, recei
     audit = [s for s in spans if s["name"] == "audit"]
     assert len(audit) == 1 and audit[0]["attributes"]["autodev.harness.audit.accept"] is True
     # token sums equal what `status` reports
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     parts = {p["name"]: p for p in st["participants"]}
     prompt = {
         p: sum(

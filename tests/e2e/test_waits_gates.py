@@ -64,7 +64,7 @@ def test_wait_is_rechecked_with_doubling_delays_up_to_the_cap(repo, autodev):
     assert len(requests_of(repo, "alice")) == 5
 
 
-def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo, autodev):
+def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo, autodev, inproc):
     script = (
         post("alice", "wait", "waiting for the staging deploy")
         + post("alice", "done", "staging is up")
@@ -74,16 +74,16 @@ def test_user_message_ends_a_long_wait_early_and_goes_to_the_waiting_author(repo
     start_detached(autodev, repo, "deploy to staging")
     wait_for("waiting", lambda: state_of(repo).get("state") == "waiting")
 
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["reason"]["code"] == "wait"
     assert st["wait"]["author"] == "alice" and st["wait"]["delay"] == 60
     assert st["next"]["speaker"] == "alice" and st["next"]["rule"] == "after_wait"
-    text = status_text(autodev, repo)
+    text = status_text(inproc, repo)
     assert "The run stopped and why" in text and "alice is waiting" in text
     assert re.search(r"next check in (5\d|60)s", text), text
 
     began = time.monotonic()
-    cli(autodev, repo, "send", "STAGING-IS-READY: the deploy finished")
+    cli(inproc, repo, "send", "STAGING-IS-READY: the deploy finished")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
     assert time.monotonic() - began < 30, "the wait was not ended early by the message"
 

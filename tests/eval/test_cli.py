@@ -15,7 +15,7 @@ def imported(stderr: str) -> set[str]:
     return {line.rsplit("|", 1)[-1].strip() for line in stderr.splitlines() if "|" in line}
 
 
-def test_bad_tasks_line_exits_2_naming_it_without_litellm(tmp_path):
+def test_bad_tasks_line_exits_2_naming_it_without_litellm(tmp_path, inproc):
     (tmp_path / "tasks.jsonl").write_text('{"id": "a", "repo": ".", "base_commit": "main"}\n')
     (tmp_path / "team.toml").write_text(
         '[[participants]]\nname = "solo"\nmodel = "openai/gpt-5"\nwrite = true\n'
@@ -37,9 +37,5 @@ def test_bad_tasks_line_exits_2_naming_it_without_litellm(tmp_path):
     assert r.returncode == 0 and "--max-cost-usd" in r.stdout and "--executor" in r.stdout
     assert "litellm" not in imported(r.stderr)
 
-    r = subprocess.run(
-        [sys.executable, "-m", "autodev", "eval", "tasks.jsonl", "--team", "team.toml", "--out", "o",
-         "--max-tokens", "0"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    r = inproc(tmp_path, "eval", "tasks.jsonl", "--team", "team.toml", "--out", "o", "--max-tokens", "0")
     assert r.returncode == 2 and "--max-tokens 0 is not a cap" in r.stderr

@@ -34,7 +34,7 @@ def wrong_run(recorded_run, tmp_path):
     return copy_run(recorded_run, tmp_path / "repo")
 
 
-def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
+def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev, inproc):
     repo = wrong_run
     posts = thread_of(repo)
     at3, broken = posts[1]["head"], head(repo)
@@ -44,7 +44,7 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
     assert autodev(repo, "start").returncode == 0
     autodev.adopt(wait_for("the daemon", lambda: state_of(repo).get("pid")))
     wait_for("the daemon to hold the run", lambda: state_of(repo).get("daemon") == "running")
-    r = autodev(repo, "rewind", "3")
+    r = inproc(repo, "rewind", "3")
     assert r.returncode == 0, r.stdout + r.stderr
     note = thread_of(repo)[-1]
     assert note["from"] == "system" and note["rewind"]["to_seq"] == 3 and note["seq"] == 6
@@ -56,10 +56,10 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
     assert st["applied_seq"] == 6 and st["next"]["speaker"] == "builder"  # from post 3's handoff
     assert st["participants"]["builder"]["credited"] == 1  # post 4's credit is gone
     assert st["participants"]["builder"]["turns"] == 2  # spend is not rewound
-    shown = autodev(repo, "thread", check=True).stdout
+    shown = inproc(repo, "thread", check=True).stdout
     assert shown.count("superseded by a rewind") == 2  # posts 4 and 5
 
-    assert autodev(repo, "resume").returncode == 0
+    assert inproc(repo, "resume").returncode == 0
     wait_for("complete", lambda: state_of(repo)["state"] == "complete", timeout=180)
     wait_for("the daemon to end", lambda: state_of(repo).get("daemon") == "stopped")
     posts = thread_of(repo)
@@ -71,7 +71,7 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev):
     assert (repo / "c.txt").exists() and not (repo / "b.txt").exists()
 
     # No daemon now: the CLI undoes it itself, under the daemon lock.
-    r = autodev(repo, "rewind", "--undo")
+    r = inproc(repo, "rewind", "--undo")
     assert r.returncode == 0, r.stdout + r.stderr
     assert head(repo) == broken and (repo / "junk.txt").read_text() == "junk\n"
     assert thread_of(repo)[-1]["rewind"]["undo_of"] == 1
