@@ -16,7 +16,7 @@ from autodev.agents.events import AgentEvent
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent
-from autodev.records.state import ModelUsage, add_usage
+from autodev.records.state import TurnUsage
 
 
 def label(agent: str) -> str:
@@ -103,14 +103,14 @@ def from_stream(agent: str, path: Path) -> RunUsage:
 
 def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> None:
     """A run's usage into the turn's figures and a `generation` event (what status shows)."""
-    result.prompt_tokens += ev.input_tokens
-    result.completion_tokens += ev.output_tokens
-    result.cached_tokens += ev.cached_tokens
-    result.cost += ev.cost or 0.0
-    one = ModelUsage(
-        generations=1, prompt_tokens=ev.input_tokens, completion_tokens=ev.output_tokens, cost=ev.cost or 0.0
+    one = TurnUsage(
+        generations=1,
+        prompt_tokens=ev.input_tokens,
+        completion_tokens=ev.output_tokens,
+        cached_tokens=ev.cached_tokens,
+        cost=ev.cost or 0.0,
     )
-    add_usage(result.models, label(agent), one)
+    result.spent.add(label(agent), one)
     ctx.emit(
         GenerationEvent(
             step=0,

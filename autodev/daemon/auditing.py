@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autodev.config import RunConfig, Team
-from autodev.daemon.effects import USAGE, Change, Note, add_models
+from autodev.daemon.effects import Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
@@ -19,7 +19,7 @@ from autodev.harness import providers
 from autodev.records.base import State
 from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
 from autodev.records.post import Post
-from autodev.records.state import RunState, Usage
+from autodev.records.state import ModelUsage, RunState, Usage
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
 
@@ -119,4 +119,10 @@ def used(s: RunState, v, model: str) -> RunState:
     spent = Usage(prompt_tokens=v.prompt_tokens, completion_tokens=v.completion_tokens, cost=v.cost)
     had = s.audit_usage or Usage()
     s = s.but(audit_usage=had.but(**(had + spent).plain(6)))  # extras a newer autodev wrote stay
-    return add_models(s, {model: {"generations": int(v.by == "model"), **{k: getattr(v, k) for k in USAGE}}})
+    one = ModelUsage(
+        generations=int(v.by == "model"),
+        prompt_tokens=spent.prompt_tokens,
+        completion_tokens=spent.completion_tokens,
+        cost=spent.cost,
+    )
+    return add_models(s, {model: one})

@@ -23,12 +23,10 @@ from typing import Protocol
 from autodev.config import RunConfig, Team
 from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
 from autodev.records.post import Post
-from autodev.records.state import Gate, ModelUsage, RunState
+from autodev.records.state import Gate, ModelUsage, RunState, Spent
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
 from autodev.store.state import blank_figures
-
-USAGE = ("prompt_tokens", "completion_tokens", "cost")
 
 
 @dataclass
@@ -61,23 +59,19 @@ class Change:
 class Figures(Protocol):
     """What a turn spent: a `TurnResult`, or the `Resume` of a turn a crash closed."""
 
-    prompt_tokens: int
-    completion_tokens: int
-    cost: float
-    cached_tokens: int
+    spent: Spent
     compactions: int
-    models: dict[str, dict]
 
 
 Audit = Callable[[Post, RunState], Change]  # (done post, state) -> the verdict's change
 
 
-def add_models(s: RunState, used: Mapping[str, Mapping[str, object]]) -> RunState:
+def add_models(s: RunState, used: Mapping[str, ModelUsage]) -> RunState:
     """Usage per model label, summed over the run (for `autodev runs stats`)."""
     models = dict(s.models)
     for label, u in used.items():
         had = models.get(label) or ModelUsage()
-        models[label] = had.but(**(had + ModelUsage.of(u)).plain(6))  # extras a newer autodev wrote stay
+        models[label] = had.but(**(had + u).plain(6))  # extras a newer autodev wrote stay
     return s.but(models=models)
 
 
@@ -86,18 +80,19 @@ def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | No
     if s.accounted_turn >= turn:
         return s
     q = (s.participants.get(name) or blank_figures()).model_copy()
+    spent = figures.spent.total
     q.turns += 1
-    q.prompt_tokens += figures.prompt_tokens
-    q.completion_tokens += figures.completion_tokens
-    q.cached_tokens += figures.cached_tokens or 0
+    q.prompt_tokens += spent.prompt_tokens
+    q.completion_tokens += spent.completion_tokens
+    q.cached_tokens += spent.cached_tokens
     q.compactions += figures.compactions or 0
-    q.cost = round(q.cost + (figures.cost or 0.0), 6)
+    q.cost = round(q.cost + spent.cost, 6)
     q.last_turn = turn
     if post and post.credited:
         q.credited += 1
     q.silent_streak = 0 if post else q.silent_streak + 1
     s = s.but(participants={**s.participants, name: q}, accounted_turn=turn)
-    return add_models(s, figures.models or {})
+    return add_models(s, figures.spent.models)
 
 
 def silent(

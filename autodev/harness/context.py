@@ -14,7 +14,7 @@ from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
 from autodev.harness.registry import Tool
 from autodev.harness.tools import Workspace
-from autodev.records.state import ModelUsage, add_usage
+from autodev.records.state import Spent, TurnUsage
 
 if TYPE_CHECKING:
     from autodev.config import Participant, RunConfig
@@ -80,28 +80,23 @@ class TurnContext:
 class TurnResult:
     post: Post | None  # the turn's post, once it is on the thread
     steps: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
     reason: str = ""
     told: bool = False
-    models: dict[str, dict] = field(default_factory=dict)  # usage per model label (runs stats)
-    cached_tokens: int = 0
+    spent: Spent = field(default_factory=Spent)  # tokens and cost, in all and per model label
     compactions: int = 0
 
     def count(self, gen: providers.Generation) -> None:
         """Add one generation's tokens and cost, in all and for its model."""
-        self.prompt_tokens += gen.prompt_tokens
-        self.completion_tokens += gen.completion_tokens
-        self.cached_tokens += gen.cached_tokens
-        self.cost += gen.cost or 0.0
-        one = ModelUsage(
-            generations=1,
-            prompt_tokens=gen.prompt_tokens,
-            completion_tokens=gen.completion_tokens,
-            cost=gen.cost or 0.0,
+        self.spent.add(
+            gen.model,
+            TurnUsage(
+                generations=1,
+                prompt_tokens=gen.prompt_tokens,
+                completion_tokens=gen.completion_tokens,
+                cached_tokens=gen.cached_tokens,
+                cost=gen.cost or 0.0,
+            ),
         )
-        add_usage(self.models, gen.model, one)
 
 
 @dataclass(frozen=True)

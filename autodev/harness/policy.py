@@ -22,6 +22,7 @@ from autodev.rules.moves import MOVES
 
 if TYPE_CHECKING:
     from autodev.harness.context import TurnContext, TurnResult
+    from autodev.records.state import Spent
 
 __all__ = [
     "TIMED_OUT",
@@ -167,20 +168,14 @@ def all_limited(ctx: TurnContext, labels: Sequence[str], detail: str) -> AllMode
 # -- usage carry-over -----------------------------------------------------------------------------
 
 
-class Spent(Protocol):
+class SoFar(Protocol):
     """What a turn has spent and told so far (a `TurnResult`, or a `Resume` of one)."""
 
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    cost: float
-    models: dict[str, dict]
+    spent: Spent
     told: bool
 
 
-def carry(src: Spent, dst: Spent) -> None:
+def carry(src: SoFar, dst: SoFar) -> None:
     """`dst` carries on from `src`: a turn resumed after a crash or a provider pause, or handed
     from the participant's CLIs to its models, counts what was spent before exactly once."""
-    dst.prompt_tokens, dst.completion_tokens = src.prompt_tokens, src.completion_tokens
-    dst.cost, dst.cached_tokens, dst.told = src.cost, src.cached_tokens, src.told
-    dst.models = {k: dict(v) for k, v in src.models.items()}
+    dst.spent, dst.told = src.spent.copy(), src.told

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autodev.harness import compaction
-from autodev.records.state import ModelUsage, add_usage
+from autodev.records.state import Spent, TurnUsage
 
 INTERRUPTED = (
     "interrupted: autodev restarted while this tool was running, so it may or may not "
@@ -35,11 +35,7 @@ class Resume:
     attempts: int = 0  # attempts already made for the next generation
     nudged: bool = False
     told: bool = False
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    models: dict[str, dict] = field(default_factory=dict)  # usage per model label, as TurnResult
-    cached_tokens: int = 0
+    spent: Spent = field(default_factory=Spent)  # what the turn spent so far, as TurnResult
     compactions: int = 0  # compacted records of this turn: status counts them once the turn ends
     origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
     # (call, its newest tool_started with "crashes": how many times it started without a result)
@@ -74,11 +70,7 @@ def rebuild(records: list[dict]) -> Resume:
             r.attempts = rec["attempt"] if rec["step"] == r.steps + 1 else r.attempts
         elif t == "generation_finished":
             r.steps, r.attempts = rec["step"], 0
-            r.prompt_tokens += rec.get("prompt_tokens", 0)
-            r.completion_tokens += rec.get("completion_tokens", 0)
-            r.cost += rec.get("cost") or 0.0
-            add_usage(r.models, rec.get("model") or "?", ModelUsage.of({**rec, "generations": 1}))
-            r.cached_tokens += rec.get("cached_tokens", 0)
+            r.spent.add(rec.get("model") or "?", TurnUsage.of({**rec, "generations": 1}))
             r.messages.append(rec["message"])
             r.origins[len(r.messages) - 1] = rec.get("source") or rec.get("model", "")
             last_calls = list(rec["message"].get("tool_calls") or [])
@@ -100,17 +92,8 @@ def rebuild(records: list[dict]) -> Resume:
             r.unfinished_agents.append(rec)
         elif t == "agent_finished":
             r.unfinished_agents = [a for a in r.unfinished_agents if a.get("pid") != rec.get("pid")]
-            _add_agent_usage(r, rec.get("usage"))
+            used = rec.get("usage")  # what one agent CLI run used
+            if used:
+                r.spent.add(used.get("model") or "?", TurnUsage.of(used))
     r.pending = [(c, started.get(c["id"])) for c in last_calls]
     return r
-
-
-def _add_agent_usage(r: Resume, used: dict | None) -> None:
-    """What one agent CLI run used (its agent_finished record), into the turn's figures."""
-    if not used:
-        return
-    r.prompt_tokens += used.get("prompt_tokens", 0)
-    r.completion_tokens += used.get("completion_tokens", 0)
-    r.cached_tokens += used.get("cached_tokens", 0)
-    r.cost += used.get("cost") or 0.0
-    add_usage(r.models, used.get("model") or "?", ModelUsage.of(used))

@@ -4,6 +4,7 @@ controls)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
 from pydantic import Field
@@ -102,10 +103,36 @@ class ModelUsage(Usage):
     generations: int = 0
 
 
+class TurnUsage(ModelUsage):
+    """What a turn spent in all: a `ModelUsage` and the input tokens read from the provider's
+    cache. Added to a model label's `ModelUsage` it leaves them out (state.json's `models` never
+    had them; the participant's figures do)."""
+
+    cached_tokens: int = 0
+
+
+@dataclass
+class Spent:
+    """What a turn has spent so far, in all and per model label (a `TurnResult`'s, a `Resume`'s).
+    `add` is the one way it grows, by `ModelUsage`'s `+`."""
+
+    total: TurnUsage = field(default_factory=TurnUsage)
+    models: dict[str, ModelUsage] = field(default_factory=dict)
+
+    def add(self, label: str, used: TurnUsage) -> None:
+        """One generation (or one agent CLI run) of model `label`."""
+        self.total = self.total + used
+        self.models[label] = self.models.get(label, ModelUsage()) + used
+
+    def copy(self) -> Spent:
+        """A copy to carry on from (the usages themselves are never changed in place)."""
+        return Spent(self.total, dict(self.models))
+
+
 def add_usage(
     into: dict[str, dict[str, object]], label: str, used: ModelUsage, round_cost: int | None = None
 ) -> None:
-    """`used` added to `into[label]`, the usage per model label of a turn, the state or the index."""
+    """`used` added to `into[label]`, the usage per model label of the runs index (`runs stats`)."""
     total = ModelUsage.of(into.get(label) or {}) + used
     into[label] = {**(into.get(label) or {}), **total.plain(round_cost)}
 

@@ -67,8 +67,8 @@ def test_a_turn_edits_commits_and_posts_through_mcp(agent, repo, tmp_path, fakes
     assert result.post is not None and result.post.kind == "work_done"
     assert result.post.credit.files == ["hello.txt"]
     assert [p.text for p in ctx.thread.read(1, 10)] == ["added hello"]
-    assert result.prompt_tokens == 150 and result.completion_tokens == 20
-    assert result.models[f"agent:{agent}"]["prompt_tokens"] == 150
+    assert result.spent.total.prompt_tokens == 150 and result.spent.total.completion_tokens == 20
+    assert result.spent.models[f"agent:{agent}"].prompt_tokens == 150
     (call,) = fakes.calls()
     assert call["cwd"] == str(repo) and call["stdin_closed"]
     assert "m1" in call["argv"]
@@ -119,8 +119,8 @@ def test_exit_without_post_is_nudged_in_the_same_session_then_posts(repo, tmp_pa
     assert first["resume"] is None and second["resume"].startswith("claude-session-")
     assert "post" in second["argv"][second["argv"].index("-p") + 1]  # the nudge is the prompt
     # Claude's cost of a resumed session includes the run before it: counted once
-    assert result.cost == pytest.approx(2 * 0.0123)
-    assert (result.prompt_tokens, result.completion_tokens) == (300, 40)
+    assert result.spent.total.cost == pytest.approx(2 * 0.0123)
+    assert (result.spent.total.prompt_tokens, result.spent.total.completion_tokens) == (300, 40)
 
 
 @pytest.mark.full
@@ -130,7 +130,11 @@ def test_a_nudged_codex_session_counts_its_cumulative_usage_once(repo, tmp_path,
     result = run_agent_turn(ctx, AgentSpec(["codex"], tmp_path / "run"))
     assert result.post.text == "after the nudge" and fakes.calls()[1]["resume"]
     # the resumed run reports 300/40 for the session: 150/20 of it are the first run's
-    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (300, 40, 100)
+    assert (
+        result.spent.total.prompt_tokens,
+        result.spent.total.completion_tokens,
+        result.spent.total.cached_tokens,
+    ) == (300, 40, 100)
 
 
 def test_exit_twice_without_post_is_a_silent_turn(repo, tmp_path, fakes):
@@ -194,7 +198,11 @@ def test_a_claude_run_killed_at_the_timeout_keeps_the_usage_it_reported_on_the_w
     result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run"))
     assert result.post is None and "turnTimeoutMin" in result.reason
     # two answers of 30 + 10 cached prompt tokens and 7 output tokens each; no final figure
-    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (80, 14, 20)
+    assert (
+        result.spent.total.prompt_tokens,
+        result.spent.total.completion_tokens,
+        result.spent.total.cached_tokens,
+    ) == (80, 14, 20)
     (finished,) = [r for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_finished"]
     assert finished["usage"]["prompt_tokens"] == 80 and finished["usage"]["model"] == "agent:claude"
 

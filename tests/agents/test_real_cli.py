@@ -93,7 +93,7 @@ def test_claude_gated_turn_refuses_the_shell_writes_and_posts_through_mcp(
     raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
     refusal = [json.loads(x) for x in raw.splitlines() if '"tool_result"' in x][0]
     assert refusal["message"]["content"][0]["is_error"], refusal  # the Bash call was refused
-    assert result.prompt_tokens == 4 * 160 and result.completion_tokens == 4 * 30
+    assert result.spent.total.prompt_tokens == 4 * 160 and result.spent.total.completion_tokens == 4 * 30
     assert [r["type"] for r in records(tmp_path / "run" / "harness.jsonl")][-1] == "turn_finished"
 
 
@@ -117,7 +117,7 @@ def test_claude_exit_without_post_is_nudged_in_its_own_session(repo, tmp_path, c
         r["usage"] for r in records(tmp_path / "run" / "harness.jsonl") if r["type"] == "agent_finished"
     )
     assert second["cost"] == pytest.approx(first["cost"] * 2, rel=0.01)  # two answers vs one
-    assert result.cost == pytest.approx(first["cost"] + second["cost"])
+    assert result.spent.total.cost == pytest.approx(first["cost"] + second["cost"])
 
 
 def codex_provider(provider: str, url: str) -> list[str]:
@@ -155,7 +155,11 @@ def test_codex_resumes_its_session_and_its_cumulative_usage_counts_once(repo, tm
     assert len(second["input"]) > len(first["input"]) and first["reasoning"]["effort"] == "low"
     # the resumed run's turn.completed says 400/50 for the session; 200/25 of it were the first run's
     assert [f["usage"]["prompt_tokens"] for f in finished] == [200, 200]
-    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (400, 50, 100)
+    assert (
+        result.spent.total.prompt_tokens,
+        result.spent.total.completion_tokens,
+        result.spent.total.cached_tokens,
+    ) == (400, 50, 100)
 
 
 @pytest.mark.parametrize("provider", ["local", "openai"])
@@ -248,7 +252,7 @@ def test_gemini_posts_through_mcp_and_writes_with_auto_edit(repo, gemini_run, mo
     assert not list((run / "agents").glob("gemini-settings-*"))  # it held the turn's token
     events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
     assert [e["name"] for e in events if e["type"] == "tool" and e.get("agent")] == ["write_file"]
-    assert result.prompt_tokens > 0 and result.completion_tokens > 0
+    assert result.spent.total.prompt_tokens > 0 and result.spent.total.completion_tokens > 0
 
 
 def test_gemini_exit_without_post_is_nudged_in_its_own_session(repo, gemini_run, monkeypatch):

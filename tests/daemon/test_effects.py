@@ -9,7 +9,7 @@ from autodev.daemon import effects
 from autodev.daemon.effects import Change, Note
 from autodev.records import Post
 from autodev.records.events import GateDecidedEvent, WaitEvent
-from autodev.records.state import RunState
+from autodev.records.state import ModelUsage, RunState, Spent, TurnUsage
 
 TEAM = Team.model_validate(
     {
@@ -125,12 +125,11 @@ def test_three_identical_posts_pause_the_run() -> None:
 
 
 FIGURES = SimpleNamespace(
-    prompt_tokens=10,
-    completion_tokens=2,
-    cost=0.5,
-    cached_tokens=4,
+    spent=Spent(
+        TurnUsage(prompt_tokens=10, completion_tokens=2, cost=0.5, cached_tokens=4),
+        {"m": ModelUsage(generations=1, cost=0.5)},
+    ),
     compactions=0,
-    models={"m": {"generations": 1, "cost": 0.5}},
 )
 
 

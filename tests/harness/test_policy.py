@@ -14,6 +14,7 @@ from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.harness.tools import Workspace
 from autodev.records.events import NudgedEvent
+from autodev.records.state import ModelUsage, TurnUsage
 from autodev.store.events import Events
 from autodev.store.journal import Journal, iter_records
 from autodev.store.thread import Thread
@@ -92,16 +93,22 @@ def test_the_deadline_and_stop(repo, tmp_path) -> None:
 
 def test_a_turn_carries_on_from_what_it_spent_and_told() -> None:
     resume = Resume(2, "builder", [], {})
-    resume.prompt_tokens, resume.completion_tokens, resume.cached_tokens = 100, 20, 40
-    resume.cost, resume.told = 0.5, True
-    resume.models = {"agent:claude": {"generations": 1, "prompt_tokens": 100, "completion_tokens": 20}}
+    one = TurnUsage(generations=1, prompt_tokens=100, completion_tokens=20, cached_tokens=40, cost=0.5)
+    resume.spent.add("agent:claude", one)
+    resume.told = True
     result = TurnResult(None)
     policy.carry(resume, result)
-    assert (result.prompt_tokens, result.completion_tokens, result.cached_tokens) == (100, 20, 40)
-    assert result.cost == 0.5 and result.told
-    assert result.models == resume.models
-    result.models["agent:claude"]["generations"] += 1  # a copy: the resume's figures stay as read
-    assert resume.models["agent:claude"]["generations"] == 1
+    assert result.spent.total == one and result.told
+    assert result.spent.models == {
+        "agent:claude": ModelUsage(generations=1, prompt_tokens=100, completion_tokens=20, cost=0.5)
+    }
+    result.spent.add("agent:claude", one)  # a copy: the resume's figures stay as read
+    assert resume.spent.models["agent:claude"].generations == 1 and resume.spent.total == one
     back = Resume(2, "builder", [], {})
     policy.carry(result, back)  # and the other way, when the CLIs hand the turn to the models
-    assert back.models["agent:claude"]["generations"] == 2 and back.told
+    assert back.spent.models["agent:claude"].generations == 2 and back.told
+    assert (back.spent.total.prompt_tokens, back.spent.total.cached_tokens, back.spent.total.cost) == (
+        200,
+        80,
+        1.0,
+    )

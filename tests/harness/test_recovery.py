@@ -110,14 +110,19 @@ def test_agent_runs_count_their_usage_once_and_the_run_a_crash_cut_short_is_name
         {"type": "agent_started", "run": RUN, "turn": 3, "agent": "claude", "pid": 12, "stream": "a/2.jsonl"},
     ]
     r = rebuild(recs)
-    assert (r.prompt_tokens, r.completion_tokens, r.cost, r.steps) == (150, 20, 0.5, 0)
-    assert r.models["agent:claude"]["generations"] == 1
+    assert (r.spent.total.prompt_tokens, r.spent.total.completion_tokens, r.spent.total.cost, r.steps) == (
+        150,
+        20,
+        0.5,
+        0,
+    )
+    assert r.spent.models["agent:claude"].generations == 1
     assert [a["pid"] for a in r.unfinished_agents] == [12]
     # the resumed turn closes the cut-short run with a record of its own: counted, not pending
     r = rebuild(
         [*recs, {"type": "agent_finished", "pid": 12, "usage": {**used, "cost": 0.0}, "recovered": True}]
     )
-    assert r.prompt_tokens == 300 and r.unfinished_agents == []
+    assert r.spent.total.prompt_tokens == 300 and r.unfinished_agents == []
 
 
 def test_only_turn_started_resumes_at_the_first_step():
@@ -219,7 +224,11 @@ def test_tokens_and_cost_add_up_over_finished_generations():
         gen_finished(2, [call("x", "list_files")], tokens=(120, 9), cost=None),
     ]
     r = rebuild(recs)
-    assert (r.prompt_tokens, r.completion_tokens, r.cost) == (220, 16, 0.25)
+    assert (r.spent.total.prompt_tokens, r.spent.total.completion_tokens, r.spent.total.cost) == (
+        220,
+        16,
+        0.25,
+    )
 
 
 def test_attempts_of_the_next_step_survive_a_restart():

@@ -122,10 +122,12 @@ def test_usage_and_the_scripts_prices_are_counted_per_model(run: Run) -> None:
         """
     )
     result = run_turn(run.context(model))
-    assert result.prompt_tokens > 0 and result.completion_tokens > 0
-    assert result.cost == pytest.approx(result.prompt_tokens * 0.001 + result.completion_tokens * 0.002)
-    assert result.models["scripted"]["generations"] == 1
-    assert result.models["scripted"]["cost"] == pytest.approx(result.cost)
+    assert result.spent.total.prompt_tokens > 0 and result.spent.total.completion_tokens > 0
+    assert result.spent.total.cost == pytest.approx(
+        result.spent.total.prompt_tokens * 0.001 + result.spent.total.completion_tokens * 0.002
+    )
+    assert result.spent.models["scripted"].generations == 1
+    assert result.spent.models["scripted"].cost == pytest.approx(result.spent.total.cost)
 
 
 def test_a_model_that_stops_twice_without_posting_ends_the_turn_silent(run: Run) -> None:
@@ -195,7 +197,7 @@ def test_a_usage_limit_fails_over_to_the_next_model(run: Run) -> None:
     targets = [*model.targets("builder"), providers.Target("backup-model", "openai/backup")]
     ctx = run.context(model, targets=targets)
     result = run_turn(ctx)
-    assert result.post is not None and result.models.keys() == {"backup-model"}
+    assert result.post is not None and result.spent.models.keys() == {"backup-model"}
     assert ctx.limited_until["scripted"] > time.time() + 50
     (failover,) = run.events_of("failover")
     assert failover["model"] == "scripted" and failover["to"] == "backup-model"
@@ -328,7 +330,9 @@ def test_resume_after_a_crash_answers_an_unsafe_call_interrupted_and_reruns_a_re
     assert (run.repo / "ran.txt").read_text() == "ran\n"  # the command did not run twice
     synthetic = [r for r in fresh.records("tool_finished") if r.get("synthetic")]
     assert [r["result"] for r in synthetic] == [INTERRUPTED]
-    assert result.prompt_tokens > resume.prompt_tokens > 0  # what was spent before the crash counts
+    assert (
+        result.spent.total.prompt_tokens > resume.spent.total.prompt_tokens > 0
+    )  # what was spent before the crash counts
 
 
 def test_a_hook_decision_recorded_before_a_crash_is_not_asked_again(run: Run) -> None:
