@@ -141,6 +141,22 @@ def test_composing_keeps_each_sides_parts_with_an_equals_operator():
     assert parts_or_none(f"( {a} ) | {b}") == parts_or_none(a) + parts_or_none(b)
 
 
+def test_composing_keeps_each_sides_parts_with_a_backtick_in_single_quotes():
+    # Found by `make fuzz`: after a backtick substitution, tree-sitter-bash misread `'` '` (a
+    # backtick and a blank in single quotes) and the whole line was unparseable; `'`'` was not.
+    a, b = "git && git 0`ls`", "git '` '"
+    assert parts_or_none(f"{a} && {b}") == parts_or_none(a) + parts_or_none(b)
+    assert words(f"{a} && {b}")[-1] == "git ` "
+
+
+def test_a_quoted_backtick_hides_no_command():
+    # The masked quotes hold no command; a real substitution beside them is still seen.
+    command = "b `ls` && c '` x' && git push origin main `git push --force`"
+    message, _ = gates.guard(command, ["git push*"], [])
+    assert message is not None
+    assert words(command)[-1] == "git push --force"
+
+
 @pytest.mark.parametrize("op", ["==", "=~"])
 def test_an_equals_operator_cannot_hide_the_rest_of_a_subshell(op):
     # The `regex` tree-sitter made of `x; git push origin main` hid the push from the guard.

@@ -26,6 +26,9 @@ NAME = st.binary(min_size=1, max_size=30).filter(
     lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")
 )
 
+# Bytes a user may type as `send`'s argument: anything but NUL, which no argv can carry.
+ARGV = st.binary(max_size=40).map(lambda b: b.replace(b"\0", b""))
+
 
 def _raw(tool: str, **args) -> str:
     """A call whose arguments are raw JSON text (ASCII, with \\u escapes), as TOML."""
@@ -45,7 +48,7 @@ def _run(repo: Path, env: dict, *args: str | bytes, timeout: float = 120) -> sub
 
 @pytest.mark.full
 @settings(max_examples=examples(2), deadline=None, suppress_health_check=list(HealthCheck))
-@given(message=st.binary(max_size=40), name=NAME, pattern=TEXT, path=TEXT, content=TEXT, said=TEXT)
+@given(message=ARGV, name=NAME, pattern=TEXT, path=TEXT, content=TEXT, said=TEXT)
 def test_random_input_never_wedges_the_daemon(message, name, pattern, path, content, said):
     with tempfile.TemporaryDirectory(prefix="autodev-fuzz-") as tmp:
         env = {**os.environ, **GIT_ENV, "AUTODEV_HOME": os.path.join(tmp, "home")}
