@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 import typer
 
 from autodev.cli.root import _paths, app
 from autodev.store.paths import RunPaths, find_repo
+
+T = TypeVar("T")  # what a listing command shows: as JSON, or through its renderer
 
 
 def _status_paths() -> RunPaths:
@@ -117,7 +119,7 @@ def runs_stats(as_json: bool = typer.Option(False, "--json", help="Machine-reada
     _show(runs.stats(), as_json, runs_view.render_stats)
 
 
-def _show(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+def _show(data: T, as_json: bool, render: Callable[[T], None]) -> None:
     if as_json:
         print(json.dumps(data, indent=1))
     else:

@@ -122,7 +122,7 @@ def load_teams(paths: list[Path]) -> list[TeamSpec]:
     return teams
 
 
-def load_base_config(path: Path | None) -> dict[str, Any]:
+def load_base_config(path: Path | None) -> dict[str, object]:
     """`--config FILE`: config.toml keys every run gets, checked like a run's config."""
     if path is None:
         return {}

@@ -10,7 +10,7 @@ fails inside autodev ends the call, not the daemon.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import AutodevError, ToolError
 from autodev.harness import credit
@@ -99,7 +99,12 @@ def run_call(
 
 
 def log_started(
-    ctx: TurnContext, call_id: str, name: str, args: Any, replay_safe: bool, hook: dict | None = None
+    ctx: TurnContext,
+    call_id: str,
+    name: str,
+    args: object,
+    replay_safe: bool,
+    hook: dict[str, object] | None = None,
 ) -> None:
     """The intent record of a call (the arguments it runs with) and its event."""
     ctx.record(

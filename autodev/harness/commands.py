@@ -10,8 +10,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
@@ -76,7 +77,7 @@ class _Run:
 class _Capture:
     """Drains a pipe, keeping only its beginning and its end so memory stays bounded."""
 
-    def __init__(self, stream: Any, limit: int):
+    def __init__(self, stream: BufferedReader, limit: int):
         self._stream = stream
         self._limit = limit
         self._lock = threading.Lock()
@@ -152,7 +153,7 @@ def _run_bash(
     except OSError as e:
         raise ToolError(f"run_command: could not start bash: {e}") from None
     stdout = proc.stdout
-    assert stdout is not None  # stdout=PIPE above
+    assert isinstance(stdout, BufferedReader)  # stdout=PIPE with the default buffering above
     capture = _Capture(stdout, max_output)
     reader = threading.Thread(target=capture.pump, name="run_command-output", daemon=True)
     reader.start()

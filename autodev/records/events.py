@@ -18,6 +18,7 @@ and tools read, never one the run depends on to go on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, cast, get_args
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, TypeAdapter, ValidationError
@@ -596,14 +597,14 @@ class Envelope(Open):
     run: str
 
 
-def record(ev: Event, ts: str, run: str) -> dict[str, Any]:
+def record(ev: Event, ts: str, run: str) -> dict[str, object]:
     """The line `emit` writes: the envelope, then the fields the emitter set, by their names
     on disk (`from`, not `from_`)."""
     fields = ev.model_dump(by_alias=True, exclude_unset=True, exclude={"type", "ts", "run", "schema_"})
     return {"type": ev.type, "ts": ts, "run": run, "schema": SCHEMA, **fields}
 
 
-def readable(rec: dict[str, Any]) -> Event | None:
+def readable(rec: Mapping[str, object]) -> Event | None:
     """An event for display (the panel's Feed), leniently: a field that does not fit its kind
     is left out (its default shown) rather than losing the line; None when even the kind's core
     fields are missing."""
