@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
@@ -64,7 +64,7 @@ class TurnContext:
     # `autodev replay --tools recorded`: (turn, call id, tool name) -> the recorded result
     recorded_tools: Callable[[int, str, str], str] | None = None
 
-    def record(self, type: str, **fields: Any) -> dict:
+    def record(self, type: str, **fields: object) -> dict[str, object]:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
         # ts: when it happened, for the spans autodev/telemetry derives from this log
         return self.hlog.append(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from autodev.config import prompts
 from autodev.harness import credit
@@ -67,7 +67,9 @@ class AllModelsLimited(Exception):
 # -- the turn's first and last records ------------------------------------------------------------
 
 
-def log_turn_started(ctx: TurnContext, baseline: credit.Baseline, messages: list[dict], **extra: Any) -> None:
+def log_turn_started(
+    ctx: TurnContext, baseline: credit.Baseline, messages: list[dict], **extra: object
+) -> None:
     """The turn's first record: what recovery rebuilds it from (its baseline and messages)."""
     ctx.record(
         "turn_started",

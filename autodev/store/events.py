@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autodev.store.journal import Journal
 from autodev.store.thread import now_ts
@@ -25,7 +25,7 @@ class Events:
         self.run_id = run_id
         self._lock = threading.Lock()  # notifications report from their own threads
 
-    def emit(self, ev: Event) -> dict[str, Any]:
+    def emit(self, ev: Event) -> dict[str, object]:
         """Append one event (a model of `records.events`): its envelope, then the fields its
         emitter set."""
         from autodev.records.events import record
@@ -34,7 +34,7 @@ class Events:
         with self._lock:
             return self.journal.append(rec)
 
-    def posted(self, post: Post) -> dict[str, Any]:
+    def posted(self, post: Post) -> dict[str, object]:
         """A post just appended to the thread, copied into events: the one place that happens."""
         from autodev.records.events import PostEvent
 
