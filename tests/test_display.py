@@ -94,7 +94,7 @@ def _status_data() -> dict:
 
 
 def test_status_shows_the_hidden_push_its_digest_and_no_markup_or_controls(capsys):
-    status.render(_status_data())
+    status.render(status.Status.model_validate(_status_data()))
     out = capsys.readouterr().out
     assert not RAW.search(out)
     flat = " ".join(out.split())
@@ -109,7 +109,7 @@ def test_the_panel_shows_the_same_escaped_text():
     gate = views.need_text(d["needs_you"][0]).plain
     assert "git push --force origin main\\r\\x1b[2K(safe: git status)" in gate
     assert digest(HIDDEN_PUSH) in gate
-    assert not RAW.search(views.header(d, RunState(), None).plain)
+    assert not RAW.search(views.header(status.Status.model_validate(d), RunState(), None).plain)
 
 
 def test_notifications_carry_the_text_escaped_on_one_line():

@@ -30,11 +30,11 @@ def test_everything_queued_is_listed_in_the_order_it_was_asked(repo):
     ]
     assert queued.summary(queued.items(paths)) == "hold 4, answer 3, 2 messages, approve 2, pause"
     d = gather(paths)
-    assert d["queued_text"] == (
+    assert d.queued_text == (
         "queued: hold 4, answer 3, 2 messages, approve 2, pause "
         "(no daemon is running: `autodev start` applies them in order)"
     )
-    assert [q["label"] for q in d["queued"]] == [
+    assert [q.label for q in d.queued] == [
         "hold 4",
         "answer 3",
         "message",
@@ -68,4 +68,4 @@ def test_a_message_after_a_queued_stop_replaces_it_and_says_so(repo):
 
 def test_nothing_queued_says_nothing(repo):
     d = gather(RunPaths(repo))
-    assert d["queued"] == [] and d["queued_text"] == ""
+    assert d.queued == [] and d.queued_text == ""

@@ -30,7 +30,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable 
 
     data = gather(_status_paths())
     if as_json:
-        print(json.dumps(data, indent=1, default=str))
+        print(json.dumps(data.to_json(), indent=1, default=str))
     else:
         render(data)
 

@@ -28,6 +28,7 @@ from autodev.records.state import RunState
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 from autodev.user.events_view import event_text
+from autodev.user.status import Status
 
 __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 
@@ -74,7 +75,7 @@ class PanelApp(App):
         from autodev.store.thread import read_live
 
         self.live = read_live(paths.thread)  # posts a rewind superseded are struck through
-        self.status: dict = {}
+        self.status = Status()
         self.raw_state: RunState = RunState()
         self.failover: dict[str, str] = {}
         self.last_post: dict[str, int] = {}
@@ -176,15 +177,9 @@ class PanelApp(App):
         try:
             self.raw_state = StateFile(self.paths.state).read()
             self.status = gather(self.paths)
-            self.daemon_pid = self.status.get("daemon_pid")
+            self.daemon_pid = self.status.daemon_pid
         except AutodevError as e:  # e.g. state.json damaged from outside: show it, keep going
-            self.status = {
-                "state": "unknown",
-                "reason": {"text": e.message, "continue": e.fix},
-                "needs_you": [],
-                "participants": [],
-                "totals": {},
-            }
+            self.status = Status(state="unknown", reason={"text": e.message, "continue": e.fix})
 
     def _tick(self) -> None:
         from autodev.store.lock import DaemonLock

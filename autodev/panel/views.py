@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from autodev.guard.display import clean
-from autodev.records.state import RunState
-from autodev.user.status import cap_text, safe_to_show, spend_text
+from autodev.records.state import RunState, Usage
+from autodev.user.status import Status, cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -30,14 +30,14 @@ PARTICIPANT_COLUMNS = (
 )  # fmt: skip
 
 
-def header(d: dict, st: RunState, daemon_pid: int | None) -> Text:
+def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
     """State and why, the daemon, objective, figures, sandbox, refused config, who speaks next.
-    `d` is status data, `st` the raw state.json."""
-    d = clean(d)  # participants' and providers' words, escaped
-    state = d.get("state", "?")
+    `status` is what `autodev status` shows, `st` the raw state.json."""
+    d = status.shown()  # participants' and providers' words, escaped
+    state = d.state
     t = Text()
     t.append(f" {state} ", style=f"reverse {STATE_STYLE.get(state, 'bold')}")
-    r = d.get("reason") or {}
+    r = d.reason or {}
     if r.get("text") and state != "running":
         t.append(f"  {r['text']}")
     t.append("   ")
@@ -45,42 +45,42 @@ def header(d: dict, st: RunState, daemon_pid: int | None) -> Text:
         t.append(f"daemon pid {daemon_pid}", style="green")
     else:
         t.append("no daemon running (autodev start)", style="bold red")
-    t.append(f"\nobjective: {d.get('objective') or '-'}")
-    tot = d.get("totals") or {}
-    au = d.get("audit_usage") or {}
-    tokens = tot.get("tokens", 0) + au.get("prompt_tokens", 0) + au.get("completion_tokens", 0)
-    cost = tot.get("cost", 0.0) + au.get("cost", 0.0)
-    b = d.get("budget") or {"cost": cost, "tokens": tokens}
+    t.append(f"\nobjective: {d.objective or '-'}")
+    tot = d.totals
+    au = Usage.of(d.audit_usage or {})
+    tokens = tot.tokens + au.prompt_tokens + au.completion_tokens
+    cost = tot.cost + au.cost
+    b = d.budget or {"cost": cost, "tokens": tokens}
     t.append(
-        f"\nelapsed {_elapsed(st.started_at)} · turns {tot.get('turns', 0)} · "
-        f"credited {tot.get('credited', 0)} · {spend_text(b)}"
+        f"\nelapsed {_elapsed(st.started_at)} · turns {tot.turns} · credited {tot.credited} · {spend_text(b)}"
     )
-    sb = d.get("sandbox") or {}
+    sb = d.sandbox
     if sb.get("warning"):
         t.append(f"\nsandbox: {sb['warning']}", style="bold red")
     elif sb:
         t.append(f"\nsandbox: {sb['describe']}")
-    if d.get("config_refused"):
-        t.append(f"\n{d['config_refused']}", style="bold red")
-    if d.get("queued_text"):
-        t.append(f"\n{d['queued_text']}", style="bold yellow")
-    if d.get("speaking"):
-        t.append(f"\nspeaking now: {d['speaking']}", style="bold")
-    elif d.get("next"):
-        n = d["next"]
+    if d.config_refused:
+        t.append(f"\n{d.config_refused}", style="bold red")
+    if d.queued_text:
+        t.append(f"\n{d.queued_text}", style="bold yellow")
+    if d.speaking:
+        t.append(f"\nspeaking now: {d.speaking}", style="bold")
+    elif d.next:
+        n = d.next
         t.append(f"\nnext: {n.get('speaker')} ({n.get('rule')}: {n.get('why')})")
     else:
         t.append("\nnext: -")
     return t
 
 
-def needs(d: dict) -> list[dict]:
-    """What Needs you lists, in order: why the run stopped, then gate, question, notices."""
+def needs(status: Status) -> list[dict]:
+    """What Needs you lists, in order: why the run stopped, then gate, question, notices (each
+    with the keys `status --json` gives it)."""
     items = []
-    r = d.get("reason") or {}
-    if d.get("state") in STOPPED and r:
+    r = status.reason or {}
+    if status.state in STOPPED and r:
         items.append({"type": "stopped", "text": r.get("text", ""), "do": r.get("continue", "")})
-    return items + list(d.get("needs_you") or [])
+    return items + [n.model_dump(by_alias=True, exclude_unset=True) for n in status.needs_you]
 
 
 def need_text(n: dict) -> Text:
@@ -108,33 +108,32 @@ def need_text(n: dict) -> Text:
 
 
 def participant_rows(
-    d: dict, st: RunState, failover: dict[str, str], last_post: dict[str, int]
+    status: Status, st: RunState, failover: dict[str, str], last_post: dict[str, int]
 ) -> list[tuple]:
     """One row per participant (PARTICIPANT_COLUMNS): its model (and the failover in use), its
     figures, and when it last spoke (post seq, else turn). Strings are escaped for the table,
     which reads rich markup."""
-    d = safe_to_show(d)
-    failover = safe_to_show(failover)
     rows = []
-    for p in d.get("participants") or []:
-        model = str(p.get("model"))
-        if p["name"] in failover:
-            model += f" → {failover[p['name']]}"
-        last = last_post.get(p["name"])
-        mine = st.participants.get(p["name"])
+    for p in status.participants:
+        name = safe_to_show(p.name)
+        model = safe_to_show(str(p.model))
+        if p.name in failover:
+            model += f" → {safe_to_show(failover[p.name])}"
+        last = last_post.get(p.name)
+        mine = st.participants.get(p.name)
         lt = mine.last_turn if mine else None
         spoke = f"#{last}" if last else (f"turn {lt}" if lt else "-")
         rows.append(
             (
-                p["name"],
+                name,
                 model,
-                p.get("effort") or "-",
-                "yes" if p.get("write") else "no",
-                str(p["turns"]),
-                str(p["credited"]),
-                str(p.get("silent_streak", 0)),
-                f"{p['prompt_tokens'] + p['completion_tokens']:,}",
-                cap_text(p),
+                safe_to_show(p.effort or "-"),
+                "yes" if p.write else "no",
+                str(p.turns),
+                str(p.credited),
+                str(p.silent_streak),
+                f"{p.prompt_tokens + p.completion_tokens:,}",
+                cap_text(p.model_dump()),
                 spoke,
             )
         )

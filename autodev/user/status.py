@@ -6,7 +6,9 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from autodev.guard.display import digest, line
 from autodev.records.state import Figures, RunState
@@ -17,7 +19,105 @@ START_WITH = 'autodev start "your objective"'
 NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
 
 
-def gather(paths: RunPaths) -> dict:
+Number = int | float  # as summed: 0 for nothing, a float once a cost is in
+
+
+class Record(BaseModel):
+    """Status data: each field as `status --json` prints it (its name, or its alias)."""
+
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
+
+
+class Row(Record):
+    """One participant: as the team has it (nothing but `model` for one who left), and its figures."""
+
+    name: str
+    model: str | None = None
+    effort: str | None = None
+    write: bool | None = None
+    max_cost_usd: Number | None = None
+    max_tokens: int | None = None
+    turns: int = 0
+    credited: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    compactions: int = 0
+    cost: Number = 0.0
+    silent_streak: int = 0
+
+
+class Need(Record):
+    """Something only the user can settle: a question, a gate or a notice (its own keys only)."""
+
+    type: Literal["question", "gate", "notice"]
+    id: str | None = None
+    from_: str = Field(alias="from")
+    text: str
+    digest: str | None = None
+    hold: str | None = None
+    pinned: bool = False
+    answered: bool = False
+    do: str
+
+
+class Queued(Record):
+    kind: str
+    label: str
+
+
+class Totals(Record):
+    turns: int = 0
+    credited: int = 0
+    tokens: int = 0
+    cached_tokens: int = 0
+    compactions: int = 0
+    cost: Number = 0.0
+
+
+class Status(Record):
+    """What `autodev status` shows and `status --json` prints (`to_json`), what the panel reads."""
+
+    sandbox: dict[str, object] = {}
+    config_refused: str | None = None
+    repo: str = ""
+    run_dir: str = ""
+    run_id: str | None = None
+    state: str = "?"
+    no_run_yet: bool = False
+    start_with: str | None = None
+    reason: dict[str, object] | None = None  # records.Reason as state.json has it
+    daemon_pid: int | None = None
+    continue_: str | None = Field(default=None, alias="continue")
+    objective: str = ""
+    turn: int = 0
+    speaking: str | None = None
+    next: dict[str, object] | None = None  # records.Next
+    wait: dict[str, object] | None = None  # records.Wait
+    needs_you: list[Need] = []
+    queued: list[Queued] = []
+    queued_text: str = ""
+    participants: list[Row] = []
+    audits: int = 0
+    talk_turns: int = 0
+    team_error: str | None = None
+    warnings: list[str] = []
+    audit_usage: dict[str, object] | None = None  # records.Usage
+    budget: dict[str, object] | None = None  # the run's spend and caps (`_budget`)
+    totals: Totals = Totals()
+
+    def to_json(self) -> dict[str, object]:
+        """As `status --json` prints it: every key gather set, in this order, by its file name."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def shown(self) -> Status:
+        """A copy with every string made safe to show on one line (`display.clean`)."""
+        from autodev.guard.display import clean
+
+        return Status.model_validate(clean(self.to_json()))
+
+
+def gather(paths: RunPaths) -> Status:
     from autodev.config import load_team
     from autodev.config.project import saved_team
     from autodev.errors import ConfigError
@@ -47,24 +147,23 @@ def gather(paths: RunPaths) -> dict:
                 if saved_team(paths.run_dir)
                 else "create one with `autodev init`"
             )
-    parts = []
+    parts: list[Row] = []
     for name in sorted(set(models) | set(st.participants)):
         f = st.participants.get(name) or Figures()
-        parts.append(
-            {
-                "name": name,
-                **models.get(name, {"model": "(not on the team now)"}),
-                "turns": f.turns,
-                "credited": f.credited,
-                "prompt_tokens": f.prompt_tokens,
-                "completion_tokens": f.completion_tokens,
-                "cached_tokens": f.cached_tokens,
-                "compactions": f.compactions,
-                "cost": f.cost,
-                "silent_streak": f.silent_streak,
-            }
-        )
-    needs = []
+        row = {
+            "name": name,
+            **models.get(name, {"model": "(not on the team now)"}),
+            "turns": f.turns,
+            "credited": f.credited,
+            "prompt_tokens": f.prompt_tokens,
+            "completion_tokens": f.completion_tokens,
+            "cached_tokens": f.cached_tokens,
+            "compactions": f.compactions,
+            "cost": f.cost,
+            "silent_streak": f.silent_streak,
+        }
+        parts.append(Row.model_validate(row))
+    needs: list[dict[str, object]] = []
     if q := st.question:
         needs.append(
             {"type": "question", "from": q.from_, "text": q.text, "do": 'autodev send "your answer"'}
@@ -103,42 +202,44 @@ def gather(paths: RunPaths) -> dict:
     state, why = st.state, st.reason.dump() if st.reason else None
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
-    return {
-        "sandbox": sandbox_of(paths),
-        "config_refused": st.config_refused.text if st.config_refused else None,
-        "repo": str(paths.repo),
-        "run_dir": str(paths.run_dir),
-        "run_id": st.run_id,
-        "state": "not_started" if no_run_yet else state,
-        "no_run_yet": no_run_yet,
-        "start_with": START_WITH if no_run_yet else None,
-        "reason": why,
-        "daemon_pid": pid,
-        "continue": continue_line(why, bool(pid)),
-        "objective": st.objective.split("\n")[0][:200],
-        "turn": st.turn,
-        "speaking": st.speaking,
-        "next": st.next.dump() if st.next else None,
-        "wait": st.wait.dump() if st.wait else None,
-        "needs_you": needs,
-        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
-        "queued_text": queued.queued_line(queue, bool(pid)),
-        "participants": parts,
-        "audits": st.audits,
-        "talk_turns": st.talk_turns,
-        "team_error": team_error,
-        "warnings": st.warnings,
-        "audit_usage": st.audit_usage.dump() if st.audit_usage else None,
-        "budget": _budget(paths, st),
-        "totals": {
-            "turns": sum(p["turns"] for p in parts),
-            "credited": sum(p["credited"] for p in parts),
-            "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
-            "cached_tokens": sum(p["cached_tokens"] for p in parts),
-            "compactions": sum(p["compactions"] for p in parts),
-            "cost": round(sum(p["cost"] for p in parts), 6),
-        },
-    }
+    return Status.model_validate(
+        {
+            "sandbox": sandbox_of(paths),
+            "config_refused": st.config_refused.text if st.config_refused else None,
+            "repo": str(paths.repo),
+            "run_dir": str(paths.run_dir),
+            "run_id": st.run_id,
+            "state": "not_started" if no_run_yet else state,
+            "no_run_yet": no_run_yet,
+            "start_with": START_WITH if no_run_yet else None,
+            "reason": why,
+            "daemon_pid": pid,
+            "continue": continue_line(why, bool(pid)),
+            "objective": st.objective.split("\n")[0][:200],
+            "turn": st.turn,
+            "speaking": st.speaking,
+            "next": st.next.dump() if st.next else None,
+            "wait": st.wait.dump() if st.wait else None,
+            "needs_you": needs,
+            "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+            "queued_text": queued.queued_line(queue, bool(pid)),
+            "participants": parts,
+            "audits": st.audits,
+            "talk_turns": st.talk_turns,
+            "team_error": team_error,
+            "warnings": st.warnings,
+            "audit_usage": st.audit_usage.dump() if st.audit_usage else None,
+            "budget": _budget(paths, st),
+            "totals": Totals(
+                turns=sum(p.turns for p in parts),
+                credited=sum(p.credited for p in parts),
+                tokens=sum(p.prompt_tokens + p.completion_tokens for p in parts),
+                cached_tokens=sum(p.cached_tokens for p in parts),
+                compactions=sum(p.compactions for p in parts),
+                cost=round(sum(p.cost for p in parts), 6),
+            ),
+        }
+    )
 
 
 def gone_reason(paths: RunPaths, was: str) -> dict:
@@ -222,12 +323,12 @@ def sandbox_of(paths: RunPaths) -> dict:
     return box.as_dict()
 
 
-def render(d: dict) -> None:
+def render(status: Status) -> None:
     from rich.table import Table
 
     from autodev.user.render import console
 
-    d = safe_to_show(d)
+    d = safe_to_show(status.to_json())  # every string escaped for rich, as printed
     con = console()
     daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
     if d.get("no_run_yet"):

@@ -66,7 +66,7 @@ async def until(pilot, what: str, check, timeout: float = 20.0):
     app = pilot.app
     raise AssertionError(
         f"timed out after {timeout}s waiting for {what}\nstate: "
-        f"{app.status.get('state')}\nfeed:\n{app.feed_text()[-3000:]}"
+        f"{app.status.state}\nfeed:\n{app.feed_text()[-3000:]}"
     )
 
 
