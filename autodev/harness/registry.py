@@ -18,11 +18,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from autodev.errors import ToolError
+
+if TYPE_CHECKING:
+    from autodev.harness.credit import Baseline
+    from autodev.harness.scope import Scope
 
 # Capabilities every participant has; a notice cannot hold them (a turn needs its post).
 ALWAYS = frozenset({"thread"})
@@ -84,10 +88,12 @@ String = Annotated[str, BeforeValidator(_string)]
 class ToolEnv:
     """What a handler may act on during one call; each tool uses the parts it needs."""
 
-    workspace: Any = None  # autodev.harness.tools.Workspace
-    turn: Any = None  # autodev.harness.turn.TurnContext
-    result: Any = None  # autodev.harness.turn.TurnResult
-    baseline: Any = None  # autodev.harness.credit.Baseline
+    workspace: Scope | None = None  # the turn's Workspace (harness/tools.py)
+    # harness/context.py's TurnContext and TurnResult: that module imports this one, so naming
+    # them here would close an import circle (tests/test_architecture.py)
+    turn: Any = None
+    result: Any = None
+    baseline: Baseline | None = None  # what a work_done post is credited against
     call_id: str | None = None
 
 

@@ -59,6 +59,8 @@ def post(env: ToolEnv, **args: object) -> str:
             return f"refused by a before_post hook: {why}"
     extra = {}
     if move.kind == "work_done":
+        if env.baseline is None:
+            raise ToolError("post: this turn has no baseline to credit work_done against")
         extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
     extra["head"] = git_head(ctx.repo)  # the commit `autodev rewind` to this post goes back to
     pid = f"{ctx.run_id}:t{ctx.turn}:post"

@@ -113,6 +113,8 @@ class RunCommandArgs(Args):
 
 def _on_workspace(name: str, run: Callable[..., str]) -> Callable[..., str]:
     def handler(env: ToolEnv, **kwargs: object) -> str:
+        if env.workspace is None:
+            raise ToolError(f"{name} needs a workspace")
         return env.workspace.invoke(name, run, kwargs)
 
     return handler
