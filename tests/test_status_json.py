@@ -1,6 +1,6 @@
 """`autodev status --json` is what `status.gather()` holds: the same keys, in the same order,
 with the same values, whatever type gather hands out (tests/fixtures/status-*.json were printed
-by the release before it was typed, from the same run folders)."""
+and status-*.txt rendered by the release before it was typed, from the same run folders)."""
 
 from __future__ import annotations
 
@@ -67,4 +67,23 @@ def test_status_json_is_what_the_previous_release_printed(repo, case):
         paths = RunPaths(repo)
     got = printed(paths)
     golden = FIXTURES / f"status-{case}.json"
+    assert got == golden.read_text()
+
+
+@pytest.mark.parametrize("case", ["gated", "daemon-gone"])
+def test_status_text_is_what_the_previous_release_printed(repo, case, capsys, monkeypatch):
+    from autodev.user.status import render
+
+    monkeypatch.setenv("COLUMNS", "100")
+    paths = gated_run(repo)
+    if case == "daemon-gone":
+        st = json.loads(paths.state.read_text())
+        st.update(state="running", reason=None, gate=None)
+        paths.state.write_text(json.dumps(st))
+        paths.daemon_log.write_text("autodev daemon: started\nTraceback: the last line\n")
+    status = gather(paths)
+    status = status.model_copy(update={"sandbox": {"describe": "<machine>"}})
+    render(status)
+    got = capsys.readouterr().out.replace(str(paths.run_dir), "<run_dir>").replace(str(paths.repo), "<repo>")
+    golden = FIXTURES / f"status-{case}.txt"
     assert got == golden.read_text()

@@ -110,6 +110,10 @@ class Status(Record):
         """As `status --json` prints it: every key gather set, in this order, by its file name."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
+    def escaped(self) -> Status:
+        """A copy with every string escaped for rich (`safe_to_show`), as `render` prints it."""
+        return Status.model_validate(safe_to_show(self.to_json()))
+
     def shown(self) -> Status:
         """A copy with every string made safe to show on one line (`display.clean`)."""
         from autodev.guard.display import clean
@@ -328,66 +332,67 @@ def render(status: Status) -> None:
 
     from autodev.user.render import console
 
-    d = safe_to_show(status.to_json())  # every string escaped for rich, as printed
+    d = status.escaped()  # every string escaped for rich, as printed
     con = console()
-    daemon = f"daemon pid {d['daemon_pid']}" if d["daemon_pid"] else "no daemon running"
-    if d.get("no_run_yet"):
-        con.print(f"[bold]no run yet[/] in {d['repo']}\n  start one with: {d['start_with']}")
+    daemon = f"daemon pid {d.daemon_pid}" if d.daemon_pid else "no daemon running"
+    if d.no_run_yet:
+        con.print(f"[bold]no run yet[/] in {d.repo}\n  start one with: {d.start_with}")
     else:
-        con.print(f"[bold]{d['state']}[/]  ({daemon})  turn {d['turn']}  objective: {d['objective'] or '-'}")
-    if d["reason"] and d["state"] not in ("running",):
-        con.print("\n[bold]The run stopped and why[/]" if d["state"] != "complete" else "\n[bold]Outcome[/]")
-        con.print(f"  {d['reason'].get('text', '')}")
-        if d.get("continue"):
-            con.print(f"  continue: {d['continue']}")
-    if d.get("budget") and not d.get("no_run_yet"):
-        con.print(f"\n{spend_text(d['budget'])}")
-    if d["speaking"]:
-        con.print(f"\nspeaking now: {d['speaking']}")
-    elif d["next"]:
-        con.print(f"\nnext: {d['next']['speaker']} ({d['next']['rule']}: {d['next']['why']})")
-    if d["wait"] and d["wait"].get("due"):
+        con.print(f"[bold]{d.state}[/]  ({daemon})  turn {d.turn}  objective: {d.objective or '-'}")
+    if d.reason and d.state not in ("running",):
+        con.print("\n[bold]The run stopped and why[/]" if d.state != "complete" else "\n[bold]Outcome[/]")
+        con.print(f"  {d.reason.get('text', '')}")
+        if d.continue_:
+            con.print(f"  continue: {d.continue_}")
+    if d.budget and not d.no_run_yet:
+        con.print(f"\n{spend_text(d.budget)}")
+    if d.speaking:
+        con.print(f"\nspeaking now: {d.speaking}")
+    elif d.next:
+        con.print(f"\nnext: {d.next['speaker']} ({d.next['rule']}: {d.next['why']})")
+    due = d.wait.get("due") if d.wait else None
+    if isinstance(due, (int, float)) and due:
         import time
 
-        con.print(f"next check in {max(0, d['wait']['due'] - time.time()):.0f}s")
-    if d.get("queued_text"):
-        con.print(f"\n{d['queued_text']}")
-    if d["needs_you"]:
+        con.print(f"next check in {max(0, due - time.time()):.0f}s")
+    if d.queued_text:
+        con.print(f"\n{d.queued_text}")
+    if d.needs_you:
         con.print("\n[bold yellow]Needs you[/]")
-        for n in d["needs_you"]:
-            ident = f" {n['id']}" if n.get("id") else ""
-            held = f" \\[holds {n['hold']}{', pinned' if n.get('pinned') else ''}]" if n.get("hold") else ""
-            sha = f" \\[text sha256 {n['digest']}]" if n.get("digest") else ""
-            con.print(f"  {n['type']}{ident}{sha} from {n['from']}{held}: {n['text'][:300]}")
-            con.print(f"    → {n['do']}")
-    sb = d.get("sandbox") or {}
+        for n in d.needs_you:
+            ident = f" {n.id}" if n.id else ""
+            held = f" \\[holds {n.hold}{', pinned' if n.pinned else ''}]" if n.hold else ""
+            sha = f" \\[text sha256 {n.digest}]" if n.digest else ""
+            con.print(f"  {n.type}{ident}{sha} from {n.from_}{held}: {n.text[:300]}")
+            con.print(f"    → {n.do}")
+    sb = d.sandbox
     if sb.get("warning"):
         con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
     elif sb:
         con.print(f"\nsandbox: {sb['describe']}")
-    if d.get("config_refused"):
-        con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
-    if d["team_error"]:
-        kept = "" if d.get("no_run_yet") else " (the old team is kept)"
-        con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
-    for w in d["warnings"]:
+    if d.config_refused:
+        con.print(f"\n[red]change to .autodev/ refused:[/] {d.config_refused}")
+    if d.team_error:
+        kept = "" if d.no_run_yet else " (the old team is kept)"
+        con.print(f"\n[red]team file problem{kept}:[/] {d.team_error}")
+    for w in d.warnings:
         con.print(f"[yellow]warning:[/] {w}")
     t = Table(show_edge=False)
     for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
         t.add_column(col)
-    for p in d["participants"]:
+    for p in d.participants:
         t.add_row(
-            p["name"],
-            str(p.get("model")),
-            "yes" if p.get("write") else "no",
-            str(p["turns"]),
-            str(p["credited"]),
-            str(p["prompt_tokens"] + p["completion_tokens"]),
-            cap_text(p),
+            p.name,
+            str(p.model),
+            "yes" if p.write else "no",
+            str(p.turns),
+            str(p.credited),
+            str(p.prompt_tokens + p.completion_tokens),
+            cap_text(p.model_dump()),
         )
     con.print()
     con.print(t)
-    tot = d["totals"]
-    if tot.get("cached_tokens") or tot.get("compactions"):
+    tot = d.totals
+    if tot.cached_tokens or tot.compactions:
         # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
-        con.print(f"cached input tokens: {tot['cached_tokens']}  compacted: {tot['compactions']} times")
+        con.print(f"cached input tokens: {tot.cached_tokens}  compacted: {tot.compactions} times")
