@@ -141,6 +141,7 @@ def bench_prompt(sizes=(10, 100, 1_000, 10_000), name: str = "builder") -> dict:
 
     litellm.suppress_debug_info = True
     from autodev.harness.prompt import build_turn_prompt
+    from autodev.records.post import Post
     from autodev.store.thread import TAIL
 
     system = _system_prompt(name)
@@ -154,7 +155,7 @@ def bench_prompt(sizes=(10, 100, 1_000, 10_000), name: str = "builder") -> dict:
             last_seq=n,
             cursor=0,
             objective=OBJECTIVE,
-            tail=posts[-TAIL:],
+            tail=[Post.model_validate(p) for p in posts[-TAIL:]],  # as Thread.tail hands them out
             notes=["you were chosen by the scheduler: silent longest"],
         )
         ours[n] = litellm.token_counter(
