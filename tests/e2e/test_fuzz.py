@@ -47,6 +47,7 @@ def _run(repo: Path, env: dict, *args: str | bytes, timeout: float = 120) -> sub
 
 
 @pytest.mark.full
+@pytest.mark.timeout(120 + 60 * examples(2))  # every example runs a daemon: `make fuzz` runs 40
 @settings(max_examples=examples(2), deadline=None, suppress_health_check=list(HealthCheck))
 @given(message=ARGV, name=NAME, pattern=TEXT, path=TEXT, content=TEXT, said=TEXT)
 def test_random_input_never_wedges_the_daemon(message, name, pattern, path, content, said):
