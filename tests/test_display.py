@@ -106,7 +106,7 @@ def test_status_shows_the_hidden_push_its_digest_and_no_markup_or_controls(capsy
 
 def test_the_panel_shows_the_same_escaped_text():
     d = _status_data()
-    gate = views.need_text(d["needs_you"][0]).plain
+    gate = views.need_text(status.Status.model_validate(d).needs_you[0]).plain
     assert "git push --force origin main\\r\\x1b[2K(safe: git status)" in gate
     assert digest(HIDDEN_PUSH) in gate
     assert not RAW.search(views.header(status.Status.model_validate(d), RunState(), None).plain)

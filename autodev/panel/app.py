@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -28,7 +29,7 @@ from autodev.records.state import RunState
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 from autodev.user.events_view import event_text
-from autodev.user.status import Status
+from autodev.user.status import Need, Status
 
 __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 
@@ -196,7 +197,7 @@ class PanelApp(App):
     def _render_header(self) -> None:
         self.query_one("#header", Static).update(views.header(self.status, self.raw_state, self.daemon_pid))
 
-    def needs(self) -> list[dict]:
+    def needs(self) -> list[Need]:
         """What Needs you lists, in order: why the run stopped, then gate, question, notices."""
         return views.needs(self.status)
 
@@ -204,7 +205,8 @@ class PanelApp(App):
         ol = self.query_one("#needs", OptionList)
         keep = ol.highlighted
         opts = [
-            Option(views.need_text(n), id=f"{n['type']}:{n.get('id', i)}") for i, n in enumerate(self.needs())
+            Option(views.need_text(n), id=f"{n.type}:{n.id if n.id is not None else i}")
+            for i, n in enumerate(self.needs())
         ]
         if not opts:
             opts.append(Option(Text("nothing needs you", style="dim"), id="none", disabled=True))
@@ -224,21 +226,21 @@ class PanelApp(App):
 
     # -- acting (the same inbox and state paths as the CLI) -------------------------------------
 
-    def _target(self, kind: str, want=lambda n: True) -> dict | None:
+    def _target(self, kind: str, want: Callable[[Need], bool] = lambda n: True) -> Need | None:
         """The highlighted Needs-you item if it is of `kind`, else the first one that is."""
         items = self.needs()
         hi = self.query_one("#needs", OptionList).highlighted
-        if hi is not None and hi < len(items) and items[hi]["type"] == kind and want(items[hi]):
+        if hi is not None and hi < len(items) and items[hi].type == kind and want(items[hi]):
             return items[hi]
-        return next((n for n in items if n["type"] == kind and want(n)), None)
+        return next((n for n in items if n.type == kind and want(n)), None)
 
     def action_approve(self) -> None:
         gate = self._target("gate")
         if not gate:
             self.notify("no open gate to approve", severity="warning")
             return
-        result = actions.approve(self.paths, gate["id"], digest=digest(gate["text"]))
-        self.notify(f"approval of gate {gate['id']} sent" + _replaced(result, "approval"))
+        result = actions.approve(self.paths, gate.id, digest=digest(gate.text))
+        self.notify(f"approval of gate {gate.id} sent" + _replaced(result, "approval"))
 
     def action_deny(self) -> None:
         gate = self._target("gate")
@@ -248,12 +250,12 @@ class PanelApp(App):
 
         def done(reason: str | None) -> None:
             if reason is not None:
-                result = actions.deny(self.paths, gate["id"], reason.strip())
-                self.notify(f"denial of gate {gate['id']} sent" + _replaced(result, "denial"))
+                result = actions.deny(self.paths, gate.id, reason.strip())
+                self.notify(f"denial of gate {gate.id} sent" + _replaced(result, "denial"))
 
         self.push_screen(
             Prompt(
-                f"Deny gate {gate['id']} from {gate['from']}: why? (may be empty)",
+                f"Deny gate {gate.id} from {gate.from_}: why? (may be empty)",
                 "the reason, for the declarer",
                 allow_empty=True,
             ),
@@ -261,35 +263,33 @@ class PanelApp(App):
         )
 
     def action_answer(self) -> None:
-        n = self._target("notice", lambda n: not n.get("answered")) or self._target("notice")
+        n = self._target("notice", lambda n: not n.answered) or self._target("notice")
         if not n:
             self.notify("no notice to answer", severity="warning")
             return
 
         def done(text: str | None) -> None:
             if text:
-                result = actions.answer(self.paths, n["id"], text)
-                self.notify(f"answer to notice {n['id']} sent" + _replaced(result, "answer"))
+                result = actions.answer(self.paths, str(n.id), text)
+                self.notify(f"answer to notice {n.id} sent" + _replaced(result, "answer"))
 
-        self.push_screen(
-            Prompt(f"Answer notice {n['id']} from {n['from']}: {n['text'][:120]}", "your answer"), done
-        )
+        self.push_screen(Prompt(f"Answer notice {n.id} from {n.from_}: {n.text[:120]}", "your answer"), done)
 
     def action_hold(self) -> None:
-        n = self._target("notice", lambda n: n.get("hold") and not n.get("pinned"))
+        n = self._target("notice", lambda n: bool(n.hold) and not n.pinned)
         if not n:
             self.notify("no unpinned hold to pin", severity="warning")
             return
-        actions.notice(self.paths, n["id"], "hold")
-        self.notify(f"hold of notice {n['id']} pinned")
+        actions.notice(self.paths, str(n.id), "hold")
+        self.notify(f"hold of notice {n.id} pinned")
 
     def action_release(self) -> None:
-        n = self._target("notice", lambda n: bool(n.get("hold")))
+        n = self._target("notice", lambda n: bool(n.hold))
         if not n:
             self.notify("no hold to release", severity="warning")
             return
-        actions.notice(self.paths, n["id"], "release")
-        self.notify(f"release of notice {n['id']} sent")
+        actions.notice(self.paths, str(n.id), "release")
+        self.notify(f"release of notice {n.id} sent")
 
     def action_send(self) -> None:
         def done(text: str | None) -> None:

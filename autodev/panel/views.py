@@ -8,9 +8,8 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from autodev.guard.display import clean
 from autodev.records.state import RunState, Usage
-from autodev.user.status import Status, cap_text, safe_to_show, spend_text
+from autodev.user.status import Need, Status, cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -73,37 +72,36 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
     return t
 
 
-def needs(status: Status) -> list[dict]:
-    """What Needs you lists, in order: why the run stopped, then gate, question, notices (each
-    with the keys `status --json` gives it)."""
-    items = []
+def needs(status: Status) -> list[Need]:
+    """What Needs you lists, in order: why the run stopped, then gate, question, notices."""
+    items: list[Need] = []
     r = status.reason or {}
     if status.state in STOPPED and r:
-        items.append({"type": "stopped", "text": r.get("text", ""), "do": r.get("continue", "")})
-    return items + [n.model_dump(by_alias=True, exclude_unset=True) for n in status.needs_you]
+        items.append(Need(type="stopped", text=str(r.get("text", "")), do=str(r.get("continue", ""))))
+    return items + status.needs_you
 
 
-def need_text(n: dict) -> Text:
+def need_text(need: Need) -> Text:
     """One Needs-you item, with the keys that act on it."""
-    n = clean(n)
+    n = need.shown()
     t = Text()
-    if n["type"] == "stopped":
+    if n.type == "stopped":
         t.append("The run stopped and why\n", style="bold red")
-        t.append(f"{n['text']}\n→ {n['do'] or '-'}")
-    elif n["type"] == "gate":
-        sha = f" (text sha256 {n['digest']})" if n.get("digest") else ""
-        t.append(f"🚧 gate {n['id']} from {n['from']}{sha}\n", style="bold magenta")
-        t.append(f"{n['text'][:400]}\n→ a: approve · d: deny")
-    elif n["type"] == "question":
-        t.append(f"❓ question from {n['from']}\n", style="bold yellow")
-        t.append(f"{n['text'][:400]}\n→ s: send your answer")
+        t.append(f"{n.text}\n→ {n.do or '-'}")
+    elif n.type == "gate":
+        sha = f" (text sha256 {n.digest})" if n.digest else ""
+        t.append(f"🚧 gate {n.id} from {n.from_}{sha}\n", style="bold magenta")
+        t.append(f"{n.text[:400]}\n→ a: approve · d: deny")
+    elif n.type == "question":
+        t.append(f"❓ question from {n.from_}\n", style="bold yellow")
+        t.append(f"{n.text[:400]}\n→ s: send your answer")
     else:
         held = ""
-        if n.get("hold"):
-            held = f" · holds {n['hold']}" + (" (pinned)" if n.get("pinned") else "")
-        state = "answered" if n.get("answered") else "open"
-        t.append(f"📣 notice {n['id']} from {n['from']} · {state}{held}\n", style="bold yellow")
-        t.append(f"{n['text'][:400]}\n→ n: answer · h: hold · l: release")
+        if n.hold:
+            held = f" · holds {n.hold}" + (" (pinned)" if n.pinned else "")
+        state = "answered" if n.answered else "open"
+        t.append(f"📣 notice {n.id} from {n.from_} · {state}{held}\n", style="bold yellow")
+        t.append(f"{n.text[:400]}\n→ n: answer · h: hold · l: release")
     return t
 
 

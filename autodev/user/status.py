@@ -6,7 +6,7 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,6 +26,20 @@ class Record(BaseModel):
     """Status data: each field as `status --json` prints it (its name, or its alias)."""
 
     model_config = ConfigDict(populate_by_name=True, defer_build=True)
+
+    def to_json(self) -> dict[str, object]:
+        """As `status --json` prints it: every key gather set, in field order, by its file name."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def shown(self) -> Self:
+        """A copy with every string made safe to show on one line (`display.clean`)."""
+        from autodev.guard.display import clean
+
+        return type(self).model_validate(clean(self.to_json()))
+
+    def escaped(self) -> Self:
+        """A copy with every string escaped for rich (`safe_to_show`), as `render` prints it."""
+        return type(self).model_validate(safe_to_show(self.to_json()))
 
 
 class Row(Record):
@@ -48,11 +62,12 @@ class Row(Record):
 
 
 class Need(Record):
-    """Something only the user can settle: a question, a gate or a notice (its own keys only)."""
+    """Something only the user can settle: a question, a gate or a notice (its own keys only);
+    the panel lists why the run stopped first (`stopped`, never in `status --json`)."""
 
-    type: Literal["question", "gate", "notice"]
+    type: Literal["question", "gate", "notice", "stopped"]
     id: str | None = None
-    from_: str = Field(alias="from")
+    from_: str = Field(default="", alias="from")
     text: str
     digest: str | None = None
     hold: str | None = None
@@ -105,20 +120,6 @@ class Status(Record):
     audit_usage: dict[str, object] | None = None  # records.Usage
     budget: dict[str, object] | None = None  # the run's spend and caps (`_budget`)
     totals: Totals = Totals()
-
-    def to_json(self) -> dict[str, object]:
-        """As `status --json` prints it: every key gather set, in this order, by its file name."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-    def escaped(self) -> Status:
-        """A copy with every string escaped for rich (`safe_to_show`), as `render` prints it."""
-        return Status.model_validate(safe_to_show(self.to_json()))
-
-    def shown(self) -> Status:
-        """A copy with every string made safe to show on one line (`display.clean`)."""
-        from autodev.guard.display import clean
-
-        return Status.model_validate(clean(self.to_json()))
 
 
 def gather(paths: RunPaths) -> Status:
