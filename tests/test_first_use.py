@@ -20,24 +20,24 @@ from tests.e2e.helpers import SOLO, WIDE, done_accepted
 
 
 @pytest.mark.full
-def test_status_before_the_first_run_says_so_and_how_to_start(autodev, repo):
+def test_status_before_the_first_run_says_so_and_how_to_start(autodev, inproc, repo):
     write_team(repo, SOLO, done_accepted("solo"))
-    r = autodev(repo, "status", env=WIDE, check=True)
+    r = inproc(repo, "status", env=WIDE, check=True)
     assert r.stdout.startswith(f'no run yet in {repo}\n  start one with: autodev start "your objective"')
     assert "stopped" not in r.stdout
-    st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+    st = json.loads(inproc(repo, "status", "--json", check=True).stdout)
     assert st["no_run_yet"] is True and st["state"] == "not_started"
     assert st["start_with"] == 'autodev start "your objective"'
 
     # A queued message is not a run yet either.
-    autodev(repo, "send", "hello", check=True)
-    assert json.loads(autodev(repo, "status", "--json", check=True).stdout)["no_run_yet"] is True
+    inproc(repo, "send", "hello", check=True)
+    assert json.loads(inproc(repo, "status", "--json", check=True).stdout)["no_run_yet"] is True
 
     r = autodev(repo, "start", "--foreground", "--until-idle", "finish")
     assert r.returncode == 0, r.stdout + r.stderr
-    st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+    st = json.loads(inproc(repo, "status", "--json", check=True).stdout)
     assert st["no_run_yet"] is False and st["state"] == "complete" and st["start_with"] is None
-    assert "no run yet" not in autodev(repo, "status", env=WIDE, check=True).stdout
+    assert "no run yet" not in inproc(repo, "status", env=WIDE, check=True).stdout
 
 
 def test_demo_keep_prints_the_lines_that_reach_the_kept_run(tmp_path):

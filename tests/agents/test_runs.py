@@ -110,7 +110,7 @@ def test_a_cli_that_never_posts_is_nudged_then_the_turn_is_silent(repo, autodev,
 
 
 @pytest.mark.full
-def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, fakes):
+def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, inproc, fakes):
     write_team(repo, team("claude"), REVIEW_DONE)
     fakes.play(claude=[[["text", "starting"], *BUILD[:1], ["sleep", 120]], BUILD])
     pid = start_detached(autodev, repo, "add hello.txt")
@@ -135,7 +135,7 @@ def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, f
     assert shape(posts)[-2:] == [("reviewer", "done", None, None), ("audit", "say", None, None)]
     # the killed run's one answer (30 + 10 cached prompt, 7 output) counts, then the new run's
     # own figure (150 prompt with 50 cached, 20 output)
-    (builder,) = [p for p in status_json(autodev, repo)["participants"] if p["name"] == "builder"]
+    (builder,) = [p for p in status_json(inproc, repo)["participants"] if p["name"] == "builder"]
     assert (builder["prompt_tokens"], builder["completion_tokens"], builder["cached_tokens"]) == (190, 27, 60)
 
 
@@ -226,7 +226,7 @@ def test_a_turn_past_turn_timeout_min_kills_the_cli_group_and_is_silent(repo, au
 
 
 @pytest.mark.full
-def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev, fakes):
+def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev, inproc, fakes):
     write_team(repo, team("gemini"), REVIEW_DONE)
     fakes.play(gemini=[[["sleep", 120]], BUILD])
     start_detached(autodev, repo, "add hello.txt")
@@ -236,8 +236,8 @@ def test_stop_mid_turn_kills_the_cli_and_start_continues_the_turn(repo, autodev,
         timeout=90,
     )
     child, cli = (int(x) for x in fakes.child.read_text().split())
-    autodev(repo, "stop", check=True)
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=60)
+    inproc(repo, "stop", check=True)
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None, timeout=60)
     assert not _alive(cli) and not _alive(child)
     assert [e["participant"] for e in events(repo, "turn_stopped")] == ["builder"]
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)

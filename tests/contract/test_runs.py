@@ -53,7 +53,7 @@ def anthropic(tmp_path):
 
 
 @pytest.mark.full
-def test_anthropic_with_thinking_survives_kill_9_mid_turn(repo, autodev, anthropic):
+def test_anthropic_with_thinking_survives_kill_9_mid_turn(repo, autodev, inproc, anthropic):
     write_team(repo, _team("anthropic/claude-sonnet-4-5", anthropic.root, 'effort = "high"'), AUDIT_ONLY)
     p = autodev.popen(repo, "start", "--foreground", "--until-idle", "look around")
     hlog = run_dir(repo) / "harness.jsonl"
@@ -82,7 +82,7 @@ def test_anthropic_with_thinking_survives_kill_9_mid_turn(repo, autodev, anthrop
     assert last["system"][-1]["cache_control"] == {"type": "ephemeral"}
     gens = events(repo, "generation")
     assert gens[0]["cached_tokens"] == 0 and all(g["cached_tokens"] > 0 for g in gens[1:])
-    st = autodev(repo, "status", "--json", check=True).stdout
+    st = inproc(repo, "status", "--json", check=True).stdout
     assert '"cached_tokens"' in st
 
 
@@ -117,7 +117,7 @@ def _outgrowing(tmp_path, **kw):
 
 
 @pytest.mark.full
-def test_a_turn_that_outgrows_its_window_is_compacted_and_still_posts(repo, autodev, tmp_path):
+def test_a_turn_that_outgrows_its_window_is_compacted_and_still_posts(repo, autodev, inproc, tmp_path):
     (repo / "big.txt").write_text(BIG)
     with _outgrowing(tmp_path, window=16_000) as srv:
         write_team(repo, _team("openai/builder", srv.base_url, "context = 16000"), AUDIT_ONLY)
@@ -133,7 +133,7 @@ def test_a_turn_that_outgrows_its_window_is_compacted_and_still_posts(repo, auto
         assert "line 0:" in tools[-1] and "[compacted]" not in tools[-1]  # the newest step intact
         hl = records_of(run_dir(repo) / "harness.jsonl")
         assert any(x["type"] == "compacted" for x in hl)
-        st = autodev(repo, "status", check=True).stdout
+        st = inproc(repo, "status", check=True).stdout
         assert "compacted" in st
 
 
@@ -153,7 +153,7 @@ def test_a_provider_context_refusal_compacts_harder_and_retries_once(repo, autod
 
 
 @pytest.mark.full
-def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, tmp_path):
+def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, inproc, tmp_path):
     """Even the prompts exceed the server's window: nothing can be compacted, so the turn ends
     silent (reason `context`) instead of pausing on a provider error."""
     script = post("builder", "say", "never reached", handoff="user")
@@ -169,12 +169,14 @@ def test_a_turn_that_cannot_fit_ends_silent_with_reason_context(repo, autodev, t
         [ended] = events(repo, "turn_ended")
         assert ended["reason"] == "context" and ended["posted"] is None
         assert events(repo, "error") == [] and srv.refusals >= 1
-        st = autodev(repo, "status", "--json", check=True).stdout
+        st = inproc(repo, "status", "--json", check=True).stdout
         assert '"code": "silent"' in st
 
 
 @pytest.mark.full
-def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_fix(repo, autodev, tmp_path):
+def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_fix(
+    repo, autodev, inproc, tmp_path
+):
     """A gateway answers 400 model_not_found (not 404): that is an unknown model, never retried,
     not a malformed request; the pause line names who, which model and the fix."""
     script = post("builder", "done", "never reached")
@@ -184,7 +186,7 @@ def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_f
         assert r.returncode == 3, r.stdout + r.stderr
         assert srv.unknown_models == ["no-such-model"]  # one request: no retry
         assert events(repo, "retry") == []
-        st = autodev(repo, "status", "--json", check=True).stdout
+        st = inproc(repo, "status", "--json", check=True).stdout
         reason = json.loads(st)["reason"]
         assert reason["code"] == "provider"
         text = reason["text"]
@@ -196,7 +198,7 @@ def test_an_unknown_model_pauses_once_naming_the_participant_the_model_and_the_f
 
 
 @pytest.mark.full
-def test_compactions_made_before_a_kill_9_are_counted_after_resume(repo, autodev, tmp_path):
+def test_compactions_made_before_a_kill_9_are_counted_after_resume(repo, autodev, inproc, tmp_path):
     (repo / "big.txt").write_text(BIG)
     script = (
         step("builder", call("read_file", path="big.txt", limit=400))
@@ -221,6 +223,6 @@ def test_compactions_made_before_a_kill_9_are_counted_after_resume(repo, autodev
         assert r.returncode == 3, r.stdout + r.stderr
         assert [e["turn"] for e in events(repo, "turn_started")] == [1]  # the same turn, resumed
         made = sum(1 for x in records_of(hlog) if x["type"] == "compacted")
-        st = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+        st = json.loads(inproc(repo, "status", "--json", check=True).stdout)
         assert st["participants"][0]["compactions"] == made >= before
         assert st["totals"]["compactions"] == made

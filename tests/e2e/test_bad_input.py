@@ -47,10 +47,10 @@ def _strict_utf8(path) -> None:
 
 
 @pytest.mark.full
-def test_bad_bytes_and_malformed_inbox_files_never_wedge_the_daemon(repo, autodev):
+def test_bad_bytes_and_malformed_inbox_files_never_wedge_the_daemon(repo, autodev, inproc):
     write_team(repo, SOLO, SURROGATE_SCRIPT)
     # `autodev send $'\xff\xfe'`: the objective is two bytes that are not UTF-8.
-    r = autodev(repo, "send", os.fsdecode(b"\xff\xfe"))
+    r = inproc(repo, "send", os.fsdecode(b"\xff\xfe"))
     assert r.returncode == 0, r.stderr
     box = run_dir(repo) / "inbox"
     bad = {
@@ -74,9 +74,9 @@ def test_bad_bytes_and_malformed_inbox_files_never_wedge_the_daemon(repo, autode
         assert (box / name.replace(".json", ".bad")).read_bytes() == raw
     for log in ("thread.jsonl", "events.jsonl", "harness.jsonl", "state.json"):
         _strict_utf8(run_dir(repo) / log)
-    assert "red or bl\\ud800ue?" in status_text(autodev, repo)
+    assert "red or bl\\ud800ue?" in status_text(inproc, repo)
 
-    cli(autodev, repo, "send", "blue")
+    cli(inproc, repo, "send", "blue")
     run_until_idle(autodev, repo, expect=0)
     assert state_of(repo)["state"] == "complete"
 
@@ -117,8 +117,8 @@ def test_answers_decisions_and_holds_for_what_does_not_exist_are_refused(repo, a
     _refused(inproc(repo, "deny", "2"), "the open gate is 3")
     _refused(inproc(repo, "answer", "1", " "), "empty")
     assert _inbox_files(repo) == []
-    assert "approval of gate 3 sent" in cli(autodev, repo, "approve")
-    cli(autodev, repo, "answer", "1", "eu-west-1")
+    assert "approval of gate 3 sent" in cli(inproc, repo, "approve")
+    cli(inproc, repo, "answer", "1", "eu-west-1")
     run_until_idle(autodev, repo, expect=0)
     assert [p["gate"]["decision"] for p in thread_of(repo) if p.get("gate")] == ["approved"]
     assert state_of(repo)["notices"]["1"]["answer"] == "eu-west-1"
@@ -156,23 +156,23 @@ def test_send_reads_long_messages_from_stdin_or_a_file(repo, autodev, tmp_path):
 
 
 @pytest.mark.full
-def test_the_run_folder_is_private(repo, autodev):
+def test_the_run_folder_is_private(repo, autodev, inproc):
     write_team(repo, SOLO, post("solo", "say", "which colour?", "user"))
     os.umask(0o022)  # the usual umask: files would be world-readable by default
-    cli(autodev, repo, "send", "paint it")
+    cli(inproc, repo, "send", "paint it")
     d = run_dir(repo)
     (queued,) = (d / "inbox").glob("*.json")
     assert queued.stat().st_mode & 0o777 == 0o600
     start_detached(autodev, repo)
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
-    cli(autodev, repo, "pause")  # the CLI rewrites state.json too
+    cli(inproc, repo, "pause")  # the CLI rewrites state.json too
     wait_for("the pause", lambda: state_of(repo).get("state") == "paused")
     assert d.stat().st_mode & 0o777 == 0o700
     assert (d / "inbox").stat().st_mode & 0o777 == 0o700
     for name in ("state.json", "daemon.log", "thread.jsonl", "events.jsonl", "harness.jsonl", "daemon.lock"):
         assert (d / name).stat().st_mode & 0o777 == 0o600, name
-    autodev(repo, "stop")
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+    inproc(repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None)
 
 
 @pytest.mark.full

@@ -36,11 +36,11 @@ PRICE = "[price]\ninput_per_token = 0.001\noutput_per_token = 0.002\n"
 
 
 @pytest.mark.full
-def test_run_cap_pauses_at_the_boundary_and_a_raised_cap_continues(repo, autodev):
+def test_run_cap_pauses_at_the_boundary_and_a_raised_cap_continues(repo, autodev, inproc):
     script = PRICE + post("solo", "say", "step one") + post("solo", "say", "step two") + done_accepted("solo")
     write_team(repo, SOLO, script, config="maxCostUsd = 0.01\n")
     run_until_idle(autodev, repo, "two steps", expect=3)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused" and st["reason"]["code"] == "budget"
     spent = st["budget"]["cost"]
     assert spent > 0.01 and st["budget"]["max_cost_usd"] == 0.01
@@ -52,20 +52,20 @@ def test_run_cap_pauses_at_the_boundary_and_a_raised_cap_continues(repo, autodev
     assert [p["text"] for p in thread_of(repo)] == ["two steps", "step one"]
     gens = events(repo, "generation")
     assert spent == round(sum(g["cost"] for g in gens), 6)  # litellm priced each generation
-    assert f"spend ${spent:.4f} of $0.0100 (maxCostUsd)" in status_text(autodev, repo)
+    assert f"spend ${spent:.4f} of $0.0100 (maxCostUsd)" in status_text(inproc, repo)
 
     # A message reaches the thread but does not reset the spend: still paused, same spend.
-    assert autodev(repo, "send", "keep going").returncode == 0
+    assert inproc(repo, "send", "keep going").returncode == 0
     run_until_idle(autodev, repo, expect=3)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert (st["state"], st["reason"]["code"], st["budget"]["cost"]) == ("paused", "budget", spent)
     assert [p["text"] for p in thread_of(repo)][-1] == "keep going"
 
     # A raised cap and `resume`: the run continues to the end.
     (repo / ".autodev" / "config.toml").write_text("maxCostUsd = 100.0\n")
-    assert autodev(repo, "resume").returncode == 0
+    assert inproc(repo, "resume").returncode == 0
     run_until_idle(autodev, repo, expect=0)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "complete" and st["budget"]["cost"] > spent
     assert [p["text"] for p in thread_of(repo)][-3:-1] == ["step two", "finished"]
 
@@ -74,7 +74,7 @@ SLOW = step("solo", call("run_command", command="sleep 30"))
 
 
 @pytest.mark.full
-def test_two_capped_runs_at_once_one_killed_leave_a_consistent_index(tmp_path, autodev, autodev_home):
+def test_two_capped_runs_at_once_one_killed_leave_a_consistent_index(tmp_path, autodev, inproc, autodev_home):
     one, two = make_repo(tmp_path, "one"), make_repo(tmp_path, "two")
     # one: a run token cap; two: builder's own cap, and a slow first turn to be killed in.
     write_team(one, SOLO, PRICE + post("solo", "say", "a") + done_accepted("solo"), config="maxTokens = 10\n")
@@ -92,7 +92,7 @@ def test_two_capped_runs_at_once_one_killed_leave_a_consistent_index(tmp_path, a
     wait_for("one's budget pause", lambda: (state_of(one).get("reason") or {}).get("code") == "budget", 60)
     wait_for("two's slow command", lambda: any(e["name"] == "run_command" for e in events(two, "tool")), 60)
     os.killpg(pid_two, signal.SIGKILL)
-    wait_for("two's daemon to die", lambda: status_json(autodev, two)["daemon_pid"] is None)
+    wait_for("two's daemon to die", lambda: status_json(inproc, two)["daemon_pid"] is None)
     assert "maxTokens (10) is reached" in state_of(one)["reason"]["text"]
 
     rows = {r["repo"]: r for r in runs_json(autodev, tmp_path)}

@@ -27,7 +27,7 @@ from tests.e2e.helpers import (
 
 
 @pytest.mark.full
-def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autodev):
+def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autodev, inproc):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "pick a colour")
     assert r.returncode == 3, r.stdout + r.stderr
@@ -36,14 +36,14 @@ def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autode
         ("alice", "say", "bob", None),
         ("bob", "say", "user", None),
     ]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "awaiting_user"
     assert st["reason"]["code"] == "question"
     assert [(n["type"], n["from"], n["text"]) for n in st["needs_you"]] == [
         ("question", "bob", "User: red or blue?")
     ]
 
-    s = autodev(repo, "send", "blue, please")
+    s = inproc(repo, "send", "blue, please")
     assert s.returncode == 0, s.stderr
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -60,7 +60,7 @@ def test_question_to_user_then_send_routes_the_answer_and_completes(repo, autode
     # bob's turn prompt carried the answer in full.
     last_bob = [q for q in requests_of(repo) if q["participant"] == "bob"][-1]
     assert any("blue, please" in (m.get("content") or "") for m in last_bob["body"]["messages"])
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "complete" and st["needs_you"] == []
 
 
@@ -131,7 +131,7 @@ def test_audit_reopens_to_the_done_author_then_accepts(repo, autodev, inproc):
 
 
 @pytest.mark.full
-def test_audit_limit_pauses_the_run(repo, autodev):
+def test_audit_limit_pauses_the_run(repo, autodev, inproc):
     script = (
         work("a.txt")
         + done("a is in")
@@ -150,7 +150,7 @@ def test_audit_limit_pauses_the_run(repo, autodev):
         ("alice", "done", None, None),
         ("audit", "say", "alice", None),
     ]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused"
     assert st["reason"]["code"] == "audit_limit"
     assert st["audits"] == 2
@@ -188,11 +188,11 @@ def test_failing_audit_check_reopens_without_asking_the_model(repo, autodev):
 
 
 @pytest.mark.full
-def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
+def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev, inproc):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     pid = start_detached(autodev, repo, "pick a colour")
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["daemon_pid"] == pid
     assert st["needs_you"][0]["from"] == "bob"
 
@@ -202,7 +202,7 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
     # The refused start dropped nothing: its objective never reaches the thread.
     assert not any("another objective" in p["text"] for p in thread_of(repo))
 
-    assert autodev(repo, "send", "blue").returncode == 0
+    assert inproc(repo, "send", "blue").returncode == 0
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
     assert shape(thread_of(repo)) == [
         ("user", "say", None, None),
@@ -213,36 +213,36 @@ def test_detached_daemon_idles_for_the_user_and_refuses_a_second(repo, autodev):
         ("audit", "say", None, None),
     ]
     # Up while the run waited for the user; gone once the run is complete (SPEC §12).
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
-    assert status_json(autodev, repo)["state"] == "complete"
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None)
+    assert status_json(inproc, repo)["state"] == "complete"
 
 
 @pytest.mark.full
-def test_pause_resume_stop_on_a_detached_daemon(repo, autodev):
+def test_pause_resume_stop_on_a_detached_daemon(repo, autodev, inproc):
     write_team(repo, PAIR, SLOW_SCRIPT)
     start_detached(autodev, repo, "be slow")
     wait_for(
         "alice's command to start",
         lambda: any(e["type"] == "tool" and e["name"] == "run_command" for e in events_of(repo)),
     )
-    assert autodev(repo, "pause").returncode == 0
+    assert inproc(repo, "pause").returncode == 0
     # The turn in flight finishes; the pause holds the run at the boundary after it.
     wait_for("paused", lambda: state_of(repo).get("state") == "paused")
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["reason"]["code"] == "user"
     time.sleep(0.5)
     assert shape(thread_of(repo)) == [("user", "say", None, None), ("alice", "say", "bob", None)]
 
-    assert autodev(repo, "resume").returncode == 0
+    assert inproc(repo, "resume").returncode == 0
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
     assert shape(thread_of(repo))[-1] == ("bob", "say", "user", None)
 
     stop_daemon(autodev, repo)
-    assert status_json(autodev, repo)["state"] == "stopped"
+    assert status_json(inproc, repo)["state"] == "stopped"
     assert [e["action"] for e in events_of(repo) if e["type"] == "control"] == ["pause", "resume", "stop"]
 
     # A stopped run starts again where it was: the question is still open for the answer.
-    assert autodev(repo, "send", "yes").returncode == 0
+    assert inproc(repo, "send", "yes").returncode == 0
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo))[-3:] == [
@@ -257,19 +257,19 @@ def controls(repo) -> list[str]:
 
 
 @pytest.mark.full
-def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, autodev):
+def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, autodev, inproc):
     write_team(repo, PAIR, QUESTION_SCRIPT)
     start_detached(autodev, repo, "pick a colour")
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
-    assert autodev(repo, "pause").returncode == 0
+    assert inproc(repo, "pause").returncode == 0
     wait_for("the pause", lambda: controls(repo) == ["pause"])
-    assert autodev(repo, "resume").returncode == 0
+    assert inproc(repo, "resume").returncode == 0
     wait_for("the resume", lambda: controls(repo) == ["pause", "resume"])
     time.sleep(1.0)  # room for a wrongly scheduled turn to start
     assert len(thread_of(repo)) == 3
     assert scheduled(repo) == [("alice", "silent_longest"), ("bob", "handoff")], (
         "a turn was scheduled while bob's question was still open"
     )
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "awaiting_user"
     assert st["needs_you"][0]["from"] == "bob"

@@ -38,15 +38,15 @@ def _started(repo, name: str):
 
 
 @pytest.mark.full
-def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autodev):
+def test_stop_cuts_a_running_command_and_the_turn_continues_on_start(repo, autodev, inproc):
     write_team(repo, SOLO, SLOW)
     start_detached(autodev, repo, "run the slow thing")
     wait_for("the command to start", _started(repo, "run_command"))
     began = time.monotonic()
-    cli(autodev, repo, "stop")
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    cli(inproc, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None, timeout=20)
     assert time.monotonic() - began < 15  # not the 120 s of the command
-    assert status_json(autodev, repo)["state"] == "stopped"
+    assert status_json(inproc, repo)["state"] == "stopped"
     assert [e["participant"] for e in events(repo, "turn_stopped")] == ["solo"]
     assert [p["from"] for p in thread_of(repo)] == ["user"]  # the turn made no post yet
 
@@ -74,16 +74,16 @@ def test_turn_timeout_cuts_a_command_that_would_outlive_the_turn(repo, autodev):
 
 
 @pytest.mark.full
-def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, autodev):
+def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, autodev, inproc):
     # The provider takes 120 s to answer the first time; `stop` does not wait for it.
     write_team(repo, SOLO, step("solo", call("post", kind="say", text="late", handoff="user"), delay_sec=120))
     start_detached(autodev, repo, "answer slowly")
     wait_for("the request to start", lambda: requests_of(repo, "solo"))
     began = time.monotonic()
-    cli(autodev, repo, "stop")
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    cli(inproc, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None, timeout=20)
     assert time.monotonic() - began < 15  # not the 120 s of the request
-    assert status_json(autodev, repo)["state"] == "stopped"
+    assert status_json(inproc, repo)["state"] == "stopped"
     assert [e["participant"] for e in events(repo, "turn_stopped")] == ["solo"]
     assert [p["from"] for p in thread_of(repo)] == ["user"]
 
@@ -94,7 +94,7 @@ def test_stop_cuts_a_slow_model_request_and_the_turn_continues_on_start(repo, au
 
 
 @pytest.mark.full
-def test_stop_cuts_a_slow_audit_and_start_audits_the_same_post(repo, autodev):
+def test_stop_cuts_a_slow_audit_and_start_audits_the_same_post(repo, autodev, inproc):
     # The audit's model takes 120 s the first time; `stop` leaves the done post unaudited, and
     # the next `start` audits it before any turn.
     slow_accept = step("audit", call("verdict", accept=True, gap=""), delay_sec=120)
@@ -102,16 +102,16 @@ def test_stop_cuts_a_slow_audit_and_start_audits_the_same_post(repo, autodev):
     start_detached(autodev, repo, "finish it")
     wait_for("the audit's request", lambda: requests_of(repo, "audit"))
     began = time.monotonic()
-    cli(autodev, repo, "stop")
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None, timeout=20)
+    cli(inproc, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None, timeout=20)
     assert time.monotonic() - began < 15  # not the 120 s of the request
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "stopped"
     assert [e["seq"] for e in events(repo, "audit_stopped")] == [2]
     assert events(repo, "audit") == []  # no verdict was recorded
 
     run_until_idle(autodev, repo, expect=0)  # the same done post is audited, and accepted
-    assert status_json(autodev, repo)["state"] == "complete"
+    assert status_json(inproc, repo)["state"] == "complete"
     assert [e["seq"] for e in events(repo, "audit")] == [2]
     assert [(p["from"], p["kind"]) for p in thread_of(repo)] == [
         ("user", "say"),

@@ -272,11 +272,11 @@ def assert_refused_unchanged(r, repo, before: dict[str, bytes]) -> None:
 
 
 @pytest.mark.full
-def test_corruption_mid_thread_is_refused_and_nothing_changes(repo, autodev):
+def test_corruption_mid_thread_is_refused_and_nothing_changes(repo, autodev, inproc):
     before = corrupt_line_2(autodev, repo)
     for _ in range(2):  # refused every time, not repaired by the first attempt
         assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo, before)
-    assert autodev(repo, "send", "more").returncode == 0
+    assert inproc(repo, "send", "more").returncode == 0
     assert_refused_unchanged(autodev(repo, "start", "--foreground", "--until-idle"), repo, before)
 
 
@@ -318,7 +318,7 @@ def asked_and_answered(autodev, repo) -> list[Path]:
 
 
 @pytest.mark.full
-def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
+def test_disk_full_faults_the_run_then_start_resumes(repo, autodev, inproc):
     logs = asked_and_answered(autodev, repo)
     sizes = {p.name: p.stat().st_size for p in logs}
     # The harness log is the largest (turn_started carries the prompts), so with files capped
@@ -329,7 +329,7 @@ def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
 
     r = capped_start(autodev, repo, limit)
     assert r.returncode == 1, r.stdout + r.stderr
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "faulted", st
     assert st["reason"]["code"] == "fault"
     assert "could not append" in st["reason"]["text"]
@@ -356,7 +356,7 @@ def test_disk_full_faults_the_run_then_start_resumes(repo, autodev):
     assert [p["text"] for p in posts if p["from"] == "user"] == ["ask me first", "go ahead"]
     for path in logs:
         records(path)
-    assert status_json(autodev, repo)["state"] == "complete"
+    assert status_json(inproc, repo)["state"] == "complete"
 
 
 def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
@@ -381,7 +381,7 @@ def capped_start(autodev, repo, limit: int) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.full
-def test_disk_full_at_start_faults_the_run(repo, autodev):
+def test_disk_full_at_start_faults_the_run(repo, autodev, inproc):
     logs = asked_and_answered(autodev, repo)
     rd = run_dir(repo)
     # A valid event line of 8 KiB, so the cap below leaves state.json room to record the fault.
@@ -394,7 +394,7 @@ def test_disk_full_at_start_faults_the_run(repo, autodev):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "could not append" in r.stdout + r.stderr
     assert {p.name: p.read_bytes() for p in logs} == before  # nothing further was written
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["daemon_pid"] is None
     assert st["state"] == "faulted" and st["reason"]["code"] == "fault", st
     r = autodev(repo, "start", "--foreground", "--until-idle")
@@ -405,7 +405,7 @@ def test_disk_full_at_start_faults_the_run(repo, autodev):
 
 
 @pytest.mark.full
-def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev):
+def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev, inproc):
     write_team(repo, SOLO, say_to_user(1) + DONE)
     pid = start_detached(autodev, repo, "ask me")
     wait_for("awaiting_user", lambda: state_of(repo).get("state") == "awaiting_user")
@@ -422,9 +422,9 @@ def test_second_daemon_refused_and_stale_lock_taken_over(repo, autodev):
     )
     lock = RunPaths(repo).lock
     assert lock.exists() and lock.read_text().strip() == str(pid)  # the stale lock is left
-    assert status_json(autodev, repo)["daemon_pid"] is None
+    assert status_json(inproc, repo)["daemon_pid"] is None
 
-    assert autodev(repo, "send", "carry on").returncode == 0
+    assert inproc(repo, "send", "carry on").returncode == 0
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo))[-3:] == [

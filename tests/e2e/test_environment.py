@@ -149,7 +149,7 @@ def test_a_disk_that_fills_during_the_run_faults_it_with_the_reason(repo, tmp_pa
 
 
 @pytest.mark.full
-def test_a_run_folder_deleted_under_a_running_daemon_faults_the_run(repo, autodev):
+def test_a_run_folder_deleted_under_a_running_daemon_faults_the_run(repo, autodev, inproc):
     script = (
         step("builder", call("run_command", command="sleep 2; echo slept"))
         + post("builder", "say", "awake")
@@ -161,7 +161,7 @@ def test_a_run_folder_deleted_under_a_running_daemon_faults_the_run(repo, autode
     wait_for("the command to start", lambda: "sleep 2" in (folder / "harness.jsonl").read_text(), 60)
     shutil.rmtree(folder)
     wait_for("the daemon to end", lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), 60)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "faulted", st
     assert f"the run folder {folder} was deleted or replaced while the daemon ran" in st["reason"]["text"]
 
@@ -174,7 +174,7 @@ def _zombie(pid: int) -> bool:
 
 
 @pytest.mark.full
-def test_status_never_says_running_for_a_dead_daemon(repo, autodev):
+def test_status_never_says_running_for_a_dead_daemon(repo, autodev, inproc):
     script = step("builder", call("run_command", command="sleep 30")) + done_accepted("builder")
     write_team(repo, BUILDER, script, 'sandbox = "off"\n')
     pid = start_detached(autodev, repo, "go")
@@ -182,7 +182,7 @@ def test_status_never_says_running_for_a_dead_daemon(repo, autodev):
     os.killpg(pid, 9)
     wait_for("the daemon to die", lambda: not Path(f"/proc/{pid}").exists() or _zombie(pid), 30)
     time.sleep(0.2)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "stopped" and st["daemon_pid"] is None, st
     assert "the daemon is gone (the run was running" in st["reason"]["text"]
     assert st["continue"] == "autodev start"

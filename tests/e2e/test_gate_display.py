@@ -27,23 +27,23 @@ SCRIPT = (
 
 
 @pytest.mark.full
-def test_a_hidden_push_is_shown_as_it_is_and_approved_only_for_that_text(repo, autodev):
+def test_a_hidden_push_is_shown_as_it_is_and_approved_only_for_that_text(repo, autodev, inproc):
     write_team(repo, PAIR, SCRIPT)
     run_until_idle(autodev, repo, "ship it", expect=3)
-    [gate] = [n for n in status_json(autodev, repo)["needs_you"] if n["type"] == "gate"]
+    [gate] = [n for n in status_json(inproc, repo)["needs_you"] if n["type"] == "gate"]
     assert gate["text"] == HIDDEN  # stored as posted; only its display is escaped
 
-    out = cli(autodev, repo, "status")
+    out = cli(inproc, repo, "status")
     assert not RAW.search(out) and SHOWN.replace(" ", "") in "".join(out.split())
     assert f"sha256 {digest(HIDDEN)}" in out
-    thread = cli(autodev, repo, "thread")
+    thread = cli(inproc, repo, "thread")
     assert not RAW.search(thread)
     assert "\\x1b]52;c;ZWNobyBwd25lZA==\\x07" in thread
     assert not [ln for ln in thread.splitlines() if ln.startswith("#99")]
 
     # an approval for another text is refused (the gate stays open), the one for this text holds
     actions.approve(RunPaths(repo), gate["id"], digest=digest("git status"))
-    shown = cli(autodev, repo, "approve", gate["id"])
+    shown = cli(inproc, repo, "approve", gate["id"])
     assert not RAW.search(shown) and SHOWN in shown and digest(HIDDEN) in shown
     run_until_idle(autodev, repo, expect=0)
     [refused] = [w["message"] for w in events(repo, "warning") if "approval of gate" in w["message"]]

@@ -54,13 +54,13 @@ def receiver():
 
 
 @pytest.mark.full
-def test_notifications_fire_once_per_change_by_command_and_url(repo, autodev, receiver, tmp_path):
+def test_notifications_fire_once_per_change_by_command_and_url(repo, autodev, inproc, receiver, tmp_path):
     url, posted = receiver
     notes = tmp_path / "notes.jsonl"
     config = f'notifyCommand = "cat >> {notes}; echo >> {notes}"\nnotifyUrl = "{url}"\nnotifyTimeoutSec = 5\n'
     write_team(repo, PAIR, QUESTION_SCRIPT, config=config)
     run_until_idle(autodev, repo, "pick a colour", expect=3)
-    assert autodev(repo, "send", "blue").returncode == 0
+    assert inproc(repo, "send", "blue").returncode == 0
     run_until_idle(autodev, repo, expect=0)
 
     by_command = [json.loads(line) for line in notes.read_text().splitlines() if line.strip()]

@@ -39,14 +39,14 @@ QUESTION = (
 
 
 @pytest.mark.full
-def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev):
+def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev, inproc):
     write_team(repo, SOLO, QUESTION)
     run_until_idle(autodev, repo, "paint it", expect=3)
-    before = status_json(autodev, repo)
+    before = status_json(inproc, repo)
     assert before["state"] == "awaiting_user"
     (run_dir(repo) / "state.json").unlink()
 
-    after = status_json(autodev, repo)  # readers see the rebuilt state, without writing it
+    after = status_json(inproc, repo)  # readers see the rebuilt state, without writing it
     assert not (run_dir(repo) / "state.json").exists()
     for key in ("run_id", "turn", "state", "objective", "totals"):
         assert after[key] == before[key], key
@@ -58,7 +58,7 @@ def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev):
     st = state_of(repo)
     assert st["run_id"] == before["run_id"] and st["question"]["text"] == "red or blue?"
     assert any("rebuilt" in e["message"] for e in events(repo, "warning"))
-    cli(autodev, repo, "send", "blue")
+    cli(inproc, repo, "send", "blue")
     run_until_idle(autodev, repo, expect=0)
     assert state_of(repo)["participants"]["solo"]["credited"] == 1
     # Turn numbers went on from the logs (a fresh count would have reused turn 1's post id).
@@ -66,26 +66,26 @@ def test_a_lost_state_json_is_rebuilt_from_the_logs(repo, autodev):
 
 
 @pytest.mark.full
-def test_a_lost_state_json_keeps_an_open_gate(repo, autodev):
+def test_a_lost_state_json_keeps_an_open_gate(repo, autodev, inproc):
     write_team(
         repo, SOLO, post("solo", "gate", "git push origin main") + post("solo", "done", "pushed") + ACCEPT
     )
     run_until_idle(autodev, repo, "push it", expect=3)
     gid = state_of(repo)["gate"]["id"]
     (run_dir(repo) / "state.json").unlink()
-    assert f"approval of gate {gid} sent" in cli(autodev, repo, "approve")
+    assert f"approval of gate {gid} sent" in cli(inproc, repo, "approve")
     run_until_idle(autodev, repo, expect=0)
     assert [p["gate"]["decision"] for p in thread_of(repo) if p.get("gate")] == ["approved"]
 
 
 @pytest.mark.full
-def test_after_git_clean_status_and_start_say_how_to_restore_and_init_from_run_does(repo, autodev):
+def test_after_git_clean_status_and_start_say_how_to_restore_and_init_from_run_does(repo, autodev, inproc):
     write_team(repo, SOLO, QUESTION, "maxTalkTurns = 7\n")
     run_until_idle(autodev, repo, "paint it", expect=3)
     git(repo, "clean", "-fdxq")  # what a participant once ran: .autodev/ is gone
     assert not (repo / ".autodev").exists()
 
-    r = autodev(repo, "status")
+    r = inproc(repo, "status")
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())
     assert "team.toml is missing" in text and "autodev init --from-run" in text
@@ -93,12 +93,12 @@ def test_after_git_clean_status_and_start_say_how_to_restore_and_init_from_run_d
     r = autodev(repo, "start")
     assert r.returncode == 2 and "autodev init --from-run" in r.stderr and "Traceback" not in r.stderr
 
-    assert "restored" in cli(autodev, repo, "init", "--from-run")
+    assert "restored" in cli(inproc, repo, "init", "--from-run")
     assert (repo / ".autodev" / "config.toml").read_text() == "maxTalkTurns = 7\n"
     assert (repo / ".autodev" / "script.toml").exists()
-    r = autodev(repo, "init", "--from-run")
+    r = inproc(repo, "init", "--from-run")
     assert r.returncode == 2 and "--force" in r.stderr
-    cli(autodev, repo, "send", "blue")
+    cli(inproc, repo, "send", "blue")
     run_until_idle(autodev, repo, expect=0)  # the same run, continued
 
 

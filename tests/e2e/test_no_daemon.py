@@ -37,24 +37,26 @@ def test_resume_without_a_daemon_says_start_applies_it_and_start_continues(repo,
 
 
 @pytest.mark.full
-def test_queued_actions_are_listed_applied_in_order_and_a_message_replaces_a_queued_stop(repo, autodev):
+def test_queued_actions_are_listed_applied_in_order_and_a_message_replaces_a_queued_stop(
+    repo, autodev, inproc
+):
     write_team(repo, SOLO, done_accepted("solo", "first") + done_accepted("solo", "second"))
     assert autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=60).returncode == 0
     # A message, then a stop: start applies both, in that order.
-    autodev(repo, "send", "a note", check=True)
-    out = autodev(repo, "stop", check=True).stdout
+    inproc(repo, "send", "a note", check=True)
+    out = inproc(repo, "stop", check=True).stdout
     assert "in order (1 message, stop); the queued stop then ends the run again" in out, out
-    assert "queued: 1 message, stop (no daemon is running" in autodev(repo, "status", check=True).stdout
+    assert "queued: 1 message, stop (no daemon is running" in inproc(repo, "status", check=True).stdout
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert "applied now in order: 1 message, stop" in r.stdout, r.stdout + r.stderr
     assert "run stopped: you stopped the run" in r.stdout
     assert thread_of(repo)[-1]["from"] == "user" and thread_of(repo)[-1]["text"] == "a note"
-    assert status_json(autodev, repo)["queued"] == []
+    assert status_json(inproc, repo)["queued"] == []
     # A stop, then a message: the message replaces the stop and says so; start continues.
-    autodev(repo, "stop", check=True)
-    out = autodev(repo, "send", "one more thing", check=True).stdout
+    inproc(repo, "stop", check=True)
+    out = inproc(repo, "send", "one more thing", check=True).stdout
     assert "this message cancels the queued stop" in out, out
-    assert "queued: 1 message (" in autodev(repo, "status", check=True).stdout
+    assert "queued: 1 message (" in inproc(repo, "status", check=True).stdout
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert r.returncode == 0 and "you stopped the run" not in r.stdout, r.stdout + r.stderr
     posts = [(p["from"], p["text"]) for p in thread_of(repo)]

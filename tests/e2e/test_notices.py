@@ -80,7 +80,7 @@ def test_notice_answered_reaches_the_next_turn_prompt_and_a_second_notice_is_ref
 
 
 @pytest.mark.full
-def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(repo, autodev):
+def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(repo, autodev, inproc):
     script = (
         # alice turn 1: a notice holding `commands`; the hold starts with her next turn
         step(
@@ -118,32 +118,32 @@ def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(rep
     assert "write_file" in tool_names(turns[1][0])  # only the held capability is gone
     note = [p for p in thread_of(repo) if p.get("notice")][0]
     assert note["text"] == "alice told the user (holding commands): check the billing dashboard for me"
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     held = [n for n in st["needs_you"] if n["type"] == "notice"]
     assert [(n["id"], n["hold"], n["pinned"]) for n in held] == [("1", "commands", False)]
     assert "autodev notice --release 1" in held[0]["do"]
 
-    cli(autodev, repo, "send", "done, the dashboard is fine")
+    cli(inproc, repo, "send", "done, the dashboard is fine")
     wait_for("alice's third turn", asked(8))
     assert "run_command" in tool_names(turns_of(repo, "alice")[2][0]), "send did not release the hold"
     assert state_of(repo)["notices"]["1"]["hold"] is None
 
-    cli(autodev, repo, "notice", "--hold", "2")
+    cli(inproc, repo, "notice", "--hold", "2")
     wait_for("the pin", lambda: state_of(repo)["notices"]["2"].get("pinned"))
     # Notice 1 is released but unanswered; notice 2 holds commands, pinned.
     assert [
         (n["id"], n["hold"], n["pinned"])
-        for n in status_json(autodev, repo)["needs_you"]
+        for n in status_json(inproc, repo)["needs_you"]
         if n["type"] == "notice"
     ] == [("1", None, False), ("2", "commands", True)]
-    cli(autodev, repo, "send", "invoices look fine")
+    cli(inproc, repo, "send", "invoices look fine")
     wait_for("alice's gate", lambda: state_of(repo).get("state") == "gated")
     assert scheduled(repo)[-1] == ("alice", "user_message")
     assert "run_command" not in tool_names(turns_of(repo, "alice")[3][0]), "send released a pinned hold"
 
-    cli(autodev, repo, "notice", "--release", "2")
+    cli(inproc, repo, "notice", "--release", "2")
     wait_for("the release", lambda: state_of(repo)["notices"]["2"]["hold"] is None)
-    cli(autodev, repo, "approve")
+    cli(inproc, repo, "approve")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
     assert scheduled(repo)[-1] == ("alice", "gate_decision")
     assert "run_command" in tool_names(turns_of(repo, "alice")[4][0])
@@ -152,7 +152,7 @@ def test_hold_released_by_send_unless_pinned_then_released_by_notice_release(rep
 
 # Regression: events.jsonl once dropped these, as the journal de-duplicated records by `id`.
 @pytest.mark.full
-def test_notice_and_gate_events_all_reach_events_jsonl(repo, autodev):
+def test_notice_and_gate_events_all_reach_events_jsonl(repo, autodev, inproc):
     script = (
         step(
             "alice",
@@ -164,8 +164,8 @@ def test_notice_and_gate_events_all_reach_events_jsonl(repo, autodev):
     )
     write_team(repo, PAIR, script)
     run_until_idle(autodev, repo, "make a bucket", expect=3)
-    cli(autodev, repo, "answer", "1", "eu-west-1")
-    cli(autodev, repo, "approve")
+    cli(inproc, repo, "answer", "1", "eu-west-1")
+    cli(inproc, repo, "approve")
     run_until_idle(autodev, repo, expect=0)
     # The answer and the decision did happen (thread and state agree)...
     assert [p["gate"]["decision"] for p in thread_of(repo) if p.get("gate")] == ["approved"]

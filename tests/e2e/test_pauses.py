@@ -113,7 +113,7 @@ def test_each_pause_reason_is_reached_and_shown_by_status(repo, autodev, inproc,
 
 
 @pytest.mark.full
-def test_send_resumes_a_run_paused_for_review_with_fresh_scope(repo, autodev):
+def test_send_resumes_a_run_paused_for_review_with_fresh_scope(repo, autodev, inproc):
     script = (
         post("alice", "say", "bob, thoughts?", "bob")
         + post("bob", "say", "looks fine", "alice")
@@ -122,12 +122,12 @@ def test_send_resumes_a_run_paused_for_review_with_fresh_scope(repo, autodev):
     )
     write_team(repo, PAIR, script, "maxTalkTurns = 2\n")
     run_until_idle(autodev, repo, "improve the docs", expect=3)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert (st["state"], st["reason"]["code"], st["talk_turns"]) == ("paused", "talk_limit", 3)
 
-    cli(autodev, repo, "send", "FRESH-SCOPE: rewrite the intro instead")
+    cli(inproc, repo, "send", "FRESH-SCOPE: rewrite the intro instead")
     run_until_idle(autodev, repo, expect=3)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "awaiting_user" and st["reason"]["code"] == "question"
     # The message reset the talk count: bob's turn was not restricted and counts as the first.
     assert st["talk_turns"] == 1

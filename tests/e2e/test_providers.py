@@ -92,7 +92,7 @@ error = 503
 
 
 @pytest.mark.full
-def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev):
+def test_retries_exhausted_pause_with_the_error_and_resume_continues(repo, autodev, inproc):
     write_team(
         repo,
         BUILDER,
@@ -112,11 +112,11 @@ error = 500
     )
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 3, r.stdout + r.stderr
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused" and st["reason"]["code"] == "provider"
     assert "failed 3 times" in st["reason"]["text"]
     assert shape(thread_of(repo)) == [("user", "say", None, None)]
-    autodev(repo, "resume", check=True)
+    inproc(repo, "resume", check=True)
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
     ev = events_of(repo)
@@ -125,7 +125,9 @@ error = 500
 
 
 @pytest.mark.full
-def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_until_resume(repo, autodev):
+def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_until_resume(
+    repo, autodev, inproc
+):
     """The audit's model fails like a participant's: 500s are retried with backoff; when the
     retries run out the run pauses (reason provider) instead of the daemon crashing, and
     `resume` audits the same done post."""
@@ -137,11 +139,11 @@ def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_unt
     retries = [e for e in events_of(repo) if e["type"] == "retry"]
     assert [(e["participant"], e["attempt"]) for e in retries] == [("audit", 1), ("audit", 2)]
     assert retries[1]["delay"] == 2 * retries[0]["delay"]
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused" and st["reason"]["code"] == "provider"
     assert "the audit's model scripted failed 3 times" in st["reason"]["text"]
     assert shape(thread_of(repo))[1:] == [("builder", "done", None, None)]
-    autodev(repo, "resume", check=True)
+    inproc(repo, "resume", check=True)
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
     # The same done post was audited; no turn ran before it.
@@ -151,17 +153,17 @@ def test_the_audits_transient_errors_are_retried_and_exhausted_retries_pause_unt
 
 
 @pytest.mark.full
-def test_the_audits_usage_limit_pauses_the_run_with_a_provider_reason(repo, autodev):
+def test_the_audits_usage_limit_pauses_the_run_with_a_provider_reason(repo, autodev, inproc):
     script = post("builder", "done", "finished") + step("audit", error=429) + ACCEPT
     write_team(repo, BUILDER, script, FAST)
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 3, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused" and st["reason"]["code"] == "provider"
     assert "the audit's model scripted is at its usage limit" in st["reason"]["text"]
     assert [e for e in events_of(repo) if e["type"] == "retry"] == []
-    autodev(repo, "resume", check=True)
+    inproc(repo, "resume", check=True)
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
     assert shape(thread_of(repo))[-1] == ("audit", "say", None, None)

@@ -198,7 +198,7 @@ calls = [{ tool = "post", args = { kind = "work_done", text = "no change", hando
 
 
 @pytest.mark.full
-def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
+def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev, inproc):
     write_team(repo, SOLO, SOLO_SCRIPT)
     r = autodev(repo, "start", "--foreground", "--until-idle", "do it alone")
     assert r.returncode == 3, r.stdout + r.stderr
@@ -226,7 +226,7 @@ def test_team_of_one_always_speaks_and_three_silent_turns_pause(repo, autodev):
         last = pair[1]["body"]["messages"][-1]
         assert last["role"] == "user" and "without posting" in last["content"]
 
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "paused"
     assert st["reason"]["code"] == "silent"
     assert "solo" in st["reason"]["text"]

@@ -38,7 +38,7 @@ AUTODEV = f"{sys.executable} -m autodev"
 
 @pytest.mark.full
 @needs_bwrap
-def test_a_participant_cannot_approve_its_own_gate(repo, autodev):
+def test_a_participant_cannot_approve_its_own_gate(repo, autodev, inproc):
     attack = (
         f"{AUTODEV} approve; echo approve-exit=$?; "
         f"(setsid sh -c 'sleep 0.5; {AUTODEV} approve' > /dev/null 2>&1 &); "
@@ -60,30 +60,30 @@ def test_a_participant_cannot_approve_its_own_gate(repo, autodev):
     [result] = tool_results(turns_of(repo, "alice")[0][1])
     assert SECRET not in result and "DEMO_API_KEY" not in result
     # The user can still approve, and the run completes.
-    assert autodev(repo, "approve").returncode == 0
+    assert inproc(repo, "approve").returncode == 0
     r = autodev(repo, "start", "--foreground", "--until-idle")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.mark.full
 @needs_bwrap
-def test_start_and_status_report_the_sandbox(repo, autodev):
+def test_start_and_status_report_the_sandbox(repo, autodev, inproc):
     write_team(repo, BUILDER, step("builder", call("run_command", command="true")) + done_accepted("builder"))
     r = autodev(repo, "start", "--foreground", "--until-idle", "go")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "sandbox: bubblewrap" in r.stdout
-    assert status_json(autodev, repo)["sandbox"]["active"] is True
-    assert "sandbox: bubblewrap" in status_text(autodev, repo)
+    assert status_json(inproc, repo)["sandbox"]["active"] is True
+    assert "sandbox: bubblewrap" in status_text(inproc, repo)
 
 
 @pytest.mark.full
-def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autodev):
+def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autodev, inproc):
     write_team(repo, BUILDER, done_accepted("builder"))
     missing = {sandbox.BWRAP_ENV: "/nonexistent/bwrap"}
     r = autodev(repo, "start", "--foreground", "--until-idle", "go", env=missing)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "UNSANDBOXED" in r.stderr and "bubblewrap" in r.stderr
-    st = autodev(repo, "status", env={**missing, "COLUMNS": "300"}).stdout
+    st = inproc(repo, "status", env={**missing, "COLUMNS": "300"}).stdout
     assert "UNSANDBOXED" in st and "bubblewrap" in st
     assert [e for e in events(repo, "warning") if "UNSANDBOXED" in e["message"]]
 
@@ -94,7 +94,7 @@ def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autode
 
 
 @pytest.mark.full
-def test_a_change_to_autodev_during_a_turn_is_refused(repo, autodev):
+def test_a_change_to_autodev_during_a_turn_is_refused(repo, autodev, inproc):
     """Unsandboxed (the worst case), a participant rewrites the config to drop its guard: the
     daemon keeps the old config, says so in status and events, and the guard still refuses."""
     attack = "printf 'gateRequired = []\\ngateMode = \"auto\"\\n' > .autodev/config.toml"
@@ -114,19 +114,19 @@ def test_a_change_to_autodev_during_a_turn_is_refused(repo, autodev):
     second = turns_of(repo, "builder")[1]
     assert "gate" in tool_results(second[1])[0], tool_results(second[1])
     assert events(repo, "command_refused")
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert ".autodev/ changed during turn 1" in st["config_refused"]
     assert "autodev pause" in st["config_refused"]
 
 
 @pytest.mark.full
-def test_a_user_edit_between_turns_still_applies(repo, autodev):
+def test_a_user_edit_between_turns_still_applies(repo, autodev, inproc):
     script = post("builder", "say", "what next?", "user") + done_accepted("builder")
     write_team(repo, BUILDER, script)
     start_detached(autodev, repo, "go")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
     (repo / ".autodev" / "config.toml").write_text("maxTalkTurns = 9\n")
-    assert autodev(repo, "send", "finish it").returncode == 0
+    assert inproc(repo, "send", "finish it").returncode == 0
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
     assert events(repo, "team_reloaded") and not events(repo, "config_refused")
 

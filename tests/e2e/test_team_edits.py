@@ -33,7 +33,7 @@ lane = "Reviews."
 
 
 @pytest.mark.full
-def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
+def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev, inproc):
     script = (
         post("alice", "say", "Who should review this?", "user")
         + post("alice", "say", "carol, please review", "carol")
@@ -47,7 +47,7 @@ def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
 
     team = repo / ".autodev" / "team.toml"
     team.write_text(team.read_text() + CAROL)
-    cli(autodev, repo, "send", "carol joined the team; hand it to her")
+    cli(inproc, repo, "send", "carol joined the team; hand it to her")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
 
     reloads = events(repo, "team_reloaded")
@@ -60,12 +60,12 @@ def test_participant_added_mid_run_speaks_after_the_reload(repo, autodev):
     ]
     # No warning about an unknown handoff target: carol was on the team when alice named her.
     assert not [e for e in events(repo, "warning") if "carol" in e["message"]]
-    parts = {p["name"]: p for p in status_json(autodev, repo)["participants"]}
+    parts = {p["name"]: p for p in status_json(inproc, repo)["participants"]}
     assert parts["carol"]["turns"] == 1 and parts["carol"]["model"] == "scripted"
 
 
 @pytest.mark.full
-def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, autodev):
+def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, autodev, inproc):
     script = (
         post("alice", "say", "Shall bob finish it?", "user")
         + post("alice", "say", "bob, please finish", "bob")
@@ -78,7 +78,7 @@ def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, auto
 
     team = repo / ".autodev" / "team.toml"
     team.write_text(PAIR.replace('name = "bob"', 'name = "Bad Name"'))
-    cli(autodev, repo, "send", "yes, bob finishes")
+    cli(inproc, repo, "send", "yes, bob finishes")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
 
     warnings = [e["message"] for e in events(repo, "warning")]
@@ -89,29 +89,29 @@ def test_invalid_team_edit_is_rejected_and_the_old_team_keeps_working(repo, auto
     assert scheduled(repo)[-2:] == [("alice", "user_message"), ("bob", "handoff")]
     assert shape(thread_of(repo))[-2:] == [("bob", "done", None, None), ("audit", "say", None, None)]
 
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert "Bad Name" in (st["team_error"] or "")
-    assert "team file problem (the old team is kept)" in status_text(autodev, repo)
+    assert "team file problem (the old team is kept)" in status_text(inproc, repo)
 
 
 @pytest.mark.full
-def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev):
+def test_team_error_is_cleared_when_a_restart_finds_the_file_fixed(repo, autodev, inproc):
     script = post("alice", "say", "Question one?", "user") + post("alice", "say", "Question two?", "user")
     write_team(repo, PAIR, script)
     start_detached(autodev, repo, "tidy the docs")
     wait_for("the question", lambda: state_of(repo).get("state") == "awaiting_user")
     team = repo / ".autodev" / "team.toml"
     team.write_text(PAIR.replace('name = "bob"', 'name = "Bad Name"'))
-    cli(autodev, repo, "send", "answer one")
+    cli(inproc, repo, "send", "answer one")
     wait_for("the rejection", lambda: state_of(repo).get("team_error"))
-    cli(autodev, repo, "stop")
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+    cli(inproc, repo, "stop")
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None)
 
     team.write_text(PAIR)
-    cli(autodev, repo, "send", "answer two")
+    cli(inproc, repo, "send", "answer two")
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=60)
     assert r.returncode == 3, r.stdout + r.stderr
-    assert status_json(autodev, repo)["team_error"] is None
+    assert status_json(inproc, repo)["team_error"] is None
 
 
 TRIO = PAIR.replace(
@@ -126,7 +126,7 @@ write = false
 
 
 @pytest.mark.full
-def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev):
+def test_removing_and_renaming_participants_keeps_history_and_figures(repo, autodev, inproc):
     script = (
         post("alice", "say", "bob, your view?", "bob")
         + post("bob", "say", "Which licence should we use?", "user")
@@ -140,7 +140,7 @@ def test_removing_and_renaming_participants_keeps_history_and_figures(repo, auto
     # carol leaves; bob is renamed robert (a new participant as far as the run can tell).
     team = repo / ".autodev" / "team.toml"
     team.write_text(PAIR.replace('name = "bob"', 'name = "robert"'))
-    cli(autodev, repo, "send", "MIT")
+    cli(inproc, repo, "send", "MIT")
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
 
     assert events(repo, "team_reloaded")[-1]["participants"] == ["alice", "robert"]
@@ -159,6 +159,6 @@ def test_removing_and_renaming_participants_keeps_history_and_figures(repo, auto
     # robert starts with a fresh cursor: every post so far is new to it, in its bounded index.
     [first] = [q for q in requests_of(repo, "robert")][:1]
     assert "#3 bob say→user" in prompt_of(first) and "#4 user say" in prompt_of(first)
-    parts = {p["name"]: p for p in status_json(autodev, repo)["participants"]}
+    parts = {p["name"]: p for p in status_json(inproc, repo)["participants"]}
     assert parts["bob"]["model"] == "(not on the team now)" and parts["bob"]["turns"] == 1
     assert parts["robert"]["turns"] == 1 and "carol" not in parts

@@ -152,23 +152,23 @@ GATED_SCRIPT = (
 )
 
 
-def _gated_run(autodev, repo) -> str:
+def _gated_run(autodev, inproc, repo) -> str:
     write_team(repo, PAIR, GATED_SCRIPT)
     run_until_idle(autodev, repo, "clean up the database", expect=3)
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     assert st["state"] == "gated" and st["reason"]["code"] == "gated"
     gates = [n for n in st["needs_you"] if n["type"] == "gate"]
     assert [(g["from"], g["text"]) for g in gates] == [("alice", "drop the legacy_users table in production")]
-    text = status_text(autodev, repo)
+    text = status_text(inproc, repo)
     assert "The run stopped and why" in text and "alice declared a gate" in text
     assert f"autodev approve {gates[0]['id']}" in text
     return gates[0]["id"]
 
 
 @pytest.mark.full
-def test_gated_then_approved_by_the_user(repo, autodev):
-    gid = _gated_run(autodev, repo)
-    cli(autodev, repo, "approve", gid)
+def test_gated_then_approved_by_the_user(repo, autodev, inproc):
+    gid = _gated_run(autodev, inproc, repo)
+    cli(inproc, repo, "approve", gid)
     run_until_idle(autodev, repo, expect=0)
     note = gate_notes(repo)[-1]
     assert note["gate"] == {"id": gid, "decision": "approved", "declarer": "alice", "by": "the user"}
@@ -179,13 +179,13 @@ def test_gated_then_approved_by_the_user(repo, autodev):
         ("alice", "done", None, None),
         ("audit", "say", None, None),
     ]
-    assert status_json(autodev, repo)["needs_you"] == []
+    assert status_json(inproc, repo)["needs_you"] == []
 
 
 @pytest.mark.full
-def test_gated_then_denied_with_a_reason(repo, autodev):
-    gid = _gated_run(autodev, repo)
-    cli(autodev, repo, "deny", gid, "--reason", "take a backup first")
+def test_gated_then_denied_with_a_reason(repo, autodev, inproc):
+    gid = _gated_run(autodev, inproc, repo)
+    cli(inproc, repo, "deny", gid, "--reason", "take a backup first")
     run_until_idle(autodev, repo, expect=0)
     note = gate_notes(repo)[-1]
     assert note["gate"]["decision"] == "denied" and note["gate"]["by"] == "the user"
@@ -203,7 +203,7 @@ GATE_THEN_QUESTION = (
 )
 
 
-def _message_while_gated_then_approve(autodev, repo) -> dict:
+def _message_while_gated_then_approve(autodev, inproc, repo) -> dict:
     """A detached daemon: gated; the user writes; alice answers with a question; the user
     approves; alice finishes. Returns the final status."""
     write_team(repo, PAIR, GATE_THEN_QUESTION)
@@ -211,15 +211,15 @@ def _message_while_gated_then_approve(autodev, repo) -> dict:
     wait_for("gated", lambda: state_of(repo).get("state") == "gated")
     gid = state_of(repo)["gate"]["id"]
 
-    cli(autodev, repo, "send", "ROTATE-NOTE: do it after 18:00 UTC")
+    cli(inproc, repo, "send", "ROTATE-NOTE: do it after 18:00 UTC")
     wait_for("alice's reply", lambda: state_of(repo).get("state") == "awaiting_user")
     assert scheduled(repo)[-1] == ("alice", "user_message")
     assert "ROTATE-NOTE: do it after 18:00 UTC" in prompt_of(turns_of(repo, "alice")[-1][0])
-    st = status_json(autodev, repo)
+    st = status_json(inproc, repo)
     # The gate is still open, and approvable, after the message went to its declarer.
     assert [(n["type"], n.get("id")) for n in st["needs_you"] if n["type"] == "gate"] == [("gate", gid)]
 
-    cli(autodev, repo, "approve", gid)
+    cli(inproc, repo, "approve", gid)
     wait_for("complete", lambda: state_of(repo).get("state") == "complete")
     assert gate_notes(repo)[-1]["gate"] == {
         "id": gid,
@@ -228,19 +228,19 @@ def _message_while_gated_then_approve(autodev, repo) -> dict:
         "by": "the user",
     }
     assert scheduled(repo)[-1] == ("alice", "gate_decision")
-    return status_json(autodev, repo)
+    return status_json(inproc, repo)
 
 
 @pytest.mark.full
-def test_user_message_while_gated_goes_to_the_declarer_and_the_gate_stays_open(repo, autodev):
-    st = _message_while_gated_then_approve(autodev, repo)
+def test_user_message_while_gated_goes_to_the_declarer_and_the_gate_stays_open(repo, autodev, inproc):
+    st = _message_while_gated_then_approve(autodev, inproc, repo)
     assert st["state"] == "complete"
     assert not [n for n in st["needs_you"] if n["type"] == "gate"]
 
 
 @pytest.mark.full
-def test_a_question_the_asker_moved_past_leaves_needs_you(repo, autodev):
-    st = _message_while_gated_then_approve(autodev, repo)
+def test_a_question_the_asker_moved_past_leaves_needs_you(repo, autodev, inproc):
+    st = _message_while_gated_then_approve(autodev, inproc, repo)
     assert st["needs_you"] == [], st["needs_you"]
 
 

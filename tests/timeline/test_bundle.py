@@ -15,10 +15,10 @@ from autodev.timeline import bundle
 from tests.timeline.conftest import copy_run
 
 
-def test_export_then_replay_on_another_home_is_identical(recorded_run, tmp_path, autodev):
+def test_export_then_replay_on_another_home_is_identical(recorded_run, tmp_path, autodev, inproc):
     repo = copy_run(recorded_run, tmp_path / "repo")
     out = tmp_path / "run.tar.gz"
-    r = autodev(repo, "runs", "export", "--out", str(out))
+    r = inproc(repo, "runs", "export", "--out", str(out))
     assert r.returncode == 0, r.stdout + r.stderr
     with tarfile.open(out) as tar:
         names = tar.getnames()

@@ -18,11 +18,11 @@ def state_of(repo) -> dict:
 
 
 @pytest.mark.full
-def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path, autodev):
+def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path, autodev, inproc):
     repo = copy_run(recorded_run, tmp_path / "repo")
     original = thread_of(repo)
     into = tmp_path / "fork"
-    r = autodev(repo, "fork", "3", "--into", str(into))
+    r = inproc(repo, "fork", "3", "--into", str(into))
     assert r.returncode == 0, r.stdout + r.stderr
     assert git(into, "rev-parse", "HEAD").strip() == original[1]["head"]
     assert not (into / "b.txt").exists() and (into / "a.txt").exists()
@@ -32,7 +32,7 @@ def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path
     assert st["run_id"] != state_of(repo)["run_id"]
 
     # Both go on at once: the original answers its question, the fork redoes b.
-    assert autodev(repo, "send", "go on").returncode == 0
+    assert inproc(repo, "send", "go on").returncode == 0
     assert autodev(repo, "start").returncode == 0
     assert autodev(into, "start").returncode == 0
     for where in (repo, into):
@@ -52,8 +52,8 @@ def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path
     assert thread_of(repo)[:5] == original  # the original run is untouched by the fork
 
     wait_for("the daemons to end", lambda: all(state_of(w).get("daemon") == "stopped" for w in (repo, into)))
-    listing = json.loads(autodev(repo, "runs", "--json", check=True).stdout)
+    listing = json.loads(inproc(repo, "runs", "--json", check=True).stdout)
     fork_row = next(r for r in listing if r["run"] == st["run_id"])
     assert fork_row["forked_from"]["seq"] == 3
-    shown = autodev(repo, "runs", check=True).stdout
+    shown = inproc(repo, "runs", check=True).stdout
     assert f"fork of {state_of(repo)['run_id']}@3" in shown
