@@ -282,9 +282,16 @@ def start_detached(autodev, repo, *args: str) -> int:
 
 
 def stop_daemon(autodev, repo) -> None:
+    """`autodev stop` through the console script, then `status` polled in-process (a poll
+    through a subprocess costs a Python start-up each) until no daemon holds the run."""
+    import pytest
+
+    from tests.inprocess import InProcess
+
     r = autodev(repo, "stop")
     assert r.returncode == 0, r.stderr
-    wait_for("the daemon to exit", lambda: status_json(autodev, repo)["daemon_pid"] is None)
+    inproc = InProcess(pytest.MonkeyPatch())  # each call undoes its own patches
+    wait_for("the daemon to exit", lambda: status_json(inproc, repo)["daemon_pid"] is None)
 
 
 def kill_group(pid: int) -> None:
