@@ -25,6 +25,7 @@ from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit
 from autodev.records.post import Post
+from autodev.store.journal import safe
 
 
 class VerdictArgs(Args):
@@ -214,14 +215,14 @@ def audit(
         },
         overrides,
     )
-    messages = [{"role": "user", "content": prompt}]
+    messages: list[dict[str, object]] = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
         gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping, model)
         v.prompt_tokens += gen.prompt_tokens
         v.completion_tokens += gen.completion_tokens
         v.cost += gen.cost or 0.0
-        messages.append(gen.message)
+        messages.append(safe(gen.message))  # a lone surrogate would fail the next request
         for call in gen.message.get("tool_calls") or []:
             if call["function"]["name"] != "verdict":
                 messages.append(
@@ -235,7 +236,7 @@ def audit(
             try:
                 accept, gap = VERDICT.call(ToolEnv(), json.loads(call["function"]["arguments"] or "{}"))
             except (ValueError, ToolError) as e:
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"error: {e}"})
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": safe(f"error: {e}")})
                 continue
             v.accept, v.gap = accept, gap
             if not v.accept and not v.gap:

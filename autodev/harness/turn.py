@@ -111,7 +111,9 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
 
 
 def _answer(call: dict, text: str) -> dict:
-    return {"role": "tool", "tool_call_id": call["id"], "content": text}
+    # a result may quote the model's own arguments (a path with a lone surrogate): safe, or the
+    # next request fails to encode
+    return {"role": "tool", "tool_call_id": call["id"], "content": safe(text)}
 
 
 def _start(ctx: TurnContext) -> _Loop:

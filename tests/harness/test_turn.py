@@ -380,3 +380,23 @@ def test_hostile_sizes_are_refused_before_any_log_or_state(run: Run) -> None:
     assert f"more than the {MAX_POST_CHARS} a post may have" in answers[3]
     assert [p.text for p in run.thread.read(1, 10)] == ["short"]
     assert "tool_started" not in (run.dir / "harness.jsonl").read_text()  # no tool ran on them
+
+
+def test_a_result_quoting_a_lone_surrogate_reaches_the_model_as_valid_utf8(run: Run) -> None:
+    # Found by `make fuzz`: a model's path argument carried a lone surrogate (valid JSON, `\udc85`),
+    # the refusal quoted it, and the next request failed to encode, five times, pausing the run.
+    model = run.model(
+        r"""
+        [[step]]
+        participant = "builder"
+        calls = [{ tool = "read_file", raw_args = '{"path": "\udc85x"}' }]
+        [[step]]
+        participant = "builder"
+        calls = [{ tool = "post", args = { kind = "say", text = "looked" } }]
+        """
+    )
+    result = run_turn(run.context(model))
+    assert result.post is not None and result.post.kind == "say"
+    [answer] = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    answer.encode("utf-8")  # what the provider's client does: a lone surrogate raises here
+    assert "no file '\\x85x'" in answer
