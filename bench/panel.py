@@ -57,6 +57,9 @@ def _run_folder(root: Path, n_posts: int):
     paths.ensure()
     shutil.copyfile(cached_thread(n_posts), paths.thread)
     shutil.copyfile(cached_events(n_posts), paths.events)
+    from autodev.store.thread import Thread
+
+    Thread(paths.thread).close()  # its index cache, which a daemon keeps beside every thread
     paths.state.write_text(
         json.dumps(
             {

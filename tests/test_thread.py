@@ -309,3 +309,25 @@ def test_a_thread_the_previous_release_wrote_reads_as_posts_and_grows_in_the_sam
     assert list(json.loads(line)) == list(json.loads(like))  # the same keys in the same order
     assert line.endswith("\n") and line.count("\n") == 1 and ", " not in line  # compact, one line
     assert json.loads(line) == new.dump() and new.seq == 17
+
+
+def test_readers_catch_up_a_stale_index_without_reading_the_whole_thread(tmp_path, monkeypatch):
+    from autodev.store import thread as thread_module
+    from autodev.store.thread import Thread, read_live
+
+    path = tmp_path / "thread.jsonl"
+    th = Thread(path)
+    for i in range(5):
+        th.append("alice", "say", f"post {i}")
+    stale = (tmp_path / "thread-index.json").read_text()  # the cache as of seq 5
+    th.append("system", "say", "rewound to 2", rewind={"n": 1, "to_seq": 2})
+    th.append("alice", "say", "after the rewind")
+    th.close()
+    (tmp_path / "thread-index.json").write_text(stale)  # e.g. a crash before the cache was saved
+
+    def whole_thread(*_a, **_k):
+        raise AssertionError("a reader scanned the whole thread although the index was there")
+
+    monkeypatch.setattr(thread_module, "iter_records", whole_thread)
+    live = read_live(path)
+    assert [s for s in range(1, 8) if live.is_live(s)] == [1, 2, 6, 7]

@@ -226,10 +226,18 @@ def read_live(path: Path) -> Live:
     last_seq = last[0]["seq"] if last else 0
     try:
         idx = json.loads(path.with_name("thread-index.json").read_text())
-        if int(idx["seq"]) == last_seq:
-            return Live.of([(int(a), int(b)) for a, b in idx.get("rewinds", [])], last_seq)
+        upto = int(idx["seq"])
+        rewinds = [(int(a), int(b)) for a, b in idx.get("rewinds", [])]
     except (OSError, ValueError, KeyError, TypeError):
-        pass
+        upto, rewinds = -1, []
+    if 0 <= upto <= last_seq:  # the cache, caught up with the posts written since (a few, at most)
+        newer = []
+        for rec in iter_records_reverse(path):
+            if rec["seq"] <= upto:
+                break
+            if rw := rewind_of(rec):
+                newer.append(rw)
+        return Live.of(rewinds + newer[::-1], last_seq)
     return Live.of([rw for rec in iter_records(path) if (rw := rewind_of(rec))], last_seq)
 
 
