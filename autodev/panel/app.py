@@ -185,6 +185,8 @@ class PanelApp(App):
     def _tick(self) -> None:
         from autodev.store.lock import DaemonLock
 
+        if len(self.screen_stack) > 1:
+            return  # a prompt is open: the panel's widgets are not on it; the next tick after it closes
         pid = DaemonLock.holder(self.paths.lock)
         if pid != self.daemon_pid:
             self.daemon_pid = pid
