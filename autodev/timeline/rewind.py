@@ -282,11 +282,43 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
                     result.get("error") or "the daemon refused the rewind", result.get("fix") or ""
                 )
             return result
+        done = _if_daemon_left(paths, state, n, seq, undo)
+        if done is not None:
+            return done
         time.sleep(0.05)
     raise RewindRefused(
         f"the daemon did not apply the rewind within {wait_s:.0f} s",
         "it stays queued and applies at the daemon's next turn boundary; see `autodev status`",
     )
+
+
+def _if_daemon_left(paths: RunPaths, state: StateFile, n: int, seq: int | None, undo: bool) -> dict | None:
+    """The daemon asked may have been on its way out (the run ended, or it was stopped) and never
+    read the request. Once its lock is free, the request is withdrawn and the rewind done here,
+    under the lock, so no later daemon applies it a second time. None while a daemon holds it."""
+    from autodev.errors import DaemonRunningError
+    from autodev.store.lock import DaemonLock
+
+    if DaemonLock.holder(paths.lock):
+        return None
+    lock = DaemonLock(paths.lock)
+    try:
+        lock.acquire()
+    except DaemonRunningError:
+        return None  # a daemon started meanwhile: it reads the queue on its way in
+    try:
+        st = state.read()
+        if (st.rewind_result or {}).get("n") == n:
+            return None  # it answered just before it let go: the caller reads the answer
+        if not any(c.n == n for c in st.controls):
+            raise RewindRefused(
+                "the daemon took the rewind and stopped before it answered",
+                "see `autodev thread` for a rewind note, then `autodev rewind` again if there is none",
+            )
+        state.update(lambda s: s.but(controls=[c for c in s.controls if c.n != n]))
+        return _here(paths, seq, undo)
+    finally:
+        lock.release()
 
 
 def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:

@@ -98,6 +98,30 @@ def test_refused_while_a_turn_may_run(wrong_run):
     assert len(thread_of(wrong_run)) == 5 and rw.records(paths) == []
 
 
+def test_a_daemon_that_exits_without_reading_the_request_leaves_it_to_the_cli(wrong_run):
+    """The daemon's last state write comes before it lets go of the lock: a rewind asked in that
+    window queued for a daemon that never read it. The CLI sees the lock free, withdraws the
+    request and rewinds itself, so no later daemon applies it a second time."""
+    import threading
+
+    from autodev.store.lock import DaemonLock
+
+    paths = RunPaths(wrong_run)
+    lock = DaemonLock(paths.lock)
+    lock.acquire()  # a daemon on its way out: it holds the lock but reads no more requests
+    exiting = threading.Timer(0.3, lock.release)
+    exiting.start()
+    try:
+        done = rw.request(paths, 3, wait_s=30)
+    finally:
+        exiting.cancel()
+        lock.release()
+    assert done["ok"] and done["to_seq"] == 3 and thread_of(wrong_run)[-1]["rewind"]["to_seq"] == 3
+    st = StateFile(paths.state).read()
+    assert st.controls == [] and st.control_seq == 1  # withdrawn: nothing left for the next daemon
+    assert [r["type"] for r in rw.records(paths)] == ["rewind_started", "rewind_finished"]  # once
+
+
 @pytest.mark.parametrize(
     "seq, undo, words",
     [(9, False, "there is no post 9"), (5, False, "already the newest"), (None, True, "no rewind to undo")],
