@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 
 import pytest
@@ -250,6 +251,32 @@ def test_panel_actions_without_a_daemon_wait_in_the_inbox(repo, autodev):
     assert r.returncode == 3, r.stdout + r.stderr
     assert thread_of(repo)[0]["text"] == "the objective"
     wait_for("nothing left in the inbox", lambda: inbox_files(repo) == [])
+
+
+def test_the_clock_tick_waits_while_a_prompt_is_open(repo):
+    """The 1 s tick reloads when a daemon comes or goes. With a prompt open, the panel's widgets
+    are not on the active screen: the tick must wait for the prompt to close, not crash."""
+    from autodev.store.lock import DaemonLock
+
+    write_team(repo, PAIR)
+    lock = DaemonLock(RunPaths(repo).lock)
+
+    async def scenario(app, pilot):
+        assert "no daemon running" in header(app)
+        await pilot.press("s")
+        await until(pilot, "the prompt", lambda: isinstance(app.screen, Prompt))
+        lock.acquire()  # a daemon starts while the prompt is open
+        app._tick()
+        assert isinstance(app.screen, Prompt) and app.daemon_pid is None  # nothing read yet
+        await pilot.press("escape")
+        await until(pilot, "the prompt to close", lambda: not isinstance(app.screen, Prompt))
+        app._tick()
+        assert app.daemon_pid == os.getpid() and "no daemon running" not in header(app)
+
+    try:
+        drive(repo, scenario)
+    finally:
+        lock.release()
 
 
 def test_expand_key_unfolds_long_posts(repo):
