@@ -53,13 +53,14 @@ class RunUsage:
         counted = self.final or [e for e in [self.unreported()] if e]
         if not counted:
             return None
+        total = sum((usage(e) for e in counted), TurnUsage())
         return {
             "model": model,
-            "generations": len(counted),
-            "prompt_tokens": sum(e.input_tokens for e in counted),
-            "completion_tokens": sum(e.output_tokens for e in counted),
-            "cached_tokens": sum(e.cached_tokens for e in counted),
-            "cost": sum(e.cost or 0.0 for e in counted),
+            "generations": total.generations,
+            "prompt_tokens": total.prompt_tokens,
+            "completion_tokens": total.completion_tokens,
+            "cached_tokens": total.cached_tokens,
+            "cost": total.cost,
         }
 
 
@@ -101,16 +102,20 @@ def from_stream(agent: str, path: Path) -> RunUsage:
     return used
 
 
-def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> None:
-    """A run's usage into the turn's figures and a `generation` event (what status shows)."""
-    one = TurnUsage(
+def usage(ev: AgentEvent) -> TurnUsage:
+    """A CLI's usage figure as one generation's usage (a cost it did not report counts as 0)."""
+    return TurnUsage(
         generations=1,
         prompt_tokens=ev.input_tokens,
         completion_tokens=ev.output_tokens,
         cached_tokens=ev.cached_tokens,
         cost=ev.cost or 0.0,
     )
-    result.spent.add(label(agent), one)
+
+
+def count(ctx: TurnContext, agent: str, ev: AgentEvent, result: TurnResult) -> None:
+    """A run's usage into the turn's figures and a `generation` event (what status shows)."""
+    result.spent.add(label(agent), usage(ev))
     ctx.emit(
         GenerationEvent(
             step=0,

@@ -9,6 +9,7 @@ limit or on a provider error, with `audit_pending` so that resuming audits the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from autodev.config import RunConfig, Team
 from autodev.daemon.effects import Change, Note, add_models
@@ -22,6 +23,9 @@ from autodev.records.post import Post
 from autodev.records.state import ModelUsage, RunState, Usage
 from autodev.rules import reasons
 from autodev.rules.reasons import reason
+
+if TYPE_CHECKING:
+    from autodev.harness.audit import Verdict
 
 
 def audit(
@@ -114,15 +118,9 @@ def audit(
     return Change({"state": "running", "reason": None, "audits": n}, [verdict])
 
 
-def used(s: RunState, v, model: str) -> RunState:
+def used(s: RunState, v: Verdict, model: str) -> RunState:
     """The audit's tokens and cost added to the run's figures (pure)."""
-    spent = Usage(prompt_tokens=v.prompt_tokens, completion_tokens=v.completion_tokens, cost=v.cost)
     had = s.audit_usage or Usage()
-    s = s.but(audit_usage=had.but(**(had + spent).plain(6)))  # extras a newer autodev wrote stay
-    one = ModelUsage(
-        generations=int(v.by == "model"),
-        prompt_tokens=spent.prompt_tokens,
-        completion_tokens=spent.completion_tokens,
-        cost=spent.cost,
-    )
-    return add_models(s, {model: one})
+    s = s.but(audit_usage=had.but(**(had + v.used).plain(6)))  # extras a newer autodev wrote stay
+    # One generation per audit the model answered, however many requests it took (as ever).
+    return add_models(s, {model: ModelUsage(generations=int(v.by == "model")) + v.used})

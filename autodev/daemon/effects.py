@@ -79,14 +79,9 @@ def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | No
     """Add one turn's figures to its participant (pure). Once per turn: `accounted_turn` records the last turn counted."""
     if s.accounted_turn >= turn:
         return s
-    q = (s.participants.get(name) or blank_figures()).model_copy()
-    spent = figures.spent.total
+    q = (s.participants.get(name) or blank_figures()).plus(figures.spent.total)
     q.turns += 1
-    q.prompt_tokens += spent.prompt_tokens
-    q.completion_tokens += spent.completion_tokens
-    q.cached_tokens += spent.cached_tokens
     q.compactions += figures.compactions or 0
-    q.cost = round(q.cost + spent.cost, 6)
     q.last_turn = turn
     if post and post.credited:
         q.credited += 1

@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field
@@ -25,6 +25,7 @@ from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit
 from autodev.records.post import Post
+from autodev.records.state import Usage
 from autodev.store.journal import safe
 
 
@@ -54,9 +55,7 @@ class Verdict:
     accept: bool
     gap: str
     by: str  # "model" or "auditCheck"
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
+    used: Usage = field(default_factory=Usage)  # what its requests spent, in all
 
 
 def _git(repo: Path, *args: str, env: dict | None = None) -> str:
@@ -219,9 +218,9 @@ def audit(
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
         gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping, model)
-        v.prompt_tokens += gen.prompt_tokens
-        v.completion_tokens += gen.completion_tokens
-        v.cost += gen.cost or 0.0
+        v.used = v.used + Usage(
+            prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens, cost=gen.cost or 0.0
+        )
         messages.append(safe(gen.message))  # a lone surrogate would fail the next request
         for call in gen.message.get("tool_calls") or []:
             if call["function"]["name"] != "verdict":

@@ -70,6 +70,16 @@ class Figures(Open):
     silent_streak: int = 0
     last_turn: int | None = None
 
+    def usage(self) -> TurnUsage:
+        """What the participant spent: tokens, cached tokens and cost (figures count no generations)."""
+        return TurnUsage.of(self.model_dump())
+
+    def plus(self, used: ModelUsage) -> Self:
+        """These figures with `used` added, by `ModelUsage`'s `+`: tokens, cached tokens (a
+        `TurnUsage` has them) and cost, rounded as state.json keeps it."""
+        mine = type(self).model_fields
+        return self.but(**{k: v for k, v in (self.usage() + used).plain(6).items() if k in mine})
+
 
 class Usage(Open):
     """Tokens and cost. The one place usage is added up (`+`): turns, recovery, the state's

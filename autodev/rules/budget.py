@@ -15,14 +15,15 @@ if TYPE_CHECKING:
 
 def run_spend(st: RunState) -> dict:
     """Cost (USD) and tokens of the whole run so far, audits included."""
-    parts = st.participants.values()
-    audit = st.audit_usage
-    tokens = sum(p.prompt_tokens + p.completion_tokens for p in parts)
-    cost = sum(p.cost for p in parts)
-    if audit is not None:
-        tokens += audit.prompt_tokens + audit.completion_tokens
-        cost += audit.cost
-    return {"cost": round(cost, 6), "tokens": tokens}
+    from autodev.records.state import Usage
+
+    used: list[Usage] = [p.usage() for p in st.participants.values()]
+    if st.audit_usage is not None:
+        used.append(st.audit_usage)
+    if not used:  # nothing spent yet: an int 0, as status --json and the runs index have it
+        return {"cost": 0, "tokens": 0}
+    total = sum(used, Usage())
+    return {"cost": round(total.cost, 6), "tokens": total.prompt_tokens + total.completion_tokens}
 
 
 def participant_spend(st: RunState, name: str) -> dict:
