@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autodev.store.paths import RunPaths
-from autodev.user.status import gather
+from autodev.user.status import Sandbox, gather
 from tests.conftest import write_team
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -82,7 +82,7 @@ def test_status_text_is_what_the_previous_release_printed(repo, case, capsys, mo
         paths.state.write_text(json.dumps(st))
         paths.daemon_log.write_text("autodev daemon: started\nTraceback: the last line\n")
     status = gather(paths)
-    status = status.model_copy(update={"sandbox": {"describe": "<machine>"}})
+    status = status.model_copy(update={"sandbox": Sandbox(mode="?", active=False, describe="<machine>")})
     render(status)
     got = capsys.readouterr().out.replace(str(paths.run_dir), "<run_dir>").replace(str(paths.repo), "<repo>")
     golden = FIXTURES / f"status-{case}.txt"

@@ -25,7 +25,7 @@ from autodev.guard.display import digest
 from autodev.panel import views
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
-from autodev.records.state import RunState
+from autodev.records.state import Reason, RunState
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 from autodev.user.events_view import event_text
@@ -180,7 +180,8 @@ class PanelApp(App):
             self.status = gather(self.paths)
             self.daemon_pid = self.status.daemon_pid
         except AutodevError as e:  # e.g. state.json damaged from outside: show it, keep going
-            self.status = Status(state="unknown", reason={"text": e.message, "continue": e.fix})
+            why = Reason.model_validate({"code": "fault", "text": e.message, "continue": e.fix})
+            self.status = Status(state="unknown", reason=why)
 
     def _tick(self) -> None:
         from autodev.store.lock import DaemonLock

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 from rich.text import Text
 
-from autodev.records.state import RunState, Usage
-from autodev.user.status import Need, Status, cap_text, safe_to_show, spend_text
+from autodev.records.state import RunState
+from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -36,9 +36,8 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
     state = d.state
     t = Text()
     t.append(f" {state} ", style=f"reverse {STATE_STYLE.get(state, 'bold')}")
-    r = d.reason or {}
-    if r.get("text") and state != "running":
-        t.append(f"  {r['text']}")
+    if d.reason and d.reason.text and state != "running":
+        t.append(f"  {d.reason.text}")
     t.append("   ")
     if daemon_pid:
         t.append(f"daemon pid {daemon_pid}", style="green")
@@ -46,18 +45,15 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
         t.append("no daemon running (autodev start)", style="bold red")
     t.append(f"\nobjective: {d.objective or '-'}")
     tot = d.totals
-    au = Usage.of(d.audit_usage or {})
-    tokens = tot.tokens + au.prompt_tokens + au.completion_tokens
-    cost = tot.cost + au.cost
-    b = d.budget or {"cost": cost, "tokens": tokens}
+    b = d.budget or Budget()  # no status gathered (state.json unreadable): nothing to count
     t.append(
         f"\nelapsed {_elapsed(st.started_at)} · turns {tot.turns} · credited {tot.credited} · {spend_text(b)}"
     )
     sb = d.sandbox
-    if sb.get("warning"):
-        t.append(f"\nsandbox: {sb['warning']}", style="bold red")
+    if sb and sb.warning:
+        t.append(f"\nsandbox: {sb.warning}", style="bold red")
     elif sb:
-        t.append(f"\nsandbox: {sb['describe']}")
+        t.append(f"\nsandbox: {sb.describe}")
     if d.config_refused:
         t.append(f"\n{d.config_refused}", style="bold red")
     if d.queued_text:
@@ -66,7 +62,7 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
         t.append(f"\nspeaking now: {d.speaking}", style="bold")
     elif d.next:
         n = d.next
-        t.append(f"\nnext: {n.get('speaker')} ({n.get('rule')}: {n.get('why')})")
+        t.append(f"\nnext: {n.speaker} ({n.rule}: {n.why})")
     else:
         t.append("\nnext: -")
     return t
@@ -75,9 +71,9 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
 def needs(status: Status) -> list[Need]:
     """What Needs you lists, in order: why the run stopped, then gate, question, notices."""
     items: list[Need] = []
-    r = status.reason or {}
+    r = status.reason
     if status.state in STOPPED and r:
-        items.append(Need(type="stopped", text=str(r.get("text", "")), do=str(r.get("continue", ""))))
+        items.append(Need(type="stopped", text=r.text, do=r.continue_))
     return items + status.needs_you
 
 
@@ -131,7 +127,7 @@ def participant_rows(
                 str(p.credited),
                 str(p.silent_streak),
                 f"{p.prompt_tokens + p.completion_tokens:,}",
-                cap_text(p.model_dump()),
+                cap_text(p),
                 spoke,
             )
         )

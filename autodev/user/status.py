@@ -11,7 +11,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from autodev.guard.display import digest, line
-from autodev.records.state import Figures, RunState
+from autodev.records.state import Figures, Next, Reason, RunState, TurnUsage, Usage, Wait
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
 
@@ -81,6 +81,24 @@ class Queued(Record):
     label: str
 
 
+class Sandbox(Record):
+    """Where commands run, as the run's config asks and this machine allows (`Sandbox.as_dict`)."""
+
+    mode: str
+    active: bool
+    describe: str
+    warning: str | None = None
+
+
+class Budget(Record):
+    """The run's spend (audits included) against its caps (None: no cap)."""
+
+    cost: Number = 0  # as summed: an int 0 while nothing is spent
+    tokens: int = 0
+    max_cost_usd: Number | None = None
+    max_tokens: int | None = None
+
+
 class Totals(Record):
     turns: int = 0
     credited: int = 0
@@ -93,7 +111,7 @@ class Totals(Record):
 class Status(Record):
     """What `autodev status` shows and `status --json` prints (`to_json`), what the panel reads."""
 
-    sandbox: dict[str, object] = {}
+    sandbox: Sandbox | None = None
     config_refused: str | None = None
     repo: str = ""
     run_dir: str = ""
@@ -101,14 +119,14 @@ class Status(Record):
     state: str = "?"
     no_run_yet: bool = False
     start_with: str | None = None
-    reason: dict[str, object] | None = None  # records.Reason as state.json has it
+    reason: Reason | None = None
     daemon_pid: int | None = None
     continue_: str | None = Field(default=None, alias="continue")
     objective: str = ""
     turn: int = 0
     speaking: str | None = None
-    next: dict[str, object] | None = None  # records.Next
-    wait: dict[str, object] | None = None  # records.Wait
+    next: Next | None = None
+    wait: Wait | None = None
     needs_you: list[Need] = []
     queued: list[Queued] = []
     queued_text: str = ""
@@ -117,8 +135,8 @@ class Status(Record):
     talk_turns: int = 0
     team_error: str | None = None
     warnings: list[str] = []
-    audit_usage: dict[str, object] | None = None  # records.Usage
-    budget: dict[str, object] | None = None  # the run's spend and caps (`_budget`)
+    audit_usage: Usage | None = None
+    budget: Budget | None = None
     totals: Totals = Totals()
 
 
@@ -199,12 +217,13 @@ def gather(paths: RunPaths) -> Status:
                     + (f"  |  autodev notice --release {nid}" if n.hold else ""),
                 }
             )
+    spent = sum((TurnUsage.of(p.model_dump()) for p in parts), TurnUsage())
     pid = DaemonLock.holder(paths.lock)
     queue = queued.items(paths, st)
     # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
     # (a queued message or control request alone does not make a run).
     no_run_yet = not st.run_id and not pid
-    state, why = st.state, st.reason.dump() if st.reason else None
+    state, why = st.state, st.reason
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
     return Status.model_validate(
@@ -219,12 +238,12 @@ def gather(paths: RunPaths) -> Status:
             "start_with": START_WITH if no_run_yet else None,
             "reason": why,
             "daemon_pid": pid,
-            "continue": continue_line(why, bool(pid)),
+            "continue": continue_line(why.dump() if why else None, bool(pid)),
             "objective": st.objective.split("\n")[0][:200],
             "turn": st.turn,
             "speaking": st.speaking,
-            "next": st.next.dump() if st.next else None,
-            "wait": st.wait.dump() if st.wait else None,
+            "next": st.next,
+            "wait": st.wait,
             "needs_you": needs,
             "queued": [{"kind": i.kind, "label": i.label} for i in queue],
             "queued_text": queued.queued_line(queue, bool(pid)),
@@ -233,21 +252,21 @@ def gather(paths: RunPaths) -> Status:
             "talk_turns": st.talk_turns,
             "team_error": team_error,
             "warnings": st.warnings,
-            "audit_usage": st.audit_usage.dump() if st.audit_usage else None,
+            "audit_usage": st.audit_usage,
             "budget": _budget(paths, st),
             "totals": Totals(
                 turns=sum(p.turns for p in parts),
                 credited=sum(p.credited for p in parts),
-                tokens=sum(p.prompt_tokens + p.completion_tokens for p in parts),
-                cached_tokens=sum(p.cached_tokens for p in parts),
+                tokens=spent.prompt_tokens + spent.completion_tokens,
+                cached_tokens=spent.cached_tokens,
                 compactions=sum(p.compactions for p in parts),
-                cost=round(sum(p.cost for p in parts), 6),
+                cost=round(spent.cost, 6) if parts else 0,  # no one at all: an int 0, as status --json has it
             ),
         }
     )
 
 
-def gone_reason(paths: RunPaths, was: str) -> dict:
+def gone_reason(paths: RunPaths, was: str) -> Reason:
     """Why a run that needs a daemon has none: the daemon was killed or died without recording
     it. Its log's last line and a full disk are named when there is one."""
     from autodev.setup import doctor
@@ -264,7 +283,7 @@ def gone_reason(paths: RunPaths, was: str) -> dict:
     disk = doctor.disk_check(paths.run_dir, min_free_mb=1)
     if disk.status != doctor.OK:
         text += f"; {disk.detail}"
-    return {"code": "daemon_gone", "text": text, "continue": "autodev start"}
+    return Reason.model_validate({"code": "daemon_gone", "text": text, "continue": "autodev start"})
 
 
 def safe_to_show(value: Any) -> Any:
@@ -281,7 +300,7 @@ def safe_to_show(value: Any) -> Any:
     return value
 
 
-def _budget(paths: RunPaths, st: RunState) -> dict:
+def _budget(paths: RunPaths, st: RunState) -> Budget:
     """The run's spend (audits included) against its caps (None: no cap)."""
     from autodev.config import load_config
     from autodev.errors import ConfigError
@@ -292,30 +311,30 @@ def _budget(paths: RunPaths, st: RunState) -> dict:
         caps = {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None}
     except ConfigError:
         caps = {"max_cost_usd": None, "max_tokens": None}
-    return {**run_spend(st), **caps}
+    return Budget.model_validate({**run_spend(st), **caps})
 
 
-def spend_text(b: dict) -> str:
+def spend_text(b: Budget) -> str:
     """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
-    cost = f"spend ${b['cost']:.4f}"
-    if b.get("max_cost_usd") is not None:
-        cost += f" of ${b['max_cost_usd']:.4f} (maxCostUsd)"
-    tokens = f"{b['tokens']:,}"
-    tokens += f" of {b['max_tokens']:,} tokens (maxTokens)" if b.get("max_tokens") is not None else " tokens"
+    cost = f"spend ${b.cost:.4f}"
+    if b.max_cost_usd is not None:
+        cost += f" of ${b.max_cost_usd:.4f} (maxCostUsd)"
+    tokens = f"{b.tokens:,}"
+    tokens += f" of {b.max_tokens:,} tokens (maxTokens)" if b.max_tokens is not None else " tokens"
     return f"{cost} · {tokens}"
 
 
-def cap_text(p: dict) -> str:
+def cap_text(p: Row) -> str:
     """A participant's cost, with its cap when it has one."""
-    out = f"${p['cost']:.4f}"
-    if p.get("max_cost_usd") is not None:
-        out += f" of ${p['max_cost_usd']:.4f}"
-    if p.get("max_tokens") is not None:
-        out += f" ({p['prompt_tokens'] + p['completion_tokens']:,} of {p['max_tokens']:,} tokens)"
+    out = f"${p.cost:.4f}"
+    if p.max_cost_usd is not None:
+        out += f" of ${p.max_cost_usd:.4f}"
+    if p.max_tokens is not None:
+        out += f" ({p.prompt_tokens + p.completion_tokens:,} of {p.max_tokens:,} tokens)"
     return out
 
 
-def sandbox_of(paths: RunPaths) -> dict:
+def sandbox_of(paths: RunPaths) -> Sandbox:
     """Where commands run, as the run's config asks and this machine allows."""
     from autodev.config import load_config
     from autodev.errors import ConfigError
@@ -324,8 +343,8 @@ def sandbox_of(paths: RunPaths) -> dict:
     try:
         box = sandbox.resolve(load_config(paths.config_file).sandbox)
     except ConfigError as e:
-        return {"mode": "?", "active": False, "describe": f"none: {e.message}", "warning": e.message}
-    return box.as_dict()
+        return Sandbox(mode="?", active=False, describe=f"none: {e.message}", warning=e.message)
+    return Sandbox.model_validate(box.as_dict())
 
 
 def render(status: Status) -> None:
@@ -342,7 +361,7 @@ def render(status: Status) -> None:
         con.print(f"[bold]{d.state}[/]  ({daemon})  turn {d.turn}  objective: {d.objective or '-'}")
     if d.reason and d.state not in ("running",):
         con.print("\n[bold]The run stopped and why[/]" if d.state != "complete" else "\n[bold]Outcome[/]")
-        con.print(f"  {d.reason.get('text', '')}")
+        con.print(f"  {d.reason.text}")
         if d.continue_:
             con.print(f"  continue: {d.continue_}")
     if d.budget and not d.no_run_yet:
@@ -350,9 +369,9 @@ def render(status: Status) -> None:
     if d.speaking:
         con.print(f"\nspeaking now: {d.speaking}")
     elif d.next:
-        con.print(f"\nnext: {d.next['speaker']} ({d.next['rule']}: {d.next['why']})")
-    due = d.wait.get("due") if d.wait else None
-    if isinstance(due, (int, float)) and due:
+        con.print(f"\nnext: {d.next.speaker} ({d.next.rule}: {d.next.why})")
+    due = d.wait.due if d.wait else None
+    if due:
         import time
 
         con.print(f"next check in {max(0, due - time.time()):.0f}s")
@@ -367,10 +386,10 @@ def render(status: Status) -> None:
             con.print(f"  {n.type}{ident}{sha} from {n.from_}{held}: {n.text[:300]}")
             con.print(f"    → {n.do}")
     sb = d.sandbox
-    if sb.get("warning"):
-        con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
+    if sb and sb.warning:
+        con.print(f"\n[bold red]sandbox:[/] {sb.warning}")
     elif sb:
-        con.print(f"\nsandbox: {sb['describe']}")
+        con.print(f"\nsandbox: {sb.describe}")
     if d.config_refused:
         con.print(f"\n[red]change to .autodev/ refused:[/] {d.config_refused}")
     if d.team_error:
@@ -389,7 +408,7 @@ def render(status: Status) -> None:
             str(p.turns),
             str(p.credited),
             str(p.prompt_tokens + p.completion_tokens),
-            cap_text(p.model_dump()),
+            cap_text(p),
         )
     con.print()
     con.print(t)
