@@ -44,7 +44,7 @@ def thread(
     """Print the thread."""
     from autodev.errors import UsageError
     from autodev.store.journal import read_tail
-    from autodev.store.thread import read_live
+    from autodev.store.thread import read_live, seq_of
     from autodev.user.render import console, post_text
 
     if last < 1:
@@ -75,7 +75,7 @@ def thread(
         return
     from watchfiles import watch
 
-    seen = posts[-1]["seq"] if posts else 0
+    seen = seq_of(posts[-1]) if posts else 0
     paths.ensure()
     for _ in watch(
         paths.run_dir,
@@ -83,10 +83,10 @@ def thread(
         yield_on_timeout=True,
         rust_timeout=1000,
     ):
-        new = [p for p in read_tail(paths.thread, 200) if p["seq"] > seen]
+        new = [p for p in read_tail(paths.thread, 200) if seq_of(p) > seen]
         if new:
             show(new)
-            seen = new[-1]["seq"]
+            seen = seq_of(new[-1])
 
 
 runs_app = typer.Typer(

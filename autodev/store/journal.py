@@ -17,15 +17,23 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar, overload
+from typing import BinaryIO, TypeAlias, TypeGuard, TypeVar, overload
 
 from autodev.errors import CorruptLogError, LogWriteError, RecordError
 
 _BLOCK = 64 * 1024
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+JsonObject: TypeAlias = dict[str, object]
+"""One line of a JSONL log as read: a JSON object (its keys are strings, its values any JSON)."""
 
-def _escape_surrogate(m: re.Match) -> str:
+
+def is_object(value: object) -> TypeGuard[JsonObject]:
+    """`value`, parsed from JSON, is an object (JSON has no other keys than strings)."""
+    return isinstance(value, dict)
+
+
+def _escape_surrogate(m: re.Match[str]) -> str:
     c = ord(m.group())
     # U+DC80..U+DCFF is how Python carries an undecodable byte (surrogateescape): show the byte.
     return f"\\x{c - 0xDC00:02x}" if 0xDC80 <= c <= 0xDCFF else f"\\u{c:04x}"
@@ -56,11 +64,28 @@ def safe(obj: object) -> object:
     """`obj` with every string (keys included) passed through `safe_text`."""
     if isinstance(obj, str):
         return safe_text(obj)
-    if isinstance(obj, dict):
+    if _is_dict(obj):
         return {safe(k): safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if _is_sequence(obj):
         return [safe(v) for v in obj]
     return obj
+
+
+# `safe` only reads what it walks: to it any dict holds objects, and so does any list or tuple.
+def _is_dict(obj: object) -> TypeGuard[dict[object, object]]:
+    return isinstance(obj, dict)
+
+
+def _is_sequence(obj: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(obj, (list, tuple))
+
+
+def _object(raw: bytes) -> JsonObject:
+    """One line parsed; ValueError when it is not JSON, or JSON but not an object."""
+    rec: object = json.loads(raw)
+    if not is_object(rec):
+        raise ValueError("not a JSON object")
+    return rec
 
 
 def fsync_dir(path: Path) -> None:
@@ -94,9 +119,9 @@ class Journal:
         *,
         id_window: int = 4096,
         check_tail_bytes: int = 256 * 1024,
-        redact: Callable[[dict], dict] | None = None,
+        redact: Callable[[JsonObject], JsonObject] | None = None,
         idempotent: bool = True,
-        schema: Callable[[dict], None] | None = None,
+        schema: Callable[[JsonObject], None] | None = None,
     ):
         """`schema` checks each record read on open and each one appended (a `records.check_*`:
         raises ValueError saying what does not fit)."""
@@ -106,7 +131,7 @@ class Journal:
         self._idempotent = idempotent
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._id_window = id_window
-        self._ids: OrderedDict[str, dict] = OrderedDict()
+        self._ids: OrderedDict[str, JsonObject] = OrderedDict()
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         if created:
@@ -145,7 +170,7 @@ class Journal:
         os.fsync(self._fd)
         return True
 
-    def _load_tail_records(self, max_bytes: int) -> list[dict]:
+    def _load_tail_records(self, max_bytes: int) -> list[JsonObject]:
         """Parse the last `max_bytes` of the file, refusing malformed lines with their number."""
         size = os.fstat(self._fd).st_size
         if size == 0:
@@ -159,17 +184,15 @@ class Journal:
             nl = data.find(b"\n")
             offset += nl + 1
             data = data[nl + 1 :]
-        out = []
+        out: list[JsonObject] = []
         for raw in data.split(b"\n")[:-1]:
             out.append(self._parse(raw, offset))
             offset += len(raw) + 1
         return out
 
-    def _parse(self, raw: bytes, offset: int) -> dict:
+    def _parse(self, raw: bytes, offset: int) -> JsonObject:
         try:
-            rec = json.loads(raw)
-            if not isinstance(rec, dict):
-                raise ValueError("not a JSON object")
+            rec = _object(raw)
         except ValueError as e:
             raise self._refusal(
                 CorruptLogError,
@@ -198,7 +221,7 @@ class Journal:
             f"inspect line {line} of {self.path}{fix}",
         )
 
-    def _remember(self, rec: dict) -> None:
+    def _remember(self, rec: JsonObject) -> None:
         if not self._idempotent:
             return
         rid = rec.get("id")
@@ -210,11 +233,11 @@ class Journal:
 
     # -- writing -------------------------------------------------------------------------------
 
-    def seen(self, rid: str) -> dict | None:
+    def seen(self, rid: str) -> JsonObject | None:
         """The record already appended under this provisioned id, if it is in the recent window."""
         return self._ids.get(rid)
 
-    def append(self, record: dict) -> dict:
+    def append(self, record: JsonObject) -> JsonObject:
         """Append `record` durably. A record whose `id` was already appended is not written again;
         the earlier record is returned instead."""
         rid = record.get("id") if self._idempotent else None
@@ -265,7 +288,7 @@ class Journal:
     def __enter__(self) -> Journal:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- reading -------------------------------------------------------------------------------
@@ -273,18 +296,18 @@ class Journal:
     def size(self) -> int:
         return os.fstat(self._fd).st_size
 
-    def tail(self, n: int) -> list[dict]:
+    def tail(self, n: int) -> list[JsonObject]:
         """The newest `n` records, oldest first. Reads only as many blocks as it needs."""
         return read_tail(self.path, n)
 
-    def last(self) -> dict | None:
+    def last(self) -> JsonObject | None:
         t = self.tail(1)
         return t[0] if t else None
 
 
-def read_tail(path: Path, n: int) -> list[dict]:
+def read_tail(path: Path, n: int) -> list[JsonObject]:
     """The newest `n` complete records of a JSONL file, oldest first (a torn final line is skipped)."""
-    out: list[dict] = []
+    out: list[JsonObject] = []
     if n <= 0:
         return out
     for rec in iter_records_reverse(path):
@@ -295,7 +318,7 @@ def read_tail(path: Path, n: int) -> list[dict]:
     return out
 
 
-def iter_records(path: Path) -> Iterator[dict]:
+def iter_records(path: Path) -> Iterator[JsonObject]:
     """Every complete record from the start (for full rebuilds and exports, not hot paths)."""
     if not Path(path).exists():
         return
@@ -306,7 +329,7 @@ def iter_records(path: Path) -> Iterator[dict]:
             if not raw.endswith(b"\n"):
                 return  # torn final line
             try:
-                yield json.loads(raw)
+                yield _object(raw)
             except ValueError:
                 raise CorruptLogError(
                     f"{path}: line {lineno} is corrupt; nothing was changed",
@@ -314,7 +337,7 @@ def iter_records(path: Path) -> Iterator[dict]:
                 ) from None
 
 
-def _last_newline_end(f) -> int:
+def _last_newline_end(f: BinaryIO) -> int:
     """Offset just past the file's last newline: everything after it is a torn append."""
     f.seek(0, os.SEEK_END)
     pos = f.tell()
@@ -328,7 +351,7 @@ def _last_newline_end(f) -> int:
     return 0
 
 
-def iter_records_reverse(path: Path) -> Iterator[dict]:
+def iter_records_reverse(path: Path) -> Iterator[JsonObject]:
     """Complete records from the newest backwards, reading block by block."""
     if not Path(path).exists():
         return
@@ -347,7 +370,7 @@ def iter_records_reverse(path: Path) -> Iterator[dict]:
             for raw in reversed(complete):
                 if raw:
                     try:
-                        yield json.loads(raw)
+                        yield _object(raw)
                     except ValueError:
                         raise CorruptLogError(
                             f"{path}: a corrupt line after byte {pos}; nothing was changed",

@@ -139,7 +139,7 @@ def _alive(run_dir: Path) -> int | None:
 
 def listing() -> list[dict]:
     """One row per run of the index, newest start first."""
-    runs: dict[tuple[str, str], dict] = {}
+    runs: dict[tuple[object, object], dict] = {}
     for rec in iter_records(index_path()):
         key = (rec.get("run_dir", ""), rec.get("run", ""))
         r = runs.setdefault(key, {"run": rec.get("run"), "run_dir": rec.get("run_dir"), "first": rec})

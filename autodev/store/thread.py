@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import CorruptLogError
-from autodev.store.journal import Journal, iter_records, iter_records_reverse, read_tail
+from autodev.store.journal import (
+    Journal,
+    JsonObject,
+    is_object,
+    iter_records,
+    iter_records_reverse,
+    read_tail,
+)
 from autodev.timeline.live import Live, rewind_of
 
 if TYPE_CHECKING:
@@ -27,15 +35,35 @@ def now_ts() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+def seq_of(rec: JsonObject) -> int:
+    """A thread line's seq. Every line the thread appends fits `Post` (an int from 1): a line
+    that does not was edited by hand."""
+    seq = rec["seq"]
+    if not isinstance(seq, int):
+        raise CorruptLogError(
+            f"a line of the thread has the seq {seq!r}, not a number",
+            "the thread was edited by hand; restore it or move the run folder aside",
+        )
+    return seq
+
+
+def head_of(rec: JsonObject) -> str | None:
+    """The repository's HEAD a thread line recorded (a participant's post, or a rewind note)."""
+    head = rec.get("head")
+    if not head and is_object(rw := rec.get("rewind")):
+        head = rw.get("head")
+    return head if isinstance(head, str) and head else None
+
+
 class Thread:
-    def __init__(self, path: Path, redact=None):
+    def __init__(self, path: Path, redact: Callable[[JsonObject], JsonObject] | None = None):
         self.path = Path(path)
         from autodev.records import check_post  # pydantic: only the daemon opens a Thread
 
         self.journal = Journal(self.path, redact=redact, schema=check_post)
         self._index_path = self.path.with_name("thread-index.json")
         last = self.journal.last()
-        self.last_seq: int = last["seq"] if last else 0
+        self.last_seq: int = seq_of(last) if last else 0
         self._check_tail_contiguous()
         self.rewinds: list[tuple[int, int]] = []
         self.last_spoke: dict[str, int] = self._load_index()
@@ -48,14 +76,14 @@ class Thread:
     def _check_tail_contiguous(self) -> None:
         tail = self.journal.tail(TAIL)
         for a, b in zip(tail, tail[1:]):
-            if b.get("seq") != a.get("seq", 0) + 1:
+            if seq_of(b) != seq_of(a) + 1:
                 line = self._line_of(a, b)
                 raise CorruptLogError(
                     f"{self.path}: line {line}: seq jumps from {a.get('seq')} to {b.get('seq')}",
                     "the thread was edited by hand; restore it or move the run folder aside",
                 )
 
-    def _line_of(self, prev: dict, rec: dict) -> int:
+    def _line_of(self, prev: JsonObject, rec: JsonObject) -> int:
         """Line number of `rec` right after `prev` (error path only: reads from the start)."""
         before = None
         for n, r in enumerate(iter_records(self.path), 1):
@@ -77,12 +105,13 @@ class Thread:
         if upto > self.last_seq:
             return self._rebuild_index()
         for rec in iter_records_reverse(self.path):
-            if rec["seq"] <= upto:
+            if seq_of(rec) <= upto:
                 break
             if rewind_of(rec):
                 return self._rebuild_index()  # a rewind changes who spoke last: walk it again
-            if rec["from"] != "system":
-                spoke[rec["from"]] = max(spoke.get(rec["from"], 0), rec["seq"])
+            p = _post(rec)
+            if p.from_ != "system":
+                spoke[p.from_] = max(spoke.get(p.from_, 0), p.seq)
         self.rewinds = rewinds
         return spoke
 
@@ -93,8 +122,8 @@ class Thread:
             rw = rewind_of(rec)
             if rw:
                 self.rewinds.append(rw)
-            elif rec["from"] != "system":
-                authors.append((rec["seq"], rec["from"]))
+            elif (p := _post(rec)).from_ != "system":
+                authors.append((p.seq, p.from_))
         live = self.live
         spoke: dict[str, int] = {}
         for seq, frm in authors:
@@ -130,7 +159,7 @@ class Thread:
             seen = self.seen(id)
             if seen is not None:
                 return seen
-        rec = {
+        rec: JsonObject = {
             "seq": self.last_seq + 1,
             "from": frm,
             "kind": kind,
@@ -142,14 +171,15 @@ class Thread:
             rec["id"] = id
         rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
         rec = self.journal.append(rec)
-        self.last_seq = rec["seq"]
+        post = _post(rec)
+        self.last_seq = post.seq
         if rewind_of(rec):
             self.last_spoke = self._rebuild_index()
         else:
             if frm not in ("system",):
-                self.last_spoke[frm] = rec["seq"]
+                self.last_spoke[frm] = post.seq
             self._save_index(self.last_spoke)
-        return _post(rec)
+        return post
 
     def seen(self, id: str) -> Post | None:
         """The post appended under the provisioned `id`, if it is in the recent window."""
@@ -165,30 +195,29 @@ class Thread:
 
     def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[Post]:
         """Live posts with from_seq <= seq <= to_seq, at most `limit` read, oldest first."""
-        posts = self._read(from_seq, to_seq, limit)
+        posts = [_post(r) for r in self._read(from_seq, to_seq, limit)]
         if self.rewinds:
             live = self.live
-            posts = [p for p in posts if live.is_live(p["seq"])]
-        return [_post(p) for p in posts]
+            posts = [p for p in posts if live.is_live(p.seq)]
+        return posts
 
-    def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[dict]:
+    def _read(self, from_seq: int, to_seq: int | None, limit: int) -> list[JsonObject]:
         to_seq = min(to_seq or self.last_seq, self.last_seq, from_seq + limit - 1)
         if from_seq > to_seq:
             return []
+        out: list[JsonObject] = []
         if self.last_seq - from_seq < from_seq:  # nearer the end: walk backwards
-            out = []
             for rec in iter_records_reverse(self.path):
-                if rec["seq"] < from_seq:
+                if seq_of(rec) < from_seq:
                     break
-                if rec["seq"] <= to_seq:
+                if seq_of(rec) <= to_seq:
                     out.append(rec)
             out.reverse()
             return out
-        out = []
         for rec in iter_records(self.path):
-            if rec["seq"] > to_seq:
+            if seq_of(rec) > to_seq:
                 break
-            if rec["seq"] >= from_seq:
+            if seq_of(rec) >= from_seq:
                 out.append(rec)
         return out
 
@@ -196,24 +225,25 @@ class Thread:
         self.journal.close()
 
 
-def _post(rec: dict[str, object]) -> Post:
+def _post(rec: JsonObject) -> Post:
     """A thread line as the `Post` it is (the journal checked it against the model on write)."""
     from autodev.records.post import Post  # pydantic: only the daemon opens a Thread
 
     return Post.model_validate(rec)
 
 
-def live_tail(path: Path, live: Live, n: int) -> list[dict]:
+def live_tail(path: Path, live: Live, n: int) -> list[JsonObject]:
     """The newest `n` live records of the thread at `path`, oldest first."""
-    out: list[dict] = []
+    out: list[JsonObject] = []
     for rec in iter_records_reverse(path):
-        if rec["seq"] > live.last_seq:
+        seq = seq_of(rec)
+        if seq > live.last_seq:
             continue
-        if live.is_live(rec["seq"]):
+        if live.is_live(seq):
             out.append(rec)
             if len(out) >= n:
                 break
-        elif not live.spans or rec["seq"] < live.spans[0][0]:
+        elif not live.spans or seq < live.spans[0][0]:
             break  # nothing older is live
     out.reverse()
     return out
@@ -223,7 +253,7 @@ def read_live(path: Path) -> Live:
     """For readers: which posts are live, from the index cache when it is current, else from
     the thread itself (its rewind notes). Writes nothing."""
     last = read_tail(path, 1)
-    last_seq = last[0]["seq"] if last else 0
+    last_seq = seq_of(last[0]) if last else 0
     try:
         idx = json.loads(path.with_name("thread-index.json").read_text())
         upto = int(idx["seq"])
@@ -231,9 +261,9 @@ def read_live(path: Path) -> Live:
     except (OSError, ValueError, KeyError, TypeError):
         upto, rewinds = -1, []
     if 0 <= upto <= last_seq:  # the cache, caught up with the posts written since (a few, at most)
-        newer = []
+        newer: list[tuple[int, int]] = []
         for rec in iter_records_reverse(path):
-            if rec["seq"] <= upto:
+            if seq_of(rec) <= upto:
                 break
             if rw := rewind_of(rec):
                 newer.append(rw)
@@ -241,6 +271,6 @@ def read_live(path: Path) -> Live:
     return Live.of([rw for rec in iter_records(path) if (rw := rewind_of(rec))], last_seq)
 
 
-def read_thread_tail(path: Path, n: int = TAIL) -> list[dict]:
+def read_thread_tail(path: Path, n: int = TAIL) -> list[JsonObject]:
     """For readers (status, thread, panel): the tail without opening the journal for writing."""
     return read_tail(path, n)

@@ -40,8 +40,8 @@ def whole_run(paths: RunPaths, run: str) -> RunRecord:
     times: list[float] = []
     if paths.harness_log.exists():
         for rec in iter_records(paths.harness_log):
-            if _mine(rec, run) and isinstance(rec.get("turn"), int):
-                out.harness.setdefault(rec["turn"], []).append(rec)
+            if _mine(rec, run) and isinstance(turn := rec.get("turn"), int):
+                out.harness.setdefault(turn, []).append(rec)
     if paths.events.exists():
         events = [e for e in iter_records(paths.events) if _mine(e, run)]
         out.events = group_events(events)

@@ -20,10 +20,10 @@ from pathlib import Path
 from autodev.errors import UsageError
 from autodev.records.state import PausedFrom
 from autodev.rules.reasons import reason
-from autodev.store.journal import iter_records
+from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
-from autodev.store.thread import read_live
+from autodev.store.thread import head_of, read_live, seq_of
 from autodev.timeline import git
 
 
@@ -38,10 +38,10 @@ def commit_at(paths: RunPaths, seq: int) -> str:
     live = read_live(paths.thread)
     best = None
     for rec in iter_records(paths.thread):
-        if rec["seq"] > seq:
+        if seq_of(rec) > seq:
             break
-        if live.is_live(rec["seq"]):
-            best = rec.get("head") or (rec.get("rewind") or {}).get("head") or best
+        if live.is_live(seq_of(rec)):
+            best = head_of(rec) or best
     best = best or read_state(paths).base_head
     if not best:
         raise ForkRefused(f"no commit is known for post {seq}", "fork at a later post")
@@ -55,7 +55,7 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     if into.exists() and any(into.iterdir()):
         raise ForkRefused(f"{into} exists and is not empty", "give a new folder to --into")
     posts = list(iter_records(paths.thread)) if paths.thread.exists() else []
-    last = posts[-1]["seq"] if posts else 0
+    last = seq_of(posts[-1]) if posts else 0
     if not 1 <= seq <= last:
         raise ForkRefused(
             f"there is no post {seq} (the thread has posts 1 to {last})", "pick a seq `autodev thread` shows"
@@ -72,12 +72,12 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
         config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
         shutil.copytree(config, new.config_dir, dirs_exist_ok=True)
     new.ensure()
-    kept = [p for p in posts if p["seq"] <= seq]
-    turns = [p["turn"] for p in kept if isinstance(p.get("turn"), int)]
+    kept = [p for p in posts if seq_of(p) <= seq]
+    turns = [t for p in kept if isinstance(t := p.get("turn"), int)]
     upto = max(turns, default=0)
     events = _events_upto(paths, seq, live)
     harness = (
-        [r for r in iter_records(paths.harness_log) if r.get("turn", 0) <= upto]
+        [r for r in iter_records(paths.harness_log) if isinstance(t := r.get("turn", 0), int) and t <= upto]
         if paths.harness_log.exists()
         else []
     )
@@ -86,7 +86,7 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     _write(new.harness_log, harness)
     if paths.scripted_ledger.exists():
         shutil.copy2(paths.scripted_ledger, new.scripted_ledger)
-    st = from_records([p for p in kept if live.is_live(p["seq"])], events, harness)
+    st = from_records([p for p in kept if live.is_live(seq_of(p))], events, harness)
     at = PausedFrom(state="running", reason=None)
     if st.state in ("awaiting_user", "gated"):
         at = PausedFrom(state=st.state, reason=st.reason)
@@ -106,20 +106,21 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
 
 
-def _events_upto(paths: RunPaths, seq: int, live) -> list[dict]:
-    out, seen_post = [], False
+def _events_upto(paths: RunPaths, seq: int, live) -> list[JsonObject]:
+    out: list[JsonObject] = []
+    seen_post = False
     for e in iter_records(paths.events) if paths.events.exists() else []:
-        if e.get("type") == "post" and isinstance(e.get("seq"), int):
-            if e["seq"] > seq:
+        if e.get("type") == "post" and isinstance(at := e.get("seq"), int):
+            if at > seq:
                 break
-            seen_post = seen_post or e["seq"] == seq
+            seen_post = seen_post or at == seq
         elif seen_post and e.get("type") == "scheduled":
             break
         out.append(e)
     return out
 
 
-def _write(path: Path, records: list[dict]) -> None:
+def _write(path: Path, records: list[JsonObject]) -> None:
     """A whole new log, durable before the fork is reported."""
     import os
 

@@ -16,15 +16,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
-def rewind_of(post: Mapping) -> tuple[int, int] | None:
-    """(seq, to_seq) when `post` is a rewind note, else None."""
+def rewind_of(post: Mapping[str, object]) -> tuple[int, int] | None:
+    """(seq, to_seq) when `post` (a thread line) is a rewind note, else None."""
     rw = post.get("rewind")
     if post.get("from") != "system" or not isinstance(rw, Mapping):
         return None
     to = rw.get("to_seq")
     if not isinstance(to, int) or isinstance(to, bool):
         return None
-    return int(post["seq"]), to
+    seq = post["seq"]
+    return (seq, to) if isinstance(seq, int) else None
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from __future__ import annotations
 from autodev.records.state import PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
-from autodev.store.journal import iter_records
+from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
-from autodev.store.thread import Thread
+from autodev.store.thread import Thread, seq_of
 
 KEEP = (  # field names
     "schema_",
@@ -40,22 +40,24 @@ KEEP = (  # field names
 REWOUND_FROM_PREFIX = ("credited", "silent_streak")
 
 
-def prefix_records(paths: RunPaths, thread: Thread, to_seq: int) -> tuple[list[dict], list[dict], list[dict]]:
+def prefix_records(
+    paths: RunPaths, thread: Thread, to_seq: int
+) -> tuple[list[JsonObject], list[JsonObject], list[JsonObject]]:
     live = thread.live
-    posts = [p for p in iter_records(paths.thread) if p["seq"] <= to_seq and live.is_live(p["seq"])]
+    posts = [p for p in iter_records(paths.thread) if seq_of(p) <= to_seq and live.is_live(seq_of(p))]
     dead_turns = {
-        p.get("turn") for p in iter_records(paths.thread) if not live.is_live(p["seq"]) and p.get("turn")
+        p.get("turn") for p in iter_records(paths.thread) if not live.is_live(seq_of(p)) and p.get("turn")
     }
-    dead_seqs = {p["seq"] for p in iter_records(paths.thread) if not live.is_live(p["seq"])}
-    events: list[dict] = []
+    dead_seqs = {seq_of(p) for p in iter_records(paths.thread) if not live.is_live(seq_of(p))}
+    events: list[JsonObject] = []
     seen_post = False
     for e in iter_records(paths.events):
-        if e.get("type") == "post" and isinstance(e.get("seq"), int):
-            if e["seq"] in dead_seqs:
+        if e.get("type") == "post" and isinstance(seq := e.get("seq"), int):
+            if seq in dead_seqs:
                 continue
-            if e["seq"] > to_seq:
+            if seq > to_seq:
                 break
-            seen_post = seen_post or e["seq"] == to_seq
+            seen_post = seen_post or seq == to_seq
         elif seen_post and e.get("type") == "scheduled":
             break
         if e.get("turn") in dead_turns:

@@ -30,13 +30,14 @@ from pathlib import Path
 from autodev.errors import UsageError
 from autodev.host import gitlocks
 from autodev.records.events import RewindEvent, WarningEvent
+from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState
 from autodev.store.events import Events
-from autodev.store.journal import Journal, iter_records, iter_records_reverse
+from autodev.store.journal import Journal, JsonObject, iter_records, iter_records_reverse
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
-from autodev.store.thread import Thread, now_ts
+from autodev.store.thread import Thread, head_of, now_ts, seq_of
 from autodev.timeline import git, prefix
 from autodev.timeline.live import rewind_of
 
@@ -88,16 +89,15 @@ def commit_at(h: Handles, seq: int) -> str:
     live post at or before it recorded, else the run's base commit."""
     live = h.thread.live
     for rec in iter_records_reverse(h.paths.thread):
-        if rec["seq"] > seq or not live.is_live(rec["seq"]):
+        if seq_of(rec) > seq or not live.is_live(seq_of(rec)):
             continue
-        head = rec.get("head") or (rec.get("rewind") or {}).get("head")
-        if isinstance(head, str) and head:
+        if head := head_of(rec):
             return head
     base = h.state.read().base_head
     if not base:
         for r in iter_records(h.paths.harness_log):
-            if r.get("type") == "turn_started" and r.get("head"):
-                base = r["head"]
+            if r.get("type") == "turn_started" and isinstance(head := r.get("head"), str) and head:
+                base = head
                 break
     if not base:
         raise RewindRefused(
@@ -120,8 +120,9 @@ def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
         if not notes:
             raise RewindRefused("there is no rewind to undo", "`autodev thread` shows the run's posts")
         note_seq = notes[-1][0]
-        [note] = thread._read(note_seq, note_seq, 1)
-        undone = note["rewind"]["n"]
+        [note] = thread.read(note_seq, note_seq, 1)
+        assert note.rewind is not None  # thread.rewinds are the rewind notes
+        undone = note.rewind["n"]
         started = next(r for r in recs if r.get("n") == undone and r.get("type") == "rewind_started")
         return base | {
             "to_seq": note_seq - 1,
@@ -195,7 +196,7 @@ def _carry_out(h: Handles, intent: dict) -> dict:
 
     h.state.update(change)
     _checkpoint("state")
-    done = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note.seq}
+    done: JsonObject = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note.seq}
     with Journal(log_path(h.paths)) as log:
         log.append(done | {"ts": now_ts()})
     if h.events is not None:
@@ -209,16 +210,17 @@ def _close_open_turn(h: Handles, n: int) -> None:
         if rec.get("type") == "turn_finished":
             return
         if rec.get("type") == "turn_started":
+            started = TurnStarted.model_validate(rec)
             h.hlog.append(
                 {
                     "type": "turn_finished",
-                    "run": rec["run"],
-                    "turn": rec["turn"],
+                    "run": started.run,
+                    "turn": started.turn,
                     "seq": None,
                     "reason": "rewound",
                 }
             )
-            h.state.update(lambda s, t=rec["turn"]: s.but(accounted_turn=max(s.accounted_turn, t)))
+            h.state.update(lambda s, t=started.turn: s.but(accounted_turn=max(s.accounted_turn, t)))
             return
 
 
