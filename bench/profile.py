@@ -43,8 +43,12 @@ def categorize(raw: str) -> tuple[int, collections.Counter]:
     total = 0
     for line in raw.splitlines():
         stack, _, n = line.rpartition(" ")
-        if "Daemon._loop" not in stack or "_find_and_load" in stack or "_generate (" in stack:
-            continue
+        if "Loop.loop (" not in stack or "_find_and_load" in stack or "warm (" in stack:
+            continue  # not the daemon's loop, or an import (litellm's is warmed once)
+        frames = stack.split(";")
+        ours = [f for f in frames if "(autodev/" in f]
+        if ours and ours[-1].startswith("_ask (") and frames[-1].startswith("Condition.wait ("):
+            continue  # the turn's thread waiting for the model request (run on its own thread)
         total += int(n)
         src = _source(stack.split(";")[-1])
         if "fsync_dir" in stack or "fsync(" in src:

@@ -161,20 +161,27 @@ def test_peers_side_by_side_at_tiny_sizes():
 
 
 def test_profile_sorts_loop_samples_by_cause():
+    """Frames as py-spy names them in today's daemon (seen in a real `bench/profile.py` run)."""
     from bench.profile import categorize
 
-    loop = "main (autodev/cli.py:1);Daemon._loop (autodev/daemon.py:308);Daemon._one_turn (autodev/daemon.py:517)"
+    loop = (
+        "start (autodev/cli/start.py:96);Daemon.run (autodev/daemon/process.py:95);"
+        "Loop.loop (autodev/daemon/loop.py:236);Loop._one_turn (autodev/daemon/loop.py:348)"
+    )
+    ask = f"{loop};run_turn (autodev/daemon/turnsetup.py:179);_ask (autodev/harness/generation.py:150)"
     raw = "\n".join(
         [
-            f"{loop};StateFile._write (autodev/store/state.py:81);fsync_dir (autodev/store/journal.py:28) 4",
-            f"{loop};take_baseline (autodev/harness/turn.py:1);Git._call_process (git/cmd.py:1) 3",
-            f"{loop};run_turn (autodev/harness/turn.py:1);_generate (autodev/harness/turn.py:2) 50",
-            f"{loop};render (autodev/config/prompts.py:1) 2",
-            "main (autodev/cli.py:1);_find_and_load (<frozen>:1) 9",
+            f"{loop};StateFile._write (autodev/store/state.py:102);fsync_dir (autodev/store/journal.py:69) 4",
+            f"{loop};run (autodev/host/hostgit.py:341);Popen._execute_child (subprocess.py:1883) 3",
+            f"{ask};Event.wait (threading.py:629);Condition.wait (threading.py:331) 50",
+            f"{ask};_tool_specs (autodev/harness/generation.py:42) 2",
+            f"{loop};warm (autodev/harness/providers.py:1);_litellm (autodev/harness/providers.py:2) 7",
+            f"{loop};context (autodev/daemon/turnsetup.py:1);_find_and_load (<frozen>:1) 9",
+            "main (autodev/cli/root.py:83);_find_and_load (<frozen>:1) 5",
         ]
     )
     total, cats = categorize(raw)
-    assert total == 9  # the model request and the import are not the daemon's own time
+    assert total == 9  # waiting for the model's answer and the imports are not the daemon's own time
     assert {k.split()[0]: v for k, v in cats.items()} == {"fsync": 4, "git": 3, "python": 2}
 
 

@@ -25,6 +25,13 @@ def echo(env: ToolEnv, text: str, times: int, pause: float | None) -> str:
 ECHO = Tool("echo", "Echo text.", "read", echo, args=EchoArgs, replay_safe=True)
 
 
+def test_the_schema_is_built_once_and_each_caller_gets_its_own_copy():
+    first = ECHO.spec()["function"]["parameters"]
+    first["properties"]["times"]["minimum"] = 99  # a provider's adapter editing what it was given
+    again = ECHO.spec()["function"]["parameters"]
+    assert again["properties"]["times"]["minimum"] == 1 and again is not first
+
+
 def test_schema_comes_from_the_model():
     spec = ECHO.spec()
     assert spec["type"] == "function" and spec["function"]["name"] == "echo"
