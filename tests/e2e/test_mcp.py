@@ -130,7 +130,7 @@ def test_tools_calls_gates_and_holds(repo, autodev, mcp_env, tmp_path):
     assert [e["name"] for e in events(repo, "tool_refused")] == ["srv__delete_item", "srv__delete_item"]
     # the daemon has exited: its server and the server's own child are gone
     server, child = pids(mcp_env["MCP_PID_FILE"])[0], pids(mcp_env["MCP_CHILD_FILE"])[0]
-    wait_for("the server group to stop", lambda: not alive(server) and not alive(child), 10)
+    wait_for("the server group to stop", lambda: not alive(server) and not alive(child), 30)
 
 
 @pytest.mark.full
