@@ -41,9 +41,10 @@ def run_paths(run: str | None) -> RunPaths:
     from autodev.store import runs
 
     rows = [r for r in runs.listing() if r["run"] == run]
-    if not rows or not rows[0].get("repo"):
+    repo = rows[0]["repo"] if rows else None
+    if not repo:
         raise UsageError(f"no run {run!r} in the runs index", "`autodev runs` lists the runs on this machine")
-    return RunPaths(Path(rows[0]["repo"]))
+    return RunPaths(Path(repo))
 
 
 @app.command()

@@ -31,8 +31,8 @@ def _run_paths(run: str | None) -> tuple[RunPaths, str, RunState | None]:
             )
         return paths, st.run_id, st
     for row in runs.listing():
-        if row["run"] == run and row.get("repo"):
-            paths = RunPaths(Path(row["repo"]))
+        if row["run"] == run and (repo := row["repo"]):
+            paths = RunPaths(Path(repo))
             if str(paths.run_dir) != str(row["run_dir"]) or not paths.run_dir.exists():
                 break
             st = read_state(paths)

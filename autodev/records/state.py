@@ -139,14 +139,6 @@ class Spent:
         return Spent(self.total, dict(self.models))
 
 
-def add_usage(
-    into: dict[str, dict[str, object]], label: str, used: ModelUsage, round_cost: int | None = None
-) -> None:
-    """`used` added to `into[label]`, the usage per model label of the runs index (`runs stats`)."""
-    total = ModelUsage.of(into.get(label) or {}) + used
-    into[label] = {**(into.get(label) or {}), **total.plain(round_cost)}
-
-
 class Control(Open):
     """A queued pause/resume/stop request (state.request)."""
 

@@ -7,13 +7,18 @@ audits included, and nothing resets it: a raised cap is the way on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from autodev.records.state import RunState
 
 
-def run_spend(st: RunState) -> dict:
+class Spend(TypedDict):
+    cost: float  # USD, rounded to 6 places
+    tokens: int
+
+
+def run_spend(st: RunState) -> Spend:
     """Cost (USD) and tokens of the whole run so far, audits included."""
     from autodev.records.state import Usage
 
@@ -26,7 +31,7 @@ def run_spend(st: RunState) -> dict:
     return {"cost": round(total.cost, 6), "tokens": total.prompt_tokens + total.completion_tokens}
 
 
-def participant_spend(st: RunState, name: str) -> dict:
+def participant_spend(st: RunState, name: str) -> Spend:
     p = st.participants.get(name)
     if p is None:
         return {"cost": 0.0, "tokens": 0}

@@ -18,18 +18,74 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypedDict
 
 from autodev.errors import StateConflictError, UsageError
 from autodev.records.state import RunState
 from autodev.rules.budget import run_spend
-from autodev.store.journal import Journal, fsync_dir, iter_records
+from autodev.store.journal import Journal, JsonObject, fsync_dir, is_object, iter_records
 from autodev.store.paths import autodev_home
 from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
+
+
+class RunFigures(TypedDict):
+    """A run's figures: from its state.json, or the end line of a run whose folder is gone (None:
+    the line does not have it)."""
+
+    turns: int | None
+    credited: int | None
+    tokens: int | None
+    cost: float | None
+    models: JsonObject | None  # usage per model label (a `ModelUsage` as state.json has it)
+
+
+class Row(TypedDict):
+    """One run as `autodev runs --json` lists it."""
+
+    run: str | None
+    repo: str | None
+    run_dir: str
+    objective: str
+    state: str
+    missing: bool
+    daemon_pid: int | None
+    started: str | None
+    duration_sec: float | None
+    last_activity: float | None
+    turns: int | None
+    credited: int | None
+    tokens: int | None
+    cost: float | None
+    models: JsonObject
+    forked_from: JsonObject | None
+
+
+class Stats(TypedDict):
+    """`autodev runs stats --json`: totals over the listed runs, and usage per model label."""
+
+    runs: int
+    missing: int
+    turns: int
+    credited: int
+    tokens: int
+    cost: float
+    models: dict[str, dict[str, int | float]]
+
+
+class Refused(Row):
+    why: str
+
+
+class Pruned(TypedDict):
+    removed: list[Row]
+    missing: list[Row]
+    refused: list[Refused]
 
 
 def index_path() -> Path:
@@ -37,7 +93,7 @@ def index_path() -> Path:
 
 
 @contextmanager
-def _locked() -> Iterator[None]:
+def _locked() -> Generator[None, None, None]:
     home = autodev_home()
     home.mkdir(parents=True, exist_ok=True)
     with open(home / "index.jsonl.lock", "a") as lock:
@@ -48,7 +104,7 @@ def _locked() -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def append(record: dict) -> dict:
+def append(record: JsonObject) -> JsonObject:
     """Append one index line durably (fsynced), idempotent by its `id`."""
     with _locked():
         j = Journal(index_path())
@@ -58,20 +114,23 @@ def append(record: dict) -> dict:
             j.close()
 
 
-def usage_of(st: RunState) -> dict:
+def usage_of(st: RunState) -> RunFigures:
     """A run's figures from its state.json: turns, credited work, tokens, cost, per model."""
     parts = st.participants.values()
     spend = run_spend(st)
+    models: JsonObject = {
+        label: m.model_dump(mode="json", exclude_unset=True) for label, m in st.models.items()
+    }
     return {
         "turns": sum(p.turns for p in parts),
         "credited": sum(p.credited for p in parts),
         "tokens": spend["tokens"],
         "cost": spend["cost"],
-        "models": {label: m.model_dump(mode="json", exclude_unset=True) for label, m in st.models.items()},
+        "models": models,
     }
 
 
-def start_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> dict:
+def start_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> JsonObject:
     return {
         "id": f"{run}:start:{session}",
         "type": "start",
@@ -81,15 +140,11 @@ def start_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState
         "repo": str(repo),
         "run_dir": str(run_dir),
         "objective": st.objective.split("\n")[0][:200],
-        **(
-            {"forked_from": st.forked_from.model_dump(mode="json", exclude_unset=True)}
-            if st.forked_from
-            else {}
-        ),
+        **({"forked_from": st.forked_from.dump()} if st.forked_from else {}),
     }
 
 
-def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> dict:
+def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) -> JsonObject:
     return {
         **start_record(run, session, repo, run_dir, st),
         "id": f"{run}:end:{session}",
@@ -101,6 +156,45 @@ def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) 
 
 
 # -- reading --------------------------------------------------------------------------------------
+# An index line's fields as autodev writes them; one of another type (a line autodev did not
+# write) reads as missing.
+
+
+def _text(rec: JsonObject, key: str) -> str | None:
+    v = rec.get(key)
+    return v if isinstance(v, str) else None
+
+
+def _int(rec: JsonObject, key: str) -> int | None:
+    v = rec.get(key)
+    return v if isinstance(v, int) else None
+
+
+def _number(rec: JsonObject, key: str) -> float | None:
+    v = rec.get(key)
+    return v if isinstance(v, (int, float)) else None  # an int stays one (`"cost": 0` is listed as 0)
+
+
+def _object_at(rec: JsonObject, key: str) -> JsonObject | None:
+    v = rec.get(key)
+    return v if is_object(v) else None
+
+
+def _key(rec: JsonObject) -> tuple[str, str]:
+    """The run a line is about: its folder and its id."""
+    return _text(rec, "run_dir") or "", _text(rec, "run") or ""
+
+
+@dataclass
+class _Seen:
+    """What the index says of one run: its first line, its newest start and end lines."""
+
+    first: JsonObject
+    repo: str | None = None
+    objective: str = ""
+    forked_from: JsonObject | None = None
+    last_start: JsonObject | None = None
+    last_end: JsonObject | None = None
 
 
 def _epoch(ts: str | None) -> float | None:
@@ -137,61 +231,78 @@ def _alive(run_dir: Path) -> int | None:
         return None
 
 
-def listing() -> list[dict]:
+def _recorded(end: JsonObject | None) -> RunFigures:
+    """The figures of a run's end line (all None without one)."""
+    line = end or {}
+    return {
+        "turns": _int(line, "turns"),
+        "credited": _int(line, "credited"),
+        "tokens": _int(line, "tokens"),
+        "cost": _number(line, "cost"),
+        "models": _object_at(line, "models"),
+    }
+
+
+def listing() -> list[Row]:
     """One row per run of the index, newest start first."""
-    runs: dict[tuple[object, object], dict] = {}
+    runs: dict[tuple[str, str], _Seen] = {}
     for rec in iter_records(index_path()):
-        key = (rec.get("run_dir", ""), rec.get("run", ""))
-        r = runs.setdefault(key, {"run": rec.get("run"), "run_dir": rec.get("run_dir"), "first": rec})
-        r["repo"] = rec.get("repo") or r.get("repo")
-        if rec.get("objective"):
-            r["objective"] = rec["objective"]
-        if rec.get("forked_from"):
-            r["forked_from"] = rec["forked_from"]
+        r = runs.setdefault(_key(rec), _Seen(rec))
+        r.repo = _text(rec, "repo") or r.repo
+        if objective := _text(rec, "objective"):
+            r.objective = objective
+        if forked_from := _object_at(rec, "forked_from"):
+            r.forked_from = forked_from
         if rec.get("type") == "start":
-            r["last_start"] = rec
+            r.last_start = rec
         elif rec.get("type") == "end":
-            r["last_end"] = rec
+            r.last_end = rec
     now = time.time()
-    rows = []
+    rows: list[Row] = []
     for r in runs.values():
-        run_dir = Path(r["run_dir"])
+        run, folder = _text(r.first, "run"), _text(r.first, "run_dir")
+        if folder is None:  # not a line autodev wrote: no folder to list
+            continue
+        run_dir = Path(folder)
         st = _read_state(run_dir)
-        live = st if st is not None and st.run_id == r["run"] else None  # None: missing
+        live = st if st is not None and st.run_id == run else None  # None: missing
         missing = live is None
-        end = r.get("last_end")
-        ended = end is not None and end.get("session", 0) >= r.get("last_start", {}).get("session", 0)
+        end = r.last_end
+        ended = end is not None and (_int(end, "session") or 0) >= (_int(r.last_start or {}, "session") or 0)
         pid = None if missing else _alive(run_dir)
-        started = _epoch(r["first"].get("ts"))
+        started = _epoch(_text(r.first, "ts"))
         if live is None:
-            figures = {k: (end or {}).get(k) for k in ("turns", "credited", "tokens", "cost", "models")}
+            figures = _recorded(end)
             state = "missing"
-            last = _epoch((end or r["first"]).get("ts"))
+            last = _epoch(_text(end or r.first, "ts"))
         else:
             figures = usage_of(live)
             state = live.state
             if pid:
                 last = now
             elif end is not None and ended:
-                last = _epoch(end.get("ts"))
+                last = _epoch(_text(end, "ts"))
             else:  # its daemon died without writing an end line (kill -9): its last write
                 last = _mtime(run_dir)
                 state = f"{state} (daemon died)" if live.daemon == "running" else state
         rows.append(
             {
-                "run": r["run"],
-                "repo": r.get("repo"),
-                "run_dir": r["run_dir"],
-                "objective": live.objective.split("\n")[0][:200] if live else r.get("objective", ""),
+                "run": run,
+                "repo": r.repo,
+                "run_dir": folder,
+                "objective": live.objective.split("\n")[0][:200] if live else r.objective,
                 "state": state,
                 "missing": missing,
                 "daemon_pid": pid,
-                "started": r["first"].get("ts"),
+                "started": _text(r.first, "ts"),
                 "duration_sec": round(max(0.0, last - started), 1) if started and last else None,
                 "last_activity": last if missing else _mtime(run_dir),
-                **{k: figures.get(k) for k in ("turns", "credited", "tokens", "cost")},
-                "models": figures.get("models") or {},
-                "forked_from": r.get("forked_from")
+                "turns": figures["turns"],
+                "credited": figures["credited"],
+                "tokens": figures["tokens"],
+                "cost": figures["cost"],
+                "models": figures["models"] or {},
+                "forked_from": r.forked_from
                 or (live.forked_from.dump() if live and live.forked_from else None),
             }
         )
@@ -199,25 +310,24 @@ def listing() -> list[dict]:
     return rows
 
 
-def stats(rows: list[dict] | None = None) -> dict:
+def stats(rows: list[Row] | None = None) -> Stats:
     """Totals over every listed run, and usage per model."""
     rows = listing() if rows is None else rows
-    from autodev.records.state import ModelUsage, add_usage  # pydantic: only `runs stats` pays for it
+    from autodev.records.state import ModelUsage  # pydantic: only `runs stats` pays for it
 
-    models: dict[str, dict] = {}
+    models: dict[str, ModelUsage] = {}
     for r in rows:
-        for m, u in (r.get("models") or {}).items():
-            add_usage(models, m, ModelUsage.of(u))
-    for t in models.values():
-        t["cost"] = round(t["cost"], 6)
+        for m, u in r["models"].items():
+            if is_object(u):
+                models[m] = models.get(m, ModelUsage()) + ModelUsage.of(u)
     return {
         "runs": len(rows),
         "missing": sum(1 for r in rows if r["missing"]),
-        "turns": sum(r.get("turns") or 0 for r in rows),
-        "credited": sum(r.get("credited") or 0 for r in rows),
-        "tokens": sum(r.get("tokens") or 0 for r in rows),
-        "cost": round(sum(r.get("cost") or 0.0 for r in rows), 6),
-        "models": dict(sorted(models.items())),
+        "turns": sum(r["turns"] or 0 for r in rows),
+        "credited": sum(r["credited"] or 0 for r in rows),
+        "tokens": sum(r["tokens"] or 0 for r in rows),
+        "cost": round(sum(r["cost"] or 0.0 for r in rows), 6),
+        "models": {m: u.plain(6) for m, u in sorted(models.items())},
     }
 
 
@@ -235,15 +345,16 @@ def parse_age(text: str) -> float:
     return float(m.group(1)) * {"d": 86400, "h": 3600, "m": 60}[m.group(2)]
 
 
-def prune(older_than_sec: float) -> dict:
+def prune(older_than_sec: float) -> Pruned:
     """Remove run folders whose last activity is older than the age, and the index lines of
     removed and missing runs. A run whose daemon is alive is kept and named."""
     home = autodev_home().resolve()
-    removed, missing, refused = [], [], []
+    out: Pruned = {"removed": [], "missing": [], "refused": []}
+    removed, missing, refused = out["removed"], out["missing"], out["refused"]
     drop: set[tuple[str, str]] = set()
     now = time.time()
     for r in listing():
-        key = (r["run_dir"], r["run"])
+        key = (r["run_dir"], r["run"] or "")
         if r["missing"]:
             missing.append(r)
             drop.add(key)
@@ -263,13 +374,13 @@ def prune(older_than_sec: float) -> dict:
         drop.add(key)
     if drop:
         _rewrite_without(drop)
-    return {"removed": removed, "missing": missing, "refused": refused}
+    return out
 
 
 def _rewrite_without(drop: set[tuple[str, str]]) -> None:
     path = index_path()
     with _locked():
-        keep = [rec for rec in iter_records(path) if (rec.get("run_dir", ""), rec.get("run", "")) not in drop]
+        keep = [rec for rec in iter_records(path) if _key(rec) not in drop]
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "w") as f:
             for rec in keep:

@@ -25,7 +25,7 @@ def _lineage(row: dict) -> str:
     return f"fork of {f.get('run')}@{f.get('seq')}: " if isinstance(f, dict) else ""
 
 
-def render_listing(rows: list[dict]) -> None:
+def render_listing(rows: list[runs.Row]) -> None:
     from rich.table import Table
 
     if not rows:
@@ -61,7 +61,7 @@ def render_listing(rows: list[dict]) -> None:
     console().print("turns/credited; `autodev runs --json` has every field and the full paths", style="dim")
 
 
-def render_stats(s: dict) -> None:
+def render_stats(s: runs.Stats) -> None:
     from rich.table import Table
 
     con = console()
