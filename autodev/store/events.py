@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autodev.store.journal import Journal
+from autodev.store.journal import Journal, JsonObject
 from autodev.store.thread import now_ts
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ SCHEMA = 1
 
 
 class Events:
-    def __init__(self, path: Path, run_id: str, redact=lambda s: s):
+    def __init__(self, path: Path, run_id: str, redact: Callable[[JsonObject], JsonObject] = lambda s: s):
         # A log of what happened, not of intents: the same id (a gate's, a notice's) may recur.
         from autodev.records import check_event
 
@@ -25,7 +26,7 @@ class Events:
         self.run_id = run_id
         self._lock = threading.Lock()  # notifications report from their own threads
 
-    def emit(self, ev: Event) -> dict[str, object]:
+    def emit(self, ev: Event) -> JsonObject:
         """Append one event (a model of `records.events`): its envelope, then the fields its
         emitter set."""
         from autodev.records.events import record
@@ -34,7 +35,7 @@ class Events:
         with self._lock:
             return self.journal.append(rec)
 
-    def posted(self, post: Post) -> dict[str, object]:
+    def posted(self, post: Post) -> JsonObject:
         """A post just appended to the thread, copied into events: the one place that happens."""
         from autodev.records.events import PostEvent
 
