@@ -71,7 +71,7 @@ CONTINUE: dict[ReasonCode, str] = {
 MAX_REASON_CHARS = 2000  # a reason is one status line: a provider's or a participant's text is cut
 
 
-def reason(code: ReasonCode, **kw) -> dict:
+def reason(code: ReasonCode, **kw: object) -> dict[str, str]:
     text = REASONS[code].format(**kw)
     if len(text) > MAX_REASON_CHARS:
         text = text[: MAX_REASON_CHARS - 1] + "…"

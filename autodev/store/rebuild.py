@@ -15,13 +15,18 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from autodev.records.state import Figures, ModelUsage, RunState
+from autodev.records.post import Post
+from autodev.records.state import Figures, ModelUsage, RunState, Usage
 from autodev.rules.reasons import reason
-from autodev.store.journal import iter_records
+from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile, blank_figures, blank_state
 from autodev.store.thread import now_ts
+
+if TYPE_CHECKING:
+    from autodev.records.events import Event, PostEvent
 
 USER_KEEP = 10
 
@@ -36,7 +41,7 @@ def read_state(paths: RunPaths) -> RunState:
     return rebuild(paths) if missing(paths) else StateFile(paths.state).read()
 
 
-def _records(path: Path) -> list[dict]:
+def _records(path: Path) -> list[JsonObject]:
     return list(iter_records(path)) if path.exists() else []
 
 
@@ -44,33 +49,44 @@ def rebuild(paths: RunPaths) -> RunState:
     return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
 
 
-def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> RunState:
+def from_records(posts: list[JsonObject], events: list[JsonObject], harness: list[JsonObject]) -> RunState:
     """The state these records say the run is in (a rewind passes the prefix it keeps)."""
-    run_id = next((e["run"] for e in reversed(events) if isinstance(e.get("run"), str)), None)
+    # The event kinds load here: status reads a state.json, and only a lost one needs them.
+    from autodev.records.events import readable
+
+    thread = [Post.model_validate(p) for p in posts]
+    # Leniently, as the panel does: a line a kind does not fit loses that field, not the rebuild.
+    evs = [ev for e in events if (ev := readable(e)) is not None]
+    return _state(thread, evs, harness)
+
+
+def _state(posts: list[Post], events: list[Event], harness: list[JsonObject]) -> RunState:
+    run_id = next((e.run for e in reversed(events) if e.run), None)
     if run_id is None:  # no events: the participants' post ids carry it ("<run>:t<turn>:post")
-        run_id = next((str(p["id"]).split(":")[0] for p in posts if ":t" in str(p.get("id", ""))), None)
-    turns = [r["turn"] for r in harness if r.get("type") == "turn_started" and isinstance(r.get("turn"), int)]
-    turns += [e["turn"] for e in events if isinstance(e.get("turn"), int)]
+        run_id = next((p.id.split(":")[0] for p in posts if p.id is not None and ":t" in p.id), None)
+    # Of the harness log only the turn_started lines' turn and head are read (and passed on).
+    starts = [r for r in harness if r.get("type") == "turn_started"]
+    turns = [t for r in starts if isinstance(t := r.get("turn"), int)]
+    turns += [t for e in events if isinstance(t := e.set_fields().get("turn"), int)]
     turn = max(turns, default=0)
-    users = [p for p in posts if p["from"] == "user"]
-    first_start = next((r for r in harness if r.get("type") == "turn_started"), {})
+    users = [p for p in posts if p.from_ == "user"]
     talk_turns = 0
     for p in reversed(posts):
-        if p["from"] == "user" or (p["kind"] == "work_done" and p.get("credit")):
+        if p.from_ == "user" or p.credited:
             break
-        if p.get("turn") is not None:
+        if p.turn is not None:
             talk_turns += 1
-    last_user = users[-1]["seq"] if users else 0
+    last_user = users[-1].seq if users else 0
     participants, models = _figures(events)
     st = blank_state().but(
         run_id=run_id,
-        started_at=events[0]["ts"] if events else now_ts(),
-        base_head=first_start.get("head"),
+        started_at=events[0].ts if events else now_ts(),
+        base_head=starts[0].get("head") if starts else None,
         turn=turn,
         accounted_turn=turn,
-        applied_seq=posts[-1]["seq"] if posts else 0,
-        objective=users[0]["text"] if users else "",
-        user_messages=[p["text"][:4000] for p in users][-USER_KEEP:],
+        applied_seq=posts[-1].seq if posts else 0,
+        objective=users[0].text if users else "",
+        user_messages=[p.text[:4000] for p in users][-USER_KEEP:],
         rebuilt_from_logs=now_ts(),
         warnings=["state.json was missing: the run's state was rebuilt from its logs"],
         participants=participants,
@@ -80,90 +96,110 @@ def from_records(posts: list[dict], events: list[dict], harness: list[dict]) -> 
     st = _timers(st, posts, events, time.time())
     return st.but(
         talk_turns=talk_turns,
-        audits=sum(1 for p in posts if p["from"] == "audit" and p["seq"] > last_user),
-        cursors={p["from"]: p["seq"] for p in posts if p.get("turn") is not None},
+        audits=sum(1 for p in posts if p.from_ == "audit" and p.seq > last_user),
+        cursors={p.from_: p.seq for p in posts if p.turn is not None},
     )
 
 
-def _figures(events: list[dict]) -> tuple[dict[str, Figures], dict[str, ModelUsage]]:
+def _figures(events: list[Event]) -> tuple[dict[str, Figures], dict[str, ModelUsage]]:
     """Each participant's figures and each model's usage, from the events."""
+    from autodev.records.events import GenerationEvent, PostEvent, TurnEndedEvent
+
     parts: dict[str, Figures] = {}
+    spent: dict[str, Usage] = {}  # a participant's tokens and cost (figures count no generations)
     models: dict[str, ModelUsage] = {}
 
     def who(name: str) -> Figures:
         return parts.setdefault(name, blank_figures())
 
     for e in events:
-        t, name = e.get("type"), e.get("participant")
-        if t == "generation" and name:
-            q = who(name)
-            label = str(e.get("model"))
-            models[label] = models.get(label, ModelUsage()) + ModelUsage.of({**e, "generations": 1})
-            q.prompt_tokens += e.get("prompt_tokens") or 0
-            q.completion_tokens += e.get("completion_tokens") or 0
-            q.cost += e.get("cost") or 0
-        elif t == "turn_ended" and name:
-            q = who(name)
-            q.turns += 1
-            q.last_turn = e.get("turn")
-            q.silent_streak = 0 if e.get("posted") else q.silent_streak + 1
-        elif t == "post" and e.get("kind") == "work_done" and e.get("credit") and e.get("turn") is not None:
-            who(e["from"]).credited += 1
-    for q in [*parts.values(), *models.values()]:
-        q.cost = round(q.cost, 6)
-    return parts, models
+        if isinstance(e, GenerationEvent) and e.participant:
+            who(e.participant)
+            used = e.dump()
+            spent[e.participant] = spent.get(e.participant, Usage()) + Usage.of(used)
+            label = str(e.model)
+            models[label] = models.get(label, ModelUsage()) + ModelUsage.of({**used, "generations": 1})
+        elif isinstance(e, TurnEndedEvent) and e.participant:
+            q = who(e.participant)
+            parts[e.participant] = q.but(
+                turns=q.turns + 1, last_turn=e.turn, silent_streak=0 if e.posted else q.silent_streak + 1
+            )
+        elif isinstance(e, PostEvent) and e.turn is not None and _credited(e):
+            q = who(e.from_)
+            parts[e.from_] = q.but(credited=q.credited + 1)
+    # Cost rounded once, when it is all added up (as state.json has always kept it).
+    figures = {name: q.but(**spent.get(name, Usage()).plain(6)) for name, q in parts.items()}
+    return figures, {label: m.but(cost=round(m.cost, 6)) for label, m in models.items()}
 
 
-def _open_items(st: RunState, posts: list[dict], events: list[dict]) -> RunState:
+def _credited(e: PostEvent) -> bool:
+    """A work_done post with credited work on it (as `Post.credited`)."""
+    return e.kind == "work_done" and e.credit is not None and bool(e.credit.dump())
+
+
+def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunState:
     """The question, gate, approved gates and notices the run left open."""
-    by_seq = {p["seq"]: p for p in posts}
-    decided = {str(p["gate"]["id"]): p["gate"] for p in posts if isinstance(p.get("gate"), dict)}
-    used = {str(i) for e in events if e.get("type") == "gate_used" for i in e.get("ids") or []}
+    from autodev.records.events import (
+        GateUsedEvent,
+        NoticeAnsweredEvent,
+        NoticeEvent,
+        NoticePinnedEvent,
+        NoticeReleasedEvent,
+        PostEvent,
+    )
+
+    by_seq = {p.seq: p for p in posts}
+    decided = {p.gate.id: p.gate for p in posts if p.gate is not None}
+    used = {i for e in events if isinstance(e, GateUsedEvent) for i in e.ids}
     approved = [
-        {"id": gid, "declarer": g.get("declarer"), "text": by_seq[int(gid)]["text"], "seq": int(gid)}
+        {"id": gid, "declarer": g.declarer, "text": by_seq[int(gid)].text, "seq": int(gid)}
         for gid, g in decided.items()
-        if g.get("decision") == "approved" and gid not in used and gid.isdigit() and int(gid) in by_seq
+        if g.decision == "approved" and gid not in used and gid.isdigit() and int(gid) in by_seq
     ]
     opened: dict[str, object] = {"state": "stopped", "reason": reason("rebuilt")}
     for p in reversed(posts):
-        if p["from"] == "user":
+        if p.from_ == "user":
             break
-        if p["from"] == "audit" and p.get("verdict") == "accept":
+        if p.from_ == "audit" and p.verdict == "accept":
             opened = {"state": "complete", "reason": reason("complete")}
             break
-        if p.get("turn") is None:
+        if p.turn is None:
             continue
-        if p["kind"] == "say" and p.get("handoff") == "user":
-            opened["question"] = {"from": p["from"], "seq": p["seq"], "text": p["text"][:2000]}
-            opened.update(state="awaiting_user", reason=reason("question", who=p["from"]))
-        elif p["kind"] == "gate" and str(p["seq"]) not in decided:
-            opened["gate"] = {"id": str(p["seq"]), "declarer": p["from"], "text": p["text"], "seq": p["seq"]}
-            opened.update(state="gated", reason=reason("gated", who=p["from"]))
+        if p.kind == "say" and p.handoff == "user":
+            opened["question"] = {"from": p.from_, "seq": p.seq, "text": p.text[:2000]}
+            opened.update(state="awaiting_user", reason=reason("question", who=p.from_))
+        elif p.kind == "gate" and str(p.seq) not in decided:
+            opened["gate"] = {"id": str(p.seq), "declarer": p.from_, "text": p.text, "seq": p.seq}
+            opened.update(state="gated", reason=reason("gated", who=p.from_))
         break
-    notices: dict[str, dict] = {}
+    notices: dict[str, dict[str, object]] = {}
     for e in events:
-        t, nid = e.get("type"), str(e.get("id"))
-        if t == "notice":
+        if isinstance(e, NoticeEvent):
+            nid = str(e.id)
             notices[nid] = {
                 "id": nid,
-                "from": e.get("participant"),
-                "text": e.get("text") or "",
-                "hold": e.get("hold"),
+                "from": e.participant,
+                "text": e.text or "",
+                "hold": e.hold,
                 "pinned": False,
                 "answer": None,
                 "delivered": False,
-                "ts": e.get("ts"),
+                "ts": e.ts,
             }
-        elif nid in notices and t == "notice_answered":
-            n = notices[nid]
-            n["answer"] = _answer_text(posts, nid) or "(answered)"
-            if not n["pinned"]:
-                n["hold"] = None
-        elif nid in notices and t == "notice_pinned":
-            notices[nid]["pinned"] = True
-        elif nid in notices and t == "notice_released":
-            notices[nid].update(pinned=False, hold=None)
-        elif t == "post" and e.get("from") == "user":
+        elif isinstance(e, NoticeAnsweredEvent | NoticePinnedEvent | NoticeReleasedEvent):
+            nid = str(e.id)
+            n = notices.get(nid)
+            if n is None:
+                continue
+            if isinstance(e, NoticeAnsweredEvent):
+                n["answer"] = _answer_text(posts, nid) or "(answered)"
+                if not n["pinned"]:
+                    n["hold"] = None
+            elif isinstance(e, NoticePinnedEvent):
+                n["pinned"] = True
+            else:
+                n.update(pinned=False, hold=None)
+        elif isinstance(e, PostEvent) and e.from_ == "user":
             for n in notices.values():
                 if not n["pinned"]:
                     n["hold"] = None
@@ -175,11 +211,11 @@ def _open_items(st: RunState, posts: list[dict], events: list[dict]) -> RunState
     )
 
 
-def _answer_text(posts: list[dict], nid: str) -> str | None:
+def _answer_text(posts: list[Post], nid: str) -> str | None:
     for p in reversed(posts):
-        n = p.get("notice")
-        if isinstance(n, dict) and str(n.get("id")) == nid and n.get("answered"):
-            return p["text"].split(": ", 1)[-1]
+        n = p.notice
+        if n is not None and n.id == nid and n.answered:
+            return p.text.split(": ", 1)[-1]
     return None
 
 
@@ -191,24 +227,28 @@ def _epoch(ts: object) -> float | None:
         return None
 
 
-def _timers(st: RunState, posts: list[dict], events: list[dict], now: float) -> RunState:
+def _timers(st: RunState, posts: list[Post], events: list[Event], now: float) -> RunState:
     """Usage-limit resets still ahead (from `failover` events: when and for how long), and the
     wait the run was in when the logs end (its last `state` event is `waiting`)."""
+    from autodev.records.events import FailoverEvent, StateEvent, WaitEvent
+
     limited: dict[str, float] = {}
     owner: dict[str, str] = {}
     for e in events:
-        at = _epoch(e.get("ts"))
-        if e.get("type") == "failover" and e.get("model") and at is not None:
-            until = at + float(e.get("retry_after") or 0)
-            limited[e["model"]] = max(limited.get(e["model"], 0.0), until)
-            owner[e["model"]] = str(e.get("participant"))
+        at = _epoch(e.ts)
+        if isinstance(e, FailoverEvent) and e.model and at is not None:
+            until = at + float(e.retry_after or 0)
+            limited[e.model] = max(limited.get(e.model, 0.0), until)
+            owner[e.model] = str(e.participant)
     ahead = {m: t for m, t in limited.items() if t > now}
     st = st.but(limited_until=ahead)
-    last = next((e for e in reversed(events) if e.get("type") == "state"), None)
-    if st.state != "stopped" or last is None or last.get("state") != "waiting":
+    last = next((e for e in reversed(events) if isinstance(e, StateEvent)), None)
+    if st.state != "stopped" or last is None or last.state != "waiting":
         return st
-    why = last.get("reason") or {}
-    if why.get("code") == "usage_limit":
+    why = last.reason
+    if why is None:
+        return st
+    if why.code == "usage_limit":
         who = next((owner[m] for m in reversed(list(owner)) if m in ahead), None)
         resets = [t for m, t in ahead.items() if owner[m] == who]
         if who is None or not resets:
@@ -216,22 +256,22 @@ def _timers(st: RunState, posts: list[dict], events: list[dict], now: float) -> 
         return st.but(
             wait={"author": who, "due": min(resets), "usage_limit": True}, state="waiting", reason=why
         )
-    if why.get("code") == "wait":
-        waits = [e for e in events if e.get("type") == "wait" and isinstance(e.get("due"), int | float)]
+    if why.code == "wait":
+        waits = [(e, e.due) for e in events if isinstance(e, WaitEvent) and e.due is not None]
         if not waits:
             return st
-        w = waits[-1]
-        who = w.get("participant")
-        mine = [p for p in posts if p["from"] == who and p["kind"] == "wait"]
-        series = [e for e in waits if e.get("participant") == who][-int(w.get("streak") or 1) :]
-        first = series[0]
+        w, due = waits[-1]
+        who = w.participant
+        mine = [p for p in posts if p.from_ == who and p.kind == "wait"]
+        series = [(e, d) for e, d in waits if e.participant == who][-int(w.streak or 1) :]
+        first, first_due = series[0]
         wait = {
             "author": who,
-            "seq": mine[-1]["seq"] if mine else None,
-            "due": w["due"],
-            "delay": w.get("delay"),
-            "streak": w.get("streak") or 1,
-            "since": first["due"] - (first.get("delay") or 0),
+            "seq": mine[-1].seq if mine else None,
+            "due": due,
+            "delay": w.delay,
+            "streak": w.streak or 1,
+            "since": first_due - (first.delay or 0),
         }
         return st.but(wait=wait, last_wait=wait, state="waiting", reason=why)
     return st
