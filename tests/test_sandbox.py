@@ -282,6 +282,20 @@ def test_no_configured_identity_is_none_not_a_guess(repo, tmp_path, monkeypatch)
 
 
 @needs_bwrap
+def test_a_room_reads_the_identity_at_its_first_command_and_keeps_it(repo, tmp_path, monkeypatch):
+    """A turn that runs no command costs no git call; one fixed with `git config` after the room
+    was made (mid-run, as doctor advises) is seen; the room's commands all use one identity."""
+    bare_identity(monkeypatch, tmp_path)
+    no_local_identity(repo)
+    room = sandbox.resolve("auto").room(repo)
+    (tmp_path / ".gitconfig").write_text("[user]\n\tname = Ada\n\temail = ada@example.invalid\n")
+    assert room.env({})["GIT_AUTHOR_NAME"] == "Ada"
+    (tmp_path / ".gitconfig").write_text("[user]\n\tname = Bob\n\temail = bob@example.invalid\n")
+    assert room.env({})["GIT_COMMITTER_EMAIL"] == "ada@example.invalid"
+    assert sandbox.resolve("auto").room(repo).env({})["GIT_COMMITTER_EMAIL"] == "bob@example.invalid"
+
+
+@needs_bwrap
 def test_a_commit_in_the_sandbox_uses_the_global_identity_without_showing_home(repo, tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()

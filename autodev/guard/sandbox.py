@@ -15,6 +15,7 @@ an argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -92,17 +93,17 @@ class Sandbox:
     def room(
         self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, secret_files=()
     ) -> Room:
-        """Where one participant's (or the audit's) commands run. The git identity is read here,
-        on the host, because the room hides the $HOME that holds it. `writable=False` (a
-        participant with write = false): the repository and its git folders are read-only."""
-        identity = tuple(git_identity(Path(repo)).items()) if self.active else ()
+        """Where one participant's (or the audit's) commands run. The git identity is read on
+        the host at the room's first command (`Room.env`), because the room hides the $HOME that
+        holds it. `writable=False` (a participant with write = false): the repository and its
+        git folders are read-only."""
         return Room(
             self,
             Path(repo),
             tuple(Path(h) for h in hide),
             network,
             tuple(expose),
-            identity,
+            None if self.active else (),
             writable,
             tuple(secret_files),
         )
@@ -115,7 +116,9 @@ class Room:
     hide: tuple[Path, ...] = ()
     network: bool = False
     expose: tuple = ()
-    identity: tuple[tuple[str, str], ...] = ()  # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity
+    # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity; None: read at the first command, so a turn
+    # that runs none costs no git call, and a `git config` fixed mid-run holds from the next turn
+    identity: tuple[tuple[str, str], ...] | None = ()
     writable: bool = True  # False: the repository (work tree and git folders) is mounted read-only
     secret_files: tuple[str, ...] = ()  # config secretFiles: seen empty inside
 
@@ -140,8 +143,12 @@ class Room:
         out = dict(env)
         out.pop("AUTODEV_HOME", None)
         out["TMPDIR"] = "/tmp"
-        out.update(self.identity)
+        out.update(self._identity)
         return out
+
+    @functools.cached_property
+    def _identity(self) -> tuple[tuple[str, str], ...]:
+        return tuple(git_identity(self.repo).items()) if self.identity is None else self.identity
 
 
 _IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^<>]*)> \d+ [+-]\d{4}$")
