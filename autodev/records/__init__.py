@@ -31,7 +31,7 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from autodev.records.base import SCHEMA, Move, Open, State
 from autodev.records.harness_log import (
@@ -173,7 +173,8 @@ def post(rec: object) -> Post:
     return Post.model_validate(rec)
 
 
-def harness(rec: object) -> BaseModel:
+def harness(rec: object) -> HarnessRecord:
+    """A line of harness.jsonl as its record (`isinstance` picks the type: TurnStarted, ...)."""
     return _harness.validate_python(rec)
 
 
@@ -185,7 +186,7 @@ def event(rec: object) -> Event:
     return events.parse(rec)
 
 
-def inbox_message(msg: object) -> BaseModel:
+def inbox_message(msg: object) -> InboxMessage:
     return _inbox.validate_python(msg)
 
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import Figures, ModelUsage, RunState, Usage
 from autodev.rules.reasons import reason
@@ -65,8 +66,8 @@ def _state(posts: list[Post], events: list[Event], harness: list[JsonObject]) ->
     if run_id is None:  # no events: the participants' post ids carry it ("<run>:t<turn>:post")
         run_id = next((p.id.split(":")[0] for p in posts if p.id is not None and ":t" in p.id), None)
     # Of the harness log only the turn_started lines' turn and head are read (and passed on).
-    starts = [r for r in harness if r.get("type") == "turn_started"]
-    turns = [t for r in starts if isinstance(t := r.get("turn"), int)]
+    starts = [TurnStarted.model_validate(r) for r in harness if r.get("type") == "turn_started"]
+    turns = [s.turn for s in starts]
     turns += [t for e in events if isinstance(t := e.set_fields().get("turn"), int)]
     turn = max(turns, default=0)
     users = [p for p in posts if p.from_ == "user"]
@@ -81,7 +82,7 @@ def _state(posts: list[Post], events: list[Event], harness: list[JsonObject]) ->
     st = blank_state().but(
         run_id=run_id,
         started_at=events[0].ts if events else now_ts(),
-        base_head=starts[0].get("head") if starts else None,
+        base_head=starts[0].head if starts else None,
         turn=turn,
         accounted_turn=turn,
         applied_seq=posts[-1].seq if posts else 0,
