@@ -20,9 +20,8 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
-from autodev.store.journal import fsync_dir, safe
+from autodev.store.journal import fsync_dir, is_object, safe
 from autodev.store.thread import now_ts
 
 KINDS = ("send", "answer", "approve", "deny", "notice")
@@ -82,9 +81,8 @@ def problem(msg: object) -> str | None:
     records.InboxMessage; only the daemon asks, so pydantic is imported here, not by `send`)."""
     from autodev import records
 
-    if not isinstance(msg, dict):
+    if not is_object(msg):
         return f"it is a JSON {type(msg).__name__}, not an object"
-    msg = cast("dict[str, object]", msg)  # JSON: its keys are strings
     if not isinstance(msg.get("id"), str) or not msg["id"]:
         return 'it has no "id" string'
     kind = msg.get("kind")
@@ -151,7 +149,8 @@ def pending(
         else:
             why = problem(msg)
             if why is None:
-                out.append((p, cast("dict[str, object]", msg)))  # `problem` found an object
+                assert is_object(msg)  # `problem` found an object
+                out.append((p, msg))
                 continue
         if set_aside is not None:
             # Renamed into place only when whole, so this is damage from outside autodev:
