@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from autodev.errors import ProviderError
+
 ReasonCode = Literal[
     "question",
     "gated",
@@ -82,10 +84,10 @@ def reason(code: ReasonCode, **kw: object) -> dict[str, str]:
     }
 
 
-def provider(err) -> dict:
+def provider(err: ProviderError) -> dict[str, str]:
     """A provider failure's pause reason: its sentence names the participant and the model, and
     carries the fix (the raw provider text goes to events.jsonl, not here)."""
-    fix = getattr(err, "fix", "")
+    fix = err.fix
     return reason("provider", error=f"{err.message}; fix: {fix}" if fix else err.message)
 
 
