@@ -284,7 +284,7 @@ class Loop:
         in state (`rewind_result`) for the waiting CLI."""
         try:
             done = rewind.perform(self._timeline(), request.seq, undo=request.undo)
-            result = {"n": request.n, "ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
+            result = {"n": request.n, "ok": True, "note_seq": done.note_seq, "to_seq": done.to_seq}
         except AutodevError as e:
             result = {"n": request.n, "ok": False, "error": e.message, "fix": e.fix}
             self.events.emit(WarningEvent(message=f"rewind refused: {e.message}"))

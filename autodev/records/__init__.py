@@ -7,10 +7,11 @@
 | harness.jsonl | `HarnessRecord`, a union on `type` | extra fields allowed; an unknown `type` is refused |
 | events.jsonl | `AnyEvent`, a union on `type` (events.py: a model per kind) | extra fields allowed; an unknown `type` reads as `UnknownEvent` |
 | inbox/*.json | `InboxMessage`, a union on `kind` | extra fields allowed; an unknown `kind` is refused |
+| rewinds.jsonl | `RewindRecord`, a union on `type` | extra fields allowed; an unknown `type` is refused |
 
-Why the two closed unions: recovery must understand every record of an interrupted turn to
-rebuild it safely, and the daemon must know what a user action asks for; skipping either would
-lose work silently. Everything else is additive (SPEC §3): fields are only ever added, with a
+Why the closed unions: recovery must understand every record of an interrupted turn (or
+rewind) to finish it safely, and the daemon must know what a user action asks for; skipping one
+would lose work silently. Everything else is additive (SPEC §3): fields are only ever added, with a
 default, so files written by older versions still load (tests/fixtures/ holds such a run).
 `schema` numbers a format change that additive fields cannot express.
 
@@ -20,9 +21,9 @@ changes what is written. This module imports pydantic: cold commands that do not
 import it lazily.
 
 The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
-harness_log.py, events.py (a model per event kind: `Events.emit` takes one) and messages.py
-(inbox); every name but the event kinds is importable from here, with the parsing functions
-the journals use (the kinds: `autodev.records.events`).
+harness_log.py, events.py (a model per event kind: `Events.emit` takes one), messages.py
+(inbox) and rewinds.py; every name but the event kinds is importable from here, with the
+parsing functions the journals use (the kinds: `autodev.records.events`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from autodev.records.messages import (
     SendMessage,
 )
 from autodev.records.post import Credit, GateNote, NoticeNote, Post
+from autodev.records.rewinds import RewindFinished, RewindRecord, RewindStarted
 from autodev.records.state import (
     ConfigRefused,
     Control,
@@ -116,6 +118,9 @@ __all__ = [
     "PostStarted",
     "Question",
     "Reason",
+    "RewindFinished",
+    "RewindRecord",
+    "RewindStarted",
     "RunState",
     "SendMessage",
     "State",
@@ -136,6 +141,7 @@ __all__ = [
     "harness",
     "inbox_message",
     "post",
+    "rewind",
     "run_state",
     "why",
 ]
@@ -167,6 +173,7 @@ def __getattr__(name: str) -> object:
 
 _harness = TypeAdapter(HarnessRecord, config=ConfigDict(defer_build=True))
 _inbox = TypeAdapter(InboxMessage, config=ConfigDict(defer_build=True))
+_rewind = TypeAdapter(RewindRecord, config=ConfigDict(defer_build=True))
 
 
 def post(rec: object) -> Post:
@@ -188,6 +195,10 @@ def event(rec: object) -> Event:
 
 def inbox_message(msg: object) -> InboxMessage:
     return _inbox.validate_python(msg)
+
+
+def rewind(rec: object) -> RewindRecord:
+    return _rewind.validate_python(rec)
 
 
 def run_state(data: object) -> RunState:

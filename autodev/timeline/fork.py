@@ -16,6 +16,7 @@ import json
 import secrets
 import shutil
 from pathlib import Path
+from typing import TypedDict
 
 from autodev.errors import UsageError
 from autodev.records.state import PausedFrom
@@ -25,10 +26,29 @@ from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import head_of, read_live, seq_of
 from autodev.timeline import git
+from autodev.timeline.live import Live
 
 
 class ForkRefused(UsageError):
     """A fork that cannot be made as asked (exit 2)."""
+
+
+class Origin(TypedDict):
+    """Where a fork was made from: its state's and the runs index's `forked_from`."""
+
+    run: str | None
+    seq: int
+    repo: str
+
+
+class Forked(TypedDict):
+    """A fork made: its worktree, branch and commit, and the new run's id."""
+
+    into: str
+    branch: str
+    commit: str
+    run: str | None
+    forked_from: Origin
 
 
 def commit_at(paths: RunPaths, seq: int) -> str:
@@ -48,7 +68,7 @@ def commit_at(paths: RunPaths, seq: int) -> str:
     return best
 
 
-def fork(paths: RunPaths, seq: int, into: Path) -> dict:
+def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
     from autodev.store.rebuild import from_records, read_state
 
     into = into.resolve()
@@ -90,7 +110,7 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     at = PausedFrom(state="running", reason=None)
     if st.state in ("awaiting_user", "gated"):
         at = PausedFrom(state=st.state, reason=st.reason)
-    origin = {"run": src.run_id, "seq": seq, "repo": str(paths.repo)}
+    origin: Origin = {"run": src.run_id, "seq": seq, "repo": str(paths.repo)}
     st = st.without("rebuilt_from_logs").but(
         run_id=secrets.token_hex(4),
         turn=upto,
@@ -106,7 +126,7 @@ def fork(paths: RunPaths, seq: int, into: Path) -> dict:
     return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
 
 
-def _events_upto(paths: RunPaths, seq: int, live) -> list[JsonObject]:
+def _events_upto(paths: RunPaths, seq: int, live: Live) -> list[JsonObject]:
     out: list[JsonObject] = []
     seen_post = False
     for e in iter_records(paths.events) if paths.events.exists() else []:

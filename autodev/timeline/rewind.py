@@ -26,9 +26,12 @@ import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 from autodev.errors import UsageError
 from autodev.host import gitlocks
+from autodev.records import RewindFinished, RewindRecord, RewindStarted
+from autodev.records import rewind as read_rewind
 from autodev.records.events import RewindEvent, WarningEvent
 from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
@@ -63,6 +66,25 @@ class Handles:
     daemon: bool = False  # the running daemon does it (the run is then left paused)
 
 
+@dataclass(frozen=True)
+class Rewound:
+    """A rewind done: its number, the post the run continues from, the rewind note and the ref
+    that keeps the head before."""
+
+    n: int
+    to_seq: int
+    note_seq: int
+    ref: str
+
+
+class Answer(TypedDict):
+    """What `request` reports (done here or by the daemon)."""
+
+    ok: bool
+    note_seq: int
+    to_seq: int
+
+
 def log_path(paths: RunPaths) -> Path:
     return paths.run_dir / "rewinds.jsonl"
 
@@ -72,15 +94,19 @@ def _checkpoint(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def records(paths: RunPaths) -> list[dict]:
+def records(paths: RunPaths) -> list[JsonObject]:
     return list(iter_records(log_path(paths))) if log_path(paths).exists() else []
 
 
-def pending(paths: RunPaths) -> dict | None:
+def _log(paths: RunPaths) -> list[RewindRecord]:
+    return [read_rewind(r) for r in records(paths)]
+
+
+def pending(paths: RunPaths) -> RewindStarted | None:
     """The rewind whose intent is logged but which never finished, if any."""
-    recs = records(paths)
-    done = {r["n"] for r in recs if r.get("type") == "rewind_finished"}
-    started = [r for r in recs if r.get("type") == "rewind_started" and r["n"] not in done]
+    logged = _log(paths)
+    done = {r.n for r in logged if isinstance(r, RewindFinished)}
+    started = [r for r in logged if isinstance(r, RewindStarted) and r.n not in done]
     return started[-1] if started else None
 
 
@@ -107,14 +133,30 @@ def commit_at(h: Handles, seq: int) -> str:
     return base
 
 
-def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
+def plan(h: Handles, seq: int | None, *, undo: bool) -> RewindStarted:
     """The intent of the next rewind (checked, nothing written)."""
-    thread, recs = h.thread, records(h.paths)
-    n = 1 + sum(1 for r in recs if r.get("type") == "rewind_started")
+    thread = h.thread
+    started = [r for r in _log(h.paths) if isinstance(r, RewindStarted)]
+    n = 1 + len(started)
     head_before = git.head(h.paths.repo)
     branch = git.git(h.paths.repo, "symbolic-ref", "-q", "HEAD", check=False) or None
-    base = {"type": "rewind_started", "id": f"rewind-{n}", "n": n, "last_seq": thread.last_seq}
-    base |= {"head_before": head_before, "branch": branch, "ts": now_ts()}
+    ts = now_ts()
+
+    def intent(to_seq: int, target: str, restore: str | None, undo_of: int | None) -> RewindStarted:
+        return RewindStarted(
+            type="rewind_started",
+            id=f"rewind-{n}",
+            n=n,
+            last_seq=thread.last_seq,
+            head_before=head_before,
+            branch=branch,
+            ts=ts,
+            to_seq=to_seq,
+            target=target,
+            restore=restore,
+            undo_of=undo_of,
+        )
+
     if undo:
         notes = [rw for rw in thread.rewinds if thread.live.is_live(rw[0])]
         if not notes:
@@ -123,13 +165,14 @@ def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
         [note] = thread.read(note_seq, note_seq, 1)
         assert note.rewind is not None  # thread.rewinds are the rewind notes
         undone = note.rewind["n"]
-        started = next(r for r in recs if r.get("n") == undone and r.get("type") == "rewind_started")
-        return base | {
-            "to_seq": note_seq - 1,
-            "target": started["head_before"],
-            "restore": git.ref(h.paths.repo, REF.format(n=undone) + "-worktree"),
-            "undo_of": undone,
-        }
+        target = next(r for r in started if r.n == undone).head_before
+        if target is None:
+            raise RewindRefused(
+                f"rewind {undone} was made while the branch had no commit: there is no head to go back to",
+                "check out a commit by hand",
+            )
+        restore = git.ref(h.paths.repo, REF.format(n=undone) + "-worktree")
+        return intent(note_seq - 1, target, restore, undone)
     assert seq is not None
     if not 1 <= seq <= thread.last_seq:
         raise RewindRefused(
@@ -144,11 +187,11 @@ def plan(h: Handles, seq: int | None, *, undo: bool) -> dict:
     live_last = thread.live.newest_live_at_or_before(thread.last_seq)
     if seq == live_last:
         raise RewindRefused(f"post {seq} is already the newest post", "pick an earlier seq")
-    return base | {"to_seq": seq, "target": commit_at(h, seq), "restore": None, "undo_of": None}
+    return intent(seq, commit_at(h, seq), None, None)
 
 
-def perform(h: Handles, seq: int | None, *, undo: bool = False) -> dict:
-    """Rewind (or undo the newest rewind); returns the finished intent with `note_seq`."""
+def perform(h: Handles, seq: int | None, *, undo: bool = False) -> Rewound:
+    """Rewind (or undo the newest rewind); returns what was done."""
     stale = gitlocks.clear_stale(h.paths.repo)  # a git write killed mid-way would refuse every step
     if stale and h.events is not None:
         h.events.emit(WarningEvent(message=gitlocks.report(stale)))
@@ -156,38 +199,38 @@ def perform(h: Handles, seq: int | None, *, undo: bool = False) -> dict:
     intent = plan(h, seq, undo=undo)
     _checkpoint("planned")
     with Journal(log_path(h.paths)) as log:
-        log.append(intent)
+        log.append(intent.dump())
     _checkpoint("intent")
     return _carry_out(h, intent)
 
 
-def finish_pending(h: Handles) -> dict | None:
+def finish_pending(h: Handles) -> Rewound | None:
     """Finish a rewind a crash cut short (every step again; each is idempotent)."""
     intent = pending(h.paths)
     return _carry_out(h, intent) if intent else None
 
 
-def _carry_out(h: Handles, intent: dict) -> dict:
-    repo, n = h.paths.repo, intent["n"]
+def _carry_out(h: Handles, intent: RewindStarted) -> Rewound:
+    repo, n = h.paths.repo, intent.n
     ref = REF.format(n=n)
     if git.ref(repo, ref) is None:  # before the reset: the tree is still the old one
-        before = intent["head_before"]
+        before = intent.head_before
         snap = git.snapshot(repo, before)
         if snap:
             git.set_ref_once(repo, ref + "-worktree", snap)
         if before:
             git.set_ref_once(repo, ref, before)
     _checkpoint("refs")
-    git.reset_to(repo, intent["target"])
-    if intent.get("restore"):
-        git.git(repo, "checkout", intent["restore"], "--", ".")
+    git.reset_to(repo, intent.target)
+    if intent.restore:
+        git.git(repo, "checkout", intent.restore, "--", ".")
         git.git(repo, "reset", "-q")
     _checkpoint("reset")
     _close_open_turn(h, n)
     _checkpoint("turn")
     note = _note(h, intent)
     _checkpoint("note")
-    to_seq = intent["to_seq"]
+    to_seq = intent.to_seq
 
     def change(s: RunState) -> RunState:
         if s.rewind_applied >= n:
@@ -196,13 +239,13 @@ def _carry_out(h: Handles, intent: dict) -> dict:
 
     h.state.update(change)
     _checkpoint("state")
-    done: JsonObject = {"type": "rewind_finished", "id": f"rewind-{n}:done", "n": n, "note_seq": note.seq}
+    done = RewindFinished(type="rewind_finished", id=f"rewind-{n}:done", n=n, note_seq=note.seq, ts=now_ts())
     with Journal(log_path(h.paths)) as log:
-        log.append(done | {"ts": now_ts()})
+        log.append(done.dump())
     if h.events is not None:
-        h.events.emit(RewindEvent(n=n, to_seq=to_seq, seq=note.seq, undo_of=intent.get("undo_of")))
+        h.events.emit(RewindEvent(n=n, to_seq=to_seq, seq=note.seq, undo_of=intent.undo_of))
     _checkpoint("done")
-    return intent | {"note_seq": note.seq, "ref": ref}
+    return Rewound(n=n, to_seq=to_seq, note_seq=note.seq, ref=ref)
 
 
 def _close_open_turn(h: Handles, n: int) -> None:
@@ -224,17 +267,17 @@ def _close_open_turn(h: Handles, n: int) -> None:
             return
 
 
-def _note(h: Handles, intent: dict) -> Post:
-    n, to, last = intent["n"], intent["to_seq"], intent["last_seq"]
+def _note(h: Handles, intent: RewindStarted) -> Post:
+    n, to, last = intent.n, intent.to_seq, intent.last_seq
     ref = REF.format(n=n)
-    if intent.get("undo_of"):
-        text = f"rewind {intent['undo_of']} undone: the run continues from post {to}"
+    if intent.undo_of:
+        text = f"rewind {intent.undo_of} undone: the run continues from post {to}"
     else:
         text = f"rewound to post {to}: posts {to + 1} to {last} are superseded"
     text += f" (the work they left is kept on {ref})"
-    rewind = {"n": n, "to_seq": to, "from_seq": last, "head": intent["target"], "ref": ref}
-    if intent.get("undo_of"):
-        rewind["undo_of"] = intent["undo_of"]
+    rewind: JsonObject = {"n": n, "to_seq": to, "from_seq": last, "head": intent.target, "ref": ref}
+    if intent.undo_of:
+        rewind["undo_of"] = intent.undo_of
     post = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
     assert rewind_of(post.dump())
     if h.events is not None:
@@ -246,7 +289,7 @@ class TurnRunning(UsageError):
     """A rewind asked while a turn may be running (exit 2)."""
 
 
-def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: float = 60.0) -> dict:
+def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: float = 60.0) -> Answer:
     """`autodev rewind` (and the panel's key): done by the running daemon between turns, or here
     under the daemon lock when no daemon runs. Refused while a turn may be running."""
     from autodev.store.lock import DaemonLock
@@ -268,7 +311,7 @@ def request(paths: RunPaths, seq: int | None, *, undo: bool = False, wait_s: flo
         lock.release()
 
 
-def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> dict:
+def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> Answer:
     import time
 
     from autodev.store.queued import now_ns
@@ -283,7 +326,7 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
                 raise RewindRefused(
                     result.get("error") or "the daemon refused the rewind", result.get("fix") or ""
                 )
-            return result
+            return {"ok": True, "note_seq": result["note_seq"], "to_seq": result["to_seq"]}
         done = _if_daemon_left(paths, state, n, seq, undo)
         if done is not None:
             return done
@@ -294,7 +337,7 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
     )
 
 
-def _if_daemon_left(paths: RunPaths, state: StateFile, n: int, seq: int | None, undo: bool) -> dict | None:
+def _if_daemon_left(paths: RunPaths, state: StateFile, n: int, seq: int | None, undo: bool) -> Answer | None:
     """The daemon asked may have been on its way out (the run ended, or it was stopped) and never
     read the request. Once its lock is free, the request is withdrawn and the rewind done here,
     under the lock, so no later daemon applies it a second time. None while a daemon holds it."""
@@ -323,7 +366,7 @@ def _if_daemon_left(paths: RunPaths, state: StateFile, n: int, seq: int | None, 
         lock.release()
 
 
-def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:
+def _here(paths: RunPaths, seq: int | None, undo: bool) -> Answer:
     from contextlib import closing
 
     from autodev.records import check_harness
@@ -340,4 +383,4 @@ def _here(paths: RunPaths, seq: int | None, undo: bool) -> dict:
         closing(Events(paths.events, run_id)) as events,
     ):
         done = perform(Handles(paths, thread, state, hlog, events), seq, undo=undo)
-    return {"ok": True, "note_seq": done["note_seq"], "to_seq": done["to_seq"]}
+    return {"ok": True, "note_seq": done.note_seq, "to_seq": done.to_seq}
