@@ -46,6 +46,7 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev, inproc):
     wait_for("the daemon to hold the run", lambda: state_of(repo).get("daemon") == "running")
     r = inproc(repo, "rewind", "3")
     assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("rewound to post 3 (note #6); `autodev resume`")
     note = thread_of(repo)[-1]
     assert note["from"] == "system" and note["rewind"]["to_seq"] == 3 and note["seq"] == 6
     assert head(repo) == at3 and not (repo / "b.txt").exists() and not (repo / "junk.txt").exists()
@@ -80,6 +81,17 @@ def test_rewind_then_continue_to_complete_then_undo(wrong_run, autodev, inproc):
     with closing(Thread(RunPaths(repo).thread)) as t:
         live = [p.seq for p in t.tail(100)]
     assert live == [1, 2, 3, 4, 5, 10]
+    # rewinds.jsonl keeps its shape (the records' models write the fields in this order)
+    started = ["type", "id", "n", "last_seq", "head_before", "branch", "ts", "to_seq", "target", "restore"]
+    finished = ["type", "id", "n", "note_seq", "ts"]
+    logged = rw.records(RunPaths(repo))
+    assert [list(r) for r in logged] == [[*started, "undo_of"], finished] * 2
+    assert [(r["id"], r.get("undo_of")) for r in logged] == [
+        ("rewind-1", None),
+        ("rewind-1:done", None),
+        ("rewind-2", 1),
+        ("rewind-2:done", None),
+    ]
 
 
 def test_refused_while_a_turn_may_run(wrong_run):
