@@ -111,3 +111,12 @@ def test_the_daemon_opening_on_a_lost_state_keeps_waiting_until_the_timer(repo):
     d.close()
     st = StateFile(paths.state).read().dump()
     assert st["state"] == "waiting" and st["wait"]["due"] == due and st["run_id"] == "r1"
+
+
+def test_a_damaged_line_under_a_lost_state_is_named_not_a_traceback(repo, inproc):
+    paths = _logs(repo, [("solo", "say", "hi")], [])
+    paths.harness_log.write_text('{"type": "turn_started", "id": "r1:t1:start", "turn": "one"}\n')
+    r = inproc(repo, "status")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr  # as for any damaged log
+    assert "state.json is missing" in r.stderr and "(TurnStarted: " in r.stderr
+    assert "fix: restore the damaged line" in r.stderr

@@ -17,6 +17,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from autodev.errors import RecordError
 from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import Figures, ModelUsage, RunState, Usage
@@ -47,7 +50,17 @@ def _records(path: Path) -> list[JsonObject]:
 
 
 def rebuild(paths: RunPaths) -> RunState:
-    return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
+    try:
+        return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
+    except ValidationError as e:  # a line edited or damaged by hand: say which record, not a traceback
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the line"
+        raise RecordError(
+            f"{paths.run_dir}: state.json is missing, and a line of the run's logs that rebuilds it "
+            f"does not fit its record ({e.title}: {where}: {first['msg']})",
+            "restore the damaged line of thread.jsonl or harness.jsonl (or move the run folder "
+            "aside to start afresh)",
+        ) from None
 
 
 def from_records(posts: list[JsonObject], events: list[JsonObject], harness: list[JsonObject]) -> RunState:
