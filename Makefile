@@ -27,7 +27,7 @@ MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/basedpyright --pythonpath $(BIN)/python
+	$(BIN)/basedpyright --project pyproject.toml --pythonpath $(BIN)/python  # not a pyrightconfig.json found above the checkout
 	$(MKDOCS) build --strict --quiet
 
 # The CLI and configuration references are generated from the code (a test keeps the committed
