@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from autodev.config.base import MODEL_CONFIG, _toml, rule_error
 from autodev.config.telemetry import TelemetryConfig
-from autodev.guard.redact import SECRET_FILES
+from autodev.guard.secrets import SECRET_FILES
 
 HookPoint = Literal["before_tool", "after_tool", "before_post", "after_post", "on_state"]
 
@@ -191,8 +191,9 @@ class RunConfig(BaseModel):
         description='Where commands (run_command, auditCheck) run. "auto": in a bubblewrap '
         'sandbox when `bwrap` works here, else unsandboxed with a warning; "bwrap": refuse to '
         'start without it; "off": unsandboxed (status says so). Inside: no other process is '
-        "visible, only the repository and a private /tmp are writable, .autodev/ and .git's "
-        "hooks and config are read-only, $HOME and the run folder are hidden.",
+        "visible; only the repository, the system's folders (read-only), a private /tmp and "
+        "an empty home are there, plus sandboxRead; .autodev/ and .git's hooks and config are "
+        "read-only.",
     )
     command_network: bool = Field(
         default=False,
@@ -206,11 +207,18 @@ class RunConfig(BaseModel):
         description="(autodev addition) Hosts the browser may reach although commandNetwork is "
         'false (loopback always), e.g. ["docs.python.org"]. Commands and MCP servers have the network or not.',
     )
+    sandbox_read: list[str] = Field(
+        default_factory=list,
+        alias="sandboxRead",
+        description="Files and folders shown read-only inside the sandbox, besides the repository "
+        "and the system's folders (/usr, /bin, /sbin, /lib*, /etc, /opt), e.g. "
+        '["~/.pyenv", "~/.cargo", "/srv/datasets"] for a toolchain or data that lives elsewhere '
+        "(`~` is your home). Nothing else of the machine is visible to commands.",
+    )
     sandbox_expose: list[str] = Field(
         default_factory=list,
         alias="sandboxExpose",
-        description="(autodev addition) Folders made visible read-only inside the sandbox "
-        'although $HOME is hidden, e.g. ["~/.cargo", "~/.rustup"] for tools installed there.',
+        description="(autodev addition) The earlier name of sandboxRead; both lists are shown.",
     )
     secret_files: list[str] = Field(
         default_factory=lambda: list(SECRET_FILES),

@@ -200,7 +200,7 @@ def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None 
         run.paths.repo,
         hide=sandbox.hidden(run.paths.run_dir),
         network=net,
-        expose=config.sandbox_expose,
+        expose=[*config.sandbox_read, *config.sandbox_expose],
         writable=True if p is None else p.write,
         secret_files=config.secret_files,
     )

@@ -20,6 +20,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar, overload
 
+# The files that hold keys (config `secretFiles`) and their one matcher live in guard/secrets.py;
+# re-exported for callers that look for them in the secret policy.
+from autodev.guard.secrets import SECRET_FILES as SECRET_FILES
+from autodev.guard.secrets import is_secret_file as is_secret_file
+
 K = TypeVar("K")  # the keys of a mapping, kept as they are
 
 # Whole names that are secrets but match no rule below. Compared upper-cased.
@@ -42,43 +47,6 @@ SECRET_WORDS: frozenset[str] = frozenset(
 SECRET_LAST_WORDS: frozenset[str] = frozenset({"KEY", "KEYS"})
 
 MIN_SECRET_LEN = 8  # shorter values would mask ordinary words
-# Files in a repository that hold keys (config `secretFiles`): refused by the file tools and
-# `search`, seen empty by commands in the sandbox. Matched on the file name and on the path.
-SECRET_FILES: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.env",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.jks",
-    "*.keystore",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".netrc",
-    ".pgpass",
-    ".pypirc",
-    ".npmrc",
-    ".git-credentials",
-    "credentials.json",
-    "*.tfvars",
-)
-
-
-def is_secret_file(path: str, patterns: Iterable[str]) -> bool:
-    """Whether the repository path `path` (or any folder on it) matches a `secretFiles` pattern."""
-    import fnmatch
-
-    parts = [p for p in path.replace("\\", "/").split("/") if p and p != "."]
-    for pat in patterns:
-        if fnmatch.fnmatch("/".join(parts), pat) or any(fnmatch.fnmatch(p, pat) for p in parts):
-            return True
-    return False
-
-
 MASK = "[redacted]"
 
 _WORD_SPLIT = re.compile(r"[_\-.]+")

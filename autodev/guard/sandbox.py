@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import AutodevError, ConfigError, NotARepositoryError
+from autodev.guard import secrets
 
 MODES = ("auto", "bwrap", "off")
 PACKAGE = "bubblewrap"  # the Debian/Ubuntu/Fedora/Arch package that ships bwrap
@@ -122,27 +123,44 @@ class Room:
     writable: bool = True  # False: the repository (work tree and git folders) is mounted read-only
     secret_files: tuple[str, ...] = ()  # config secretFiles: seen empty inside
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """`argv` wrapped to run inside the sandbox; unchanged when none is in use."""
+    def wrap(self, argv: list[str], secret_paths: list[str] | None = None) -> list[str]:
+        """`argv` wrapped to run inside the sandbox; unchanged when none is in use.
+        `secret_paths`: the repository's secret files when the caller found them already
+        (`secrets.find`); else they are looked for here (TooManyFiles: no command runs)."""
         binary = self.sandbox.binary
         if binary is None:
             return list(argv)
         opts = bwrap_args(
-            self.repo, hide=self.hide, network=self.network, expose=self.expose, writable=self.writable
+            self.repo,
+            hide=self.hide,
+            network=self.network,
+            expose=self.expose,
+            writable=self.writable,
+            home=self.home,
         )
-        for path in secret_paths(self.repo, self.secret_files):
+        if secret_paths is None:
+            secret_paths = secrets.find(self.repo, self.secret_files)
+        for path in secret_paths:
             # an empty file (or folder) in its place: no command reads the keys it holds
-            opts[-2:-2] = ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", _empty_file(), path]
+            cover = ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", _empty_file(), path]
+            at = opts.index("--remount-ro")
+            opts[at:at] = cover
         return [binary, *opts, "--", *argv]
+
+    @property
+    def home(self) -> str:
+        """The private, empty home inside: at the user's home path (so `~` in a path the user
+        gave still means the same place), else /home/sandbox."""
+        return private_home()
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         """The (already scrubbed) environment as the command should see it: temporary files
-        go to the private /tmp, and the machine-side folder is not named."""
+        go to the private /tmp, HOME is the private home, and no machine-side folder is named."""
         if not self.sandbox.active:
             return dict(env)
-        out = dict(env)
-        out.pop("AUTODEV_HOME", None)
+        out = {k: v for k, v in env.items() if k not in _HOST_FOLDERS}
         out["TMPDIR"] = "/tmp"
+        out["HOME"] = self.home
         out.update(self._identity)
         return out
 
@@ -150,6 +168,18 @@ class Room:
     def _identity(self) -> tuple[tuple[str, str], ...]:
         return tuple(git_identity(self.repo).items()) if self.identity is None else self.identity
 
+
+# Variables that name folders of the host the sandbox does not show (autodev's own, XDG's).
+_HOST_FOLDERS = frozenset(
+    {
+        "AUTODEV_HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_RUNTIME_DIR",
+    }
+)
 
 _IDENT = re.compile(r"^(?P<name>.*) <(?P<email>[^<>]*)> \d+ [+-]\d{4}$")
 
@@ -186,34 +216,77 @@ def git_identity(repo: Path, env: Mapping[str, str] | None = None) -> dict[str, 
     return out
 
 
-def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True) -> list[str]:
-    """The bwrap options (without the command). Mounts are applied outer folder first, so the
-    repository stays visible when it lies inside a hidden folder (a repo under $HOME or /tmp).
-    Not `writable`: the work tree and git folders are bound read-only, so no command can move
-    the branch or change a file."""
+# The system's own folders, shown read-only: programs, libraries and their configuration.
+# /lib* is every /lib, /lib32, /lib64, /libx32 the machine has. Not shown: /home, /root, /srv,
+# /mnt, /media, /var, /work-like folders, /sys and anything else at the top.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+FALLBACK_HOME = "/home/sandbox"
+
+
+def private_home() -> str:
+    """Where the private, empty home is inside: the user's home path when it is a folder of its
+    own (not /, not a system folder or /tmp), else FALLBACK_HOME."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    parts = Path(home).parts
+    if len(parts) < 2 or "/" + parts[1] in (*SYSTEM, "/tmp", "/proc", "/dev", "/run"):
+        return FALLBACK_HOME
+    return home
+
+
+def system_mounts() -> list[str]:
+    """bwrap options showing SYSTEM: a read-only bind for a folder, the same link for a link
+    (/bin -> usr/bin on merged-/usr systems), nothing for what the machine lacks."""
+    args: list[str] = []
+    for path in SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def bwrap_args(
+    repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, home: str | None = None
+) -> list[str]:
+    """The bwrap options (without the command). The root is empty: only SYSTEM (read-only),
+    /dev, /proc, a private /tmp, /run and home, the `expose` paths (sandboxRead, read-only) and
+    the repository with its git folders are in it, and the root itself is read-only. Mounts
+    are applied outer folder first, so the repository stays visible when it lies inside a hidden
+    or private folder (a repo under $HOME or /tmp). Not `writable`: the work tree and git folders
+    are bound read-only, so no command can move the branch or change a file."""
     repo = Path(os.path.realpath(repo))
     bind = "--bind" if writable else "--ro-bind"
+    home = home or private_home()
     mounts: list[tuple[int, int, list[str]]] = []  # (depth, order, args)
 
     def add(path: Path | str, order: int, *args: str) -> None:
         mounts.append((len(Path(path).parts), order, list(args)))
 
     add("/tmp", 0, "--tmpfs", "/tmp")
+    add("/var/tmp", 0, "--tmpfs", "/var/tmp")  # private too: some programs put scratch files there
     add("/run", 0, "--tmpfs", "/run")
+    add(home, 0, "--tmpfs", home)
     if os.path.isdir("/run/systemd/resolve"):  # DNS for commands allowed the network
         add("/run/systemd/resolve", 1, "--ro-bind", "/run/systemd/resolve", "/run/systemd/resolve")
-    for h in hide:
-        real = os.path.realpath(h)
-        if real != "/" and os.path.isdir(real):
-            add(real, 0, "--tmpfs", real)
+    shown = [Path(p) for p in SYSTEM if os.path.isdir(p) and not os.path.islink(p)]
     for e in expose:
         real = os.path.realpath(os.path.expanduser(str(e)))
         if os.path.exists(real):
             add(real, 1, "--ro-bind", real, real)
+            shown.append(Path(real))
     add(repo, 2, bind, str(repo), str(repo))
+    shown.append(repo)
     for gitdir in git_dirs(repo):
         if gitdir != repo and repo not in gitdir.parents:
             add(gitdir, 2, bind, str(gitdir), str(gitdir))
+            shown.append(gitdir)
+    for h in hide:
+        # Only a folder inside something shown needs covering (AUTODEV_HOME inside the
+        # repository or an exposed path); elsewhere it is not in the sandbox at all, and an
+        # empty folder there would only tell its name.
+        real = Path(os.path.realpath(h))
+        if real != Path("/") and real.is_dir() and any(real == s or s in real.parents for s in shown):
+            add(real, 0, "--tmpfs", str(real))
     dotgit = repo / ".git"
     if os.path.lexists(dotgit) and not os.path.islink(dotgit):
         # `.git` a mount point of its own: it cannot be renamed or replaced (the read-only
@@ -229,9 +302,7 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=(), writabl
         "--unshare-uts",
         "--unshare-cgroup-try",
         *([] if network else ["--unshare-net"]),
-        "--ro-bind",
-        "/",
-        "/",
+        *system_mounts(),
         "--dev",
         "/dev",
         "--proc",
@@ -239,7 +310,8 @@ def bwrap_args(repo: Path, *, hide=(), network: bool = False, expose=(), writabl
     ]
     for _, _, m in mounts:
         args += m
-    args += ["--chdir", str(repo)]
+    # the empty root itself read-only (mount points bwrap made stay; nothing new at the top)
+    args += ["--remount-ro", "/", "--chdir", str(repo)]
     return args
 
 
@@ -257,36 +329,6 @@ def _empty_file() -> str:
         os.chmod(path, 0o444)
         _EMPTY[:] = [path]
     return _EMPTY[0]
-
-
-_NOT_WALKED = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache", ".cache"}
-MAX_WALKED = 200_000  # entries looked at for secret files, so a huge tree cannot stall a command
-
-
-def secret_paths(repo: Path, patterns: tuple[str, ...]) -> list[str]:
-    """The files and folders in `repo` matching `secretFiles` (not followed into dependency and
-    cache folders), as absolute paths for the sandbox to cover."""
-    from autodev.guard.redact import is_secret_file
-
-    if not patterns:
-        return []
-    root = os.path.realpath(repo)
-    found: list[str] = []
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        rel = os.path.relpath(folder, root)
-        dirs[:] = [d for d in dirs if d not in _NOT_WALKED]
-        for name in [*dirs, *files]:
-            seen += 1
-            path = name if rel == "." else f"{rel}/{name}"
-            if is_secret_file(name, patterns) or is_secret_file(path, patterns):
-                full = os.path.join(folder, name)
-                if not os.path.islink(full):
-                    found.append(full)
-        dirs[:] = [d for d in dirs if not is_secret_file(d, patterns)]
-        if seen > MAX_WALKED:
-            break
-    return found
 
 
 def git_dirs(repo: Path) -> list[Path]:

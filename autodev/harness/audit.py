@@ -21,6 +21,7 @@ from pydantic import Field
 from autodev.config import prompts
 from autodev.errors import ProviderError, ToolError
 from autodev.guard.redact import scrubbed_env
+from autodev.guard.secrets import TooManyFiles
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit
@@ -82,7 +83,10 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
     """Run auditCheck like a participant's command: scrubbed, and in the sandbox `room`."""
     env, argv = scrubbed_env(secret_env), ["bash", "-c", command]
     if room is not None:
-        env, argv = room.env(env), room.wrap(argv)
+        try:
+            env, argv = room.env(env), room.wrap(argv)
+        except TooManyFiles as e:  # the sandbox could not cover every secret file: no run
+            return False, f"`{command}` was not run: {e}"
     try:
         r = subprocess.run(
             argv,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
+from autodev.guard import secrets
 from autodev.guard.redact import scrubbed_env
 from autodev.host import gitlocks
 from autodev.host.procgroup import kill_group
@@ -34,8 +35,12 @@ def run_command(ws: Scope, command: str, timeout_sec: float | None) -> str:
     timeout = ws.time_for(wanted)
     env = scrubbed_env(ws.secret_env)
     argv = ["bash", "-c", command]
+    # The secret files as they are before the command: covered in the sandbox, and what they
+    # hold masked in the output (it is all a command without a sandbox could print of them).
+    found = secrets.find(ws.root, ws.secret_files)  # TooManyFiles: the command does not run
+    ws.mask_secret_files(found)
     if ws.room is not None:
-        env, argv = ws.room.env(env), ws.room.wrap(argv)
+        env, argv = ws.room.env(env), ws.room.wrap(argv, found)
     run = _run_bash(
         argv,
         cwd=ws.root,

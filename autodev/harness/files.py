@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
+from autodev.guard.secrets import is_secret_file
 from autodev.harness.deadline import Watch
 
 if TYPE_CHECKING:
@@ -176,7 +177,10 @@ def list_files(ws: Scope, path: str, depth: int) -> str:
                 cut = True
                 return
             item_rel = Path(os.path.relpath(item.path, ws.root)).as_posix()
-            if item.is_symlink():
+            if ws.secret_files and is_secret_file(item_rel, ws.secret_files):
+                # named, so the model knows it exists, but a secret folder is not expanded
+                entries.append(f"{item_rel}{'/' if item.is_dir() else ''} (secret file: contents kept out)")
+            elif item.is_symlink():
                 entries.append(f"{item_rel} -> {os.readlink(item.path)}")
             elif item.is_dir():
                 if item_rel in ignored:

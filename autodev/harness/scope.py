@@ -11,7 +11,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
-from autodev.guard.redact import SECRET_FILES, Redactor, is_secret_file, secret_values
+from autodev.guard.redact import Redactor, secret_values
+from autodev.guard.secrets import SECRET_FILES, file_values, is_secret_file
 from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
@@ -86,6 +87,11 @@ class Scope:
         # The daemon's secrets (and their encodings), so a key that reached a file or an
         # output is masked too. The daemon passes its own; alone, learn them from the env.
         self._redactor = redactor or Redactor(secret_values(os.environ, self.secret_env).values())
+
+    def mask_secret_files(self, paths: Iterable[str]) -> None:
+        """From now on, mask what the secret files at `paths` hold in every result (and, with
+        the daemon's masker, in every log, event, bundle and span)."""
+        self._redactor.learn(file_values(paths))
 
     def invoke(self, name: str, run: Callable[..., str], kwargs: dict[str, object]) -> str:
         """Run tool `name`'s work with checked arguments; its result with secrets masked."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
+from autodev.guard.secrets import is_secret_file
 from autodev.harness.deadline import Watch
 from autodev.store.journal import safe_text
 
@@ -77,9 +78,11 @@ def search(ws: Scope, pattern: str, path: str, glob: str | None) -> str:
         f"--max-filesize={SEARCH_MAX_FILE}",
         f"--regexp={pattern}",
     ]
-    argv += [f"--glob=!{pat}" for pat in ws.secret_files]  # secretFiles: never searched
     if glob and "/" not in glob:
         argv.append(f"--glob={glob}")
+    # secretFiles: never searched. After the model's glob, since ripgrep lets the last matching
+    # glob win (`glob=".env"` must not bring them back); each result is checked again below.
+    argv += [f"--glob=!{pat}" for pat in ws.secret_files]
     argv += ["--"] + ([] if rel == "." else [rel])
     seconds = ws.time_for(SEARCH_TIMEOUT)
     matches: list[str] = []
@@ -113,6 +116,8 @@ def search(ws: Scope, pattern: str, path: str, glob: str | None) -> str:
                 continue
             file_rel = _rg_text(data.get("path"))
             if glob and "/" in glob and not _glob_match(file_rel, glob):
+                continue
+            if is_secret_file(file_rel, ws.secret_files):  # ripgrep's globs are not fnmatch's
                 continue
             line = _rg_text(data.get("lines"))
             if "\0" in line:  # a binary file named on purpose: not shown, as when walking

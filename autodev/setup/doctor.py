@@ -127,7 +127,9 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
         box = sandbox.resolve(cfg.sandbox)
     except AutodevError:
         cfg, box = RunConfig(), sandbox.Sandbox("off", None)  # reported by the team/sandbox checks
-    room = box.room(paths.repo, hide=sandbox.hidden(paths.run_dir), expose=cfg.sandbox_expose)
+    room = box.room(
+        paths.repo, hide=sandbox.hidden(paths.run_dir), expose=[*cfg.sandbox_read, *cfg.sandbox_expose]
+    )
     if box.active:
         room = replace(room, identity=tuple(sandbox.git_identity(paths.repo, env).items()))
     where = "in the sandbox" if box.active else "here"
@@ -216,7 +218,7 @@ def _sandbox(paths: RunPaths) -> Check:
             paths.repo,
             hide=sandbox.hidden(paths.run_dir),
             network=cfg.command_network,
-            expose=cfg.sandbox_expose,
+            expose=[*cfg.sandbox_read, *cfg.sandbox_expose],
         )
         why = sandbox.trial(room)
         if why:

@@ -23,7 +23,7 @@ def safe_config(config_dir: Path) -> None:
     participant's turns are played by replay's stand-in, which runs no CLI)."""
     cfg = config_dir / "config.toml"
     data = tomllib.loads(cfg.read_text()) if cfg.exists() else {}
-    for key in ("hooks", "notifyCommand", "notifyUrl", "sandboxExpose"):
+    for key in ("hooks", "notifyCommand", "notifyUrl", "sandboxExpose", "sandboxRead"):
         data.pop(key, None)
     data["sandbox"] = "bwrap"
     cfg.write_text(tomli_w.dumps(data))
