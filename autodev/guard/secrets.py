@@ -70,13 +70,14 @@ def is_secret_file(path: str, patterns: Iterable[str]) -> bool:
     return bool(parts) and (match("/".join(parts)) is not None or any(match(p) for p in parts))
 
 
-def find(root: str | os.PathLike[str], patterns: Iterable[str], limit: int = MAX_WALKED) -> list[str]:
+def find(root: str | os.PathLike[str], patterns: Iterable[str], limit: int | None = None) -> list[str]:
     """Absolute paths of the files and folders under `root` that match `patterns`, looking in
     every folder (dependency and cache folders too) except the repository's own `.git` (git's
     store: branch names there are not the user's files, and the file tools refuse it anyway).
     A matching folder is returned whole, not entered. Symbolic links are not returned (what they
     point to inside the repository is found as itself; outside it is not in the sandbox).
-    More than `limit` entries: TooManyFiles."""
+    More than `limit` (default MAX_WALKED) entries: TooManyFiles."""
+    limit = MAX_WALKED if limit is None else limit
     patterns = tuple(patterns)
     if not patterns:
         return []

@@ -19,6 +19,7 @@ import tarfile
 from pathlib import Path, PurePosixPath
 
 from autodev.errors import UsageError
+from autodev.guard import secrets
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.thread import now_ts
@@ -33,7 +34,7 @@ MAX_TOTAL = 1024 * 1024 * 1024
 FORMAT = 1
 
 
-def _redactor(paths: RunPaths):
+def _redactor(paths: RunPaths, secret_files: list[str]):
     from autodev.config import load_team
     from autodev.guard.redact import Redactor
 
@@ -42,7 +43,19 @@ def _redactor(paths: RunPaths):
         names = load_team(paths.team_file).key_names()
     except Exception:  # noqa: BLE001 - a broken team file still exports, with the usual names
         pass
-    return Redactor.from_env(names)
+    redact = Redactor.from_env(names)
+    # and what the repository's secret files hold, should a record carry it (an agent CLI's raw
+    # stream, read outside the sandbox)
+    redact.learn(secrets.file_values(secrets.find(paths.repo, secret_files)))
+    return redact
+
+
+def _secrets_in_history(repo: Path, refs: list[str], patterns: list[str]) -> list[str]:
+    """Paths of files matching `patterns` in any commit reachable from `refs`: a git bundle
+    carries every one of them, and rewriting history would change the commits replay needs."""
+    listed = git.git(repo, "rev-list", "--objects", *refs)
+    paths = {line.split(" ", 1)[1] for line in listed.splitlines() if " " in line}
+    return sorted(p for p in paths if secrets.is_secret_file(p, patterns))
 
 
 def export(paths: RunPaths, out: Path) -> Path:
@@ -52,13 +65,25 @@ def export(paths: RunPaths, out: Path) -> Path:
 
     if not paths.thread.exists():
         raise UsageError(f"there is no run in {paths.run_dir}", "run `autodev start` first")
-    redact = _redactor(paths)
+    from autodev.config import load_config
+
+    patterns = load_config(paths.config_file).secret_files
+    redact = _redactor(paths, patterns)
     harness = list(iter_records(paths.harness_log)) if paths.harness_log.exists() else []
     state = read_state(paths)
     base = base_of(harness, state)
     if not base:
         raise UsageError("the run recorded no base commit", "export a run that made at least one turn")
     head = git.head(paths.repo)
+    carried = _secrets_in_history(paths.repo, ["HEAD", "--branches", base], patterns)
+    if carried:
+        raise UsageError(
+            f"runs export: the repository's history holds {len(carried)} secret file(s) "
+            f"({', '.join(carried[:5])}{', ...' if len(carried) > 5 else ''}), which match secretFiles; "
+            "a bundle would carry them to whoever reads it",
+            "remove them from the history first (e.g. `git filter-repo --invert-paths --path FILE`), "
+            "or take their patterns out of secretFiles in .autodev/config.toml if they hold no keys",
+        )
     manifest = {
         "format": FORMAT,
         "run_id": state.run_id,
@@ -80,6 +105,8 @@ def export(paths: RunPaths, out: Path) -> Path:
                 _add(tar, f"run/agents/{f.name}", _redacted(f.read_text(errors="replace"), redact))
         config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
         for f in sorted(config.rglob("*")):
+            if secrets.is_secret_file(f.relative_to(config).as_posix(), patterns):
+                continue  # a key file kept next to the team files stays out too
             if f.is_file() and not f.is_symlink():
                 _add(
                     tar,

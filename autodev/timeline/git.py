@@ -7,11 +7,14 @@ git with the same settings from the folder it clones into.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from autodev.errors import AutodevError
+from autodev.guard.secrets import SECRET_FILES, is_secret_file
 from autodev.host import hostgit
 
 IDENTITY = {
@@ -74,15 +77,29 @@ def set_ref_once(repo: Path, name: str, sha: str) -> None:
         git(repo, "update-ref", name, sha, "")
 
 
-def snapshot(repo: Path, parent: str | None) -> str | None:
+def secret_files_in(repo: Path, patterns: Iterable[str], env: dict[str, str] | None = None) -> list[str]:
+    """Repository-relative paths git sees (tracked, or untracked and not ignored) that match
+    `secretFiles` (guard/secrets.py decides)."""
+    patterns = tuple(patterns)
+    if not patterns:
+        return []
+    listed = hostgit.run(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", env=env, check=False)
+    if listed.returncode != 0:
+        raise GitError(f"git ls-files failed in {repo}: {listed.stderr.strip()}", FIX)
+    return sorted({p for p in listed.stdout.split("\0") if p and is_secret_file(p, patterns)})
+
+
+def snapshot(repo: Path, parent: str | None, secret_files: Iterable[str] = SECRET_FILES) -> str | None:
     """A commit of the working tree as it is (tracked changes and untracked files, ignored ones
     aside), or None when it equals `parent`. Built on a private index: the repository's index and
-    files are untouched."""
+    files are untouched. Files matching `secret_files` are left out (a tracked one keeps the
+    version `parent` has): a snapshot ref must never carry a key the user kept in such a file."""
     with tempfile.TemporaryDirectory(prefix="autodev-snap-") as tmp:
         idx = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), **IDENTITY}
         if parent:
             git(repo, "read-tree", parent, extra_env=idx)
-        git(repo, "add", "-A", extra_env=idx)
+        left_out = [f":(exclude,literal){p}" for p in secret_files_in(repo, secret_files, idx)]
+        git(repo, "add", "-A", "--", ".", *left_out, extra_env=idx)
         tree = git(repo, "write-tree", extra_env=idx)
     if parent and tree == git(repo, "rev-parse", parent + "^{tree}"):
         return None
@@ -92,8 +109,18 @@ def snapshot(repo: Path, parent: str | None) -> str | None:
     return git(repo, *args, extra_env=IDENTITY)
 
 
-def reset_to(repo: Path, sha: str) -> None:
+def reset_to(repo: Path, sha: str, secret_files: Iterable[str] = SECRET_FILES) -> None:
     """The branch (or a detached HEAD) and the working tree at `sha`: tracked files as committed,
-    untracked ones removed (they were saved by `snapshot`), ignored files and .autodev/ kept."""
+    untracked ones removed (they were saved by `snapshot`), ignored files, .autodev/ and untracked
+    secret files kept (`snapshot` does not save those, so removing them would lose them)."""
+    keep = ["-e", "/.autodev/"]
+    tracked = set(git(repo, "ls-files", "-z").split("\0"))
+    for p in secret_files_in(repo, secret_files):
+        if p not in tracked:
+            keep += ["-e", "/" + _IGNORE_SPECIAL.sub(r"\\\g<0>", p)]
     git(repo, "reset", "-q", "--hard", sha)
-    git(repo, "clean", "-q", "-f", "-d", "-e", "/.autodev/")
+    git(repo, "clean", "-q", "-f", "-d", *keep)
+
+
+# characters a gitignore pattern (`git clean -e`) treats specially: escaped to mean themselves
+_IGNORE_SPECIAL = re.compile(r"[\\*?\[\]!# ]")

@@ -204,6 +204,14 @@ def perform(h: Handles, seq: int | None, *, undo: bool = False) -> Rewound:
     return _carry_out(h, intent)
 
 
+def _secret_files(paths: RunPaths) -> list[str]:
+    """The run's secretFiles (a broken config.toml stops the rewind with its ConfigError: the
+    snapshot must not be taken with a guessed list)."""
+    from autodev.config import load_config
+
+    return load_config(paths.config_file).secret_files
+
+
 def finish_pending(h: Handles) -> Rewound | None:
     """Finish a rewind a crash cut short (every step again; each is idempotent)."""
     intent = pending(h.paths)
@@ -215,13 +223,13 @@ def _carry_out(h: Handles, intent: RewindStarted) -> Rewound:
     ref = REF.format(n=n)
     if git.ref(repo, ref) is None:  # before the reset: the tree is still the old one
         before = intent.head_before
-        snap = git.snapshot(repo, before)
+        snap = git.snapshot(repo, before, _secret_files(h.paths))
         if snap:
             git.set_ref_once(repo, ref + "-worktree", snap)
         if before:
             git.set_ref_once(repo, ref, before)
     _checkpoint("refs")
-    git.reset_to(repo, intent.target)
+    git.reset_to(repo, intent.target, _secret_files(h.paths))
     if intent.restore:
         git.git(repo, "checkout", intent.restore, "--", ".")
         git.git(repo, "reset", "-q")
