@@ -46,6 +46,7 @@ EVERY_KEY = {
     "sandbox": "off",
     "commandNetwork": True,
     "sandboxExpose": ["~/.cargo"],
+    "sandboxRead": ["~/.pyenv"],
     "secretFiles": [".env"],
     "networkAllow": ["docs.python.org"],
     "maxRetries": 0,
