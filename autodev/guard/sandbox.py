@@ -1,16 +1,24 @@
 """The room a participant's commands run in: bubblewrap (`bwrap`) on Linux.
 
-Inside: a fresh PID namespace and /proc (no other process's environment or command line is
-visible), the whole filesystem read-only except the repository and a private /tmp,
-`.git/hooks`, `.git/config` and `.autodev/` read-only, `.git` itself a mount point (it cannot be
-renamed or replaced), `$HOME`, `$AUTODEV_HOME` and the run
-folder replaced by empty folders (the git identity, read on the host, enters as the four
-GIT_AUTHOR_*/GIT_COMMITTER_* variables, so commits work without ~/.gitconfig), /run (agent and Docker sockets) hidden, and no network
-unless asked for. The daemon, its run folder, its inbox and its state are out of reach, so a
-command can neither read the keys nor speak for the user.
+Inside, only what commands need exists: the repository (writable, with its git folders;
+`.git/hooks`, `.git/config` and `.autodev/` read-only, `.git` itself a mount point so it cannot
+be renamed or replaced), the system's own folders read-only (`SYSTEM`: /usr, /bin, /sbin, /lib*,
+/etc, /opt, links recreated as links), /dev, a fresh /proc in a fresh PID namespace (no other
+process's environment or command line), a private /tmp and /var/tmp, a private empty home (HOME
+set to it), and the paths config `sandboxRead` (and its older name `sandboxExpose`) adds,
+read-only. Nothing else of the host is there: not the tasks file or --out of an eval, not
+$AUTODEV_HOME or any run folder, not /srv, /home or /root. Files matching `secretFiles` are
+covered by empty ones in every folder (`guard/secrets.find`). The git identity, read on the
+host, enters as the four GIT_AUTHOR_*/GIT_COMMITTER_* variables, so commits work without
+~/.gitconfig. /run is empty (agent and Docker sockets) and there is no network unless asked
+for. So a command can neither read the keys nor speak for the user.
 
-`resolve(mode)` turns the `sandbox` config key into what is in use; `Sandbox.command()` wraps
-an argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs/DECISIONS.md.
+`Sandbox.offline` (MCP servers without the network) is not this room: the machine as it is, in a
+network namespace of its own, because a server the user configured often needs its toolchain
+under the home folder.
+
+`resolve(mode)` turns the `sandbox` config key into what is in use; `Room.wrap()` wraps an
+argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs/DECISIONS.md.
 """
 
 from __future__ import annotations
