@@ -20,7 +20,7 @@ from autodev.config import Participant, RunConfig, Team, prompts
 from autodev.daemon import notices, recovery
 from autodev.daemon.handles import Run, Scripted, Settings
 from autodev.daemon.services import Services
-from autodev.guard import sandbox
+from autodev.guard import sandbox, secrets
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.harness.prompt import build_turn_prompt
@@ -28,7 +28,7 @@ from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
-from autodev.records.events import CommandRefusedEvent, GateUsedEvent, ToolRefusedEvent
+from autodev.records.events import CommandRefusedEvent, GateUsedEvent, ToolRefusedEvent, WarningEvent
 from autodev.records.state import RunState
 from autodev.store.thread import TAIL
 
@@ -84,6 +84,13 @@ def context(
         redactor=run.redact,
         secret_files=config.secret_files,
     )
+    if p.agent is not None:
+        # An agent CLI reads files on the host, beside the sandbox: what the secret files hold
+        # is masked in its records (and so in logs, bundles and spans) from the start.
+        try:
+            workspace.mask_secret_files(secrets.find(run.paths.repo, config.secret_files))
+        except secrets.TooManyFiles as e:
+            run.events.emit(WarningEvent(message=f"secret files are not masked in {p.name}'s output: {e}"))
     if p.models() and model is None:
         # litellm's import takes seconds, once per daemon: that is the daemon's start-up, not
         # this turn's time (a short turnTimeoutMin would otherwise expire before the first ask).
