@@ -325,6 +325,18 @@ class RunConfig(BaseModel):
                 raise rule_error(f"pattern [{i}] is empty", "remove the empty string from the list")
         return v
 
+    @field_validator("sandbox_read", "sandbox_expose")
+    @classmethod
+    def _paths_absolute(cls, v: list[str]) -> list[str]:
+        # relative to what? The daemon's folder is not the user's: only a full path or ~ is clear
+        for i, p in enumerate(v):
+            if not (p.startswith("/") or p == "~" or p.startswith("~/")):
+                raise rule_error(
+                    f"path [{i}] {p!r} is neither absolute nor under ~",
+                    'give a full path (e.g. "/srv/datasets") or one under your home ("~/.cargo")',
+                )
+        return v
+
     @model_validator(mode="after")
     def _cap_not_below_first(self) -> RunConfig:
         if self.wait_cap_sec < self.wait_first_sec:

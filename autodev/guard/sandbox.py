@@ -241,6 +241,18 @@ def private_home() -> str:
     return home
 
 
+def own_python() -> list[str]:
+    """What a caller adds to a room's `expose` to run autodev's own code in it (`sys.executable
+    -m autodev...`, e.g. a server an agent CLI starts inside): this interpreter's installation
+    (sys.base_prefix), its virtualenv (sys.prefix) and the folder autodev is imported from (an
+    editable install). Not shown by default: a Python under the home folder (pyenv, pipx) is
+    no system folder, and a participant's commands do not need autodev."""
+    import autodev
+
+    here = Path(os.path.realpath(autodev.__file__)).parent.parent
+    return list(dict.fromkeys(os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, here)))
+
+
 def system_mounts() -> list[str]:
     """bwrap options showing SYSTEM: a read-only bind for a folder, the same link for a link
     (/bin -> usr/bin on merged-/usr systems), nothing for what the machine lacks."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import secrets as pysecrets
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,21 @@ def test_sandbox_read_paths_are_visible_read_only(repo, outside):
     assert not (data / "planted").exists()
     # without it, the same folder is not there
     assert "1,2" not in run(repo, f"cat {data}/train.csv; echo end")
+
+
+@needs_bwrap
+def test_autodev_own_python_is_there_only_when_a_caller_exposes_it(repo):
+    """A Python outside the system folders (pyenv, pipx, a virtualenv) is not in the room; a
+    caller that runs autodev's own code there exposes `own_python()`."""
+    probe = f"{sys.executable} -c 'import autodev; print(\"autodev-imported\")'"
+    assert "autodev-imported" in run(repo, probe, expose=sandbox.own_python())
+    if not any(sys.base_prefix.startswith(p) for p in sandbox.SYSTEM):
+        assert "autodev-imported" not in run(repo, probe)
+
+
+def test_sandbox_read_takes_full_paths_or_home_paths_only():
+    from pydantic import ValidationError
+
+    assert RunConfig.model_validate({"sandboxRead": ["~/.pyenv", "/srv/data"]}).sandbox_read
+    with pytest.raises(ValidationError, match="neither absolute nor under ~"):
+        RunConfig.model_validate({"sandboxRead": ["data"]})
