@@ -19,6 +19,7 @@ from autodev.guard.redact import Redactor
 from autodev.harness.tools import Workspace
 from autodev.store.paths import RunPaths
 from autodev.timeline import git as tgit
+from tests.agents.conftest import fakes  # noqa: F401 - fake agent CLIs on PATH
 from tests.conftest import git, write_team
 from tests.e2e.helpers import BUILDER, call, done_accepted, step
 from tests.timeline.conftest import copy_run, recorded_run  # noqa: F401 - the session's recorded run
@@ -197,3 +198,20 @@ def test_telemetry_spans_of_a_turn_carry_no_secret_file_contents(repo, autodev):
     spans = turn_spans("run", records, [], capture=True)
     text = json.dumps([s.attributes for s in spans], default=str)
     assert "[redacted]" in text and KEY not in text
+
+
+def test_an_agent_cli_that_reads_a_secret_file_leaves_no_key_in_the_records(repo, autodev, fakes):  # noqa: F811
+    """An agent CLI runs beside the sandbox and can read `.env`: what it says of it is masked in
+    the thread, the harness log (what telemetry exports) and events."""
+    from tests.agents.test_runs import REVIEW_DONE, team
+
+    (repo / ".env").write_text(f"API_TOKEN={KEY}\n")
+    write_team(repo, team("codex"), REVIEW_DONE)
+    said = f"the token in .env is {KEY}"
+    fakes.play(codex=[[["text", said], ["post", {"kind": "work_done", "text": said, "handoff": "reviewer"}]]])
+    r = autodev(repo, "start", "--foreground", "--until-idle", "look around", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    paths = RunPaths(repo)
+    assert "the token in .env is [redacted]" in paths.thread.read_text()
+    for f in (paths.thread, paths.harness_log, paths.events):
+        assert KEY not in f.read_text(), f
