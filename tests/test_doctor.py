@@ -368,10 +368,14 @@ def test_a_bwrap_that_cannot_create_namespaces_fails_with_the_fix(inproc, repo, 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_a_working_bwrap_ran_a_command_in_the_room_start_would_use(inproc, repo):
-    write_team(repo, SOLO, done_accepted("solo"), config='sandboxExpose = ["/nonexistent-autodev-path"]\n')
+    write_team(repo, SOLO, done_accepted("solo"))
     r, lines = doctor(inproc, repo)
     assert lines["sandbox"][0] == "ok", r.stdout
     assert "bubblewrap" in lines["sandbox"][1] and "a test command ran in it" in lines["sandbox"][1]
+    # a sandboxRead path that is not there: the room works without it, and doctor says so
+    write_team(repo, SOLO, done_accepted("solo"), config='sandboxRead = ["/nonexistent-autodev-path"]\n')
+    r, lines = doctor(inproc, repo)
+    assert lines["sandbox"][0] == "warn" and "/nonexistent-autodev-path" in lines["sandbox"][1], r.stdout
 
 
 def test_sandbox_bwrap_required_but_missing_fails(inproc, repo):

@@ -223,6 +223,15 @@ def _sandbox(paths: RunPaths) -> Check:
         why = sandbox.trial(room)
         if why:
             return Check(FAIL, "sandbox", why, sandbox.BROKEN_FIX)
+        missing = [p for p in room.expose if not os.path.exists(os.path.expanduser(p))]
+        if missing:  # the room is built without them: say so rather than let a command wonder
+            return Check(
+                WARN,
+                "sandbox",
+                f"{box.describe()}: a test command ran in it, but sandboxRead names what is not "
+                f"there: {', '.join(missing)}",
+                "fix or remove those paths in .autodev/config.toml",
+            )
         return Check(OK, "sandbox", f"{box.describe()}: a test command ran in it")
     if box.warning and installed:  # there, but it cannot build the sandbox: start runs unsandboxed
         return Check(FAIL, "sandbox", f"commands would run unsandboxed: {box.problem}", sandbox.BROKEN_FIX)
