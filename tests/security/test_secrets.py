@@ -8,6 +8,7 @@ snapshots, `runs export` bundles and the telemetry spans of a turn."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -215,3 +216,39 @@ def test_an_agent_cli_that_reads_a_secret_file_leaves_no_key_in_the_records(repo
     assert "the token in .env is [redacted]" in paths.thread.read_text()
     for f in (paths.thread, paths.harness_log, paths.events):
         assert KEY not in f.read_text(), f
+
+
+@pytest.mark.parametrize("patterns", [secrets.SECRET_FILES, ("a/*.txt", "env/b*", "*/node_modules/.e*")])
+def test_the_walk_finds_exactly_what_the_matcher_says(tmp_path, patterns):
+    """`find` applies `is_secret_file` step by step; on a tree of odd names the two agree: every
+    outermost matching path, nothing else."""
+    names = [
+        "a",
+        ".env",
+        "x.env",
+        "b.pem",
+        "env",
+        "id_rsa.pub",
+        "node_modules",
+        ".cache",
+        "k.key",
+        "plain.txt",
+    ]
+    for i, top in enumerate(names):
+        for j, mid in enumerate(names):
+            # folders named like secrets and not, two levels deep, a file of some name below
+            d = tmp_path / top / mid
+            d.mkdir(parents=True, exist_ok=True)
+            (d / names[(i + j) % len(names)]).write_text("x")
+    expected = []
+    for folder, dirs, files in os.walk(tmp_path):
+        for name in [*dirs, *files]:
+            rel = os.path.relpath(os.path.join(folder, name), tmp_path)
+            parents = Path(rel).parents
+            above = [str(p) for p in parents if str(p) != "."]
+            if secrets.is_secret_file(rel, patterns) and not any(
+                secrets.is_secret_file(a, patterns) for a in above
+            ):
+                expected.append(os.path.join(tmp_path, rel))
+    assert sorted(secrets.find(tmp_path, patterns)) == sorted(expected)
+    assert len(expected) >= 3  # the tree holds some of each
