@@ -257,9 +257,14 @@ def system_mounts() -> list[str]:
     """bwrap options showing SYSTEM: a read-only bind for a folder, the same link for a link
     (/bin -> usr/bin on merged-/usr systems), nothing for what the machine lacks."""
     args: list[str] = []
+    real_dirs = [p for p in SYSTEM if os.path.isdir(p) and not os.path.islink(p)]
     for path in SYSTEM:
         if os.path.islink(path):
-            args += ["--symlink", os.readlink(path), path]
+            target = os.path.realpath(path)
+            if any(target == d or target.startswith(d + "/") for d in real_dirs):
+                args += ["--symlink", os.readlink(path), path]
+            elif os.path.isdir(target):  # a link to elsewhere (/opt -> /data/opt): its folder
+                args += ["--ro-bind", target, path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
     return args

@@ -46,7 +46,12 @@ def _redactor(paths: RunPaths, secret_files: list[str]):
     redact = Redactor.from_env(names)
     # and what the repository's secret files hold, should a record carry it (an agent CLI's raw
     # stream, read outside the sandbox)
-    redact.learn(secrets.file_values(secrets.find(paths.repo, secret_files)))
+    try:
+        redact.learn(secrets.file_values(secrets.find(paths.repo, secret_files)))
+    except secrets.TooManyFiles as e:
+        raise UsageError(
+            f"runs export: {e}", "export from a repository without its generated folders"
+        ) from None
     return redact
 
 
