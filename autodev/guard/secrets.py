@@ -111,11 +111,20 @@ def find(root: str | os.PathLike[str], patterns: Iterable[str], limit: int | Non
     return found
 
 
+# Where a line of a key file splits into fields (dotenv, .netrc, .pgpass, YAML, INI, JSON, the
+# user:password@host of a URL).
+_FIELDS = re.compile(r"[\s=:,;'\"{}\[\]@/]+")
+
+
 def file_values(paths: Iterable[str]) -> set[str]:
     """The values the secret files at `paths` hold, for the masker: each line, the value after
-    `=` or `:` (dotenv, .pypirc and YAML forms) and each word (.netrc), quotes stripped; a folder's files
-    too. So a key read from such a file where no sandbox hides it (sandbox = "off", an agent
-    CLI) is masked in every tool result, log, bundle and span like a key from the environment."""
+    `=` or `:`, and each field of the line; a folder's files too. So what such a file holds,
+    read where no sandbox hides it (sandbox = "off", an agent CLI), is masked in every tool
+    result, log, bundle and span like a key from the environment. A plain word under 16
+    letters (`NODE_ENV=production`) or a variable's name is not a key and would mask ordinary
+    text, so it is left alone, unless it is the value of a secret-named variable."""
+    from autodev.guard.redact import is_secret_name
+
     out: set[str] = set()
     for path in paths:
         files = [path]
@@ -129,13 +138,25 @@ def file_values(paths: Iterable[str]) -> set[str]:
                 continue  # gone or unreadable: nothing of it can reach an output either
             for line in raw.decode("utf-8", errors="replace").splitlines():
                 line = line.strip()
-                candidates = [line]
-                for sep in ("=", ":"):
-                    if sep in line:
-                        candidates.append(line.split(sep, 1)[1])
-                candidates += line.split()
-                for c in candidates:
-                    c = c.strip().strip("'\"").strip()
-                    if len(c) >= MIN_VALUE_LEN:
+                candidates = {line, *_FIELDS.split(line)}
+                cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+                if cut > 0:
+                    name, value = (
+                        line[:cut].strip().removeprefix("export ").strip(),
+                        _unquoted(line[cut + 1 :]),
+                    )
+                    candidates.add(value)
+                    if is_secret_name(name) and len(value) >= MIN_VALUE_LEN:
+                        out.add(value)
+                for c in map(_unquoted, candidates):
+                    if len(c) >= MIN_VALUE_LEN and not _PLAIN.fullmatch(c) and not _NAME.fullmatch(c):
                         out.add(c)
     return out
+
+
+_PLAIN = re.compile(r"[A-Za-z]{1,15}")  # a word, not a key
+_NAME = re.compile(r"[A-Z][A-Z0-9_]*|[a-z][a-z0-9]*(?:[_.][a-z0-9]+)+")  # NODE_ENV, db.host: names
+
+
+def _unquoted(text: str) -> str:
+    return text.strip().strip("'\"").strip()

@@ -252,3 +252,19 @@ def test_the_walk_finds_exactly_what_the_matcher_says(tmp_path, patterns):
                 expected.append(os.path.join(tmp_path, rel))
     assert sorted(secrets.find(tmp_path, patterns)) == sorted(expected)
     assert len(expected) >= 3  # the tree holds some of each
+
+
+def test_what_a_secret_file_holds_is_masked_but_not_its_ordinary_words(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text(
+        "NODE_ENV=production\nPASSWORD=secretpassword\n"
+        'export API_KEY="sk-live-abc123456"\nDATABASE_URL=postgres://u:pa55w0rd@db:5432/app\n'
+    )
+    (tmp_path / ".pgpass").write_text("localhost:5432:app:postgres:S3cretPgPass\n")
+    masker = Redactor(secrets.file_values([str(env), str(tmp_path / ".pgpass")]))
+    shown = masker.text(
+        "secretpassword | sk-live-abc123456 | pa55w0rd | S3cretPgPass | NODE_ENV is production in development"
+    )
+    for key in ("secretpassword", "sk-live-abc123456", "pa55w0rd", "S3cretPgPass"):
+        assert key not in shown, shown
+    assert shown.endswith("| NODE_ENV is production in development"), shown
