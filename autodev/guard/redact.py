@@ -162,12 +162,16 @@ def encodings(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
+_FEW_FORMS = 64  # up to this many forms, one `find` each is faster than the lookup by head
+
+
 class Redactor:
     """Masks known secret values (and their encodings) in strings, nested dicts and lists."""
 
     def __init__(self, values: Iterable[str]):
         self.values: list[str] = []
         self._forms: list[str] = []
+        self._by_head: dict[str, list[str]] = {}
         self.learn(values)
 
     def learn(self, values: Iterable[str]) -> None:
@@ -180,6 +184,11 @@ class Redactor:
         for v in self.values:
             forms |= {f for f in map(_folded, encodings(v)) if len(f) >= MIN_SECRET_LEN}
         self._forms = sorted(forms, key=len, reverse=True)
+        # Many forms (the lines of key files learned from a repository): looked up by their
+        # first MIN_SECRET_LEN characters at each position, not searched for one by one.
+        self._by_head = {}
+        for f in self._forms:
+            self._by_head.setdefault(f[:MIN_SECRET_LEN], []).append(f)
 
     @classmethod
     def from_env(cls, extra_names: Iterable[str] = (), environ: Mapping[str, str] | None = None) -> Redactor:
@@ -192,11 +201,18 @@ class Redactor:
         lowered = s.translate(_FOLD)
         folded = _BLANKS.sub("", lowered)
         spans: list[tuple[int, int]] = []
-        for form in self._forms:
-            i = folded.find(form)
-            while i >= 0:
-                spans.append((i, i + len(form)))
-                i = folded.find(form, i + 1)
+        if len(self._forms) <= _FEW_FORMS:
+            for form in self._forms:
+                i = folded.find(form)
+                while i >= 0:
+                    spans.append((i, i + len(form)))
+                    i = folded.find(form, i + 1)
+        else:
+            heads = self._by_head
+            for i in range(len(folded) - MIN_SECRET_LEN + 1):
+                for form in heads.get(folded[i : i + MIN_SECRET_LEN], ()):
+                    if folded.startswith(form, i):
+                        spans.append((i, i + len(form)))
         if not spans:
             return s
         # where each blank-free piece of the folded text starts in `s`
