@@ -13,7 +13,8 @@ import pytest
 
 from autodev.errors import ToolError
 from autodev.guard import sandbox
-from autodev.guard.redact import MASK, SECRET_FILES, Redactor, is_secret_file
+from autodev.guard.redact import MASK, Redactor
+from autodev.guard.secrets import SECRET_FILES, is_secret_file
 from autodev.harness.tools import Workspace
 
 KEY = "sk-live-Abc123XyZ987qwerty"

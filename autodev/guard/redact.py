@@ -7,7 +7,7 @@ apart. The masker also catches the common encodings of a known value (reversed, 
 alignment, base32, hex, `od -x` words, rot13, reversed, any case, spread out by blanks or cut by
 line wraps): a second line of defence behind the sandbox, which keeps the values out of reach in
 the first place. Compressed forms (`gzip | base64`) cannot be matched: files that hold keys
-(`SECRET_FILES`, config `secretFiles`) are kept from commands and the file tools instead.
+(config `secretFiles`, guard/secrets.py) are kept from commands and the file tools instead.
 """
 
 from __future__ import annotations
@@ -19,11 +19,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar, overload
-
-# The files that hold keys (config `secretFiles`) and their one matcher live in guard/secrets.py;
-# re-exported for callers that look for them in the secret policy.
-from autodev.guard.secrets import SECRET_FILES as SECRET_FILES
-from autodev.guard.secrets import is_secret_file as is_secret_file
 
 K = TypeVar("K")  # the keys of a mapping, kept as they are
 
