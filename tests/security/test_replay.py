@@ -1,0 +1,279 @@
+"""Replay and bundles never widen anything (issue 29, findings 4, 11 and 14; SPEC §21).
+
+Each test crafts a bundle as an attacker would (a real `autodev runs export` of the recorded run
+of tests/timeline, changed by hand) and replays it with the real CLI: a coding-agent participant
+without recordings starts no CLI; the bundle's config gives replayed commands no network, no
+sandbox exemption, no hooks and no notifications; a bundle past a size or nesting limit is
+refused in one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import socket
+import tarfile
+import threading
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from autodev.store.paths import RunPaths
+from autodev.timeline import bundle
+from tests.timeline.conftest import copy_run, recorded_run  # noqa: F401 - the session's recorded run
+
+ROOT = bundle.ROOT
+
+
+@pytest.fixture
+def exported(recorded_run, tmp_path) -> Path:  # noqa: F811
+    """The recorded run, exported as `autodev runs export` writes it."""
+    repo = copy_run(recorded_run, tmp_path / "recorded")
+    return bundle.export(RunPaths(repo), tmp_path / "run.tar.gz")
+
+
+def crafted(src: Path, out: Path, edit: Callable[[Path], object]) -> Path:
+    """`src` unpacked, changed by `edit` (given its `autodev-bundle/` folder), packed as `out`."""
+    work = out.with_suffix(".d")
+    with tarfile.open(src) as tar:
+        tar.extractall(work, filter="data")
+    edit(work / ROOT)
+    with tarfile.open(out, "w:gz") as tar:
+        tar.add(work / ROOT, arcname=ROOT)
+    return out
+
+
+def _edit_toml(path: Path, change: Callable[[dict], None]) -> None:
+    data = tomllib.loads(path.read_text()) if path.exists() else {}
+    change(data)
+    path.write_text(tomli_w.dumps(data))
+
+
+def _first_command(root: Path, command: str) -> None:
+    """The builder's first recorded command becomes `command` (its model's answer, which the
+    replay plays back and whose tool call it runs for real)."""
+    log = root / "run" / "harness.jsonl"
+    out = []
+    done = False
+    for line in log.read_text().splitlines():
+        r = json.loads(line)
+        if r.get("type") == "generation_finished" and not done:
+            for call in r["message"].get("tool_calls") or []:
+                args = json.loads(call["function"]["arguments"])
+                if call["function"]["name"] == "run_command":
+                    args["command"] = command
+                    call["function"]["arguments"] = json.dumps(args)
+                    done = True
+        out.append(json.dumps(r))
+    assert done, "the recording has no run_command to change"
+    log.write_text("\n".join(out) + "\n")
+
+
+class Listener:
+    """A TCP port on the host's loopback that counts the connections it accepts."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.accepted: list[bytes] = []
+        self.stop = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.accepted.append(conn.recv(4096) or b"(connected)")
+                except OSError:
+                    self.accepted.append(b"(connected)")
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture
+def listener():
+    ln = Listener()
+    try:
+        yield ln
+    finally:
+        ln.close()
+
+
+def _one_line_refusal(r, *words: str) -> None:
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("autodev: ") and lines[1].startswith("  fix: "), r.stderr
+    for w in words:
+        assert w in lines[0], (w, r.stderr)
+
+
+# -- finding 4: a replay never starts a real agent CLI ---------------------------------------------
+
+
+def test_an_agent_participant_without_recordings_is_refused_and_no_cli_starts(exported, tmp_path, autodev):
+    """The builder becomes a Copilot CLI participant; the log has no `agent_started` record. A
+    `copilot` on PATH (which would write a marker) is never started: the replay is refused."""
+    marker = tmp_path / "copilot-ran"
+    fake = tmp_path / "bin" / "copilot"
+    fake.parent.mkdir()
+    fake.write_text(f'#!/bin/sh\necho "$@" > {marker}\n')
+    fake.chmod(0o755)
+
+    def agent(team: dict) -> None:
+        builder = team["participants"][0]
+        builder.pop("model")
+        builder["agent"] = "copilot"
+
+    bad = crafted(
+        exported, tmp_path / "bad.tar.gz", lambda root: _edit_toml(root / "config/team.toml", agent)
+    )
+    env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "AUTODEV_HOME": str(tmp_path / "h")}
+    r = autodev(tmp_path, "replay", str(bad), env=env, timeout=120)
+    assert not marker.exists(), marker.read_text()
+    _one_line_refusal(r, '"builder"', "copilot", "no recorded")
+
+
+# -- finding 11: a bundle's config cannot widen what replayed commands may do ----------------------
+
+
+@pytest.mark.parametrize("where", ["config", "participant"])
+def test_a_bundle_cannot_give_replayed_commands_the_network(exported, tmp_path, autodev, listener, where):
+    """commandNetwork = true (or a participant's network = true) in the bundle: the replayed
+    command that connects to a port on the host's loopback reaches nothing."""
+
+    def edit(root: Path) -> None:
+        _first_command(root, f"echo replayed > /dev/tcp/127.0.0.1/{listener.port}")
+        if where == "config":
+            _edit_toml(root / "config/config.toml", lambda c: c.update(commandNetwork=True))
+        else:
+            _edit_toml(root / "config/team.toml", lambda t: t["participants"][0].update(network=True))
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    r = autodev(tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h")}, timeout=180)
+    assert listener.accepted == []
+    assert r.returncode == 1, r.stdout + r.stderr  # the command's result differs from the recording
+    assert "tool result" in r.stdout, r.stdout
+
+
+def test_a_bundle_sandbox_off_is_ignored_and_without_bubblewrap_nothing_runs(exported, tmp_path, autodev):
+    """sandbox = "off" in the bundle: the replayed command still runs in the sandbox (a file it
+    writes outside the repository is not on the host); with no bubblewrap the replay is refused."""
+    outside = Path.home() / f".autodev-replay-test-{os.getpid()}"  # outside the sandbox's view
+
+    def edit(root: Path) -> None:
+        _first_command(root, f"touch {outside}")
+        _edit_toml(root / "config/config.toml", lambda c: c.update(sandbox="off"))
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    try:
+        r = autodev(tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h")}, timeout=180)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert not outside.exists()
+        r = autodev(
+            tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h2"), "AUTODEV_BWRAP": ""}
+        )
+        _one_line_refusal(r, "bubblewrap")
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)
+
+
+def test_a_bundle_hooks_and_notifications_never_run(exported, tmp_path, autodev, listener):
+    marker = Path.home() / f".autodev-replay-hook-{os.getpid()}"
+
+    def edit(root: Path) -> None:
+        def cfg(c: dict) -> None:
+            c["hooks"] = [
+                {"on": "on_state", "command": f"touch {marker}"},
+                {"on": "before_tool", "command": f"touch {marker}"},
+            ]
+            c["notifyCommand"] = f"touch {marker}"
+            c["notifyUrl"] = f"http://127.0.0.1:{listener.port}/"
+
+        _edit_toml(root / "config/config.toml", cfg)
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    try:
+        r = autodev(tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h")}, timeout=180)
+        assert r.returncode == 0 and r.stdout.strip().endswith("identical"), r.stdout + r.stderr
+        assert not marker.exists() and listener.accepted == []
+    finally:
+        marker.unlink(missing_ok=True)
+
+
+# -- finding 14: a bundle's sizes and nesting are bounded, each refusal one line ------------------
+
+
+def test_a_deeply_nested_thread_is_refused_in_one_line(exported, tmp_path, inproc):
+    bad = crafted(
+        exported, tmp_path / "deep.tar.gz", lambda root: (root / "run/thread.jsonl").write_text("[" * 200_000)
+    )
+    r = inproc(tmp_path, "replay", str(bad))
+    _one_line_refusal(r, str(bad), "run/thread.jsonl", "nesting", str(bundle.MAX_DEPTH))
+
+
+def _tar(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(f"{ROOT}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    "limit, value, members, words",
+    [
+        ("MAX_MEMBERS", 3, [(f"run/agents/t{i}-1-claude.stderr", b"x") for i in range(4)], "members"),
+        ("MAX_MEMBER", 100, [("repo.bundle", b"x" * 101)], "repo.bundle"),
+        (
+            "MAX_TOTAL",
+            150,
+            [("repo.bundle", b"x" * 100), ("run/events.jsonl", b"{}\n" * 30)],
+            "run/events.jsonl",
+        ),
+        ("MAX_LINE", 50, [("run/thread.jsonl", b'{"text": "' + b"y" * 60 + b'"}\n')], "run/thread.jsonl"),
+        ("MAX_DEPTH", 5, [("config/team.toml", b"a = [[[[[[1]]]]]]\n")], "config/team.toml"),
+        ("MAX_DEPTH", 5, [("manifest.json", b'{"a": {"b": {"c": {"d": {"e": {}}}}}}')], "manifest.json"),
+    ],
+)
+def test_each_bundle_limit_is_a_one_line_refusal_naming_member_and_limit(
+    tmp_path, monkeypatch, limit, value, members, words
+):
+    monkeypatch.setattr(bundle, limit, value)
+    bad = _tar(tmp_path / "big.tar.gz", members)
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(bundle.BundleRefused) as e:
+        bundle.unpack(bad, into)
+    msg = str(e.value.message)
+    assert "\n" not in msg and str(bad) in msg and words in msg and str(value) in msg, msg
+    assert e.value.exit_code == 2
+
+
+def test_nesting_is_measured_as_the_parser_sees_it(tmp_path):
+    """Brackets inside strings are text; a table inside an array is a level; a line too deep for
+    the parser itself is "too deep" (None), never a RecursionError."""
+    assert bundle.depth_of(b'{"a": "[[[[[[[[[[ \\" [[[[", "b": [[1]]}\n', kind="jsonl") == 3
+    assert (
+        bundle.depth_of(b'a = "[[[[[[" # [[[[[[\n[[t]]\nb = [{c = [1]}]\n', kind="toml") == 6
+    )  # [[t]] is a list of tables; b and c are inside t
+    assert bundle.depth_of(b"{}\n" + b"[" * 200_000 + b"\n", kind="jsonl") is None
+    assert bundle.depth_of(b"[[[ not json\n", kind="jsonl") == 0  # its reader refuses it
