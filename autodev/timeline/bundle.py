@@ -3,11 +3,12 @@ team files and its repository's base and commits (a git bundle), secrets redacte
 
 A bundle is untrusted input (it may come from anyone's bug report). Reading it: only regular
 files and folders under `autodev-bundle/` are taken (absolute names, `..`, links, devices and
-fifos are refused, and so is a bundle bigger than its caps); the git objects come in through
-`git clone` of the bundle file with hooks off; and the run's configuration is cut down before it
-runs (`safe_config`): no hooks, no notifications, no MCP servers, no agent CLI arguments or keys (its
-CLI turns are played by replay's stand-in, from the raw streams the bundle carries), the
-sandbox required.
+fifos are refused), within bounds on members, sizes, line length and nesting (no parser meets a
+depth that exhausts Python's stack); the git objects come in through `git clone` of the bundle
+file with hooks off; and the run's configuration is cut to an allow-list before it runs
+(`safe.safe_config`): the sandbox required, no network, default gates, no hooks, notifications,
+telemetry or MCP servers, no participant tools, endpoints, keys or agent CLI arguments (its CLI
+turns are played by replay's stand-in, from the raw streams the bundle carries).
 """
 
 from __future__ import annotations
@@ -217,8 +218,8 @@ def _check_text(bundle: Path, member: str, data: bytes) -> None:
     if member.endswith((".json", ".jsonl", ".toml")):
         deep = depth_of(data, kind=member.rsplit(".", 1)[1])
         if deep is None or deep > MAX_DEPTH:
-            levels = "more levels than Python's parser can hold" if deep is None else f"{deep} levels"
-            _too_much(bundle, member, f"nests {levels} deep, over the nesting limit of {MAX_DEPTH}")
+            how = "deeper than Python's parser can go" if deep is None else f"{deep} levels deep"
+            _too_much(bundle, member, f"is nested {how}, over the nesting limit of {MAX_DEPTH}")
 
 
 def depth_of(data: bytes, *, kind: str) -> int | None:
