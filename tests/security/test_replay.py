@@ -150,6 +150,21 @@ def test_an_agent_participant_without_recordings_is_refused_and_no_cli_starts(ex
     _one_line_refusal(r, '"builder"', "copilot", "no recorded")
 
 
+def test_every_agent_cli_is_the_stand_in_even_with_no_recorded_cli_run(tmp_path):
+    """The structural half of finding 4: whatever the recording holds, each CLI a participant
+    can name is found (AUTODEV_<NAME>_BIN, which the daemon reads before PATH) at the stand-in."""
+    from autodev.agents.adapters import adapter, find_binary
+    from autodev.config.participant import AGENTS
+    from autodev.timeline import standin
+
+    env = standin.prepare([], [], None, tmp_path / "agents")
+    for name in AGENTS:
+        exe = find_binary(name, {**env, "PATH": os.environ["PATH"]})
+        assert exe is not None and exe == env[adapter(name).bin_env], name
+        assert exe.startswith(str(tmp_path / "agents")), exe
+        assert "autodev.timeline.standin" in Path(exe).read_text()
+
+
 # -- finding 11: a bundle's config cannot widen what replayed commands may do ----------------------
 
 
