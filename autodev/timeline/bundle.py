@@ -171,16 +171,24 @@ def unpack(bundle: Path, into: Path) -> Path:
             if total > MAX_TOTAL:
                 _too_much(bundle, m.name, f"takes the bundle over the limit of {MAX_TOTAL} bytes unpacked")
             dest = into.joinpath(*name.parts)
-            if m.isdir():
-                dest.mkdir(parents=True, exist_ok=True)
-                continue
-            src = tar.extractfile(m)
-            assert src is not None
-            data = src.read()
-            _check_text(bundle, m.name, data)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            with open(dest, "wb") as w:
-                w.write(data)
+            data = None
+            if m.isfile():
+                src = tar.extractfile(m)
+                assert src is not None
+                data = src.read()
+                _check_text(bundle, m.name, data)
+            try:
+                if data is None:
+                    dest.mkdir(parents=True, exist_ok=True)
+                else:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    with open(dest, "wb") as w:
+                        w.write(data)
+            except (FileExistsError, NotADirectoryError, IsADirectoryError):
+                raise BundleRefused(
+                    f"{bundle}: member {m.name!r} clashes with an earlier member (a file and a folder of one name)",
+                    "do not replay it",
+                ) from None
     root = into / ROOT
     for need in ("manifest.json", "run/thread.jsonl", "repo.bundle", "config/team.toml"):
         if not (root / need).is_file():

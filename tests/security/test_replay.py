@@ -283,6 +283,15 @@ def test_each_bundle_limit_is_a_one_line_refusal_naming_member_and_limit(
     assert e.value.exit_code == 2
 
 
+def test_a_member_that_clashes_with_an_earlier_one_is_refused_not_a_traceback(tmp_path):
+    bad = _tar(tmp_path / "clash.tar.gz", [("run", b"a file"), ("run/thread.jsonl", b"{}\n")])
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(bundle.BundleRefused) as e:
+        bundle.unpack(bad, into)
+    assert "clashes" in e.value.message and "run/thread.jsonl" in e.value.message
+
+
 def test_nesting_is_measured_as_the_parser_sees_it(tmp_path):
     """Brackets inside strings are text; a table inside an array is a level; a line too deep for
     the parser itself is "too deep" (None), never a RecursionError."""
