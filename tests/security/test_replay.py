@@ -13,6 +13,7 @@ import io
 import json
 import os
 import socket
+import subprocess
 import tarfile
 import threading
 import tomllib
@@ -231,6 +232,43 @@ def test_a_bundle_hooks_and_notifications_never_run(exported, tmp_path, autodev,
         assert not marker.exists() and listener.accepted == []
     finally:
         marker.unlink(missing_ok=True)
+
+
+def test_a_bundle_repository_whose_autodev_is_a_link_out_gets_nothing_written_there(
+    exported, tmp_path, autodev
+):
+    """The bundle's base commit holds `.autodev` as a symbolic link to a folder of the host: the
+    replay's config goes into the clone, never through the link (a crafted bundle would
+    otherwise write its config/ files, any name, into any folder the user can write)."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    src = tmp_path / "src"
+    src.mkdir()
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=src, check=True, capture_output=True, text=True, env={**os.environ, **env}
+        ).stdout.strip()
+
+    git("init", "-q", "-b", "main")
+    (src / "README.md").write_text("# test repo\n")
+    (src / ".autodev").symlink_to(victim)
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    base = git("rev-parse", "HEAD")
+    git("bundle", "create", "-q", str(tmp_path / "repo.bundle"), "HEAD", "--branches")
+
+    def edit(root: Path) -> None:
+        (root / "repo.bundle").write_bytes((tmp_path / "repo.bundle").read_bytes())
+        manifest = json.loads((root / "manifest.json").read_text())
+        (root / "manifest.json").write_text(json.dumps({**manifest, "base": base}))
+        (root / "config" / "planted.desktop").write_text("[Desktop Entry]\nExec=touch pwned\n")
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    r = autodev(tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h")}, timeout=180)
+    assert list(victim.iterdir()) == [], r.stdout + r.stderr
+    assert r.returncode in (1, 2), r.stdout + r.stderr
 
 
 # -- finding 14: a bundle's sizes and nesting are bounded, each refusal one line ------------------
