@@ -123,16 +123,9 @@ def _clone(rec: Recording, to: Path) -> None:
 
 
 def _config(rec: Recording, repo: Path) -> None:
-    from autodev.timeline.safe import safe_config
+    from autodev.timeline.safe import install_config, safe_config
 
-    target = repo / ".autodev"
-    # The recording's config replaces whatever the clone's commit holds there: a `.autodev` that
-    # is a symbolic link (to any folder of the host) would have the copy written through it.
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        shutil.rmtree(target)
-    shutil.copytree(rec.config_dir, target)
+    install_config(rec.config_dir, repo / ".autodev")
     if rec.untrusted:
         safe_config(repo / ".autodev")
 

@@ -9,6 +9,7 @@ applies, so a key added to the config later cannot slip through a bundle.
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import tomli_w
 
 from autodev.errors import UsageError
 
-__all__ = ["BundleRefused", "safe_config"]
+__all__ = ["BundleRefused", "install_config", "safe_config"]
 
 
 class BundleRefused(UsageError):
@@ -82,6 +83,18 @@ PARTICIPANT_KEPT = frozenset(
     }
 )
 AUDIT_KEPT = frozenset({"model", "effort"})
+
+
+def install_config(src: Path, target: Path) -> None:
+    """`src` (a run's .autodev/) as `target`, the .autodev/ of a clone or worktree made from a
+    commit, replacing whatever that commit holds there: a participant can commit a `.autodev` of
+    its own with git plumbing (a config with `sandbox = "off"` or hooks, or a symbolic link to a
+    host folder the copy would be written through), and a bundle's repository can hold anything."""
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    shutil.copytree(src, target)
 
 
 def _load(path: Path, member: str) -> dict:
