@@ -92,8 +92,25 @@ def snapshot(repo: Path, parent: str | None) -> str | None:
     return git(repo, *args, extra_env=IDENTITY)
 
 
+# `.autodev/` is never written from a commit: a participant can commit one with git plumbing
+# (the working tree's is read-only in the sandbox, the index and objects are not), and `reset
+# --hard` would make it the run's config (`sandbox = "off"`, hooks) for the next turn.
+NOT_CONFIG = ":(exclude,top).autodev"
+
+
 def reset_to(repo: Path, sha: str) -> None:
     """The branch (or a detached HEAD) and the working tree at `sha`: tracked files as committed,
-    untracked ones removed (they were saved by `snapshot`), ignored files and .autodev/ kept."""
-    git(repo, "reset", "-q", "--hard", sha)
+    untracked ones removed (they were saved by `snapshot`), ignored files and .autodev/ kept as
+    they are, whatever `sha` holds there. (Unlike `reset --hard`, a file tracked before and
+    ignored now stays.)"""
+    git(repo, "reset", "-q", "--mixed", sha)
+    checkout(repo)
     git(repo, "clean", "-q", "-f", "-d", "-e", "/.autodev/")
+
+
+def checkout(repo: Path, source: str | None = None) -> None:
+    """Every file of the index (or of commit `source`) but .autodev/ written to the working tree."""
+    listed = git(repo, "ls-tree", "-r", "--name-only", source) if source else git(repo, "ls-files")
+    if any(f != ".autodev" and not f.startswith(".autodev/") for f in listed.splitlines()):
+        # (checkout refuses a pathspec that matches nothing)
+        git(repo, "checkout", "-q", "-f", *([source] if source else []), "--", ":/", NOT_CONFIG)
