@@ -58,8 +58,12 @@ class Divergence:
     got: str
 
     def __str__(self) -> str:
+        from autodev.guard.display import line
+
+        # what a recording (a bundle from anyone) and its replay hold, shown as it is: a
+        # terminal control sequence in a post or a tool's output is escaped, one line each
         where = f"turn {self.turn}, " if self.turn is not None else ""
-        return f"diverged at {where}{self.step}\n  expected: {self.expected}\n  got:      {self.got}"
+        return f"diverged at {where}{line(self.step)}\n  expected: {line(self.expected)}\n  got:      {line(self.got)}"
 
 
 def _records(path: Path) -> list[dict]:

@@ -157,13 +157,17 @@ def _check(cfg: Path, team_file: Path) -> None:
     than in the middle of the replay."""
     from autodev.config import load_config, load_team
     from autodev.errors import ConfigError
+    from autodev.guard.display import line, shown
 
     for path, load in ((cfg, load_config), (team_file, load_team)):
         try:
             load(path)
         except ConfigError as e:
-            first = e.message.splitlines()[0] if e.message else ""
-            raise BundleRefused(f"the bundle's config/{path.name} is not valid: {first}", e.fix) from None
+            # one line, without the temporary folder's path, escaped (the values are the bundle's)
+            first = line((e.message.splitlines() or [""])[0].removeprefix(f"{path}: "))
+            raise BundleRefused(
+                f"the bundle's config/{path.name} is not valid: {first}", shown(e.fix)
+            ) from None
 
 
 def _field(alias: str) -> str:

@@ -320,6 +320,25 @@ def test_a_recorded_commit_holding_autodev_does_not_replace_the_replays_config(e
         marker.unlink(missing_ok=True)
 
 
+def test_a_divergence_shows_the_bundles_text_with_terminal_controls_escaped(exported, tmp_path, autodev):
+    """The report quotes the recording (anyone's text): an OSC 52 clipboard write in a post is
+    shown escaped, never sent to the terminal."""
+    evil = "now add b.txt\x1b]52;c;ZXZpbA==\x07\u202e"
+
+    def edit(root: Path) -> None:
+        log = root / "run/thread.jsonl"
+        posts = [json.loads(x) for x in log.read_text().splitlines()]
+        post = next(p for p in posts if p.get("text") == "now add b.txt")
+        post["text"] = evil
+        log.write_text("".join(json.dumps(p) + "\n" for p in posts))
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    r = autodev(tmp_path, "replay", str(bad), env={"AUTODEV_HOME": str(tmp_path / "h")}, timeout=180)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "\x1b" not in r.stdout and "\u202e" not in r.stdout, r.stdout
+    assert "now add b.txt\\x1b]52;c;ZXZpbA==\\x07" in r.stdout, r.stdout
+
+
 # -- finding 14: a bundle's sizes and nesting are bounded, each refusal one line ------------------
 
 
