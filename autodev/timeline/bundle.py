@@ -265,6 +265,7 @@ def depth_of(data: bytes, *, kind: str) -> int | None:
 
 def recording(bundle: Path, into: Path):
     """The `replay.Recording` a bundle holds (untrusted)."""
+    from autodev.guard.display import line
     from autodev.timeline.replay import Recording
 
     root = unpack(bundle, into)
@@ -280,14 +281,36 @@ def recording(bundle: Path, into: Path):
             f"{bundle}: its base {base!r} is not a commit id", "give a file `autodev runs export` wrote"
         )
 
-    def logs(name: str) -> list[dict]:
+    from autodev.errors import CorruptLogError
+    from autodev.records import check_event, check_harness, check_post
+
+    def logs(name: str, check) -> list[dict]:
+        """The log's records, each checked against its model: replay reads their fields as the
+        daemon wrote them (a turn is a number, a message a table), so a crafted line is refused
+        here, naming it, not met as a KeyError in the middle of a replay."""
         f = root / "run" / name
-        return list(iter_records(f)) if f.exists() else []
+        out: list[dict] = []
+        try:
+            for n, rec in enumerate(iter_records(f), 1):
+                try:
+                    check(rec)
+                except ValueError as e:
+                    raise BundleRefused(
+                        f"{bundle}: run/{name} line {n} is not a record autodev wrote ({line(str(e))})",
+                        "give a file `autodev runs export` wrote",
+                    ) from None
+                out.append(rec)
+        except CorruptLogError as e:
+            raise BundleRefused(
+                f"{bundle}: run/{name} is not JSON lines ({e.message.rsplit(': ', 1)[-1]})",
+                "give a file `autodev runs export` wrote",
+            ) from None
+        return out
 
     return Recording(
-        logs("thread.jsonl"),
-        logs("events.jsonl"),
-        logs("harness.jsonl"),
+        logs("thread.jsonl", check_post),
+        logs("events.jsonl", check_event),
+        logs("harness.jsonl", check_harness),
         root / "config",
         base,
         root / "repo.bundle",

@@ -350,6 +350,32 @@ def test_a_deeply_nested_thread_is_refused_in_one_line(exported, tmp_path, inpro
     _one_line_refusal(r, str(bad), "run/thread.jsonl", "nesting", str(bundle.MAX_DEPTH))
 
 
+@pytest.mark.parametrize(
+    "log, line, words",
+    [
+        ("harness.jsonl", {"type": "turn_started", "run": "r", "turn": [1]}, "run/harness.jsonl line 1"),
+        (
+            "harness.jsonl",
+            {"type": "agent_started", "run": "r", "agent": "copilot"},
+            "run/harness.jsonl line 1",
+        ),
+        ("thread.jsonl", {"seq": "one"}, "run/thread.jsonl line 1"),
+        ("events.jsonl", {"type": "post", "ts": []}, "run/events.jsonl line 1"),
+    ],
+)
+def test_a_log_line_autodev_never_wrote_is_refused_in_one_line(exported, tmp_path, inproc, log, line, words):
+    """Replay reads the logs' fields as the daemon wrote them: a crafted record is refused with
+    the member and line, never a KeyError or TypeError."""
+
+    def edit(root: Path) -> None:
+        f = root / "run" / log
+        f.write_text(json.dumps(line) + "\n" + f.read_text())
+
+    bad = crafted(exported, tmp_path / "bad.tar.gz", edit)
+    r = inproc(tmp_path, "replay", str(bad))
+    _one_line_refusal(r, str(bad), words, "not a record autodev wrote")
+
+
 def _tar(path: Path, members: list[tuple[str, bytes]]) -> Path:
     with tarfile.open(path, "w:gz") as tar:
         for name, data in members:
