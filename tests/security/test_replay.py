@@ -3,8 +3,11 @@
 Each test crafts a bundle as an attacker would (a real `autodev runs export` of the recorded run
 of tests/timeline, changed by hand) and replays it with the real CLI: a coding-agent participant
 without recordings starts no CLI; the bundle's config gives replayed commands no network, no
-sandbox exemption, no hooks and no notifications; a bundle past a size or nesting limit is
-refused in one line, exit 2.
+sandbox exemption, no hooks and no notifications; a `.autodev` in the bundle's commits is never
+the replay's config nor written through; a divergence shows the bundle's text escaped; a bundle
+past a size or nesting limit, or with a log line autodev never writes, is refused in one line,
+exit 2. Markers that would prove a host effect go in $HOME (hidden from the sandbox) and are
+removed afterwards.
 """
 
 from __future__ import annotations
