@@ -112,10 +112,14 @@ def fork(
 ):
     """Start a new run beside this one: a git worktree at the commit of post SEQ, and a run whose
     thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
+    import shlex
+
     from autodev.timeline import fork as fk
 
     done = fk.fork(_paths(), seq, into)
+    # the hint is meant to be pasted into a shell: a folder named `$(...)` must stay a name
     print(
         f"forked run {done['forked_from']['run']} at post {seq} into {done['into']} "
-        f"(branch {done['branch']}, run {done['run']}); `cd {done['into']} && autodev start` continues it"
+        f"(branch {done['branch']}, run {done['run']}); "
+        f"`cd {shlex.quote(str(done['into']))} && autodev start` continues it"
     )

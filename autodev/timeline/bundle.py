@@ -3,11 +3,12 @@ team files and its repository's base and commits (a git bundle), secrets redacte
 
 A bundle is untrusted input (it may come from anyone's bug report). Reading it: only regular
 files and folders under `autodev-bundle/` are taken (absolute names, `..`, links, devices and
-fifos are refused, and so is a bundle bigger than its caps); the git objects come in through
-`git clone` of the bundle file with hooks off; and the run's configuration is cut down before it
-runs (`safe_config`): no hooks, no notifications, no MCP servers, no agent CLI arguments or keys (its
-CLI turns are played by replay's stand-in, from the raw streams the bundle carries), the
-sandbox required.
+fifos are refused), within bounds on members, sizes, line length and nesting (no parser meets a
+depth that exhausts Python's stack); the git objects come in through `git clone` of the bundle
+file with hooks off; and the run's configuration is cut to an allow-list before it runs
+(`safe.safe_config`): the sandbox required, no network, default gates, no hooks, notifications,
+telemetry or MCP servers, no participant tools, endpoints, keys or agent CLI arguments (its CLI
+turns are played by replay's stand-in, from the raw streams the bundle carries).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import io
 import json
 import re
 import tarfile
+import tomllib
+import zlib
 from pathlib import Path, PurePosixPath
+from typing import NoReturn
 
 from autodev.errors import UsageError
 from autodev.guard import secrets
@@ -29,8 +33,14 @@ from autodev.timeline.safe import safe_config as safe_config  # bundles are made
 
 ROOT = "autodev-bundle"
 LOGS = ("thread.jsonl", "events.jsonl", "harness.jsonl", "rewinds.jsonl", "state.json")
+# A bundle's bounds (each refusal names the bundle, the member and the limit). The git bundle is
+# the only large member; the logs of a long run are tens of megabytes, their lines (a turn's
+# prompt, a tool's output) well below a megabyte, their nesting a dozen levels.
 MAX_MEMBER = 256 * 1024 * 1024
 MAX_TOTAL = 1024 * 1024 * 1024
+MAX_MEMBERS = 20_000
+MAX_LINE = 16 * 1024 * 1024
+MAX_DEPTH = 100
 FORMAT = 1
 
 
@@ -170,9 +180,13 @@ def unpack(bundle: Path, into: Path) -> Path:
         raise BundleRefused(
             f"{bundle} is not a readable .tar.gz ({e})", "give a file `autodev runs export` wrote"
         ) from None
-    total = 0
+    total = count = 0
     with tar:
-        for m in tar.getmembers():
+        # one member at a time: a bundle of a million members is refused at the first too many
+        for m in _members(bundle, tar):
+            count += 1
+            if count > MAX_MEMBERS:
+                _too_much(bundle, m.name, f"is member {count}, over the limit of {MAX_MEMBERS} members")
             name = PurePosixPath(m.name)
             if name.is_absolute() or ".." in name.parts or not name.parts or name.parts[0] != ROOT:
                 raise BundleRefused(
@@ -183,18 +197,30 @@ def unpack(bundle: Path, into: Path) -> Path:
                     f"{bundle}: member {m.name!r} is a link or a special file",
                     "do not replay it; bundles hold files only",
                 )
+            if m.size > MAX_MEMBER:
+                _too_much(bundle, m.name, f"is {m.size} bytes, over the limit of {MAX_MEMBER} per member")
             total += m.size
-            if m.size > MAX_MEMBER or total > MAX_TOTAL:
-                raise BundleRefused(f"{bundle}: member {m.name!r} is too large", "do not replay it")
+            if total > MAX_TOTAL:
+                _too_much(bundle, m.name, f"takes the bundle over the limit of {MAX_TOTAL} bytes unpacked")
             dest = into.joinpath(*name.parts)
-            if m.isdir():
-                dest.mkdir(parents=True, exist_ok=True)
-                continue
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            src = tar.extractfile(m)
-            assert src is not None
-            with open(dest, "wb") as w:
-                w.write(src.read())
+            data = None
+            if m.isfile():
+                src = tar.extractfile(m)
+                assert src is not None
+                data = src.read()
+                _check_text(bundle, m.name, data)
+            try:
+                if data is None:
+                    dest.mkdir(parents=True, exist_ok=True)
+                else:
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    with open(dest, "wb") as w:
+                        w.write(data)
+            except (FileExistsError, NotADirectoryError, IsADirectoryError):
+                raise BundleRefused(
+                    f"{bundle}: member {m.name!r} clashes with an earlier member (a file and a folder of one name)",
+                    "do not replay it",
+                ) from None
     root = into / ROOT
     for need in ("manifest.json", "run/thread.jsonl", "repo.bundle", "config/team.toml"):
         if not (root / need).is_file():
@@ -202,8 +228,76 @@ def unpack(bundle: Path, into: Path) -> Path:
     return root
 
 
+def _members(bundle: Path, tar: tarfile.TarFile):
+    try:
+        yield from tar
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as e:
+        raise BundleRefused(
+            f"{bundle} is damaged ({e})", "give a whole file `autodev runs export` wrote"
+        ) from None
+
+
+def _too_much(bundle: Path, member: str, what: str) -> NoReturn:
+    raise BundleRefused(f"{bundle}: member {member!r} {what}", "do not replay it")
+
+
+def _check_text(bundle: Path, member: str, data: bytes) -> None:
+    """Every member but the git bundle is text that autodev reads line by line or parses: its
+    lines and its nesting are bounded, so no parser meets a line it cannot hold or a depth that
+    exhausts Python's stack (the JSON and TOML parsers recurse)."""
+    if member.endswith("/repo.bundle"):
+        return
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if end - start > MAX_LINE:
+            n = data.count(b"\n", 0, start) + 1
+            _too_much(bundle, member, f"has a line ({n}) longer than the limit of {MAX_LINE} bytes")
+        start = end + 1
+    if member.endswith((".json", ".jsonl", ".toml")):
+        deep = depth_of(data, kind=member.rsplit(".", 1)[1])
+        if deep is None or deep > MAX_DEPTH:
+            how = "deeper than Python's parser can go" if deep is None else f"{deep} levels deep"
+            _too_much(bundle, member, f"is nested {how}, over the nesting limit of {MAX_DEPTH}")
+
+
+def depth_of(data: bytes, *, kind: str) -> int | None:
+    """The deepest nesting of arrays and tables in `data` (a "json" document, "jsonl" lines or
+    "toml"), as the parser that later reads it sees it; None when the parser gives up on the
+    depth itself. What does not parse counts 0 here: its reader refuses it, without recursing."""
+    try:
+        if kind == "toml":
+            docs = [tomllib.loads(data.decode())]
+        elif kind == "json":
+            docs = [json.loads(data)]
+        else:
+            docs = []
+            for line in data.splitlines():
+                try:
+                    docs.append(json.loads(line))
+                except ValueError:
+                    continue
+    except RecursionError:
+        return None
+    except ValueError:  # UnicodeDecodeError and TOMLDecodeError included
+        return 0
+    deepest = 0
+    todo: list[tuple[object, int]] = [(d, 1) for d in docs]
+    while todo:
+        obj, level = todo.pop()
+        if isinstance(obj, dict):
+            deepest = max(deepest, level)
+            todo.extend((v, level + 1) for v in obj.values())
+        elif isinstance(obj, list):
+            deepest = max(deepest, level)
+            todo.extend((v, level + 1) for v in obj)
+    return deepest
+
+
 def recording(bundle: Path, into: Path):
     """The `replay.Recording` a bundle holds (untrusted)."""
+    from autodev.guard.display import line
     from autodev.timeline.replay import Recording
 
     root = unpack(bundle, into)
@@ -219,14 +313,36 @@ def recording(bundle: Path, into: Path):
             f"{bundle}: its base {base!r} is not a commit id", "give a file `autodev runs export` wrote"
         )
 
-    def logs(name: str) -> list[dict]:
+    from autodev.errors import CorruptLogError
+    from autodev.records import check_event, check_harness, check_post
+
+    def logs(name: str, check) -> list[dict]:
+        """The log's records, each checked against its model: replay reads their fields as the
+        daemon wrote them (a turn is a number, a message a table), so a crafted line is refused
+        here, naming it, not met as a KeyError in the middle of a replay."""
         f = root / "run" / name
-        return list(iter_records(f)) if f.exists() else []
+        out: list[dict] = []
+        try:
+            for n, rec in enumerate(iter_records(f), 1):
+                try:
+                    check(rec)
+                except ValueError as e:
+                    raise BundleRefused(
+                        f"{bundle}: run/{name} line {n} is not a record autodev wrote ({line(str(e))})",
+                        "give a file `autodev runs export` wrote",
+                    ) from None
+                out.append(rec)
+        except CorruptLogError as e:
+            raise BundleRefused(
+                f"{bundle}: run/{name} is not JSON lines ({e.message.rsplit(': ', 1)[-1]})",
+                "give a file `autodev runs export` wrote",
+            ) from None
+        return out
 
     return Recording(
-        logs("thread.jsonl"),
-        logs("events.jsonl"),
-        logs("harness.jsonl"),
+        logs("thread.jsonl", check_post),
+        logs("events.jsonl", check_event),
+        logs("harness.jsonl", check_harness),
         root / "config",
         base,
         root / "repo.bundle",

@@ -27,6 +27,7 @@ from autodev.store.state import StateFile
 from autodev.store.thread import head_of, read_live, seq_of
 from autodev.timeline import git
 from autodev.timeline.live import Live
+from autodev.timeline.safe import install_config
 
 
 class ForkRefused(UsageError):
@@ -88,9 +89,9 @@ def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
     branch = f"autodev-fork-{secrets.token_hex(3)}"
     git.git(paths.repo, "worktree", "add", "-q", "-b", branch, str(into), commit)
     new = RunPaths(into)
-    if not (new.config_dir / "team.toml").exists():
-        config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
-        shutil.copytree(config, new.config_dir, dirs_exist_ok=True)
+    # the run's own config, never the one the commit at SEQ may hold (timeline/safe.py)
+    config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
+    install_config(config, new.config_dir)
     new.ensure()
     kept = [p for p in posts if seq_of(p) <= seq]
     turns = [t for p in kept if isinstance(t := p.get("turn"), int)]

@@ -109,18 +109,35 @@ def snapshot(repo: Path, parent: str | None, secret_files: Iterable[str] = SECRE
     return git(repo, *args, extra_env=IDENTITY)
 
 
+# `.autodev/` is never written from a commit: a participant can commit one with git plumbing
+# (the working tree's is read-only in the sandbox, the index and objects are not), and `reset
+# --hard` would make it the run's config (`sandbox = "off"`, hooks) for the next turn.
+NOT_CONFIG = ":(exclude,top).autodev"
+
+
 def reset_to(repo: Path, sha: str, secret_files: Iterable[str] = SECRET_FILES) -> None:
     """The branch (or a detached HEAD) and the working tree at `sha`: tracked files as committed,
     untracked ones removed (they were saved by `snapshot`), ignored files, .autodev/ and untracked
-    secret files kept (`snapshot` does not save those, so removing them would lose them)."""
+    secret files kept as they are, whatever `sha` holds there (`snapshot` does not save secret
+    files, so removing them would lose them; unlike `reset --hard`, a file tracked before and
+    ignored now stays)."""
     keep = ["-e", "/.autodev/"]
     tracked = set(git(repo, "ls-files", "-z").split("\0"))
     for p in secret_files_in(repo, secret_files):
         if p not in tracked:
             keep += ["-e", "/" + _IGNORE_SPECIAL.sub(r"\\\g<0>", p)]
-    git(repo, "reset", "-q", "--hard", sha)
+    git(repo, "reset", "-q", "--mixed", sha)
+    checkout(repo)
     git(repo, "clean", "-q", "-f", "-d", *keep)
 
 
 # characters a gitignore pattern (`git clean -e`) treats specially: escaped to mean themselves
 _IGNORE_SPECIAL = re.compile(r"[\\*?\[\]!# ]")
+
+
+def checkout(repo: Path, source: str | None = None) -> None:
+    """Every file of the index (or of commit `source`) but .autodev/ written to the working tree."""
+    listed = git(repo, "ls-tree", "-r", "--name-only", source) if source else git(repo, "ls-files")
+    if any(f != ".autodev" and not f.startswith(".autodev/") for f in listed.splitlines()):
+        # (checkout refuses a pathspec that matches nothing)
+        git(repo, "checkout", "-q", "-f", *([source] if source else []), "--", ":/", NOT_CONFIG)

@@ -58,8 +58,12 @@ class Divergence:
     got: str
 
     def __str__(self) -> str:
+        from autodev.guard.display import line
+
+        # what a recording (a bundle from anyone) and its replay hold, shown as it is: a
+        # terminal control sequence in a post or a tool's output is escaped, one line each
         where = f"turn {self.turn}, " if self.turn is not None else ""
-        return f"diverged at {where}{self.step}\n  expected: {self.expected}\n  got:      {self.got}"
+        return f"diverged at {where}{line(self.step)}\n  expected: {line(self.expected)}\n  got:      {line(self.got)}"
 
 
 def _records(path: Path) -> list[dict]:
@@ -123,9 +127,9 @@ def _clone(rec: Recording, to: Path) -> None:
 
 
 def _config(rec: Recording, repo: Path) -> None:
-    from autodev.timeline.safe import safe_config
+    from autodev.timeline.safe import install_config, safe_config
 
-    shutil.copytree(rec.config_dir, repo / ".autodev", dirs_exist_ok=True)
+    install_config(rec.config_dir, repo / ".autodev")
     if rec.untrusted:
         safe_config(repo / ".autodev")
 
@@ -187,26 +191,54 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
             "replay the run itself, or a bundle `autodev runs export` wrote (it keeps them)",
         )
     if rec.untrusted:
-        from autodev.guard.sandbox import resolve
-
-        resolve("bwrap")  # a bundle's commands never run on the host: no bubblewrap, no replay
+        _need_bubblewrap()
     work = Path(tempfile.mkdtemp(prefix="autodev-replay-")) if keep is None else keep
     try:
         repo = work / "repo"
         _clone(rec, repo)
         _config(rec, repo)
-        env = {"AUTODEV_HOME": str(work / "home")}
-        if agents and rec.run_dir is not None:  # (a bundle's too: the stand-in runs no CLI)
-            from autodev.timeline import standin
+        _agents_recorded(rec, repo)
+        from autodev.timeline import standin
 
-            # Each agent CLI is the stand-in that plays its recorded runs back (SPEC §16's
-            # AUTODEV_<NAME>_BIN, where the daemon finds every CLI).
-            env |= standin.prepare(rec.harness, rec.posts, rec.run_dir, work / "agents")
+        # Every agent CLI is the stand-in that plays the recorded runs back (SPEC §16's
+        # AUTODEV_<NAME>_BIN, where the daemon finds every CLI), a recording with no CLI run
+        # included: a replay never starts a real CLI.
+        env = {"AUTODEV_HOME": str(work / "home")}
+        env |= standin.prepare(rec.harness, rec.posts, rec.run_dir, work / "agents")
         with _env(env):
             return _run_here(rec, repo, recorded_tools)
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _need_bubblewrap() -> None:
+    """A bundle's commands never run on the host: no working bubblewrap, no replay."""
+    from autodev.guard.sandbox import PACKAGE, resolve
+
+    box = resolve("auto")
+    if not box.active:
+        raise ReplayRefused(
+            f"a bundle's commands run only in the bubblewrap sandbox, and {box.problem}",
+            f"install the `{PACKAGE}` package (e.g. `apt-get install {PACKAGE}`) and replay again",
+        )
+
+
+def _agents_recorded(rec: Recording, repo: Path) -> None:
+    """Refuse a coding-agent CLI participant the recording has no CLI run of: its turns could
+    only be played by the CLI itself, and a replay starts none."""
+    from autodev.config import load_team
+
+    team = load_team(RunPaths(repo).team_file)
+    who = {r["turn"]: r.get("participant") for r in rec.harness if r.get("type") == "turn_started"}
+    ran = {who.get(r.get("turn")) for r in rec.harness if r.get("type") == "agent_started"}
+    for p in team.participants:
+        if p.agent and p.name not in ran:
+            raise ReplayRefused(
+                f'participant "{p.name}" is a {p.agent} CLI with no recorded CLI run in this '
+                "recording, and a replay never starts a real CLI",
+                "replay a run (or a bundle of one) in which it took its turns",
+            )
 
 
 def _run_here(rec: Recording, repo: Path, recorded_tools: bool) -> Divergence | None:

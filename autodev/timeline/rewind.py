@@ -231,7 +231,7 @@ def _carry_out(h: Handles, intent: RewindStarted) -> Rewound:
     _checkpoint("refs")
     git.reset_to(repo, intent.target, _secret_files(h.paths))
     if intent.restore:
-        git.git(repo, "checkout", intent.restore, "--", ".")
+        git.checkout(repo, intent.restore)
         git.git(repo, "reset", "-q")
     _checkpoint("reset")
     _close_open_turn(h, n)

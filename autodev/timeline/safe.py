@@ -1,8 +1,15 @@
-"""What makes a bundle's `.autodev/` safe to run (shared by `bundle` and `replay`): no hooks or
-notifications, the sandbox required, no MCP servers, no agent CLI arguments or keys."""
+"""What makes a bundle's `.autodev/` safe to run (shared by `bundle` and `replay`).
+
+A bundle cannot widen anything (SPEC §21): its config keeps only what steers the run's pace and
+limits; what decides where a command may reach, read or write, which commands are gated and
+what runs besides the team's turns is the safe default, whatever the bundle says. The lists are
+allow-lists: a key that is not named here (a new one included) is dropped, and its default
+applies, so a key added to the config later cannot slip through a bundle.
+"""
 
 from __future__ import annotations
 
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -10,29 +17,160 @@ import tomli_w
 
 from autodev.errors import UsageError
 
-__all__ = ["BundleRefused", "safe_config"]
+__all__ = ["BundleRefused", "install_config", "safe_config"]
 
 
 class BundleRefused(UsageError):
     """A bundle that is not safe or not whole (exit 2)."""
 
 
+# config.toml keys kept as recorded: pace, limits and what the audit reads (its `auditCheck`
+# runs in the sandbox, like every replayed command); none reaches outside the sandbox.
+KEPT = frozenset(
+    {
+        "waitFirstSec",
+        "waitCapSec",
+        "maxWaitMin",
+        "maxAcceptChecks",
+        "maxTalkTurns",
+        "maxStepsPerTurn",
+        "turnTimeoutMin",
+        "commandTimeoutSec",
+        "auditCheck",
+        "maxRetries",
+        "retryBackoffSec",
+        "maxSilentTurns",
+        "auditDiffChars",
+        "maxCostUsd",
+        "maxTokens",
+        "maxOutputTokens",
+        # these only ever refuse more
+        "gateAutoDeny",
+        "gateRequiredTools",
+    }
+)
+# Lists a bundle may add to but not take from: the defaults stay in them.
+NARROWED = ("gateRequired", "secretFiles")
+# Set whatever the bundle says: the sandbox (no bubblewrap, no replay), no network, every gate
+# decided by a person (the recording's own decisions are fed back as it made them), agent CLIs
+# gated (replay runs none: its stand-in plays them).
+FORCED: dict[str, object] = {
+    "sandbox": "bwrap",
+    "commandNetwork": False,
+    "gateMode": "gated",
+    "gateOpaque": "gated",
+    "agentsGated": True,
+}
+# Dropped, so their defaults apply (docs/rewind.md lists them): gateAutoApprove, networkAllow,
+# sandboxExpose (and any other path the sandbox would show), hooks, notifyCommand, notifyUrl,
+# notifyTimeoutSec, telemetry (an endpoint, captureContent), and every key not named above.
+
+# A participant keeps who it is and its limits; its tools (browser, MCP), endpoint, key name,
+# network, CLI arguments and permission go. An audit keeps its model and effort.
+PARTICIPANT_KEPT = frozenset(
+    {
+        "name",
+        "model",
+        "agent",
+        "effort",
+        "write",
+        "lane",
+        "failover",
+        "max_cost_usd",
+        "max_tokens",
+        "max_output_tokens",
+        "context",
+    }
+)
+AUDIT_KEPT = frozenset({"model", "effort"})
+
+
+def install_config(src: Path, target: Path) -> None:
+    """`src` (a run's .autodev/) as `target`, the .autodev/ of a clone or worktree made from a
+    commit, replacing whatever that commit holds there: a participant can commit a `.autodev` of
+    its own with git plumbing (a config with `sandbox = "off"` or hooks, or a symbolic link to a
+    host folder the copy would be written through), and a bundle's repository can hold anything."""
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    shutil.copytree(src, target)
+
+
+def _load(path: Path, member: str) -> dict:
+    try:
+        return tomllib.loads(path.read_text()) if path.exists() else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise BundleRefused(
+            f"the bundle's {member} is not readable TOML ({str(e).splitlines()[0] if str(e) else 'too deep'})",
+            "give a file `autodev runs export` wrote",
+        ) from None
+
+
 def safe_config(config_dir: Path) -> None:
-    """A bundle's .autodev/ made safe to run: no hooks, no notifications, the sandbox required;
-    no MCP servers; no participant's tools, api_base, agent_args or api_key_env (an agent CLI
-    participant's turns are played by replay's stand-in, which runs no CLI)."""
+    """A bundle's .autodev/ (its `config/` folder) made safe to run, in place."""
+    from autodev.config.run import RunConfig
+
     cfg = config_dir / "config.toml"
-    data = tomllib.loads(cfg.read_text()) if cfg.exists() else {}
-    for key in ("hooks", "notifyCommand", "notifyUrl", "sandboxExpose", "sandboxRead"):
-        data.pop(key, None)
-    data["sandbox"] = "bwrap"
-    cfg.write_text(tomli_w.dumps(data))
+    data = _load(cfg, "config/config.toml")
+    out: dict = {k: v for k, v in data.items() if k in KEPT}
+    for key in NARROWED:
+        default = RunConfig.model_fields[_field(key)].get_default(call_default_factory=True)
+        extra = data.get(key)
+        added = (
+            [p for p in extra if isinstance(p, str) and p not in default] if isinstance(extra, list) else []
+        )
+        out[key] = [*default, *added]
+    out |= FORCED
+    cfg.write_text(tomli_w.dumps(out))
+
     team_file = config_dir / "team.toml"
-    team = tomllib.loads(team_file.read_text())
-    team.pop("mcp", None)
-    for p in team.get("participants") or []:
-        # A coding-agent CLI participant stays: replay runs the stand-in that plays its recorded
-        # streams, never a CLI; its own arguments and the key it would be given go.
-        for key in ("tools", "api_base", "agent_args", "api_key_env"):
-            p.pop(key, None)
-    team_file.write_text(tomli_w.dumps(team))
+    team = _load(team_file, "config/team.toml")
+    safe: dict = {}
+    people = team.get("participants")
+    if isinstance(people, list):
+        safe["participants"] = [
+            {k: v for k, v in p.items() if k in PARTICIPANT_KEPT} if isinstance(p, dict) else p
+            for p in people
+        ]
+    if isinstance(team.get("audit"), dict):
+        safe["audit"] = {k: v for k, v in team["audit"].items() if k in AUDIT_KEPT}
+    scripted = team.get("scripted")
+    if isinstance(scripted, dict):
+        path = scripted.get("path", "script.toml")
+        # the script is read from the bundle's own config folder, never from elsewhere on the host
+        if not isinstance(path, str) or not (config_dir / path).resolve().is_relative_to(
+            config_dir.resolve()
+        ):
+            raise BundleRefused(
+                f"the bundle's config/team.toml names a script outside its folder ({path!r})",
+                "give a file `autodev runs export` wrote",
+            )
+        safe["scripted"] = {"path": path}
+    # `mcp` (servers started with the daemon) and every other table are dropped
+    team_file.write_text(tomli_w.dumps(safe))
+    _check(cfg, team_file)
+
+
+def _check(cfg: Path, team_file: Path) -> None:
+    """What is left is a config the daemon takes: refused here, naming the bundle's file, rather
+    than in the middle of the replay."""
+    from autodev.config import load_config, load_team
+    from autodev.errors import ConfigError
+    from autodev.guard.display import line, shown
+
+    for path, load in ((cfg, load_config), (team_file, load_team)):
+        try:
+            load(path)
+        except ConfigError as e:
+            # one line, without the temporary folder's path, escaped (the values are the bundle's)
+            first = line((e.message.splitlines() or [""])[0].removeprefix(f"{path}: "))
+            raise BundleRefused(
+                f"the bundle's config/{path.name} is not valid: {first}", shown(e.fix)
+            ) from None
+
+
+def _field(alias: str) -> str:
+    from autodev.config.run import RunConfig
+
+    return next(name for name, f in RunConfig.model_fields.items() if f.alias == alias)

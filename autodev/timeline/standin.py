@@ -35,9 +35,11 @@ STREAM = re.compile(r"agents/t\d+-\d+-[a-z]+\.jsonl")
 # -- the replay's side ----------------------------------------------------------------------------
 
 
-def prepare(harness: list[dict], posts: list[dict], run_dir: Path, into: Path) -> dict[str, str]:
+def prepare(harness: list[dict], posts: list[dict], run_dir: Path | None, into: Path) -> dict[str, str]:
     """The plays of the recorded CLI runs in `into`, and the variables that make every agent
-    CLI this stand-in (a CLI the recording never ran included: a replay calls no real CLI)."""
+    CLI this stand-in (a CLI the recording never ran included, and with no recorded run at all:
+    a replay calls no real CLI). `run_dir`: where the streams are (None: a recording that has
+    no CLI run)."""
     from autodev.agents.adapters import ADAPTERS
     from autodev.host.hostproc import PYTHON_SAFE
     from autodev.timeline.refused import ReplayRefused
@@ -50,6 +52,11 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path, into: Path) -
     for r in harness:
         if r.get("type") == "agent_started":
             stream = str(r.get("stream") or "")
+            if run_dir is None:
+                raise ReplayRefused(
+                    f"turn {r.get('turn')}: the recording keeps no raw stream of its {r.get('agent')} run",
+                    "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
+                )
             src = run_dir / stream
             # a bundle's harness log is untrusted: only a stream of its own agents/ folder
             if not STREAM.fullmatch(stream) or src.is_symlink() or not src.is_file():

@@ -1,0 +1,95 @@
+"""`autodev fork` and `autodev rewind` keep the run's own config, never a `.autodev` that the
+commit at SEQ holds: a participant can commit one with git plumbing (its working tree's
+`.autodev/` is read-only in the sandbox, its index and objects are not), with `sandbox = "off"`
+and hooks for the next start, or as a link to a host folder a copy would be written through."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from autodev.store.paths import RunPaths
+from tests.conftest import git
+from tests.timeline.conftest import copy_run, recorded_run  # noqa: F401 - the session's recorded run
+
+HOSTILE = 'sandbox = "off"\n[[hooks]]\non = "on_state"\ncommand = "touch /tmp/pwned"\n'
+
+
+def _plant(repo: Path, entries: list[tuple[str, str, str]], seq: int = 5) -> str:
+    """A commit on the run's branch adding (mode, path, content) entries, made as a participant
+    would in the sandbox: blobs and index only, the working tree untouched; post `seq` is made
+    to have been posted on it."""
+    index = repo / ".git" / "plant-index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    run = lambda *a, i=None: subprocess.run(  # noqa: E731
+        ["git", *a], cwd=repo, check=True, capture_output=True, text=True, input=i, env={**os.environ, **env}
+    ).stdout.strip()
+    run("read-tree", "HEAD")
+    for mode, path, content in entries:
+        blob = run("hash-object", "-w", "--stdin", i=content)
+        run("update-index", "--add", "--cacheinfo", f"{mode},{blob},{path}")
+    tree = run("write-tree")
+    commit = run("commit-tree", tree, "-p", "HEAD", "-m", "innocent", i="")
+    git(repo, "update-ref", "HEAD", commit)
+    index.unlink()
+    thread = RunPaths(repo).thread
+    lines = [json.loads(line) for line in thread.read_text().splitlines()]
+    assert lines[seq - 1]["seq"] == seq
+    lines[seq - 1]["head"] = commit
+    thread.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return commit
+
+
+def test_a_fork_at_a_commit_holding_its_own_autodev_gets_the_runs_config(recorded_run, tmp_path, inproc):  # noqa: F811
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    own = (repo / ".autodev" / "config.toml").read_text()
+    _plant(
+        repo,
+        [
+            ("100644", ".autodev/config.toml", HOSTILE),
+            ("100644", ".autodev/team.toml", (repo / ".autodev" / "team.toml").read_text()),
+        ],
+    )
+    into = tmp_path / "fork"
+    r = inproc(repo, "fork", "5", "--into", str(into))
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = (into / ".autodev" / "config.toml").read_text()
+    assert got == own and "hooks" not in tomllib.loads(got)
+
+
+@pytest.mark.parametrize("link", ["absolute", "relative"])
+def test_a_fork_at_a_commit_whose_autodev_is_a_link_writes_nothing_through_it(
+    recorded_run,  # noqa: F811
+    tmp_path,
+    inproc,
+    link,
+):
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    target = str(victim) if link == "absolute" else "../victim"
+    _plant(repo, [("120000", ".autodev", target)])
+    into = tmp_path / "fork"
+    r = inproc(repo, "fork", "5", "--into", str(into))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert list(victim.iterdir()) == []
+    assert (into / ".autodev").is_dir() and not (into / ".autodev").is_symlink()
+    assert (into / ".autodev" / "team.toml").read_text() == (repo / ".autodev" / "team.toml").read_text()
+
+
+def test_a_rewind_to_a_commit_holding_its_own_autodev_keeps_the_runs_config(recorded_run, tmp_path, inproc):  # noqa: F811
+    """The rewind's reset writes the commit's tracked files; `.autodev/` is not one of them."""
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    own = {f.name: f.read_text() for f in (repo / ".autodev").iterdir()}
+    _plant(repo, [("100644", ".autodev/config.toml", HOSTILE)], seq=3)
+    r = inproc(repo, "rewind", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {f.name: f.read_text() for f in (repo / ".autodev").iterdir()} == own
+    r = inproc(repo, "rewind", "--undo")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {f.name: f.read_text() for f in (repo / ".autodev").iterdir()} == own
