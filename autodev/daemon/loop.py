@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 
 from autodev import telemetry
-from autodev.daemon import auditing, effects, inputs, notices, notify, recovery, turnsetup
+from autodev.daemon import auditing, effects, gitwatch, inputs, notices, notify, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import Services, hooks_for, save_team
@@ -240,8 +240,13 @@ class Loop:
     def _refused(self, e: RepositoryRefused) -> None:
         """The repository would make autodev run a program on the host (its .git is not the one
         the run started with, a CLI's settings were planted): nothing more runs until the user
-        has looked."""
+        has looked. What git would run or follow is moved out first: the user's own git is
+        next to look at the repository."""
         self.events.emit(ErrorEvent(message=str(e)))
+        try:
+            gitwatch.quarantine(self.run, self.state.read().speaking, self.state.read().turn)
+        except RepositoryRefused as err:
+            self.events.emit(ErrorEvent(message=str(err)))
         self._settle()
         self._set("paused", reason("refused", error=e.message, fix=e.fix), speaking=None)
 

@@ -1,0 +1,252 @@
+"""Issue 29, findings 8, 13 and 14: the repository's `.git` stays git's.
+
+A participant's command in the real sandbox plants what the user's own git would run or follow;
+after the run the user's plain `git status` (run here as a user would, with a clean
+environment) runs nothing, and the thread names what was moved to the quarantine folder. A
+branch written backwards is named with the commits it dropped, and put back while history
+rewriting is gated. Hostile git content (a `.gitmodules` git cannot parse, a corrupt index, odd
+refs) never ends the daemon: the run goes on, or pauses naming git's message."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autodev.guard import sandbox
+from autodev.host import gitquarantine, hostgit
+from tests.conftest import git, run_dir, thread_of, write_team
+from tests.e2e.helpers import BUILDER, call, done_accepted, events, post, state_of, step
+
+BOX = sandbox.resolve("auto")
+needs_bwrap = pytest.mark.skipif(not BOX.active, reason=f"no working bubblewrap here: {BOX.problem}")
+
+
+@pytest.fixture(autouse=True)
+def _no_pins():
+    yield
+    hostgit._run_pins.clear()
+    gitquarantine._pins.clear()
+
+
+def evil(mark: Path) -> str:
+    """A shell line a participant runs: evil.sh, a program that touches `mark` (outside the
+    repository) when the user's git runs it as an fsmonitor or a hook."""
+    return f"printf '#!/bin/sh\\ntouch {mark}\\ncat >/dev/null\\nexit 1\\n' > evil.sh && chmod +x evil.sh"
+
+
+def users_git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    """The user's own plain git, with a clean environment (no GIT_* of the tests)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+
+
+def notes(repo: Path) -> str:
+    return "\n".join(p["text"] for p in thread_of(repo) if p["from"] == "system")
+
+
+def run(
+    autodev, repo: Path, *commands: str, expect: int = 0, config: str = ""
+) -> subprocess.CompletedProcess:
+    script = "".join(step("builder", call("run_command", command=c)) for c in commands)
+    script += post("builder", "work_done", "did it", "builder") + done_accepted("builder")
+    write_team(repo, BUILDER, script, config)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=180)
+    assert r.returncode == expect, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+@needs_bwrap
+def test_finding8_a_planted_commondir_is_quarantined_and_the_users_git_status_runs_nothing(
+    repo, autodev, tmp_path
+):
+    mark = tmp_path / "MARK"
+    plant = (
+        f"{evil(mark)} && cp -a .git evilgit && printf '[core]\\n\\tfsmonitor = %s\\n' $PWD/evil.sh >> evilgit/config"
+        " && echo $PWD/evilgit > .git/commondir && echo x > new.txt"
+    )
+    run(autodev, repo, plant)
+    assert not (repo / ".git" / "commondir").exists()
+    assert state_of(repo)["state"] == "complete"
+    users_git(repo, "status")
+    assert not mark.exists()
+    said = notes(repo)
+    assert ".git/commondir" in said and "quarantine" in said, said
+    [ev] = events(repo, "git_quarantined")
+    moved = Path(ev["folder"]) / ".git" / "commondir"
+    assert moved.is_file() and moved.parent.parent.parent.name == "quarantine"
+    assert moved.is_relative_to(run_dir(repo))
+    # The file moved aside is the payload: put back, the user's git runs it.
+    (repo / ".git" / "commondir").write_text(moved.read_text())
+    users_git(repo, "status")
+    assert mark.exists()
+
+
+@needs_bwrap
+def test_finding8_other_forms_are_quarantined_through_the_real_daemon(repo, autodev, tmp_path):
+    mark = tmp_path / "MARK"
+    hook_mark = tmp_path / "HOOK"
+    commands = [
+        evil(mark),
+        # a nested repository staged as a gitlink, whose config names the fsmonitor
+        "git init -q sub && git -C sub commit -q --allow-empty -m s && echo x > sub/f"
+        " && printf '[core]\\n\\tfsmonitor = %s\\n' $PWD/evil.sh >> sub/.git/config && git add sub",
+        # a submodule's git folder under .git/modules with a hook, and its config
+        f"mkdir -p .git/modules/m/hooks && cp -r .git/HEAD .git/objects .git/refs .git/modules/m/"
+        f" && printf '#!/bin/sh\\ntouch {hook_mark}\\n' > .git/modules/m/hooks/post-checkout"
+        " && printf '[core]\\n\\tpager = %s\\n' $PWD/evil.sh > .git/modules/m/config",
+        # the repository's own config.worktree and an alternates redirect
+        "printf '[core]\\n\\tfsmonitor = %s\\n' $PWD/evil.sh > .git/config.worktree"
+        " && mkdir -p .git/objects/info && echo /tmp > .git/objects/info/alternates",
+        # a .gitmodules naming a command
+        "printf '[submodule \"sub\"]\\n\\tpath = sub\\n\\turl = ./sub\\n\\tupdate = !touch /tmp/x\\n' > .gitmodules",
+    ]
+    run(autodev, repo, *commands)
+    moved = {p for e in events(repo, "git_quarantined") for p in e["paths"]}
+    assert {
+        "sub/.git/config",
+        ".git/modules/m/hooks/post-checkout",
+        ".git/modules/m/config",
+        ".git/config.worktree",
+        ".git/objects/info/alternates",
+        ".gitmodules",
+    } <= moved, moved
+    said = notes(repo)
+    for p in moved:
+        assert p in said
+    users_git(repo, "status")
+    users_git(repo, "-C", "sub", "status")
+    assert not mark.exists() and not hook_mark.exists()
+
+
+def test_finding8_the_nested_fsmonitor_form_runs_on_plain_git_without_the_quarantine(repo, tmp_path):
+    """The form of the test above, planted by hand: the user's git runs it, and the sweep moves
+    exactly the file that carries it (the repository's own files at the pin stay)."""
+    mark = tmp_path / "MARK"
+    prog = tmp_path / "evil.sh"
+    prog.write_text(f"#!/bin/sh\ntouch {mark}\ncat >/dev/null\nexit 1\n")
+    prog.chmod(0o755)
+    (repo / ".git" / "info" / "attributes").write_text("* text\n")
+    gitquarantine.pin(repo)
+    sub = repo / "sub"
+    git(repo, "init", "-q", "sub")
+    git(sub, "commit", "-q", "--allow-empty", "-m", "s")
+    git(repo, "add", "sub")
+    (sub / "f").write_text("x\n")
+    with open(sub / ".git" / "config", "a") as f:
+        f.write(f"[core]\n\tfsmonitor = {prog}\n")
+    users_git(repo, "status")
+    assert mark.exists()
+    mark.unlink()
+    moved = gitquarantine.sweep(repo, tmp_path / "q")
+    assert [m.path for m in moved] == ["sub/.git/config"]
+    assert "core.fsmonitor" in moved[0].why
+    assert (tmp_path / "q" / "sub" / ".git" / "config").is_file()
+    users_git(repo, "status")
+    assert not mark.exists()
+    assert gitquarantine.sweep(repo, tmp_path / "q2") == []  # nothing left to move
+    assert (repo / ".git" / "info" / "attributes").exists()  # the user's, and picks no program
+
+
+def test_a_safe_nested_config_and_the_users_own_files_stay(repo, tmp_path):
+    (repo / ".git" / "config.worktree").write_text("[core]\n\tfsmonitor = /bin/true\n")  # the user's
+    gitquarantine.pin(repo)
+    git(repo, "init", "-q", "sub")
+    git(repo / "sub", "commit", "-q", "--allow-empty", "-m", "s")
+    git(repo, "add", "sub")
+    (repo / ".gitmodules").write_text('[submodule "sub"]\n\tpath = sub\n\turl = ./sub\n')
+    assert gitquarantine.sweep(repo, tmp_path / "q") == []
+    assert (repo / ".git" / "config.worktree").exists() and (repo / ".gitmodules").exists()
+    (repo / "sub" / ".git").rename(tmp_path / "subgit")
+    (repo / "sub" / ".git").write_text(f"gitdir: {tmp_path / 'subgit'}\n")
+    [m] = gitquarantine.sweep(repo, tmp_path / "q")
+    assert m.path == "sub/.git" and "outside the repository" in m.why
+
+
+@needs_bwrap
+def test_finding13_a_branch_written_backwards_is_named_and_put_back_while_rewriting_is_gated(repo, autodev):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "teammate's work")
+    kept = git(repo, "rev-parse", "HEAD").strip()
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    run(autodev, repo, f"echo {first} > .git/refs/heads/main && echo x > new.txt")
+    said = notes(repo)
+    assert "moved branch main" in said and "teammate's work" in said and kept[:7] in said, said
+    assert git(repo, "rev-parse", "refs/heads/main").strip() == kept  # put back (gated by default)
+    [ev] = events(repo, "branch_moved_back")
+    assert ev["restored"] is True and ev["dropped"][0].startswith(kept[:7])
+    reqs = (run_dir(repo) / "scripted-requests.jsonl").read_text()
+    assert "post kind=gate" in reqs  # the participant was told how to ask
+
+
+@needs_bwrap
+def test_finding13_without_a_rewrite_gate_the_move_stands_and_is_still_named(repo, autodev):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "teammate's work")
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    run(autodev, repo, f"echo {first} > .git/refs/heads/main", config='gateRequired = ["git push*"]\n')
+    assert git(repo, "rev-parse", "refs/heads/main").strip() == first
+    assert "teammate's work" in notes(repo)
+    [ev] = events(repo, "branch_moved_back")
+    assert ev["restored"] is False
+
+
+@needs_bwrap
+def test_finding14_a_gitmodules_command_and_a_gitlink_do_not_end_the_daemon(repo, autodev):
+    plant = (
+        "printf '[submodule \"x\"]\\n\\tpath = x\\n\\turl = ./x\\n\\tupdate = !touch /tmp/m\\n' > .gitmodules"
+        " && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),x && git add .gitmodules"
+        " && git commit -qm sub && echo y > y.txt && git add y.txt && git commit -qm y"
+    )
+    run(autodev, repo, plant)
+    st = state_of(repo)
+    assert st["state"] == "complete", st
+    [credited] = [p for p in thread_of(repo) if p["kind"] == "work_done"]
+    assert credited["credit"] and "y.txt" in credited["credit"]["files"]
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "plant, named",
+    [
+        ("printf 'not an index' > .git/index", "index"),
+        (
+            "echo 0123456789012345678901234567890123456789 > .git/refs/heads/ghost && git update-ref -d HEAD",
+            "",
+        ),
+        (
+            "printf 'ref: refs/heads/b\\n' > .git/refs/heads/a && printf 'ref: refs/heads/a\\n' > .git/refs/heads/b",
+            "",
+        ),
+        ("mkdir -p '.git/refs/heads/o d' && echo $(git rev-parse HEAD) > '.git/refs/heads/o d/..x'", ""),
+        (
+            "printf 'ref: refs/heads/self\\n' > .git/HEAD && printf 'ref: refs/heads/self\\n' > .git/refs/heads/self",
+            "HEAD",
+        ),
+    ],
+    ids=["corrupt-index", "missing-object-and-no-head", "symref-loop", "odd-ref-name", "head-loop"],
+)
+def test_finding14_odd_refs_and_a_corrupt_index_pause_or_go_on_never_exit(repo, autodev, plant, named):
+    script = step("builder", call("run_command", command=plant + "; echo z > z.txt"))
+    script += post("builder", "work_done", "did it", "builder") + done_accepted("builder")
+    write_team(repo, BUILDER, script)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=180)
+    assert "Traceback" not in r.stderr, r.stderr
+    st = state_of(repo)
+    assert r.returncode in (0, 3), r.stdout + r.stderr
+    if r.returncode == 3:
+        assert st["state"] == "paused" and st["reason"]["code"] == "refused", st
+        assert "git" in st["reason"]["text"] and named in st["reason"]["text"], st
+        status = autodev(repo, "status", check=True).stdout
+        assert "refused" in status or "git" in status
+    else:
+        assert st["state"] == "complete", st
