@@ -70,6 +70,25 @@ def quarantine(run: Run, name: str | None, turn: int) -> str:
     return "moved out of the repository, git would run or follow them: " + ", ".join(m.path for m in moved)
 
 
+def unnamed(run: Run) -> None:
+    """A quarantine folder whose note a crash cut off (the move comes first: the safe side) is
+    named now, at the daemon's start, from what it holds."""
+    root = run.paths.run_dir / "quarantine"
+    if not root.is_dir():
+        return
+    for folder in sorted(root.iterdir()):
+        turn, _, n = folder.name.partition("-")
+        nid = f"{run.run_id}:t{turn}:quarantine:{n}"
+        if not (turn.isdigit() and n.isdigit()) or run.thread.seen(nid) is not None:
+            continue
+        files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+        text = (
+            f"turn {turn} left files in the repository that git would run or follow; autodev moved "
+            f"them to {folder} before the daemon stopped:\n" + "\n".join(f"- {f}" for f in files)
+        )
+        run.note("system", text, id=nid)
+
+
 class GitWatch:
     """One turn's watch: `after_command` (run_command's result gets what it returns) and
     `after_turn`."""

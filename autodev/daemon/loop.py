@@ -133,6 +133,7 @@ class Loop:
             )
             self.telemetry.catch_up(st.turn + 1)
         self.resume = None
+        gitwatch.unnamed(self.run)  # a quarantine a crash left unnamed
         rewind.finish_pending(self._timeline())  # a rewind a crash cut short
         self._settle()
 

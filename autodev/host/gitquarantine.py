@@ -74,6 +74,7 @@ SAFE_KEYS = (
 MAX_NESTED = 2000  # git folders looked at under .git/modules (a huge tree cannot stall a turn)
 
 _pins: dict[str, dict[str, str]] = {}  # work tree -> path -> stamp at the run's start
+_links: dict[str, tuple[tuple[int, int, int], list[str]]] = {}  # index -> (its stat, its gitlinks)
 
 
 @dataclass(frozen=True)
@@ -122,13 +123,25 @@ def _nested_git_folders(common: Path) -> list[Path]:
     return found
 
 
-def _gitlinks(repo: Path) -> list[str]:
-    """The index's gitlinks (submodules): git enters each one's `.git` on `git status`."""
+def _gitlinks(repo: Path, index: Path) -> list[str]:
+    """The index's gitlinks (submodules): git enters each one's `.git` on `git status`. Listed
+    again only when the index file changed (a large index is not read after every command)."""
+    try:
+        st = os.stat(index)
+    except OSError:
+        return []
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _links.get(str(index))
+    if cached is not None and cached[0] == key:
+        return cached[1]
     try:
         r = hostgit.run(repo, "ls-files", "-s", "-z", check=False, timeout=60)
     except (AutodevError, OSError, subprocess.SubprocessError):
         return []  # the daemon's own git calls name what is wrong with the repository
-    return [e.split("\t", 1)[1] for e in r.stdout.split("\0") if e.startswith("160000 ") and "\t" in e]
+    links = [e.split("\t", 1)[1] for e in r.stdout.split("\0") if e.startswith("160000 ") and "\t" in e]
+    if r.returncode == 0:
+        _links[str(index)] = (key, links)
+    return links
 
 
 def candidates(repo: Path) -> list[tuple[Path, str]]:
@@ -165,8 +178,12 @@ def _submodules(repo: Path) -> list[tuple[Path, str]]:
     """The git folders and `gitdir:` files of the index's gitlinks (git lists them: run only
     once the repository's own redirects are gone)."""
     work = Path(os.path.realpath(repo))
+    try:
+        git_dir = hostgit.layout(work)[3]
+    except (hostgit.GitRefused, NotARepositoryError):
+        return []
     out: list[tuple[Path, str]] = []
-    for link in _gitlinks(work):
+    for link in _gitlinks(work, git_dir / "index"):
         dotgit = work / link / ".git"
         if dotgit.is_dir() and not dotgit.is_symlink():
             out += _git_folder_files(dotgit)
@@ -269,7 +286,9 @@ def sweep(repo: Path, dest: Path) -> list[Moved]:
     when something moves). What could not be moved is raised (`QuarantineFailed`), never left
     silently."""
     work = Path(os.path.realpath(repo))
-    pinned = _pins.get(str(work), {})
+    if str(work) not in _pins:
+        pin(work)  # the first look: what is there is the user's (commondir excepted)
+    pinned = _pins[str(work)]
     try:
         common = hostgit.layout(work)[4]
     except (hostgit.GitRefused, NotARepositoryError):
