@@ -19,7 +19,9 @@ A process pins the repository once (`pin_run`, the daemon at run start): from th
 command first checks that `.git` is the same folder (device and inode), the common folder too,
 and the configuration files hold the same bytes, and refuses otherwise (`GitRefused`): a
 renamed, replaced or redirected `.git` is never used. A process that pinned nothing (the CLI's
-short commands, tests) gets the structural checks on every command.
+short commands, tests) gets the structural checks on every command. A command that fails (or
+does not finish) is `GitFailed`: the daemon pauses the run naming git's message, never exits.
+What the user's own git would run is moved out of the repository by `gitquarantine`.
 """
 
 from __future__ import annotations
