@@ -63,32 +63,31 @@ def audit(
     audit_id = f"{run.run_id}:audit{post.seq}"
     run.events.emit(AuditStartedEvent(seq=post.seq, n=n))
     try:
-        try:
-            v = ask(
-                repo=run.paths.repo,
-                objective="\n\n".join(st.user_messages),
-                done_post=post,
-                base=st.base_head,
-                check=config.audit_check,
-                check_timeout=config.command_timeout_sec,
-                targets=targets,
-                audit_id=audit_id,
-                diff_chars=config.audit_diff_chars,
-                overrides=run.overrides,
-                secret_env=secret_env,
-                room=room,
-                max_retries=config.max_retries,
-                backoff_sec=config.retry_backoff_sec,
-                on_retry=lambda attempt, delay, error: run.events.emit(
-                    RetryEvent(
-                        participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
-                    )
-                ),
-                stopping=stopping,
-                model=model,
-            )
-        finally:
-            gitwatch.quarantine(run, "audit", st.turn)  # auditCheck ran the repository's code
+        v = ask(
+            repo=run.paths.repo,
+            objective="\n\n".join(st.user_messages),
+            done_post=post,
+            base=st.base_head,
+            check=config.audit_check,
+            check_timeout=config.command_timeout_sec,
+            targets=targets,
+            audit_id=audit_id,
+            diff_chars=config.audit_diff_chars,
+            overrides=run.overrides,
+            secret_env=secret_env,
+            room=room,
+            max_retries=config.max_retries,
+            backoff_sec=config.retry_backoff_sec,
+            on_retry=lambda attempt, delay, error: run.events.emit(
+                RetryEvent(
+                    participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
+                )
+            ),
+            stopping=stopping,
+            model=model,
+            # auditCheck ran the repository's code (its tests) with the repository writable
+            after_check=lambda: gitwatch.quarantine(run, "audit", st.turn),
+        )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.
         run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))

@@ -90,24 +90,22 @@ def unnamed(run: Run) -> None:
 
 
 class GitWatch:
-    """One turn's watch: `after_command` (run_command's result gets what it returns) and
-    `after_turn`."""
+    """One turn's watch: `after_command` after each command (its result gets what it returns)
+    and, with no command, at the turn's end."""
 
     def __init__(
         self, run: Run, config: RunConfig, name: str, turn: int, branch: str | None, start: str | None
     ):
         self.run, self.config, self.name, self.turn = run, config, name, turn
         self.branch, self.start = branch, start
-        self.told: set[str | None] = set()  # tips already named (a branch left back is named once)
+        self.told: set[str | None] = set()  # tips a move stands at (named once)
+        self.times = 0  # moves named in this turn (the notes' ids)
 
     def after_command(self, command: str | None = None) -> str:
         """What the command's result adds. `command` ran past the guard: when it matched a
         gateRequired pattern, an approved gate covered it, and a move back it made stands."""
         said = [quarantine(self.run, self.name, self.turn), self.moved_back(self._approved(command))]
         return "\n".join(s for s in said if s)
-
-    def after_turn(self) -> None:
-        self.after_command()
 
     def _approved(self, command: str | None) -> bool:
         if not command:
@@ -127,7 +125,7 @@ class GitWatch:
         tip = credit.branch_tip(repo, branch)
         if tip == start or (tip is not None and credit.holds(repo, start, tip)) or tip in self.told:
             return ""
-        self.told.add(tip)
+        self.times += 1
         lost = credit.dropped(repo, start, tip)
         short = branch.removeprefix("refs/heads/")
         gated, gate_ids = self._gated(short, tip)
@@ -159,8 +157,9 @@ class GitWatch:
                 restored=restored,
             )
         )
-        self.run.note("system", text, id=f"{self.run.run_id}:t{self.turn}:branch:{(tip or 'deleted')[:12]}")
+        self.run.note("system", text, id=f"{self.run.run_id}:t{self.turn}:branch:{self.times}")
         if not restored:
+            self.told.add(tip)
             return text
         return (
             text + "\nTo drop those commits, post kind=gate whose text names the exact command "

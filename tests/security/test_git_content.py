@@ -250,3 +250,66 @@ def test_finding14_odd_refs_and_a_corrupt_index_pause_or_go_on_never_exit(repo, 
         assert "refused" in status or "git" in status
     else:
         assert st["state"] == "complete", st
+
+
+@needs_bwrap
+def test_finding8_the_audits_check_is_swept_before_any_git_reads_the_repository(repo, autodev, tmp_path):
+    """auditCheck runs the repository's code (its tests) with the repository writable."""
+    mark = tmp_path / "MARK"
+    check = (
+        f"{evil(mark)} && cp -a .git evilgit && printf '[core]\\n\\tfsmonitor = %s\\n' $PWD/evil.sh >> evilgit/config"
+        " && echo $PWD/evilgit > .git/commondir"
+    )
+    run(
+        autodev,
+        repo,
+        "echo x > new.txt && git add new.txt && git commit -qm new",
+        config="auditCheck = '''" + check + "'''\n",
+    )
+    assert state_of(repo)["state"] == "complete", state_of(repo)
+    assert not (repo / ".git" / "commondir").exists()
+    [ev] = events(repo, "git_quarantined")
+    assert ev["participant"] == "audit" and ev["paths"] == [".git/commondir"]
+    users_git(repo, "status")
+    assert not mark.exists()
+
+
+def test_a_quarantine_a_crash_left_unnamed_is_named_when_the_daemon_starts(repo, autodev):
+    folder = run_dir(repo) / "quarantine" / "2-1" / ".git"
+    folder.mkdir(parents=True)
+    (folder / "commondir").write_text("/elsewhere\n")
+    run(autodev, repo, "echo x > new.txt")
+    [note] = [
+        p for p in thread_of(repo) if p["from"] == "system" and "before the daemon stopped" in p["text"]
+    ]
+    assert ".git/commondir" in note["text"] and str(folder.parent) in note["text"]
+
+
+def test_finding14_a_git_failure_is_typed_and_names_git(repo):
+    from autodev.errors import RepositoryRefused
+    from autodev.harness import credit
+
+    (repo / ".git" / "index").write_bytes(b"not an index")
+    with pytest.raises(hostgit.GitFailed, match="index") as e:
+        credit.take_baseline(repo)
+    assert isinstance(e.value, RepositoryRefused) and "git status" in e.value.fix
+
+
+@needs_bwrap
+def test_finding13_a_move_back_under_an_approved_gate_stands(repo, autodev):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "teammate's work")
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    command = f"git reset --hard {first}"
+    script = post("builder", "gate", f"I need to run `{command}` to drop the teammate's commit")
+    script += step("builder", call("run_command", command=command))
+    script += post("builder", "work_done", "dropped it", "builder") + done_accepted("builder")
+    write_team(repo, BUILDER, script)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=180)
+    assert r.returncode == 3 and state_of(repo)["state"] == "gated", r.stdout + r.stderr
+    autodev(repo, "approve", check=True)
+    r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert git(repo, "rev-parse", "refs/heads/main").strip() == first  # the approved move stands
+    [ev] = events(repo, "branch_moved_back")
+    assert ev["restored"] is False and "teammate's work" in ev["dropped"][0]
+    assert "teammate's work" in notes(repo)
