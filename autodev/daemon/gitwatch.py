@@ -43,14 +43,14 @@ REWRITES = tuple(
 )
 
 
-def quarantine(run: Run, name: str | None, turn: int) -> str:
-    """Move what git would run or follow out of the repository; the note's text ("" if none)."""
+def quarantine(run: Run, name: str | None, turn: int) -> list[str]:
+    """Move what git would run or follow out of the repository; the paths it moved."""
     root = run.paths.run_dir / "quarantine"
     n = 1 + sum(1 for d in (os.listdir(root) if root.is_dir() else []) if d.startswith(f"{turn}-"))
     dest = root / f"{turn}-{n}"
     moved = gitquarantine.sweep(run.paths.repo, dest)
     if not moved:
-        return ""
+        return []
     lines = [f"- {m.path}: {m.why}" for m in moved]
     who = f"{name}'s turn {turn}" if name else f"turn {turn}"
     text = (
@@ -67,7 +67,7 @@ def quarantine(run: Run, name: str | None, turn: int) -> str:
         )
     )
     run.note("system", text, id=f"{run.run_id}:t{turn}:quarantine:{n}")
-    return "moved out of the repository, git would run or follow them: " + ", ".join(m.path for m in moved)
+    return [m.path for m in moved]
 
 
 def unnamed(run: Run) -> None:
@@ -104,7 +104,9 @@ class GitWatch:
     def after_command(self, command: str | None = None) -> str:
         """What the command's result adds. `command` ran past the guard: when it matched a
         gateRequired pattern, an approved gate covered it, and a move back it made stands."""
-        said = [quarantine(self.run, self.name, self.turn), self.moved_back(self._approved(command))]
+        moved = quarantine(self.run, self.name, self.turn)
+        said = [f"moved out of the repository, git would run or follow them: {', '.join(moved)}" if moved else ""]
+        said.append(self.moved_back(self._approved(command)))
         return "\n".join(s for s in said if s)
 
     def _approved(self, command: str | None) -> bool:

@@ -244,12 +244,18 @@ class Loop:
         has looked. What git would run or follow is moved out first: the user's own git is
         next to look at the repository."""
         self.events.emit(ErrorEvent(message=str(e)))
+        fix = e.fix
+        st = self.state.read()
         try:
-            gitwatch.quarantine(self.run, self.state.read().speaking, self.state.read().turn)
+            if moved := gitwatch.quarantine(self.run, st.speaking, st.turn):
+                fix = (
+                    f"autodev moved {', '.join(moved)} out of the repository (the thread says where); "
+                    "look at the repository, then `autodev resume`"
+                )
         except RepositoryRefused as err:
             self.events.emit(ErrorEvent(message=str(err)))
         self._settle()
-        self._set("paused", reason("refused", error=e.message, fix=e.fix), speaking=None)
+        self._set("paused", reason("refused", error=e.message, fix=fix), speaking=None)
 
     def _idle(self, timeout: float | None) -> None:
         """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.

@@ -17,6 +17,7 @@ import pytest
 
 from autodev.guard import sandbox
 from autodev.host import gitquarantine, hostgit
+from tests.agents.conftest import Fakes
 from tests.conftest import git, run_dir, thread_of, write_team
 from tests.e2e.helpers import BUILDER, call, done_accepted, events, post, state_of, step
 
@@ -313,3 +314,74 @@ def test_finding13_a_move_back_under_an_approved_gate_stands(repo, autodev):
     [ev] = events(repo, "branch_moved_back")
     assert ev["restored"] is False and "teammate's work" in ev["dropped"][0]
     assert "teammate's work" in notes(repo)
+
+
+AGENT_TEAM = """
+[[participants]]
+name = "builder"
+agent = "codex"
+model = "fast-model"
+write = true
+
+[[participants]]
+name = "reviewer"
+model = "scripted"
+
+[audit]
+model = "scripted"
+
+[scripted]
+path = "script.toml"
+"""
+
+
+@pytest.fixture
+def fakes(tmp_path, monkeypatch) -> Fakes:
+    """The fake agent CLIs of tests/agents on PATH."""
+    f = Fakes(tmp_path / "fakes")
+    for k, v in f.env().items():
+        monkeypatch.setenv(k, v)
+    return f
+
+
+def test_finding8_an_agent_clis_planted_files_are_moved_at_its_turns_end_or_before_the_pause(
+    repo, autodev, fakes, tmp_path
+):
+    """An agent CLI runs outside the sandbox, its commands unseen one by one: what it left is
+    swept when its turn ends, or when a refusal pauses the run first."""
+    mark = tmp_path / "MARK"
+    prog = tmp_path / "evil.sh"
+    prog.write_text(f"#!/bin/sh\ntouch {mark}\ncat >/dev/null\nexit 1\n")
+    prog.chmod(0o755)
+    evilgit = tmp_path / "evilgit"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(evilgit))
+    git(evilgit, "config", "core.fsmonitor", str(prog))
+    gitmodules = '[submodule "x"]\n\tpath = x\n\turl = ./x\n\tupdate = !touch /tmp/m\n'
+    fakes.play(
+        codex=[
+            [
+                ["write", ".gitmodules", gitmodules],
+                ["post", {"kind": "say", "text": "reviewer, look", "handoff": "reviewer"}],
+            ],
+            [
+                ["write", ".git/commondir", f"{evilgit}\n"],
+                ["write", "new.txt", "x\n"],
+                ["post", {"kind": "work_done", "text": "done", "handoff": "reviewer"}],
+            ],
+        ]
+    )
+    write_team(repo, AGENT_TEAM, post("reviewer", "say", "go on", "builder"))
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=180)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 3, r.stdout + r.stderr
+    st = state_of(repo)
+    assert st["state"] == "paused" and st["reason"]["code"] == "refused", st
+    moved = [(e["participant"], p) for e in events(repo, "git_quarantined") for p in e["paths"]]
+    assert moved == [("builder", ".gitmodules"), ("builder", ".git/commondir")], moved
+    # the pause says the file is gone already, not "remove .git/commondir"
+    assert "autodev moved .git/commondir out of the repository" in st["reason"]["text"], st
+    assert not (repo / ".git" / "commondir").exists() and not (repo / ".gitmodules").exists()
+    said = notes(repo)
+    assert ".gitmodules" in said and ".git/commondir" in said
+    users_git(repo, "status")
+    assert not mark.exists()
