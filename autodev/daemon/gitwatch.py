@@ -105,7 +105,9 @@ class GitWatch:
         """What the command's result adds. `command` ran past the guard: when it matched a
         gateRequired pattern, an approved gate covered it, and a move back it made stands."""
         moved = quarantine(self.run, self.name, self.turn)
-        said = [f"moved out of the repository, git would run or follow them: {', '.join(moved)}" if moved else ""]
+        said = [
+            f"moved out of the repository, git would run or follow them: {', '.join(moved)}" if moved else ""
+        ]
         said.append(self.moved_back(self._approved(command)))
         return "\n".join(s for s in said if s)
 

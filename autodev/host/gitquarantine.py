@@ -10,11 +10,13 @@ can be written there makes the user's git run a program or read another configur
   refs from the folder it names;
 - `.git/config.worktree`, and `config.worktree` of a `git worktree`'s folder: configuration;
 - `.git/objects/info/alternates`: objects read from another folder;
-- a git folder git enters for a submodule (`.git/modules/**`, and the `.git` of every gitlink in
-  the index): its `config` and `config.worktree` (git runs the submodule's fsmonitor, hooks and
-  pager from there) unless every key in it is one of `SAFE_KEYS`, its `commondir`, its hooks
-  (every file in `hooks/` but `*.sample`);
-- a gitlink's `.git` file (`gitdir: …`) naming a folder outside the repository;
+- a git folder git enters for a submodule (`.git/modules/**`, the `.git` of every gitlink in the
+  index) or that a user's git run in a subfolder finds first (a `.git` anywhere below the top of
+  the work tree, and the folder a `gitdir:` file there names inside the repository): its
+  `config` and `config.worktree` (git runs the fsmonitor, hooks and pager from there) unless
+  every key in it is one of `SAFE_KEYS`, its `commondir`, its hooks (every file in `hooks/` but
+  `*.sample`);
+- a `.git` file (`gitdir: …`) or link below the top naming a folder outside the repository;
 - `.gitmodules` with a command (`update = !cmd`) or a value git could read as an option
   (a url or path starting with `-`): git refuses every command on such a file.
 
@@ -72,6 +74,7 @@ SAFE_KEYS = (
     "index.version",
 )
 MAX_NESTED = 2000  # git folders looked at under .git/modules (a huge tree cannot stall a turn)
+MAX_WALKED = 200_000  # work tree entries looked at for nested `.git`s, as for secret files
 
 _pins: dict[str, dict[str, str]] = {}  # work tree -> path -> stamp at the run's start
 _links: dict[str, tuple[tuple[int, int, int], list[str]]] = {}  # index -> (its stat, its gitlinks)
@@ -146,7 +149,7 @@ def _gitlinks(repo: Path, index: Path) -> list[str]:
 
 def candidates(repo: Path) -> list[tuple[Path, str]]:
     """Every file `sweep` judges, with its kind: redirect, config, hook, gitdir, gitmodules."""
-    return [*_own(repo), *_submodules(repo)]
+    return [*_own(repo), *_nested(repo)]
 
 
 def _own(repo: Path) -> list[tuple[Path, str]]:
@@ -174,22 +177,60 @@ def _own(repo: Path) -> list[tuple[Path, str]]:
     return list(dict.fromkeys(out))
 
 
-def _submodules(repo: Path) -> list[tuple[Path, str]]:
-    """The git folders and `gitdir:` files of the index's gitlinks (git lists them: run only
-    once the repository's own redirects are gone)."""
+def _nested(repo: Path) -> list[tuple[Path, str]]:
+    """The `.git` of every nested repository and gitlink in the work tree (git enters a
+    gitlink's on `git status`, and a user's git run in that folder uses it), with the files git
+    reads there; a `gitdir:` file's target inside the repository is read too. Run only once the
+    repository's own redirects are gone: the gitlinks come from git's index."""
     work = Path(os.path.realpath(repo))
     try:
         git_dir = hostgit.layout(work)[3]
     except (hostgit.GitRefused, NotARepositoryError):
         return []
+    dotgits = [work / link / ".git" for link in _gitlinks(work, git_dir / "index")]
     out: list[tuple[Path, str]] = []
-    for link in _gitlinks(work, git_dir / "index"):
-        dotgit = work / link / ".git"
-        if dotgit.is_dir() and not dotgit.is_symlink():
-            out += _git_folder_files(dotgit)
-        elif dotgit.is_file() or dotgit.is_symlink():
-            out.append((dotgit, "gitdir"))
+    for dotgit in dict.fromkeys([*dotgits, *_walk_dotgits(work)]):
+        out += _dotgit_files(work, dotgit)
     return list(dict.fromkeys(out))
+
+
+def _walk_dotgits(work: Path) -> list[Path]:
+    """Every `.git` below the top of the work tree (at most MAX_WALKED entries looked at)."""
+    found: list[Path] = []
+    seen = 0
+    for root, dirs, files in os.walk(work):
+        seen += len(dirs) + len(files)
+        if root != str(work) and (".git" in dirs or ".git" in files):
+            found.append(Path(root) / ".git")
+        dirs[:] = [d for d in dirs if d != ".git"]
+        if seen > MAX_WALKED:
+            break
+    return found
+
+
+def _dotgit_files(work: Path, dotgit: Path) -> list[tuple[Path, str]]:
+    if dotgit.is_symlink() or dotgit.is_file():
+        out = [(dotgit, "gitdir")]
+        target = _gitdir_target(dotgit)
+        if target and _inside(target, work) and os.path.isdir(target) and not os.path.islink(target):
+            out += _git_folder_files(Path(target))
+        return out
+    if dotgit.is_dir():
+        return _git_folder_files(dotgit)
+    return []
+
+
+def _gitdir_target(dotgit: Path) -> str:
+    """Where a `.git` file (or link) sends git, "" when it is neither."""
+    if dotgit.is_symlink():
+        return os.path.realpath(dotgit)
+    text = dotgit.read_text(errors="replace")[:4096] if dotgit.is_file() else ""
+    target = text[len("gitdir: ") :].strip() if text.startswith("gitdir: ") else ""
+    return os.path.realpath(dotgit.parent / target) if target else ""
+
+
+def _inside(path: str, work: Path) -> bool:
+    return path == str(work) or path.startswith(str(work) + os.sep)
 
 
 def pin(repo: Path) -> None:
@@ -251,13 +292,10 @@ def _why(path: Path, kind: str, work: Path) -> str:
             )
         return ""
     if kind == "gitdir":
-        text = path.read_text(errors="replace")[:4096] if path.is_file() else ""
-        target = text[len("gitdir: ") :].strip() if text.startswith("gitdir: ") else ""
-        real = os.path.realpath(path.parent / target) if target else ""
-        inside = real == str(work) or real.startswith(str(work) + os.sep)
-        return (
-            "" if inside else f"sends git to a folder outside the repository ({real or 'not a gitdir: file'})"
-        )
+        real = _gitdir_target(path)
+        if real and _inside(real, work):
+            return ""  # the folder it names is judged as a git folder of its own
+        return f"sends git to a folder outside the repository ({real or 'not a gitdir: file'})"
     if kind == "gitmodules":
         entries = config_entries(path)
         if entries is None:
@@ -295,7 +333,7 @@ def sweep(repo: Path, dest: Path) -> list[Moved]:
         common = work / ".git"
     moved = _move_all(_own(work), work, common, pinned, dest)
     # only now, with the repository's own redirects gone, can git list the gitlinks
-    return moved + _move_all(_submodules(work), work, common, pinned, dest)
+    return moved + _move_all(_nested(work), work, common, pinned, dest)
 
 
 def _move_all(

@@ -10,6 +10,7 @@ refs) never ends the daemon: the run goes on, or pauses naming git's message."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -384,4 +385,35 @@ def test_finding8_an_agent_clis_planted_files_are_moved_at_its_turns_end_or_befo
     said = notes(repo)
     assert ".gitmodules" in said and ".git/commondir" in said
     users_git(repo, "status")
+    assert not mark.exists()
+
+
+def test_finding8_a_git_folder_planted_in_a_subfolder_is_what_the_users_git_there_would_use(repo, tmp_path):
+    """The user runs git in a subfolder (`cd src && git status`): git finds a planted `src/.git`
+    first. A folder, or a `gitdir:` file naming a copy inside the repository, both carry it."""
+    mark = tmp_path / "MARK"
+    prog = tmp_path / "evil.sh"
+    prog.write_text(f"#!/bin/sh\ntouch {mark}\ncat >/dev/null\nexit 1\n")
+    prog.chmod(0o755)
+    for d in ("src", "docs"):
+        (repo / d).mkdir()
+        (repo / d / "a.txt").write_text("a\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "folders")
+    gitquarantine.pin(repo)
+    shutil.copytree(repo / ".git", repo / "evilgit")
+    with open(repo / "evilgit" / "config", "a") as f:
+        f.write(f"[core]\n\tfsmonitor = {prog}\n")
+    (repo / "src" / ".git").write_text("gitdir: ../evilgit\n")
+    git(repo / "docs", "init", "-q")
+    with open(repo / "docs" / ".git" / "config", "a") as f:
+        f.write(f"[core]\n\tfsmonitor = {prog}\n")
+    for d in ("src", "docs"):
+        users_git(repo / d, "status")
+        assert mark.exists(), d
+        mark.unlink()
+    moved = {m.path for m in gitquarantine.sweep(repo, tmp_path / "q")}
+    assert moved == {"evilgit/config", "docs/.git/config"}, moved
+    for d in ("src", "docs"):
+        users_git(repo / d, "status")
     assert not mark.exists()
