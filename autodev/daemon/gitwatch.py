@@ -72,21 +72,27 @@ def quarantine(run: Run, name: str | None, turn: int) -> list[str]:
 
 def unnamed(run: Run) -> None:
     """A quarantine folder whose note a crash cut off (the move comes first: the safe side) is
-    named now, at the daemon's start, from what it holds."""
+    named now, at the daemon's start, from what it holds; a file still in the repository although
+    a copy is in quarantine (a crash between copy and delete) is moved again."""
     root = run.paths.run_dir / "quarantine"
     if not root.is_dir():
         return
+    again = False
     for folder in sorted(root.iterdir()):
         turn, _, n = folder.name.partition("-")
+        files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
+        for rel in files:  # a move across file systems a crash cut between copy and delete
+            again |= (run.paths.repo / rel).exists() and gitquarantine.forget(run.paths.repo, rel)
         nid = f"{run.run_id}:t{turn}:quarantine:{n}"
         if not (turn.isdigit() and n.isdigit()) or run.thread.seen(nid) is not None:
             continue
-        files = sorted(str(f.relative_to(folder)) for f in folder.rglob("*") if f.is_file())
         text = (
             f"turn {turn} left files in the repository that git would run or follow; autodev moved "
             f"them to {folder} before the daemon stopped:\n" + "\n".join(f"- {f}" for f in files)
         )
         run.note("system", text, id=nid)
+    if again:
+        quarantine(run, None, run.state.read().turn)
 
 
 class GitWatch:

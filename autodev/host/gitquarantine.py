@@ -239,6 +239,14 @@ def pin(repo: Path) -> None:
     _pins[work] = {str(p): _stamp(p) for p, _ in candidates(Path(work))}
 
 
+def forget(repo: Path, rel: str) -> bool:
+    """Take `rel` (relative to the work tree) out of the pin, so the next sweep judges it: a
+    copy of it in a quarantine folder means a crash cut its move short (copied, not yet
+    deleted), and the file in the repository is not the user's. True when it was pinned."""
+    work = os.path.realpath(repo)
+    return _pins.get(work, {}).pop(os.path.join(work, rel), None) is not None
+
+
 def config_entries(path: Path) -> list[tuple[str, str]] | None:
     """(key, value) of one configuration file, includes not followed; None when git cannot
     read it (git would fail on it too). No repository is involved: only the file is read."""

@@ -280,11 +280,17 @@ def test_a_quarantine_a_crash_left_unnamed_is_named_when_the_daemon_starts(repo,
     folder = run_dir(repo) / "quarantine" / "2-1" / ".git"
     folder.mkdir(parents=True)
     (folder / "commondir").write_text("/elsewhere\n")
+    # a move across file systems cut between its copy and its delete: both are there
+    bad = '[submodule "x"]\n\tpath = x\n\turl = ./x\n\tupdate = !touch /tmp/m\n'
+    (folder.parent / ".gitmodules").write_text(bad)
+    (repo / ".gitmodules").write_text(bad)
     run(autodev, repo, "echo x > new.txt")
     [note] = [
         p for p in thread_of(repo) if p["from"] == "system" and "before the daemon stopped" in p["text"]
     ]
     assert ".git/commondir" in note["text"] and str(folder.parent) in note["text"]
+    assert not (repo / ".gitmodules").exists()
+    assert [e["paths"] for e in events(repo, "git_quarantined")] == [[".gitmodules"]]
 
 
 def test_finding14_a_git_failure_is_typed_and_names_git(repo):
