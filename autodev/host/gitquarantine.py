@@ -32,6 +32,7 @@ caller names it on the thread (docs/security.md, docs/DECISIONS.md).
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import os
@@ -278,6 +279,10 @@ def _unsafe_keys(path: Path) -> list[str] | None:
 
 def _why(path: Path, kind: str, work: Path) -> str:
     """Why `path` (changed since the pin) must go, or "" when it may stay."""
+    if path.is_symlink() and kind != "gitdir":
+        return "is a symbolic link that git would follow"
+    if not path.is_symlink() and not path.is_file() and kind != "hook":
+        return "is not a regular file (git would open it)"  # a FIFO would stall whoever reads it
     if kind == "own-commondir":
         return "redirects the repository's git to another folder (its configuration and hooks)"
     if kind == "own-config":
@@ -362,7 +367,7 @@ def _move_all(
         target = dest / rel
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(path), str(target))
+            _move(path, target)
         except OSError as e:
             raise QuarantineFailed(
                 f"{path} {why}, and autodev could not move it to {target}: {e}",
@@ -370,6 +375,25 @@ def _move_all(
             ) from None
         moved.append(Moved(rel, why, target))
     return moved
+
+
+def _move(path: Path, target: Path) -> None:
+    """A rename where it can be; across file systems a copy and a delete, except for a FIFO or a
+    device, which holds nothing to keep (copying one would block): it is deleted, and a note
+    takes its place in the quarantine folder."""
+    try:
+        os.rename(path, target)
+        return
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+    if not path.is_symlink() and not path.is_file() and not path.is_dir():
+        path.unlink()
+        target.with_name(target.name + ".removed").write_text(
+            "a FIFO or device file was here; it was deleted\n"
+        )
+        return
+    shutil.move(str(path), str(target))
 
 
 class QuarantineFailed(hostgit.GitRefused):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -423,3 +424,33 @@ def test_finding8_a_git_folder_planted_in_a_subfolder_is_what_the_users_git_ther
     for d in ("src", "docs"):
         users_git(repo / d, "status")
     assert not mark.exists()
+
+
+def test_a_fifo_or_a_link_where_git_reads_configuration_is_moved_without_being_opened(repo, tmp_path):
+    gitquarantine.pin(repo)
+    os.mkfifo(repo / ".gitmodules")
+    (repo / ".git" / "config.worktree").symlink_to("/etc/passwd")
+    moved = {m.path: m.why for m in gitquarantine.sweep(repo, tmp_path / "q")}
+    assert moved == {
+        ".git/config.worktree": "is a symbolic link that git would follow",
+        ".gitmodules": "is not a regular file (git would open it)",
+    }
+    assert os.path.islink(tmp_path / "q" / ".git" / "config.worktree")
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no second file system (/dev/shm) here")
+def test_a_move_to_another_file_system_copies_files_and_deletes_a_fifo(repo, tmp_path):
+    other = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        if os.stat(other).st_dev == os.stat(repo).st_dev:
+            pytest.skip("/dev/shm is on the repository's file system here")
+        gitquarantine.pin(repo)
+        os.mkfifo(repo / ".gitmodules")
+        (repo / ".git" / "commondir").write_text("/elsewhere\n")
+        moved = {m.path for m in gitquarantine.sweep(repo, other / "q")}
+        assert moved == {".gitmodules", ".git/commondir"}
+        assert (other / "q" / ".git" / "commondir").read_text() == "/elsewhere\n"
+        assert (other / "q" / ".gitmodules.removed").is_file()
+        assert not os.path.lexists(repo / ".gitmodules") and not (repo / ".git" / "commondir").exists()
+    finally:
+        shutil.rmtree(other)
