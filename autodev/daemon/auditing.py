@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from autodev.config import RunConfig, Team
+from autodev.daemon import gitwatch
 from autodev.daemon.effects import Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
@@ -84,6 +85,8 @@ def audit(
             ),
             stopping=stopping,
             model=model,
+            # auditCheck ran the repository's code (its tests) with the repository writable
+            after_check=lambda: gitwatch.quarantine(run, "audit", st.turn),
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 
 from autodev import telemetry
-from autodev.daemon import auditing, effects, inputs, notices, notify, recovery, turnsetup
+from autodev.daemon import auditing, effects, gitwatch, inputs, notices, notify, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import Services, hooks_for, save_team
@@ -133,6 +133,7 @@ class Loop:
             )
             self.telemetry.catch_up(st.turn + 1)
         self.resume = None
+        gitwatch.unnamed(self.run)  # a quarantine a crash left unnamed
         rewind.finish_pending(self._timeline())  # a rewind a crash cut short
         self._settle()
 
@@ -240,10 +241,21 @@ class Loop:
     def _refused(self, e: RepositoryRefused) -> None:
         """The repository would make autodev run a program on the host (its .git is not the one
         the run started with, a CLI's settings were planted): nothing more runs until the user
-        has looked."""
+        has looked. What git would run or follow is moved out first: the user's own git is
+        next to look at the repository."""
         self.events.emit(ErrorEvent(message=str(e)))
+        fix = e.fix
+        st = self.state.read()
+        try:
+            if moved := gitwatch.quarantine(self.run, st.speaking, st.turn):
+                fix = (
+                    f"autodev moved {', '.join(moved)} out of the repository (the thread says where); "
+                    "look at the repository, then `autodev resume`"
+                )
+        except RepositoryRefused as err:
+            self.events.emit(ErrorEvent(message=str(err)))
         self._settle()
-        self._set("paused", reason("refused", error=e.message, fix=e.fix), speaking=None)
+        self._set("paused", reason("refused", error=e.message, fix=fix), speaking=None)
 
     def _idle(self, timeout: float | None) -> None:
         """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.

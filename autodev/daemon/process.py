@@ -14,7 +14,7 @@ from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
 from autodev.guard import keys
 from autodev.guard.redact import Redactor
-from autodev.host import hostgit, hostproc
+from autodev.host import gitquarantine, hostgit, hostproc
 from autodev.rules.reasons import reason
 from autodev.store import faults, inbox, runs
 from autodev.store.lock import DaemonLock
@@ -74,6 +74,7 @@ class Daemon:
         hostproc.harden(self.paths.repo)
         hostgit.pin_run(self.paths.repo)
         projectfiles.pin(self.paths.repo)
+        gitquarantine.pin(self.paths.repo)
         try:
             loop = self.open()
         except (LogWriteError, faults.RunFolderLost, OSError) as e:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 
 from autodev.config import Participant, RunConfig, Team, prompts
-from autodev.daemon import notices, recovery
+from autodev.daemon import gitwatch, notices, recovery
 from autodev.daemon.handles import Run, Scripted, Settings
 from autodev.daemon.services import Services
 from autodev.guard import sandbox, secrets
@@ -97,6 +97,8 @@ def context(
         from autodev.harness import providers
 
         providers.warm()
+    branch, start = gitwatch.start_of(run.paths.repo, st.branch, resume.baseline if resume else None)
+    workspace.after_command = gitwatch.GitWatch(run, config, p.name, turn_no, branch, start).after_command
     # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
     workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
     ctx = TurnContext(
@@ -186,6 +188,8 @@ def take(
         result = kinds.kind_of(p).runner.run(ctx, seat, resume)
     finally:
         run.state.update(lambda s: s.but(limited_until=ctx.limited_until))
+    if ctx.workspace.after_command is not None:
+        ctx.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
     if delivered and not resume:
 
         def mark(s: RunState) -> RunState:

@@ -199,10 +199,15 @@ def audit(
     on_retry=None,
     stopping: Callable[[], bool] = lambda: False,
     model=None,
+    after_check: Callable[[], object] | None = None,
 ) -> Verdict:
+    """`after_check`: called once the check has run, before any git command reads the
+    repository (the daemon moves out what the check left for git to run)."""
     check_out = "(no auditCheck configured)"
     if check:
         ok, check_out = run_check(repo, check, check_timeout, secret_env, room)
+        if after_check is not None:
+            after_check()
         if not ok:
             return Verdict(False, f"auditCheck failed:\n{check_out[-3000:]}", "auditCheck")
     stat, diff = change_since(repo, base, diff_chars)

@@ -63,6 +63,8 @@ def run_command(ws: Scope, command: str, timeout_sec: float | None) -> str:
         status = f"exit code: {run.exit_code}"
     if run.timed_out and (stale := gitlocks.clear_stale(Path(ws.root))):
         status += f"\n[{gitlocks.report(stale)}]"
+    if ws.after_command is not None and (said := ws.after_command(command)):
+        status += f"\n[{said}]"
     if run.abandoned:
         status += (
             "\n[a process outside the command's process group still holds the output open; stopped reading]"

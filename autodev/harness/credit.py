@@ -165,6 +165,23 @@ def _tip(repo: Path, ref: str | None) -> str | None:
     )
 
 
+def branch_tip(repo: Path, ref: str | None) -> str | None:
+    """The commit `ref` names, or None (no such branch, or not a commit)."""
+    return _tip(repo, ref)
+
+
+def holds(repo: Path, old: str, new: str) -> bool:
+    """Whether commit `new`'s history holds `old`."""
+    return _is_ancestor(repo, old, new)
+
+
+def dropped(repo: Path, start: str, tip: str | None, limit: int = 20) -> list[str]:
+    """The commits of `start`'s history that `tip`'s lacks, newest first, as "short subject"."""
+    span = [start, "--not", tip] if tip else [start, "--not", "--branches", "--tags"]
+    out = hostgit.run(repo, "log", f"--max-count={limit}", "--format=%h %s", *span, check=False).stdout
+    return [line[:120] for line in out.splitlines() if line.strip()]
+
+
 def _is_ancestor(repo: Path, old: str, new: str) -> bool:
     """Whether `old` is in `new`'s history (a commit pruned after a rewrite is not)."""
     return hostgit.run(repo, "merge-base", "--is-ancestor", old, new, check=False).returncode == 0

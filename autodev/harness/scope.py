@@ -32,6 +32,9 @@ class Scope:
     deadline: float | None = None
     stopping: Callable[[], bool] | None = None
     _looked: float = 0.0  # when `cut` last asked `stopping()` (it reads the run's state)
+    # Set by the daemon: what a command (None: the turn's end) did to git that must be said
+    # (files moved out of .git, a branch moved back; daemon/gitwatch.py), added to its result.
+    after_command: Callable[[str | None], str] | None = None
 
     def limit(self, deadline: float | None, stopping: Callable[[], bool] | None = None) -> None:
         """Cut every tool at `deadline` (the turn's timeout) or as soon as `stopping()`."""

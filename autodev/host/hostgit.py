@@ -19,7 +19,9 @@ A process pins the repository once (`pin_run`, the daemon at run start): from th
 command first checks that `.git` is the same folder (device and inode), the common folder too,
 and the configuration files hold the same bytes, and refuses otherwise (`GitRefused`): a
 renamed, replaced or redirected `.git` is never used. A process that pinned nothing (the CLI's
-short commands, tests) gets the structural checks on every command.
+short commands, tests) gets the structural checks on every command. A command that fails (or
+does not finish) is `GitFailed`: the daemon pauses the run naming git's message, never exits.
+What the user's own git would run is moved out of the repository by `gitquarantine`.
 """
 
 from __future__ import annotations
@@ -55,7 +57,10 @@ SAFE_SETTINGS = (
     "fetch.recurseSubmodules=false",
 )
 _DIFFS = {"diff", "log", "show"}
-_SUBMODULE_AWARE = {"status", "diff"}
+# An explicit `--ignore-submodules` keeps git from reading `.gitmodules` for the default, so a
+# `.gitmodules` git cannot parse (`update = !cmd`) does not fail the command. diff-tree keeps
+# its plumbing default (a gitlink's change is a change).
+_SUBMODULE_AWARE = {"status": "all", "diff": "all", "log": "all", "show": "all", "diff-tree": "none"}
 # The environment's git settings that may stay: the index a command works on, who commits.
 _KEPT_ENV = ("GIT_INDEX_FILE", "GIT_AUTHOR_", "GIT_COMMITTER_")
 REFUSED_FIX = (
@@ -66,6 +71,12 @@ REFUSED_FIX = (
 
 class GitRefused(RepositoryRefused):
     """The repository's git folder or configuration is not one autodev runs git on."""
+
+
+class GitFailed(RepositoryRefused):
+    """A git command autodev needs failed on the repository (a corrupt index, a ref to a missing
+    object, a `.gitmodules` git cannot parse): the run pauses naming git's message, the daemon
+    stays up."""
 
 
 @dataclass(frozen=True)
@@ -262,10 +273,10 @@ def _argv(ident: Identity, args: list[str]) -> list[str]:
             f"filter.{name}.process=",
         ]
         argv += ["-c", f"filter.{name}.required=false"]
-    if args and args[0] in _SUBMODULE_AWARE | _DIFFS:
+    if args and args[0] in _SUBMODULE_AWARE.keys() | _DIFFS:
         extra = []
         if args[0] in _SUBMODULE_AWARE:
-            extra.append("--ignore-submodules=all")
+            extra.append(f"--ignore-submodules={_SUBMODULE_AWARE[args[0]]}")
         if args[0] in _DIFFS:
             extra += ["--no-ext-diff", "--no-textconv"]
         args = [args[0], *extra, *args[1:]]
@@ -338,20 +349,26 @@ def run(
     """Run one git command on `repo` (text in and out). `check`: a failure is an AutodevError
     naming the command and git's message."""
     argv, full_env = command(repo, *args, env=env, base_env=base_env)
-    r = subprocess.run(
-        argv,
-        cwd=Path(repo),
-        env=full_env,
-        capture_output=True,
-        text=True,
-        errors="surrogateescape",
-        stdin=subprocess.DEVNULL,
-        timeout=timeout,
-    )
+    try:
+        r = subprocess.run(
+            argv,
+            cwd=Path(repo),
+            env=full_env,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            stdin=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise GitFailed(
+            f"git {' '.join(args[:3])} did not finish in {timeout:g} s in {repo}",
+            what or "check that the repository is intact (`git status`, `git fsck`)",
+        ) from None
     if check and r.returncode != 0:
-        raise AutodevError(
+        raise GitFailed(
             f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
-            what or "check that the repository is intact (`git status`)",
+            what or "check that the repository is intact (`git status`, `git fsck`)",
         )
     return r
 

@@ -244,6 +244,27 @@ class CommandRefusedEvent(TurnEvent):
     command: str = ""
 
 
+class GitQuarantinedEvent(TurnEvent):
+    """Files a participant left that git would run or follow, moved out of the repository
+    (`host/gitquarantine`)."""
+
+    type: Literal["git_quarantined"] = "git_quarantined"
+    paths: list[str] = []
+    why: list[str] = []
+    folder: str = ""
+
+
+class BranchMovedBackEvent(TurnEvent):
+    """The run's branch moved to a commit that does not hold the turn's starting commit."""
+
+    type: Literal["branch_moved_back"] = "branch_moved_back"
+    branch: str = ""
+    start: str = ""  # the branch's commit when the turn began
+    to: str | None = None  # where the branch is now (None: deleted)
+    dropped: list[str] = []
+    restored: bool = False
+
+
 class TurnRecoveredEvent(TurnEvent):
     type: Literal["turn_recovered"] = "turn_recovered"
     step: int | None = None
@@ -480,6 +501,8 @@ KINDS: tuple[type[Event], ...] = (
     ToolCrashedEvent,
     ToolRefusedEvent,
     CommandRefusedEvent,
+    GitQuarantinedEvent,
+    BranchMovedBackEvent,
     TurnRecoveredEvent,
     EffectsRecoveredEvent,
     NudgedEvent,
@@ -548,6 +571,8 @@ AnyEvent = Annotated[
     | Annotated[ToolCrashedEvent, Tag("tool_crashed")]
     | Annotated[ToolRefusedEvent, Tag("tool_refused")]
     | Annotated[CommandRefusedEvent, Tag("command_refused")]
+    | Annotated[GitQuarantinedEvent, Tag("git_quarantined")]
+    | Annotated[BranchMovedBackEvent, Tag("branch_moved_back")]
     | Annotated[TurnRecoveredEvent, Tag("turn_recovered")]
     | Annotated[EffectsRecoveredEvent, Tag("effects_recovered")]
     | Annotated[NudgedEvent, Tag("nudged")]

@@ -56,6 +56,8 @@ TURN_EVENTS = {
     "gate_used",
     "tool_refused",
     "command_refused",
+    "git_quarantined",
+    "branch_moved_back",
     "budget_reached",
     "silent_turn",
     "turn_stopped",

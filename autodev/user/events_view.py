@@ -170,6 +170,21 @@ def _command_refused(ev: events.CommandRefusedEvent, *_: bool) -> Text | None:
 
 
 @feed.register
+def _git_quarantined(ev: events.GitQuarantinedEvent, *_: bool) -> Text | None:
+    return _line(
+        "⛔", f"{_who(ev)}: moved out of the repository (git would run them): {', '.join(ev.paths)}", "red"
+    )
+
+
+@feed.register
+def _branch_moved_back(ev: events.BranchMovedBackEvent, *_: bool) -> Text | None:
+    back = "; put back" if ev.restored else ""
+    return _line(
+        "⛔", f"{_who(ev)}: {ev.branch} moved back, dropping {len(ev.dropped)} commit(s){back}", "red"
+    )
+
+
+@feed.register
 def _audit_started(ev: events.AuditStartedEvent, *_: bool) -> Text | None:
     return _line("🔎", f"audit {ev.n} of done #{ev.seq} started", "dim")
 

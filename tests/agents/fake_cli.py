@@ -8,6 +8,7 @@ What a run does comes from $FAKE_AGENT_SCENARIO (JSON: {"<agent>": [run, run, ..
 list of steps; the n-th invocation of an agent plays its n-th run, the last one repeats):
   ["text", "..."]                 say something
   ["edit", "path", "content"]     write a file and commit it
+  ["write", "path", "content"]    write a file (no git: `.git/commondir` too)
   ["post", {"kind": ..., ...}]    call autodev's post
   ["read", 1]                     call read_thread(from_seq)
   ["tell", "..."]                 call tell_user
@@ -296,6 +297,9 @@ def main() -> int:
             Path(step[1]).write_text(step[2])
             subprocess.run(["git", "add", step[1]], check=True)
             subprocess.run(["git", "commit", "-qm", f"{AGENT}: {step[1]}"], check=False)
+        elif what == "write":
+            Path(step[1]).parent.mkdir(parents=True, exist_ok=True)
+            Path(step[1]).write_text(step[2])
         elif what in ("post", "read"):
             name, args = ("post", step[1]) if what == "post" else ("read_thread", {"from_seq": step[1]})
             say_tool(name, args)

@@ -24,7 +24,7 @@ def evil_program(mark) -> str:
 
 
 @needs_bwrap
-def test_attack1_a_commondir_planted_by_a_command_pauses_the_run_and_runs_nothing(repo, autodev, tmp_path):
+def test_attack1_a_commondir_planted_by_a_command_is_quarantined_and_runs_nothing(repo, autodev, tmp_path):
     mark = tmp_path / "MARK"
     plant = (
         f"{evil_program(mark)} && cp -a .git evilgit && printf '[core]\\n\\tfsmonitor = %s\\n' $PWD/evil.sh >> evilgit/config"
@@ -33,14 +33,14 @@ def test_attack1_a_commondir_planted_by_a_command_pauses_the_run_and_runs_nothin
     script = step("builder", call("run_command", command=plant)) + post(
         "builder", "work_done", "did it", "builder"
     )
-    write_team(repo, BUILDER, script)
+    write_team(repo, BUILDER, script + done_accepted("builder"))
     r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=180)
-    assert r.returncode == 3, r.stdout + r.stderr
-    assert (repo / ".git" / "commondir").exists()  # the command did plant it
-    st = state_of(repo)
-    assert st["state"] == "paused" and st["reason"]["code"] == "refused", st
-    assert "commondir" in st["reason"]["text"]
-    assert not [p for p in thread_of(repo) if p["kind"] == "work_done"]  # nothing credited
+    assert r.returncode == 0, r.stdout + r.stderr
+    # moved to the run folder's quarantine right after the command (issue 29; the full story:
+    # tests/security/test_git_content.py), so the run goes on and credit runs on the real .git
+    assert not (repo / ".git" / "commondir").exists()
+    assert any(".git/commondir" in p["text"] for p in thread_of(repo) if p["from"] == "system")
+    assert state_of(repo)["state"] == "complete"
     assert not mark.exists()
 
 
