@@ -344,7 +344,7 @@ def guard(
     for part, pat in required:
         reasons.setdefault(part, f"matches gateRequired pattern {pat!r}")  # one gate per distinct part
     if opaque == "gated":
-        for part, why in opaque_parts(parts, written):
+        for part, why in opaque_parts(parts, written, command):
             reasons.setdefault(part, f'runs code the guard cannot see ({why}; gateOpaque is "gated")')
     needed = list(reasons)
     if not needed:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from autodev.guard import runners
 from autodev.guard.shellnested import STDIN_FILES
 from autodev.guard.shellwords import Part, Word, basename
 
@@ -101,11 +102,16 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
     return None
 
 
-def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None) -> list[tuple[str, str]]:
-    """Every (part, why) that runs code the guard cannot read: inline interpreter code, a
-    program read from input, or a script or module file written or changed in this run (or not
-    there yet). `written(path)` says True (created or changed in this run), False (as it was
-    before the run) or None (no such file); without it every script counts as written."""
+def opaque_parts(
+    parts: list[Part], written: Callable[[str], bool | None] | None, line: str = ""
+) -> list[tuple[str, str]]:
+    """Every (part, why) that runs code the guard cannot read: a program that may run anything
+    (`runners.why`: make, pytest, awk's system(), ...), inline interpreter code, a program read
+    from input, or a script or module file written or changed in this run, not there yet, or
+    named elsewhere in the same command `line` (`printf ... > x.py && python3 x.py`: the line
+    may write it before it runs). `written(path)` says True (created or changed in this run),
+    False (as it was before the run) or None (no such file); without it every script counts as
+    written."""
     found: list[tuple[str, str]] = []
     cds = [p.chain[-1] for p in parts if basename(p.chain[-1][0].text) in ("cd", "pushd")]
     dirs: list[str | None] = [""]
@@ -113,6 +119,10 @@ def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None
         dirs.append(cd[1].text if len(cd) > 1 and not cd[1].dynamic else None)
     for part in parts:
         words = part.chain[-1]
+        anything = runners.why(words)
+        if anything:
+            found.append((part.text, anything))
+            continue
         got = _script_of(words)
         if got is None:
             continue
@@ -124,6 +134,10 @@ def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None
             found.append((part.text, f"`{name}` reads the program it runs from its input"))
         elif kind == "module":
             mod = (code or "").replace(".", "/")
+            top = mod.split("/")[0]
+            if code and _named_elsewhere((f"{mod}.py", f"{top}/", f"{top}.py"), part.text, line):
+                found.append((part.text, f"module `{code}` may be written by this same command line"))
+                continue
             for cand in (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py"):
                 if code and _state(cand, dirs, written) is True:
                     found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
@@ -132,11 +146,23 @@ def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None
             found.append((part.text, f"`{name}` without a file reads the commands it runs from its input"))
         elif script.dynamic:
             found.append((part.text, f"the script `{script.raw}` is only known at run time"))
+        elif _named_elsewhere((basename(script.text),), part.text, line):
+            found.append((part.text, f"`{script.text}` may be written by this same command line"))
         elif _state(script.text, dirs, written) is not False:
             found.append(
                 (part.text, f"`{script.text}` was written or changed in this run (or is not there yet)")
             )
     return found
+
+
+def _named_elsewhere(names: Sequence[str], part: str, line: str) -> bool:
+    """Whether the command line names one of these files outside this part (a redirection, `cp`,
+    `tee`, `curl -o`, ...), so it may write the file before the part runs it."""
+    for name in names:
+        pat = re.compile(r"(?<![\w.-])" + re.escape(name) + (r"(?![\w.-])" if not name.endswith("/") else ""))
+        if len(pat.findall(line)) > len(pat.findall(part)):
+            return True
+    return False
 
 
 def _state(path: str, dirs: list[str | None], written: Callable[[str], bool | None] | None) -> bool | None:

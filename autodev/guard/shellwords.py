@@ -169,8 +169,6 @@ ENV_SCRIPTS = frozenset(
     }
 )
 ENV_PROGRAMS = frozenset({"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
-# Environment that loads code the guard cannot read (a library, a file a shell sources).
-ENV_OPAQUE = frozenset({"LD_PRELOAD", "LD_AUDIT", "BASH_ENV"})
 XARGS_SHORT_WITH_ARG = "adEILnPs"
 XARGS_LONG_WITH_ARG = {
     "--arg-file",
