@@ -86,12 +86,8 @@ _RECIPES: dict[str, str] = {
     "pylint": "the plugins named in the repository's pylint config",
     "flake8": "the local plugins named in the repository's flake8 config",
     **dict.fromkeys(("npx", "pnpx", "bunx", "uvx", "pipx"), "a package's program (local or downloaded)"),
-    "poetry": "the project's scripts and build backend",
-    "pdm": "the project's scripts and build backend",
-    "hatch": "the project's scripts and build backend",
-    "pipenv": "the project's scripts",
-    "uv": "the project's scripts and build backend",
-    "rye": "the project's scripts",
+    **dict.fromkeys(("poetry", "pdm", "hatch"), "the project's scripts and build backend"),
+    **dict.fromkeys(("pipenv", "rye", "uv"), "the project's scripts and build backend"),
     "pixi": "the project's tasks",
     "conda": "a command in an environment",
     "direnv": "the .envrc file",
@@ -182,6 +178,15 @@ def why(words: tuple[Word, ...]) -> str | None:
         own = [w for w in args if not w.text.startswith("-o")]  # -oForwardAgent is not -F
         if option_values(own, "F", frozenset()):
             return f"`{name} -F` reads a config file that may run commands (ProxyCommand, Match exec)"
+    if name in ("node", "nodejs", "bun", "deno", "ruby") and any(
+        v.dynamic or v.text.startswith((".", "/"))
+        for v in option_values(
+            args, "r", frozenset({"--require", "--import", "--loader", "--experimental-loader"})
+        )
+    ):
+        return f"`{name}` preloads a file the guard does not read"
+    if name in ("perl", "ruby") and option_values(args, "I", frozenset()):
+        return f"`{name} -I` puts a folder first on the module path"
     if name in ("less", "more", "most") and any(
         w.text.startswith("+") and re.search(r"[!|]", w.text) for w in args
     ):

@@ -40,6 +40,9 @@ FORMS = [
     ("echo 'git push' | tee old.sh && sh old.sh", SAME_LINE),
     ("curl -so old.js http://example.invalid/x && node old.js", SAME_LINE),
     ("echo 'git push' > old.sh; source old.sh", SAME_LINE),
+    ("node -r ./x.js old.js", "`node` preloads a file the guard does not read"),
+    ("ruby -r./x old.rb", "`ruby` preloads a file the guard does not read"),
+    ("perl -I. old.pl", "`perl -I` puts a folder first on the module path"),
     # variables that make a program load code from elsewhere
     ("PYTHONPATH=dir python3 tools/check.py", f"`PYTHONPATH` {LOADS}"),
     ("env PYTHONPATH=dir python3 tools/check.py", f"`PYTHONPATH` {LOADS}"),
@@ -168,6 +171,14 @@ def test_ordinary_uses_of_the_same_programs_still_run(command, written):
 @pytest.mark.parametrize("command", [c for c, _ in FORMS])
 def test_without_a_gate_configured_nothing_changes(command, written):
     assert guard(command, [], [], opaque="gated", written=written) == (None, [])
+
+
+def test_allow_still_refuses_an_opaque_part_that_names_a_gated_command(written):
+    # gateOpaque = "allow" runs what the guard cannot see (the user's choice), as it runs an
+    # unreadable line, unless the part itself names a pattern's first word.
+    message, _ = guard("awk 'BEGIN{system(\"git push\")}'", PATTERNS, [], opaque="allow", written=written)
+    assert message is not None and "names a gateRequired command" in message
+    assert guard("make push", PATTERNS, [], opaque="allow", written=written) == (None, [])
 
 
 def test_an_approved_gate_naming_make_lets_it_run_once(written):
