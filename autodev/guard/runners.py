@@ -11,7 +11,7 @@ Where a program is given a shell command on the command line (`tar --to-command=
 script, so the guard sees into it as it sees into `sh -c`.
 
 Environment that makes a program load code from elsewhere (`PYTHONPATH`, `NODE_OPTIONS`,
-`LD_PRELOAD`, ...) is `ENV_LOADS_CODE`, refused as opaque by `shellnested.assignment`.
+`LD_PRELOAD`, ...) is `loads_code`, refused as opaque by `shellnested.assignment`.
 """
 
 from __future__ import annotations
@@ -19,18 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from autodev.guard import langs
 from autodev.guard.shellwords import UnparseableCommand, Word, basename, option_values
 
-# Variables that make a program load code or settings the command line does not show.
+# Variables that make a program load code or settings the command line does not show, whatever
+# their value (`loads_code` has the ones that do so only for some values).
 ENV_LOADS_CODE = frozenset(
     {
         *("LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH", "BASH_ENV", "ZDOTDIR", "MAKEFLAGS"),
-        "ENV",  # sh, dash and ksh source it
-        "PS4",  # expanded, $(...) included, by `bash -x`
-        *("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONBREAKPOINT"),
-        "PYTHONWARNINGS",  # a category `mod.Class` is imported
-        *("NODE_OPTIONS", "NODE_PATH", "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB"),
-        *("LESSOPEN", "LESSCLOSE"),
+        *("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONUSERBASE", "NODE_PATH"),
+        *("PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYLIB", "LESSOPEN", "LESSCLOSE"),
         "HOME",  # ~/.gitconfig, Python's user site (usercustomize), ...
         "XDG_CONFIG_HOME",  # git's config
     }
@@ -46,6 +44,30 @@ _SYSTEM_PATH = {
     "$PATH",
     "${PATH}",
 }
+_SOME_VALUES = {
+    "PS4": re.compile(r"\$\(|`"),  # expanded, $(...) included, by `bash -x`
+    "PYTHONWARNINGS": re.compile(
+        r"^[^:,]*:[^:,]*:[^:,]*\.|,[^:,]*:[^:,]*:[^:,]*\."
+    ),  # mod.Category is imported
+    "PYTHONBREAKPOINT": re.compile(r"^(?!0$)."),  # a callable to import
+    "NODE_OPTIONS": re.compile(r"(^|\s)(-r|--require|--import|--loader|--experimental-loader)\b"),
+    "RUBYOPT": re.compile(r"(^|\s)-[A-Za-z]*[rI]"),
+}
+
+
+def loads_code(name: str, value: Word) -> str | None:
+    """Why setting `name` to `value` makes programs load code the guard cannot read, or None."""
+    if not value.text:
+        return None
+    if name in ENV_LOADS_CODE or (
+        name in _SOME_VALUES and (value.dynamic or _SOME_VALUES[name].search(value.text))
+    ):
+        return f"`{name}` makes programs load code the guard cannot read"
+    if name == "PATH" and any(entry not in _SYSTEM_PATH for entry in value.text.split(":")):
+        return f"`PATH={value.raw}` may make a name run a program written in the run"
+    return None
+
+
 _INFO = {"--version", "-V", "-v", "--help", "-h", "help", "version"}
 
 # Programs that run what a repository file defines, whatever their arguments: name -> what.
@@ -120,10 +142,8 @@ _CARGO_READ_ONLY = frozenset(
 )
 _GO_RUNS = {"run", "test", "generate", "tool", "vet"}
 _PIP = re.compile(r"^pip[0-9.]*$")
-_AWK = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
-# awk code that starts a command: system(), `print | cmd`, `cmd | getline`, gawk's `|&`
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline\b|\|&|\b(print|printf)\b[^;{}\n]*?[^|]\|(?!\|)")
-_SED = {"sed", "gsed"}
+_SSH_RUNS = {"proxycommand", "localcommand", "knownhostscommand", "ssh_command"}
+_SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"}
 
 
 def why(words: tuple[Word, ...]) -> str | None:
@@ -156,9 +176,8 @@ def why(words: tuple[Word, ...]) -> str | None:
         return None
     if name == "go":
         sub = next((w.text for w in args if not w.text.startswith("-")), "")
-        if sub in _GO_RUNS or any(
-            w.text.lstrip("-").startswith(("toolexec", "exec", "vettool")) for w in args
-        ):
+        execs = ("-toolexec", "--toolexec", "-exec", "--exec", "-vettool", "--vettool")
+        if sub in _GO_RUNS or any(w.text.split("=")[0] in execs for w in args):
             what = (
                 "the commands of its //go:generate lines"
                 if sub == "generate"
@@ -168,10 +187,10 @@ def why(words: tuple[Word, ...]) -> str | None:
         return None
     if _PIP.match(name):
         return _pip(args)
-    if name in _AWK:
-        return _awk(name, args)
-    if name in _SED:
-        return _sed(args)
+    if name in langs.AWK:
+        return langs.awk(name, args)
+    if name in langs.SED:
+        return langs.sed(args)
     if name in ("tar", "bsdtar"):
         return _tar_scripts(args)
     if name in ("ssh", "scp", "sftp", "autossh", "sshfs"):
@@ -187,6 +206,11 @@ def why(words: tuple[Word, ...]) -> str | None:
         return f"`{name}` preloads a file the guard does not read"
     if name in ("perl", "ruby") and option_values(args, "I", frozenset()):
         return f"`{name} -I` puts a folder first on the module path"
+    if name in _SHELLS and any(
+        re.fullmatch(r"-[a-zA-Z]*i[a-zA-Z]*", w.text) or w.text == "--interactive"
+        for w in args[: next((k for k, w in enumerate(args) if not w.text.startswith("-")), len(args))]
+    ):
+        return f"`{name} -i` reads the files an interactive shell sources (~/.bashrc, $ENV)"
     if name in ("less", "more", "most") and any(
         w.text.startswith("+") and re.search(r"[!|]", w.text) for w in args
     ):
@@ -196,14 +220,23 @@ def why(words: tuple[Word, ...]) -> str | None:
 
 def _python_module(args: Sequence[Word]) -> tuple[str, tuple[Word, ...]] | None:
     """(the top package `python -m MOD` runs, the words after MOD), or None."""
-    for k, w in enumerate(args):
-        t = w.text
-        if not t.startswith("-") or t in ("-", "--"):
+    k = 0
+    while k < len(args):
+        t = args[k].text
+        if not t.startswith("-") or t in ("-", "--") or t.startswith("--"):
             return None
-        if re.fullmatch(r"-[A-Za-z]*m", t) and k + 1 < len(args):  # -m pytest, -Im pytest
-            return args[k + 1].text.split(".")[0], tuple(args[k + 2 :])
-        if re.fullmatch(r"-[A-Za-z]*m.+", t) and "c" not in t.split("m", 1)[0]:  # -mpytest
-            return t.split("m", 1)[1].split(".")[0], tuple(args[k + 1 :])
+        flags = re.match(r"-[bBdEhiIOPqsSuvVx]*", t)
+        rest = t[flags.end() if flags else 1 :]
+        if rest.startswith("m"):  # -m pytest, -Im pytest, -mpytest
+            if len(rest) > 1:
+                return rest[1:].split(".")[0], tuple(args[k + 1 :])
+            return (args[k + 1].text.split(".")[0], tuple(args[k + 2 :])) if k + 1 < len(args) else None
+        if rest[:1] in ("W", "X"):  # -W arg, -X opt: their value is the next word unless attached
+            k += 1 if len(rest) > 1 else 2
+            continue
+        if rest:  # -c and the like: not a module
+            return None
+        k += 1
     return None
 
 
@@ -236,112 +269,6 @@ def _pip(args: Sequence[Word]) -> str | None:
     return f"`pip install {local[0]}` builds a local project, which runs its setup code"
 
 
-def _awk(name: str, args: Sequence[Word]) -> str | None:
-    if option_values(args, "fEil", frozenset({"--file", "--exec", "--include", "--load"})):
-        return f"`{name}` runs a program file the guard does not read"
-    programs = option_values(args, "e", frozenset({"--source"}))
-    if not programs:
-        taken = {id(v) for v in option_values(args, "vFW", frozenset({"--assign", "--field-separator"}))}
-        programs = [w for w in args if not w.text.startswith("-") and id(w) not in taken][:1]
-    for program in programs:
-        if program.dynamic:
-            return f"`{name}` runs a program only known at run time"
-        if _AWK_RUNS.search(program.text):
-            return f"`{name}` starts commands from its program (system(), pipes)"
-    return None
-
-
-def _sed(args: Sequence[Word]) -> str | None:
-    scripts = option_values(args, "e", frozenset({"--expression"}))
-    if option_values(args, "f", frozenset({"--file"})):
-        return "`sed -f` runs a script file, whose `e` commands run shell commands"
-    if not scripts:
-        taken = {id(v) for v in option_values(args, "l", frozenset({"--line-length"}))}
-        scripts = [w for w in args if not w.text.startswith("-") and id(w) not in taken][:1]
-    for s in scripts:
-        if s.dynamic:
-            return "`sed` runs a script only known at run time (its `e` command runs shell commands)"
-        if sed_runs(s.text):
-            return "`sed` runs a shell command (the `e` command or the `s///e` flag)"
-    return None
-
-
-def sed_runs(script: str) -> bool:
-    """Whether a GNU sed script has an `e` command or an `s` command with the `e` flag. A script
-    this reader cannot follow counts as running one."""
-    i, n = 0, len(script)
-    while i < n:
-        c = script[i]
-        if c in " \t\n;{}!":
-            i += 1
-            continue
-        # an address: a number, $, first~step, /re/ or \cREc, then maybe ,addr
-        m = re.match(r"[0-9~+$]+", script[i:])
-        if m:
-            i += m.end()
-            continue
-        if c in "/\\":
-            delim = script[i + 1] if c == "\\" else "/"
-            j = _end_of(script, i + (2 if c == "\\" else 1), delim)
-            if j < 0:
-                return True
-            i = j + 1
-            while i < n and script[i] in "IM":
-                i += 1
-            continue
-        if c == ",":
-            i += 1
-            continue
-        if c == "e":
-            return True
-        if c in "sy":
-            if i + 1 >= n:
-                return True
-            delim = script[i + 1]
-            j = _end_of(script, i + 2, delim)
-            k = _end_of(script, j + 1, delim) if j >= 0 else -1
-            if k < 0:
-                return True
-            m = re.match(r"[0-9gpiImMe]*", script[k + 1 :])
-            flags = m.group(0) if m else ""
-            if c == "s" and "e" in flags:
-                return True
-            i = k + 1 + len(flags)
-            if c == "s" and script[i : i + 1] == "w":  # w FILE ends the command
-                i = _line_end(script, i)
-            continue
-        if c in "aicrRwWbtTv:#lLqQ":
-            # text, a file name or a label to the end of the line (labels also end at `;`)
-            i = _line_end(script, i) if c in "aicrRwW:#" else _cmd_end(script, i)
-            continue
-        if c in "=dDgGhHnNpPxzF":
-            i += 1
-            continue
-        return True  # not understood: assume the worst
-    return False
-
-
-def _end_of(s: str, i: int, delim: str) -> int:
-    while i < len(s):
-        if s[i] == "\\":
-            i += 2
-            continue
-        if s[i] == delim:
-            return i
-        i += 1
-    return -1
-
-
-def _line_end(s: str, i: int) -> int:
-    j = s.find("\n", i)
-    return len(s) if j < 0 else j
-
-
-def _cmd_end(s: str, i: int) -> int:
-    m = re.compile(r"[;\n}]").search(s, i)
-    return m.start() if m else len(s)
-
-
 def _tar_scripts(args: Sequence[Word]) -> str | None:
     """tar runs a script file for a new volume (`-F FILE`, `--info-script`, `--new-volume-script`)."""
     files = option_values(args, "F", frozenset({"--info-script", "--new-volume-script"}))
@@ -365,12 +292,10 @@ def shell_code(words: tuple[Word, ...]) -> list[Word]:
                 found.append(Word(v.text[5:], v.raw, v.dynamic))
     elif name in ("ssh", "scp", "sftp", "autossh", "sshfs"):
         for v in option_values(args, "o", frozenset()):
-            key, _, value = re.sub(r"\s*=\s*|\s+", "=", v.text.strip(), count=1).partition("=")
-            if (
-                key.lower() in ("proxycommand", "localcommand", "knownhostscommand")
-                and value.lower() != "none"
-            ):
-                found.append(Word(value, v.raw, v.dynamic))
+            for item in v.text.split(",") if name == "sshfs" else [v.text]:  # sshfs -o a=1,ssh_command=X
+                key, _, value = re.sub(r"\s*=\s*|\s+", "=", item.strip(), count=1).partition("=")
+                if key.lower() in _SSH_RUNS and value.lower() != "none":
+                    found.append(Word(value, v.raw, v.dynamic))
         if name in ("scp", "sftp"):
             found += option_values(args, "SD" if name == "sftp" else "S", frozenset())
     elif name == "rsync":
@@ -390,8 +315,3 @@ def shell_code(words: tuple[Word, ...]) -> list[Word]:
         if v.dynamic:
             raise UnparseableCommand(f"`{name}` runs a command only known at run time ({v.raw})", opaque=True)
     return found
-
-
-def path_runs_elsewhere(value: Word) -> bool:
-    """Whether a PATH value may put a program written in the run before the system's ones."""
-    return any(entry not in _SYSTEM_PATH for entry in value.text.split(":"))

@@ -160,12 +160,8 @@ def assignment(walk: Walker, name: str, value: Word, out: list[Part]) -> None:
             raise UnparseableCommand(f"`{name}` is set to a command only known at run time", opaque=True)
         if value.text.strip():
             walk.nested(value.text if name in ENV_SCRIPTS else shlex.quote(value.text), out)
-    elif name in runners.ENV_LOADS_CODE and value.text:
-        raise UnparseableCommand(f"`{name}` makes programs load code the guard cannot read", opaque=True)
-    elif name == "PATH" and runners.path_runs_elsewhere(value):
-        raise UnparseableCommand(
-            f"`PATH={value.raw}` may make a name run a program written in the run", opaque=True
-        )
+    elif why := runners.loads_code(name, value):
+        raise UnparseableCommand(why, opaque=True)
 
 
 def _read_script(walk: Walker, name: str, script: Word, out: list[Part], stdin: Word | None) -> None:
