@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from autodev.guard import runners
-from autodev.guard.shellnested import STDIN_FILES
+from autodev.guard.shellnested import SHELLS, STDIN_FILES
 from autodev.guard.shellwords import Part, Word, basename
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*)$")
@@ -37,8 +37,21 @@ _INTERPRETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "osascript": (("-e",), ""),
     "expect": (("-c",), "f"),
     "pwsh": (("-c", "-command", "-encodedcommand", "-ec"), ""),
+    "julia": (("-e", "-E", "--eval", "--print"), "tJpL"),
+    "R": (("-e",), "f"),
+    "groovy": (("-e",), ""),
+    "scala": (("-e",), ""),
+    "elixir": (("-e",), "r"),
+    "guile": (("-c",), "lL"),
+    "racket": (("-e",), ""),
+    "sbcl": (("--eval",), ""),
+    "tsx": (("-e", "--eval", "-p", "--print"), ""),
+    "ts-node": (("-e", "--eval", "-p", "--print"), "r"),
+    "elvish": (("-c",), ""),
+    "nu": (("-c", "--commands"), ""),
+    "xonsh": (("-c",), ""),
 }
-_SHELL_NAMES = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+_SHELL_NAMES = SHELLS
 _INFO = {"-V", "--version", "-h", "--help", "-v"}
 
 

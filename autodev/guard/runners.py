@@ -72,7 +72,16 @@ _INFO = {"--version", "-V", "-v", "--help", "-h", "help", "version"}
 
 # Programs that run what a repository file defines, whatever their arguments: name -> what.
 _RECIPES: dict[str, str] = {
-    **dict.fromkeys(("make", "gmake", "bmake", "remake", "pmake"), "the recipes of the Makefile"),
+    **dict.fromkeys(
+        ("make", "gmake", "bmake", "remake", "pmake", "colormake"), "the recipes of the Makefile"
+    ),
+    **dict.fromkeys(("qmake", "xmake", "premake5", "zig", "dune"), "the project's build files' code"),
+    **dict.fromkeys(
+        ("dotnet", "mix", "rebar3", "lein", "stack", "cabal", "swift"), "the project's build and code"
+    ),
+    "bundle": "the Gemfile's Ruby",
+    "composer": "the scripts of composer.json",
+    "build": "the project's build backend (setup.py)",  # python -m build
     "ninja": "the commands of build.ninja",
     "just": "the recipes of the justfile",
     "task": "the tasks of Taskfile.yml",
@@ -96,7 +105,9 @@ _RECIPES: dict[str, str] = {
     "lerna": "the package.json scripts",
     "gulp": "the gulpfile's JavaScript",
     "grunt": "the Gruntfile's JavaScript",
-    **dict.fromkeys(("pytest", "py.test"), "the repository's test code and conftest.py files"),
+    **dict.fromkeys(
+        ("pytest", "py.test", "pytest-3", "py.test-3"), "the repository's test code and conftest.py files"
+    ),
     **dict.fromkeys(
         ("jest", "vitest", "mocha", "playwright"), "the repository's tests and JavaScript config"
     ),
@@ -115,8 +126,10 @@ _RECIPES: dict[str, str] = {
     "direnv": "the .envrc file",
     # programs that run commands from their own words or input, in a language the guard does not read
     **dict.fromkeys(
-        ("vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "evim"), "`:!` commands and vimrc files"
+        ("vim", "vi", "nvim", "ex", "view", "vimdiff", "gvim", "evim", "vim.basic", "vim.tiny", "vim.nox"),
+        "`:!` commands and vimrc files",
     ),
+    **dict.fromkeys(("editor", "sensible-editor", "vim.gtk3"), "`:!` commands and vimrc files"),
     **dict.fromkeys(("ed", "emacs", "emacsclient"), "shell commands from its script (`!`, `shell-command`)"),
     **dict.fromkeys(("gdb", "lldb"), "`shell` commands from its options and init files"),
     **dict.fromkeys(("entr", "watchexec", "nodemon"), "a command each time files change"),
@@ -191,8 +204,12 @@ def why(words: tuple[Word, ...]) -> str | None:
         return langs.awk(name, args)
     if name in langs.SED:
         return langs.sed(args)
-    if name in ("tar", "bsdtar"):
+    if name in ("tar", "bsdtar", "gtar"):
         return _tar_scripts(args)
+    if name == "crontab" and not any(w.text in ("-l", "-r") for w in args):
+        return "`crontab` installs commands that cron runs later"
+    if name in ("node", "nodejs") and any(w.text.startswith("--run") for w in args):
+        return f"`{name} --run` runs package.json scripts"
     if name in ("ssh", "scp", "sftp", "autossh", "sshfs"):
         own = [w for w in args if not w.text.startswith("-o")]  # -oForwardAgent is not -F
         if option_values(own, "F", frozenset()):
@@ -283,7 +300,9 @@ def shell_code(words: tuple[Word, ...]) -> list[Word]:
     name = basename(words[0].text)
     args = words[1:]
     found: list[Word] = []
-    if name in ("tar", "bsdtar"):
+    if name == "mosh":
+        found += option_values(args, "", frozenset({"--ssh"}))
+    if name in ("tar", "bsdtar", "gtar"):
         found += option_values(
             args, "I", frozenset({"--to-command", "--use-compress-program", "--rsh-command", "--rmt-command"})
         )

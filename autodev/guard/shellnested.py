@@ -34,7 +34,25 @@ from autodev.guard.shellwords import (
     unwrap,
 )
 
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+# csh-family and other shells are read as bash: a simple command is the same words in each, and
+# what bash cannot parse is refused.
+SHELLS = {
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "yash",
+    "posh",
+    "lksh",
+    "oksh",
+    "rbash",
+}
 # Files a shell reads its input through: `. /dev/stdin <<< 'script'` runs the here-string.
 STDIN_FILES = {"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 # Programs that run commands the guard cannot read from their words (typed into a terminal,

@@ -86,6 +86,15 @@ FORMS = [
     ("go generate ./...", "`go generate` runs the commands of its //go:generate lines"),
     ("pip install -e .", "builds a local project, which runs its setup code"),
     ("uv run git push", "`uv` runs the project's scripts"),
+    ("qmake project.pro", "`qmake` runs the project's build files' code"),
+    ("bundle install", "`bundle` runs the Gemfile's Ruby"),
+    ("python3 -m build", "`build` runs the project's build backend"),
+    ("node --run build", "`node --run` runs package.json scripts"),
+    ("echo '* * * * * git push' | crontab -", "`crontab` installs commands that cron runs later"),
+    ("tcsh -c 'git push'", PATTERN),
+    ("julia -e 'run(`git push`)'", "`julia -e` runs code given inline"),
+    ("vim.tiny -c '!git push' -c q", "`vim.tiny` runs `:!` commands"),
+    ("mosh --ssh='git push' host", PATTERN),
     # programs that run commands from their own words, in a language the guard does not read
     ("awk 'BEGIN{system(\"git push\")}'", "`awk` starts commands from its program"),
     ('gawk \'BEGIN{print "git push" | "sh"}\'', "`gawk` starts commands from its program"),
@@ -153,6 +162,8 @@ ORDINARY = [
     "RUBYOPT=-W0 ruby old.rb",
     "ENV=production node old.js",
     "PATH=/usr/bin:$PATH ls",
+    "crontab -l",
+    "node old.js",
 ]
 
 
