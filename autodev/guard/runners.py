@@ -164,6 +164,8 @@ def why(words: tuple[Word, ...]) -> str | None:
     name = basename(words[0].text)
     args = words[1:]
     if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name):
+        if any(loads_code("PYTHONWARNINGS", w) for w in option_values(args, "W", frozenset())):
+            return "`python -W` names a warning category in a module, which Python imports"
         mod = _python_module(args)
         if mod is None:
             return None
