@@ -65,7 +65,7 @@ ALLOWED = [
     "git status && git log --oneline",
     "git commit -m 'push it'",
     "ls | xargs echo",
-    "python3 -m pytest -q",
+    "python3 -m json.tool f.json",  # `python3 -m pytest` is gated: pytest runs conftest.py (issue 29)
     "python3 tools/check.py",  # as it was before the run
     "bash scripts/build.sh",
     "./scripts/build.sh --fast",

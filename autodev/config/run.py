@@ -100,13 +100,17 @@ class RunConfig(BaseModel):
     gate_opaque: Literal["gated", "allow"] = Field(
         default="gated",
         alias="gateOpaque",
-        description="(autodev addition) Commands the guard cannot see into: a script or module "
-        "file created or changed during the run (`bash push.sh`, `./push.sh`, `python x.py`), "
-        "inline interpreter code (`python -c`, `perl -e`, `node -e`, ...), a program read from "
-        "input (`curl ... | sh`), eval of computed text, git settings that run programs "
-        '(`git -c core.hooksPath=...`) and lines the parser cannot read. "gated" refuses them '
-        'unless an approved gate names them, like a gateRequired match; "allow" runs them '
-        "(an unreadable line is still refused when it mentions a pattern's first word).",
+        description="(autodev addition) Commands that may run anything the guard cannot see: "
+        "programs that run what a repository file defines (`make`, `npm run`, `pytest`, `tox`, "
+        "`cargo build`, ...), programs that run commands from their own words (awk's "
+        "`system()`, sed's `e`, `vim`, `tar -F`, `ssh -F`), a script or module file created or "
+        "changed during the run or written by the same line (`printf ... > x.py && python3 x.py`"
+        "), variables that load code (`PYTHONPATH`, `NODE_OPTIONS`, `LD_PRELOAD`, ...), inline "
+        "interpreter code (`python -c`, `perl -e`, ...), a program read from input (`curl ... | "
+        "sh`), eval of computed text, git settings that run programs and lines the parser cannot "
+        'read (list: docs/security.md). "gated" refuses them unless an approved gate names them, '
+        'like a gateRequired match; "allow" runs them (one that mentions a pattern\'s first word '
+        "is still refused). Without gateRequired patterns nothing is gated.",
     )
     gate_required_tools: list[str] = Field(
         default_factory=list,

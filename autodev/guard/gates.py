@@ -322,8 +322,8 @@ def guard(
     is used at most once, and the caller should retire the returned ids. Nothing is consumed
     when the command is refused. With `opaque="gated"` (config gateOpaque), a part the guard
     cannot see into (`opaque_parts`) needs a gate the same way, and so does a command line the
-    parser cannot analyse, named exactly as written. With `"allow"`, such a line is refused only
-    when its raw text mentions a pattern's first word. No patterns: the guard is off."""
+    parser cannot analyse, named exactly as written. With `"allow"`, such a part or line is refused
+    only when its text mentions a pattern's first word. No patterns: the guard is off."""
     if opaque not in ("gated", "allow"):
         raise ValueError(f"gateOpaque must be 'gated' or 'allow', not {opaque!r}")
     patterns = [p for p in patterns if p.strip()]
@@ -343,9 +343,13 @@ def guard(
     reasons: dict[str, str] = {}
     for part, pat in required:
         reasons.setdefault(part, f"matches gateRequired pattern {pat!r}")  # one gate per distinct part
-    if opaque == "gated":
-        for part, why in opaque_parts(parts, written):
+    for part, why in opaque_parts(parts, written, command):
+        if opaque == "gated":
             reasons.setdefault(part, f'runs code the guard cannot see ({why}; gateOpaque is "gated")')
+        elif _could_match(part, patterns):  # "allow", as for an unreadable line
+            reasons.setdefault(
+                part, f"runs code the guard cannot see ({why}) and names a gateRequired command"
+            )
     needed = list(reasons)
     if not needed:
         return None, []

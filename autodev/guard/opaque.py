@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from autodev.guard.shellnested import STDIN_FILES
+from autodev.guard import runners
+from autodev.guard.shellnested import SHELLS, STDIN_FILES
 from autodev.guard.shellwords import Part, Word, basename
 
 _PYTHON = re.compile(r"^(python[0-9.]*|pypy[0-9.]*)$")
@@ -36,8 +37,21 @@ _INTERPRETERS: dict[str, tuple[tuple[str, ...], str]] = {
     "osascript": (("-e",), ""),
     "expect": (("-c",), "f"),
     "pwsh": (("-c", "-command", "-encodedcommand", "-ec"), ""),
+    "julia": (("-e", "-E", "--eval", "--print"), "tJpL"),
+    "R": (("-e",), "f"),
+    "groovy": (("-e",), ""),
+    "scala": (("-e",), ""),
+    "elixir": (("-e",), "r"),
+    "guile": (("-c",), "lL"),
+    "racket": (("-e",), ""),
+    "sbcl": (("--eval",), ""),
+    "tsx": (("-e", "--eval", "-p", "--print"), ""),
+    "ts-node": (("-e", "--eval", "-p", "--print"), "r"),
+    "elvish": (("-c",), ""),
+    "nu": (("-c", "--commands"), ""),
+    "xonsh": (("-c",), ""),
 }
-_SHELL_NAMES = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+_SHELL_NAMES = SHELLS
 _INFO = {"-V", "--version", "-h", "--help", "-v"}
 
 
@@ -101,18 +115,29 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
     return None
 
 
-def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None) -> list[tuple[str, str]]:
-    """Every (part, why) that runs code the guard cannot read: inline interpreter code, a
-    program read from input, or a script or module file written or changed in this run (or not
-    there yet). `written(path)` says True (created or changed in this run), False (as it was
-    before the run) or None (no such file); without it every script counts as written."""
+def opaque_parts(
+    parts: list[Part], written: Callable[[str], bool | None] | None, line: str = ""
+) -> list[tuple[str, str]]:
+    """Every (part, why) that runs code the guard cannot read: a program that may run anything
+    (`runners.why`: make, pytest, awk's system(), ...), inline interpreter code, a program read
+    from input, or a script or module file written or changed in this run, not there yet, or
+    named elsewhere in the same command `line` (`printf ... > x.py && python3 x.py`: the line
+    may write it before it runs). `written(path)` says True (created or changed in this run),
+    False (as it was before the run) or None (no such file); without it every script counts as
+    written."""
     found: list[tuple[str, str]] = []
     cds = [p.chain[-1] for p in parts if basename(p.chain[-1][0].text) in ("cd", "pushd")]
     dirs: list[str | None] = [""]
     for cd in cds:
         dirs.append(cd[1].text if len(cd) > 1 and not cd[1].dynamic else None)
+    writer: str | None = None  # an earlier command of the line that writes files it does not name
     for part in parts:
         words = part.chain[-1]
+        earlier, writer = writer, writer or _writes_unnamed(words)
+        anything = runners.why(words)
+        if anything:
+            found.append((part.text, anything))
+            continue
         got = _script_of(words)
         if got is None:
             continue
@@ -124,19 +149,75 @@ def opaque_parts(parts: list[Part], written: Callable[[str], bool | None] | None
             found.append((part.text, f"`{name}` reads the program it runs from its input"))
         elif kind == "module":
             mod = (code or "").replace(".", "/")
-            for cand in (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py"):
-                if code and _state(cand, dirs, written) is True:
-                    found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
-                    break
+            top = mod.split("/")[0]
+            if code and _named_elsewhere((f"{mod}.py", f"{top}/", f"{top}.py"), part.text, line):
+                found.append((part.text, f"module `{code}` may be written by this same command line"))
+                continue
+            cands = (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py")
+            states = [_state(cand, dirs, written) for cand in cands] if code else []
+            if True in states:
+                cand = cands[states.index(True)]
+                found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
+            elif earlier and code and all(st is None for st in states):
+                found.append(
+                    (part.text, f"module `{code}` is not in the repository and `{earlier}` may write it")
+                )
         elif script is None:
             found.append((part.text, f"`{name}` without a file reads the commands it runs from its input"))
         elif script.dynamic:
             found.append((part.text, f"the script `{script.raw}` is only known at run time"))
+        elif _named_elsewhere((basename(script.text),), part.text, line):
+            found.append((part.text, f"`{script.text}` may be written by this same command line"))
         elif _state(script.text, dirs, written) is not False:
             found.append(
                 (part.text, f"`{script.text}` was written or changed in this run (or is not there yet)")
             )
+        elif earlier:
+            found.append((part.text, f"`{earlier}` earlier on the line may write `{script.text}`"))
     return found
+
+
+# Commands that write files without naming each one (archives, patches, git's work tree, copies
+# of folders): a script run after them on the same line may be one they wrote.
+_UNPACKERS = {"tar", "bsdtar", "gtar", "unzip", "7z", "7za", "cpio", "pax", "ar", "patch", "rsync", "wget"}
+_GIT_WRITES = {
+    *("checkout", "switch", "restore", "reset", "stash", "pull", "merge", "rebase", "am", "apply"),
+    *("cherry-pick", "revert", "clone", "worktree", "read-tree", "checkout-index", "archive"),
+}
+
+
+def _writes_unnamed(words: tuple[Word, ...]) -> str | None:
+    name = basename(words[0].text)
+    args = [w.text for w in words[1:]]
+    if name in _UNPACKERS or (
+        name == "curl" and any(re.fullmatch(r"-[A-Za-z]*O|--remote-name(-all)?", a) for a in args)
+    ):
+        return name
+    if name == "git":
+        sub = next((a for a in args if not a.startswith("-")), "")
+        return f"git {sub}" if sub in _GIT_WRITES else None
+    if name in ("cp", "mv", "ln", "install") and any(
+        a in (".", "..")
+        or a.endswith("/")
+        or re.fullmatch(r"-[A-Za-z]*[rRat][A-Za-z]*|--recursive|--target-directory.*", a)
+        for a in args
+    ):
+        return name
+    return None
+
+
+_UNQUOTE = re.compile(r"[\"'\\]")
+
+
+def _named_elsewhere(names: Sequence[str], part: str, line: str) -> bool:
+    """Whether the command line names one of these files outside this part (a redirection, `cp`,
+    `tee`, `curl -o`, ...), so it may write the file before the part runs it."""
+    line, part = _UNQUOTE.sub("", line), _UNQUOTE.sub("", part)  # `"pm".py` is pm.py
+    for name in names:
+        pat = re.compile(r"(?<![\w.-])" + re.escape(name) + (r"(?![\w.-])" if not name.endswith("/") else ""))
+        if len(pat.findall(line)) > len(pat.findall(part)):
+            return True
+    return False
 
 
 def _state(path: str, dirs: list[str | None], written: Callable[[str], bool | None] | None) -> bool | None:

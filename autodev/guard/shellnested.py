@@ -13,10 +13,9 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from autodev.guard import shellgit
+from autodev.guard import runners, shellgit
 from autodev.guard.shellwords import (
     CODE_OPTIONS,
-    ENV_OPAQUE,
     ENV_PROGRAMS,
     ENV_SCRIPTS,
     FIND_EXEC,
@@ -35,7 +34,25 @@ from autodev.guard.shellwords import (
     unwrap,
 )
 
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}
+# csh-family and other shells are read as bash: a simple command is the same words in each, and
+# what bash cannot parse is refused.
+SHELLS = {
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "mksh",
+    "ash",
+    "fish",
+    "csh",
+    "tcsh",
+    "yash",
+    "posh",
+    "lksh",
+    "oksh",
+    "rbash",
+}
 # Files a shell reads its input through: `. /dev/stdin <<< 'script'` runs the here-string.
 STDIN_FILES = {"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 # Programs that run commands the guard cannot read from their words (typed into a terminal,
@@ -82,6 +99,9 @@ def command(
             if "=" in w.text and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w.text):
                 name_, _, value = w.text.partition("=")
                 assignment(walk, name_, Word(value, w.raw, w.dynamic), out)
+    for words_ in chain:  # tar --to-command, ssh -o ProxyCommand, strace -o '|cmd', ...
+        for code in runners.shell_code(words_):
+            walk.nested(code.text, out)
     if name == "git":
         if script is not None:
             walk.nested(script, out)
@@ -158,8 +178,8 @@ def assignment(walk: Walker, name: str, value: Word, out: list[Part]) -> None:
             raise UnparseableCommand(f"`{name}` is set to a command only known at run time", opaque=True)
         if value.text.strip():
             walk.nested(value.text if name in ENV_SCRIPTS else shlex.quote(value.text), out)
-    elif name in ENV_OPAQUE and value.text:
-        raise UnparseableCommand(f"`{name}` makes programs load code the guard cannot read", opaque=True)
+    elif why := runners.loads_code(name, value):
+        raise UnparseableCommand(why, opaque=True)
 
 
 def _read_script(walk: Walker, name: str, script: Word, out: list[Part], stdin: Word | None) -> None:

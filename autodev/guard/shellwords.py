@@ -169,8 +169,6 @@ ENV_SCRIPTS = frozenset(
     }
 )
 ENV_PROGRAMS = frozenset({"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
-# Environment that loads code the guard cannot read (a library, a file a shell sources).
-ENV_OPAQUE = frozenset({"LD_PRELOAD", "LD_AUDIT", "BASH_ENV"})
 XARGS_SHORT_WITH_ARG = "adEILnPs"
 XARGS_LONG_WITH_ARG = {
     "--arg-file",
@@ -373,8 +371,8 @@ def unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
         short_arg, long_arg = LEADING_POSITIONAL[name]
         return skip_options(words[2:], short_arg, long_arg) or None
     spec = WRAPPERS.get(name)
-    if spec is None:
-        return None
+    if spec is None or (name == "command" and any(w.text in ("-v", "-V") for w in words[1:2])):
+        return None  # `command -v make` only says where make is
     short_arg, long_arg, positionals, assignments = spec
     if name == "env":
         for w in words[1:]:
