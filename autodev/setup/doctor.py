@@ -79,6 +79,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         return checks
     checks.append(Check(OK, "repository", str(repo)))
     checks.append(_git_folder(repo))
+    if (shadow := _shadowing_package(repo)) is not None:
+        checks.append(shadow)
     paths = RunPaths(repo)
     checks.append(_identity(paths, env))
     team = _team(paths, checks)
@@ -104,6 +106,22 @@ def _git_folder(repo: Path) -> Check:
         return Check(FAIL, "git folder", e.message, e.fix)
     blanked = f"; filter drivers not run by autodev: {', '.join(ident.filters)}" if ident.filters else ""
     return Check(OK, "git folder", f"{ident.git_dir} (no includes or config inside the repository){blanked}")
+
+
+def _shadowing_package(repo: Path) -> Check | None:
+    """A repository with its own top-level `autodev` package or module: `python -m autodev` typed
+    in it runs that code instead of autodev (Python imports the package before any of autodev's
+    code runs). The `autodev` command never looks in the working directory."""
+    for name in ("autodev/__init__.py", "autodev.py"):
+        if (repo / name).is_file():
+            return Check(
+                WARN,
+                "python -m autodev",
+                f"{repo / name} would be what `python -m autodev` runs in this repository (the "
+                "working directory comes first on sys.path), not autodev",
+                "use the `autodev` command here, never `python -m autodev`",
+            )
+    return None
 
 
 IDENTITY_FIX = (
