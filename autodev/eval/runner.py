@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
@@ -29,7 +28,8 @@ from autodev.eval.workspace import (
     model_patch,
     shell_for,
 )
-from autodev.host.hostproc import PYTHON_SAFE, python_env
+from autodev.host import spawn
+from autodev.host.hostproc import PYTHON_SAFE
 from autodev.host.procgroup import kill_group
 
 
@@ -162,9 +162,10 @@ class RunEnd:
 def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     """`autodev start --foreground --until-idle OBJECTIVE` in the clone, with its own AUTODEV_HOME:
     exactly a user's run. Past the wall cap: `autodev stop`, then the process group is killed.
-    Both with `-P` and a PYTHONPATH without relative entries: the clone is the working directory,
-    and an `autodev/` package in it must not be what `-m autodev` runs (issue 29)."""
-    env = python_env({**os.environ, "AUTODEV_HOME": str(home)})
+    Both with `-P` and a PYTHONPATH without relative entries (the door, host/spawn.py): the clone
+    is the working directory, and an `autodev/` package in it must not be what `-m autodev` runs
+    (issue 29)."""
+    env = {**os.environ, "AUTODEV_HOME": str(home)}
     log = job.folder / "run.log"
     cmd = [
         sys.executable,
@@ -178,8 +179,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     ]
     wall = job.settings.caps.max_wall_min
     with open(log, "ab") as out:
-        p = subprocess.Popen(
-            cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        p = spawn.popen(
+            cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         (job.folder / "daemon.pid").write_text(str(p.pid))
@@ -188,10 +189,11 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
         reason = None
         try:
             p.wait(timeout=wall * 60 if wall else None)
-        except subprocess.TimeoutExpired:
+        except spawn.TimeoutExpired:
             reason = f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
-            subprocess.run(
+            spawn.run(
                 [sys.executable, *PYTHON_SAFE, "-m", "autodev", "stop"],
+                "autodev",
                 cwd=repo,
                 env=env,
                 capture_output=True,
@@ -199,7 +201,7 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
             )
             try:
                 p.wait(timeout=job.settings.stop_grace_s)
-            except subprocess.TimeoutExpired:
+            except spawn.TimeoutExpired:
                 reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
                 kill_group(p.pid)
                 p.wait()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from autodev.errors import ConfigError
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import scrubbed_env
-from autodev.host import hostgit
+from autodev.host import hostgit, spawn
 from autodev.host.procgroup import kill_group
 
 # The clone is ours: commits made by the team need an identity even where the machine has none.
@@ -46,8 +45,11 @@ def clone(source: str, base_commit: str, dest: Path) -> str:
     The clone itself runs the user's git as it is (their transports and credentials reach the
     task's repository); nothing is checked out until the pinned git does it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(
-        ["git", "clone", "--quiet", "--no-checkout", source, str(dest)], capture_output=True, text=True
+    r = spawn.run(
+        ["git", "clone", "--quiet", "--no-checkout", source, str(dest)],
+        "git-clone",
+        capture_output=True,
+        text=True,
     )
     if r.returncode != 0:
         raise WorkspaceError(f"git clone {source} failed: {r.stderr.strip()[-500:]}")
@@ -108,18 +110,19 @@ def shell_for(unsandboxed: bool, hide: Iterable[Path] = (), secret_env: Iterable
 def run_shell(argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str]) -> int:
     """`argv` in its own process group, output to `log`; killed whole on timeout (-9)."""
     with open(log, "ab") as out:
-        p = subprocess.Popen(
+        p = spawn.popen(
             argv,
+            "sandboxed",
             cwd=cwd,
-            stdin=subprocess.DEVNULL,
+            stdin=spawn.DEVNULL,
             stdout=out,
-            stderr=subprocess.STDOUT,
+            stderr=spawn.STDOUT,
             start_new_session=True,
             env=env,
         )
         try:
             return p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        except spawn.TimeoutExpired:
             kill_group(p.pid)
             p.wait()
             out.write(f"\n[autodev eval: killed after {timeout:g} s]\n".encode())
