@@ -9,13 +9,13 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
 from autodev.harness.deadline import Watch
+from autodev.host import spawn
 from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
@@ -86,12 +86,13 @@ def search(ws: Scope, pattern: str, path: str, glob: str | None) -> str:
     searched = 0
     cut = False
     try:
-        proc = subprocess.Popen(
+        proc = spawn.popen(
             argv,
+            "search",
             cwd=ws.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=spawn.DEVNULL,
+            stdout=spawn.PIPE,
+            stderr=spawn.PIPE,
             env=scrubbed_env(ws.secret_env),
             preexec_fn=_die_with_parent,
         )
