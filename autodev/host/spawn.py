@@ -94,8 +94,10 @@ WHY: dict[str, Reason] = {
         ("autodev.harness.search",),
         "ripgrep (`rg`) over the repository with a model's pattern and glob",
         "a pinned binary (beside autodev's Python, else PATH), `--no-config`; the pattern is "
-        "passed as `--regexp=` and the path after `--`, so neither is an option or code; ripgrep "
-        "runs nothing it reads; the environment has no secret",
+        "passed as `--regexp=`, the glob as `--glob=` and the path after `--`, so none of them "
+        "is an option (no `--pre`) or code; ripgrep runs nothing it reads; the environment has "
+        "no secret. Not in the room: rg lives beside autodev's Python, which a pipx install keeps "
+        "under the home the room hides",
     ),
     "agent-cli": Reason(
         ("autodev.agents.runner", "autodev.agents.invocation"),

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from autodev.errors import AutodevError
+from autodev.host import spawn
 from autodev.store.paths import RunPaths, autodev_home, find_repo
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -66,8 +66,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     except AutodevError as e:
         checks.append(Check(FAIL, "git", e.message, e.fix))
         return checks
-    version = subprocess.run(
-        [git, "--version"], capture_output=True, text=True, env=hostgit.git_env(), stdin=subprocess.DEVNULL
+    version = spawn.run(
+        [git, "--version"], "git", capture_output=True, text=True, env=hostgit.git_env(), stdin=spawn.DEVNULL
     ).stdout.strip()
     checks.append(Check(OK, "git", version))
     try:
@@ -158,16 +158,17 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
                 argv = room.wrap(["git", *ask])
             else:  # on the host: through hostgit like every git command autodev runs there
                 argv, run_env = hostgit.command(paths.repo, *ask, base_env=run_env)
-            r = subprocess.run(
+            r = spawn.run(
                 argv,
+                "sandboxed" if box.active else "git",
                 cwd=paths.repo,
                 env=run_env,
                 capture_output=True,
                 text=True,
                 timeout=30,
-                stdin=subprocess.DEVNULL,
+                stdin=spawn.DEVNULL,
             )
-        except (OSError, subprocess.TimeoutExpired, AutodevError) as e:
+        except (OSError, spawn.TimeoutExpired, AutodevError) as e:
             return Check(FAIL, "git identity", f"could not ask git {where}: {e}", IDENTITY_FIX)
         if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
