@@ -21,8 +21,12 @@ import pytest
 import tomli_w
 
 from autodev.eval.workspace import clone, grade, shell_for
+from autodev.guard.sandbox import resolve
 from tests.conftest import git
-from tests.eval.smoke import CONFIG, PRICE
+from tests.eval.smoke import CONFIG, PRICE, grade_flags
+
+BOX = resolve("auto")
+needs_bwrap = pytest.mark.skipif(not BOX.active, reason=f"no working bubblewrap here: {BOX.problem}")
 
 TOKEN = "tok-29-eval-1f0c9a7e5b3d"  # MY_SECRET_TOKEN of the eval's environment
 HIDDEN = """diff --git a/tests/test_hidden.py b/tests/test_hidden.py
@@ -148,6 +152,7 @@ def leak_eval(tmp_path_factory):
     return r, out, host
 
 
+@needs_bwrap
 @pytest.mark.timeout(600)
 def test_the_teams_code_is_graded_in_the_sandbox_without_keys(leak_eval):
     r, out, host = leak_eval
@@ -161,6 +166,7 @@ def test_the_teams_code_is_graded_in_the_sandbox_without_keys(leak_eval):
     assert TOKEN not in everything_under(out)
 
 
+@needs_bwrap
 @pytest.mark.timeout(600)
 def test_the_tasks_setup_runs_in_the_sandbox_without_keys(leak_eval):
     r, out, host = leak_eval
@@ -173,6 +179,7 @@ def test_the_tasks_setup_runs_in_the_sandbox_without_keys(leak_eval):
     assert TOKEN not in everything_under(out)
 
 
+@needs_bwrap
 def test_setup_gets_the_network_only_when_the_task_asks(tmp_path):
     """Offline, the sandbox's own network namespace has only `lo`; setup_network gives the host's."""
     repo = clone(str(task_repo(tmp_path / "src", {})), "base", tmp_path / "repo")
@@ -228,7 +235,7 @@ def test_a_task_repositorys_autodev_package_never_runs(tmp_path, autodev):
     out = tmp_path / "out"
     r = autodev(
         tmp_path, "eval", str(tasks), "--team", str(slow), "--out", str(out), "--config",
-        str(tmp_path / "config.toml"), "--max-wall-min", "0.2", "--stop-grace-sec", "30", timeout=400,
+        str(tmp_path / "config.toml"), "--max-wall-min", "0.2", "--stop-grace-sec", "30", *grade_flags(), timeout=400,
     )  # fmt: skip
     x = results(out)["hijack"]
     assert not marker.exists(), x
@@ -277,7 +284,9 @@ def test_an_absolute_test_patch_path_is_the_tasks_error_and_deletes_nothing(tmp_
     )  # fmt: skip
     builder = team(tmp_path / "teams", "t", [])
     out = tmp_path / "out"
-    r = autodev(tmp_path, "eval", str(tasks), "--team", str(builder), "--out", str(out), timeout=200)
+    r = autodev(
+        tmp_path, "eval", str(tasks), "--team", str(builder), "--out", str(out), *grade_flags(), timeout=200
+    )
     assert r.returncode == 1, r.stdout + r.stderr  # each task is an error; the eval itself finished
     got = results(out)
     assert f"test_patch names {str(victim)!r}" in got["abs"]["error"]
@@ -295,7 +304,7 @@ def test_a_link_the_team_left_cannot_point_the_grade_out_of_the_clone(tmp_path):
     (repo / "tests" / "__init__.py").unlink()
     (repo / "tests").rmdir()
     (repo / "tests").symlink_to(outside)  # what a team could leave behind
-    g = grade(repo, base, HIDDEN, TEST, tmp_path / "grade.log", 30, shell_for(False))
+    g = grade(repo, base, HIDDEN, TEST, tmp_path / "grade.log", 30, shell_for(not BOX.active))
     assert g.resolved is False and g.error is not None and "'tests/test_hidden.py'" in g.error
     assert (outside / "test_hidden.py").read_text() == "the user's file\n"
     assert os.listdir(outside) == ["test_hidden.py"]
