@@ -43,10 +43,11 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool =
 def clone(source: str, base_commit: str, dest: Path) -> str:
     """A fresh clone of `source` at `base_commit`, detached; returns the base commit's sha.
     The clone itself runs the user's git as it is (their transports and credentials reach the
-    task's repository); nothing is checked out until the pinned git does it."""
+    task's repository), found as hostgit finds it (absolute PATH entries only), `source` after
+    `--`; nothing is checked out until the pinned git does it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     r = spawn.run(
-        ["git", "clone", "--quiet", "--no-checkout", source, str(dest)],
+        [hostgit.git_binary(), "clone", "--quiet", "--no-checkout", "--", source, str(dest)],
         "git-clone",
         capture_output=True,
         text=True,

@@ -66,7 +66,8 @@ WHY: dict[str, Reason] = {
     ),
     "git-clone": Reason(
         ("autodev.eval.workspace",),
-        "the user's own git cloning a task's repository (`git clone --no-checkout`)",
+        "the user's own git cloning a task's repository (`git clone --no-checkout -- SOURCE`), "
+        "found on absolute PATH entries as hostgit finds it",
         "the user's transports and credentials must reach the task's repository, so the user's "
         "git configuration applies; the clone checks nothing out and runs no hook, and every "
         "later git command on it is hostgit's",
