@@ -258,6 +258,19 @@ def test_python_m_autodev_in_a_folder_with_planted_modules_loads_ours(tmp_path):
     assert r.returncode == 0 and "secretFiles" in r.stdout, r.stderr[-2000:]
 
 
+def test_the_autodev_command_in_a_repository_with_its_own_autodev_package_runs_ours(tmp_path):
+    """What docs/security.md tells a user to type there: the console script never puts the
+    working directory on sys.path (`python -m autodev` would: Python imports the repository's
+    package before any code of ours runs, the documented limit)."""
+    marker = tmp_path / "hijacked"
+    (tmp_path / "autodev").mkdir()
+    (tmp_path / "autodev" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    script = Path(sys.executable).parent / "autodev"
+    r = subprocess.run([str(script), "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert not marker.exists()
+    assert r.returncode == 0 and "autodev" in r.stdout, r.stderr[-2000:]
+
+
 def test_doctor_warns_of_a_repository_autodev_package(repo):
     from autodev.setup.doctor import run_checks
 
