@@ -6,12 +6,12 @@ autodev/agents/adapters.py.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.agents.events import AgentEvent
+from autodev.host import spawn
 
 SERVER = "autodev"  # the name the CLI knows autodev's MCP server by
 
@@ -92,7 +92,7 @@ class Adapter:
         """The CLI's own `--version` line (it starts no session and calls no model)."""
         try:
             r = _ask(exe, self.version_args)
-        except (OSError, subprocess.TimeoutExpired):
+        except (OSError, spawn.TimeoutExpired):
             return None
         lines = (r.stdout or r.stderr).strip().splitlines()
         return lines[0].strip()[:120] if r.returncode == 0 and lines else None
@@ -112,7 +112,7 @@ class Adapter:
             shown = " ".join([self.name, *self.status_args])
             try:
                 r = _ask(exe, self.status_args, env)
-            except (OSError, subprocess.TimeoutExpired) as e:
+            except (OSError, spawn.TimeoutExpired) as e:
                 return False, f"`{shown}` failed ({type(e).__name__})"
             if r.returncode == 0:
                 return True, f"subscription login (`{shown}`)"
@@ -124,12 +124,10 @@ class Adapter:
         return False, "no login found"
 
 
-def _ask(
-    exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None
-) -> subprocess.CompletedProcess:
+def _ask(exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None) -> spawn.CompletedProcess:
     """One question to the CLI that starts no session (`--version`, its login status)."""
-    return subprocess.run(
-        [exe, *args], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL, env=env
+    return spawn.run(
+        [exe, *args], "agent-cli", capture_output=True, text=True, timeout=15, stdin=spawn.DEVNULL, env=env
     )
 
 

@@ -5,11 +5,11 @@ whole group (the CLI, its shell commands, its MCP servers) is killed on timeout 
 from __future__ import annotations
 
 import queue
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from autodev.host import spawn
 from autodev.host.procgroup import kill_group
 
 KILL_GRACE_SEC = 2.0
@@ -50,13 +50,14 @@ class CliProcess:
     ):
         raw.parent.mkdir(parents=True, exist_ok=True)
         self.events, self.redact = events, redact
-        self.proc = subprocess.Popen(
+        self.proc = spawn.popen(
             argv,
+            "agent-cli",
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=spawn.DEVNULL,
+            stdout=spawn.PIPE,
+            stderr=spawn.PIPE,
             start_new_session=True,
         )
         self.pid = self.proc.pid

@@ -37,6 +37,11 @@ def eval_(
     stop_grace: float = typer.Option(
         60, "--stop-grace-sec", help="After the wall cap's stop, before kill -9."
     ),
+    grade_unsandboxed: bool = typer.Option(
+        False,
+        "--grade-unsandboxed",
+        help="Run setup and tests on this machine when bubblewrap is missing (trusted tasks only).",
+    ),
 ):
     """Run each team on each task in a fresh clone, grade it with the hidden tests, compare."""
     from autodev.errors import UsageError
@@ -58,6 +63,7 @@ def eval_(
         setup_timeout_s=setup_timeout,
         test_timeout_s=test_timeout,
         stop_grace_s=stop_grace,
+        grade_unsandboxed=grade_unsandboxed,
     )
     plan = load_plan(tasks, team, out, settings, repos, test_command)
     raise typer.Exit(run_eval(plan, executor, parallel, address, retry_errors))

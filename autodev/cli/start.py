@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 
@@ -11,7 +10,7 @@ import typer
 
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
-from autodev.host import hostproc
+from autodev.host import hostproc, spawn
 from autodev.host.hostproc import PYTHON_SAFE
 from autodev.store.paths import RunPaths
 
@@ -71,7 +70,7 @@ def start(
         # environment (/proc/<pid>/environ keeps what a process started with).
         env, _fd = keys.handover(key_names)
         sys.stdout.flush()
-        os.execve(sys.executable, [sys.executable, *PYTHON_SAFE, "-m", "autodev", *sys.argv[1:]], env)
+        spawn.execve([sys.executable, *PYTHON_SAFE, "-m", "autodev", *sys.argv[1:]], env, "autodev")
     print(f"sandbox: {box.describe()}")
     if box.warning:
         print(f"autodev: warning: {box.warning}", file=sys.stderr)
@@ -102,7 +101,7 @@ def start(
     log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
     try:
-        proc = subprocess.Popen(
+        proc = spawn.popen(
             [
                 sys.executable,
                 *PYTHON_SAFE,
@@ -111,7 +110,8 @@ def start(
                 str(paths.repo),
                 *([str(staged)] if staged else []),
             ],
-            stdin=subprocess.DEVNULL,
+            "autodev",
+            stdin=spawn.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,

@@ -20,6 +20,7 @@ from autodev.eval.runner import Job, kill_live
 from autodev.eval.summary import summarize
 from autodev.eval.tasks import Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
+from autodev.eval.workspace import UNSANDBOXED_FLAG, task_sandbox
 
 
 @dataclass
@@ -75,6 +76,17 @@ def run_eval(
     ex = make_executor(executor, parallel, address)
     if executor == "local":  # on a cluster the keys are the workers' (their own environment)
         check_keys(plan.team_files)
+        # no sandbox for the setup and the tests: refused before anything runs (a Ray worker
+        # without one records it as each of its runs' error)
+        task_sandbox(plan.settings.grade_unsandboxed)
+    if plan.settings.grade_unsandboxed:
+        con.print(
+            f"warning: {UNSANDBOXED_FLAG}: each task's setup and tests run on this machine, "
+            "unsandboxed (without your keys)",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
     todo, kept = plan.pending(retry_errors)
     names = [t.name for t in plan.teams]
     con.print(

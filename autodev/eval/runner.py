@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autodev.errors import AutodevError
 from autodev.eval.outcome import Outcome, read_outcome
 from autodev.eval.tasks import Task
 from autodev.eval.teams import RunSettings, TeamSpec
-from autodev.eval.workspace import WorkspaceError, clone, grade, model_patch, run_shell
+from autodev.eval.workspace import (
+    TaskShell,
+    WorkspaceError,
+    bad_patch_path,
+    clone,
+    grade,
+    model_patch,
+    shell_for,
+)
+from autodev.host import spawn
+from autodev.host.hostproc import PYTHON_SAFE
 from autodev.host.procgroup import kill_group
 
 
@@ -37,6 +47,17 @@ class Job:
     def digest(self) -> str:
         return f"{self.task.digest()}:{self.team.digest()}:{self.settings.digest()}"
 
+    def shell(self, repo: Path) -> TaskShell:
+        """Where this task's setup and tests run: the sandbox, which sees neither the user's home,
+        autodev's, nor the eval's --out (other runs, their logs, the results), and gets none of
+        the team's keys. Its .autodev/ must be installed (the keys' names are read from it)."""
+        from autodev.config import load_team
+        from autodev.store.paths import autodev_home
+
+        out = self.folder.parents[2]  # DIR/runs/<task>/<team>
+        keys = load_team(repo / ".autodev" / "team.toml").key_names()
+        return shell_for(self.settings.grade_unsandboxed, (Path.home(), autodev_home(), out), keys)
+
 
 def run_job(job: Job) -> dict:
     """Run and grade one task × team; returns {"result": results.jsonl line, "patch": model_patch}."""
@@ -47,14 +68,23 @@ def run_job(job: Job) -> dict:
     result = blank_result(job)
     patch = ""
     try:
+        if why := bad_patch_path(job.task.test_patch):
+            raise WorkspaceError(why)
         base = clone(job.task.repo, job.task.base_commit, repo)
         job.team.install(repo / ".autodev")
         (repo / ".autodev" / "config.toml").write_text(job.settings.config_toml())
+        shell = job.shell(repo)
         if job.task.setup.strip():
-            code = run_shell(job.task.setup, repo, folder / "setup.log", job.settings.setup_timeout_s)
+            code = shell.run(
+                job.task.setup,
+                repo,
+                folder / "setup.log",
+                job.settings.setup_timeout_s,
+                network=job.task.setup_network,
+            )
             if code != 0:
                 raise WorkspaceError(f"the setup command exited {code} (see {folder / 'setup.log'})")
-    except WorkspaceError as e:
+    except (WorkspaceError, AutodevError) as e:
         result["error"] = str(e)
         return {"result": result, "patch": patch}
     started = time.monotonic()
@@ -76,8 +106,9 @@ def run_job(job: Job) -> dict:
             job.task.test_command,
             folder / "grade.log",
             job.settings.test_timeout_s,
+            shell,
         )
-    except WorkspaceError as e:
+    except (WorkspaceError, AutodevError) as e:
         result["error"] = f"grading failed: {e}"
         return {"result": result, "patch": patch}
     result["resolved"], result["test_exit"], result["error"] = g.resolved, g.test_exit, g.error
@@ -130,11 +161,15 @@ class RunEnd:
 
 def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     """`autodev start --foreground --until-idle OBJECTIVE` in the clone, with its own AUTODEV_HOME:
-    exactly a user's run. Past the wall cap: `autodev stop`, then the process group is killed."""
+    exactly a user's run. Past the wall cap: `autodev stop`, then the process group is killed.
+    Both with `-P` and a PYTHONPATH without relative entries (the door, host/spawn.py): the clone
+    is the working directory, and an `autodev/` package in it must not be what `-m autodev` runs
+    (issue 29)."""
     env = {**os.environ, "AUTODEV_HOME": str(home)}
     log = job.folder / "run.log"
     cmd = [
         sys.executable,
+        *PYTHON_SAFE,
         "-m",
         "autodev",
         "start",
@@ -144,8 +179,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     ]
     wall = job.settings.caps.max_wall_min
     with open(log, "ab") as out:
-        p = subprocess.Popen(
-            cmd, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        p = spawn.popen(
+            cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         (job.folder / "daemon.pid").write_text(str(p.pid))
@@ -154,14 +189,19 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
         reason = None
         try:
             p.wait(timeout=wall * 60 if wall else None)
-        except subprocess.TimeoutExpired:
+        except spawn.TimeoutExpired:
             reason = f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
-            subprocess.run(
-                [sys.executable, "-m", "autodev", "stop"], cwd=repo, env=env, capture_output=True, timeout=60
+            spawn.run(
+                [sys.executable, *PYTHON_SAFE, "-m", "autodev", "stop"],
+                "autodev",
+                cwd=repo,
+                env=env,
+                capture_output=True,
+                timeout=60,
             )
             try:
                 p.wait(timeout=job.settings.stop_grace_s)
-            except subprocess.TimeoutExpired:
+            except spawn.TimeoutExpired:
                 reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
                 kill_group(p.pid)
                 p.wait()

@@ -1,8 +1,8 @@
 """Task files (SPEC §18): one task a JSON line, in autodev's fields or SWE-bench's as they are.
 
 autodev's: `id`, `repo` (a path relative to the tasks file, an absolute path or a git URL),
-`base_commit` (a sha or a ref), `problem_statement`, optional `setup`, `test_patch`,
-`test_command`. SWE-bench's: `instance_id`, `repo` as `owner/name` (found under `--repos DIR`),
+`base_commit` (a sha or a ref), `problem_statement`, optional `setup`, `setup_network` (true:
+the setup command gets the network; it never has it otherwise), `test_patch`, `test_command`. SWE-bench's: `instance_id`, `repo` as `owner/name` (found under `--repos DIR`),
 `base_commit`, `problem_statement`, `test_patch`, `FAIL_TO_PASS`, `PASS_TO_PASS`; the test command
 comes from `--test-command` (a template with `{tests}`) or the repository's default. A bad line
 is a `TaskError` naming the file, the line, the key and the fix (exit 2).
@@ -21,7 +21,8 @@ from autodev.errors import UsageError
 
 # Tuples, not sets: the first missing key reported must not depend on the interpreter's hash seed.
 OWN_REQUIRED = ("id", "repo", "base_commit", "problem_statement", "test_command")
-OWN_KEYS = (*OWN_REQUIRED, "setup", "test_patch")
+OWN_TEXT = (*OWN_REQUIRED, "setup", "test_patch")
+OWN_KEYS = (*OWN_TEXT, "setup_network")
 SWE_REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "test_patch")
 
 # What SWE-bench's own harness runs per repository, with {tests} the FAIL_TO_PASS and PASS_TO_PASS
@@ -50,10 +51,14 @@ class Task:
     test_command: str
     setup: str = ""
     test_patch: str = ""
+    setup_network: bool = False  # the setup command runs with the network (the sandbox's default: none)
 
     def digest(self) -> str:
         """Changes when anything the run or the grade depends on changes (resume re-runs it)."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        fields = asdict(self)
+        if not self.setup_network:  # the digests of tasks written before the key existed hold
+            del fields["setup_network"]
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def load_tasks(path: Path, repos: Path | None = None, test_command: str | None = None) -> list[Task]:
@@ -127,10 +132,20 @@ def _own_task(raw: dict, where: str, tasks_file: Path) -> Task:
             f"{where}: unknown key {unknown[0]!r}",
             f"remove it; a task's keys are {', '.join(sorted(OWN_KEYS))} (or SWE-bench's, with instance_id)",
         )
-    fields = {k: _text(raw, k, where, k in OWN_REQUIRED) for k in OWN_KEYS}
+    fields = {k: _text(raw, k, where, k in OWN_REQUIRED) for k in OWN_TEXT}
     fields["id"] = _checked_id(fields["id"], where, "id")
     fields["repo"] = _own_repo(fields["repo"], where, tasks_file)
-    return Task(**fields)
+    return Task(**fields, setup_network=_flag(raw, "setup_network", where))
+
+
+def _flag(raw: dict, key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        raise TaskError(
+            f"{where}: key {key!r} must be true or false, not {json.dumps(value)}",
+            f"write {key!r}: true (or leave it out for false)",
+        )
+    return value
 
 
 def _own_repo(repo: str, where: str, tasks_file: Path) -> str:
@@ -164,6 +179,7 @@ def _swe_task(raw: dict, where: str, repos: Path | None, template: str | None) -
         test_command=command,
         setup=_text(raw, "setup", where, False),
         test_patch=fields["test_patch"],
+        setup_network=_flag(raw, "setup_network", where),
     )
 
 

@@ -55,6 +55,9 @@ class RunSettings:
     setup_timeout_s: float = 1800
     test_timeout_s: float = 1800
     stop_grace_s: float = 60  # after `autodev stop` at the wall cap, how long before kill -9
+    # --grade-unsandboxed: setup and tests run on the host (no bwrap here). Not in the digest:
+    # where a grade ran does not change what it is.
+    grade_unsandboxed: bool = False
 
     def config_toml(self) -> str:
         keys = dict(self.config)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -24,7 +23,7 @@ from autodev.guard.redact import scrubbed_env
 from autodev.guard.secrets import TooManyFiles
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
-from autodev.host import hostgit
+from autodev.host import hostgit, spawn
 from autodev.records.post import Post
 from autodev.records.state import Usage
 from autodev.store.journal import safe
@@ -88,17 +87,18 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
         except TooManyFiles as e:  # the sandbox could not cover every secret file: no run
             return False, f"`{command}` was not run: {e}"
     try:
-        r = subprocess.run(
+        r = spawn.run(
             argv,
+            "sandboxed",
             cwd=repo,
             capture_output=True,
             text=True,
             timeout=timeout,
             env=env,
-            stdin=subprocess.DEVNULL,
+            stdin=spawn.DEVNULL,
             start_new_session=True,
         )
-    except subprocess.TimeoutExpired as e:
+    except spawn.TimeoutExpired as e:
         return False, f"`{command}` timed out after {timeout:g}s\n{e.stdout or ''}"
     out = (r.stdout + r.stderr)[-8000:]
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"

@@ -108,23 +108,26 @@ def launch_problem(timeout: float | None = None) -> str | None:
     """Why the browser tools cannot run, found the way a participant's first call would: Playwright
     imported and the Chromium it finds launched (headless) and closed, in a child process cut
     after `timeout` seconds. None when it works. `doctor` and `start` ask this."""
-    import subprocess
     import sys
+
+    from autodev.host import spawn
+    from autodev.host.hostproc import PYTHON_SAFE
 
     why = missing()
     if why:
         return why
     limit = timeout if timeout is not None else float(os.environ.get(CHECK_TIMEOUT_ENV, "60"))
     try:
-        r = subprocess.run(
-            [sys.executable, "-m", "autodev.harness.browser"],
+        r = spawn.run(
+            [sys.executable, *PYTHON_SAFE, "-m", "autodev.harness.browser"],
+            "autodev",
             capture_output=True,
             text=True,
             timeout=limit,
-            stdin=subprocess.DEVNULL,
+            stdin=spawn.DEVNULL,
             start_new_session=True,
         )
-    except subprocess.TimeoutExpired:
+    except spawn.TimeoutExpired:
         return f"Chromium ({chromium_path()}) did not start within {limit:g} s"
     except OSError as e:
         return f"the browser check could not run: {e}"

@@ -5,7 +5,6 @@ timeout or `stop` that kills everything it started."""
 from __future__ import annotations
 
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING
 from autodev.errors import ToolError
 from autodev.guard import secrets
 from autodev.guard.redact import scrubbed_env
-from autodev.host import gitlocks
+from autodev.host import gitlocks, spawn
 from autodev.host.procgroup import kill_group
 
 if TYPE_CHECKING:
@@ -124,17 +123,17 @@ class _Capture:
         )
 
 
-def _wait(proc: subprocess.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
+def _wait(proc: spawn.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
     """proc.wait(timeout), also ended early (TimeoutExpired) when `stopping()` turns true."""
     end = time.monotonic() + timeout
     while True:
         left = end - time.monotonic()
         if left <= 0 or (stopping is not None and stopping()):
-            raise subprocess.TimeoutExpired(proc.args, timeout)
+            raise spawn.TimeoutExpired(proc.args, timeout)
         try:
             proc.wait(timeout=min(0.2, left))
             return
-        except subprocess.TimeoutExpired:
+        except spawn.TimeoutExpired:
             continue
 
 
@@ -148,13 +147,14 @@ def _run_bash(
     stopping: Callable[[], bool] | None = None,
 ) -> _Run:
     try:
-        proc = subprocess.Popen(
+        proc = spawn.popen(
             argv,
+            "sandboxed",
             cwd=cwd,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stdin=spawn.DEVNULL,
+            stdout=spawn.PIPE,
+            stderr=spawn.STDOUT,
             start_new_session=True,
         )
     except OSError as e:
@@ -168,7 +168,7 @@ def _run_bash(
     timed_out = False
     try:
         _wait(proc, timeout, stopping)
-    except subprocess.TimeoutExpired:
+    except spawn.TimeoutExpired:
         timed_out = True
     if not timed_out:
         # bash is done, but a background child may still hold the pipe: wait for it until

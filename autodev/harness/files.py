@@ -11,13 +11,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import ToolError
 from autodev.guard.secrets import is_secret_file
 from autodev.harness.deadline import Watch
+from autodev.host import spawn
 
 if TYPE_CHECKING:
     from autodev.harness.scope import Scope
@@ -220,13 +220,14 @@ def _git_lines(ws: Scope, args: list[str]) -> list[str] | None:
     except hostgit.GitRefused as e:
         raise ToolError(f"list_files: {e.message}") from None
     try:
-        proc = subprocess.Popen(
+        proc = spawn.popen(
             argv,
+            "git",
             cwd=ws.root,
             env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stdin=spawn.DEVNULL,
+            stdout=spawn.PIPE,
+            stderr=spawn.DEVNULL,
         )
     except OSError:
         return None

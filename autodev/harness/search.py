@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,7 @@ from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
 from autodev.guard.secrets import is_secret_file
 from autodev.harness.deadline import Watch
+from autodev.host import spawn
 from autodev.store.journal import safe_text
 
 if TYPE_CHECKING:
@@ -89,12 +89,13 @@ def search(ws: Scope, pattern: str, path: str, glob: str | None) -> str:
     searched = 0
     cut = False
     try:
-        proc = subprocess.Popen(
+        proc = spawn.popen(
             argv,
+            "search",
             cwd=ws.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdin=spawn.DEVNULL,
+            stdout=spawn.PIPE,
+            stderr=spawn.PIPE,
             env=scrubbed_env(ws.secret_env),
             preexec_fn=_die_with_parent,
         )

@@ -37,12 +37,11 @@ import fnmatch
 import hashlib
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import AutodevError, NotARepositoryError
-from autodev.host import hostgit
+from autodev.host import hostgit, spawn
 
 # Keys a submodule's or nested repository's configuration may hold and still be left in place:
 # what `git init`, `git clone` and `git submodule add` write. Anything else (an fsmonitor, a
@@ -140,7 +139,7 @@ def _gitlinks(repo: Path, index: Path) -> list[str]:
         return cached[1]
     try:
         r = hostgit.run(repo, "ls-files", "-s", "-z", check=False, timeout=60)
-    except (AutodevError, OSError, subprocess.SubprocessError):
+    except (AutodevError, OSError, spawn.SubprocessError):
         return []  # the daemon's own git calls name what is wrong with the repository
     links = [e.split("\t", 1)[1] for e in r.stdout.split("\0") if e.startswith("160000 ") and "\t" in e]
     if r.returncode == 0:
@@ -256,8 +255,8 @@ def config_entries(path: Path) -> list[tuple[str, str]] | None:
         {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_DIR": "/dev/null"}
     )
     try:
-        r = subprocess.run(argv, cwd="/", env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+        r = spawn.run(argv, "git", cwd="/", env=env, capture_output=True, stdin=spawn.DEVNULL, timeout=30)
+    except (OSError, spawn.SubprocessError):
         return None
     if r.returncode != 0:
         return None

@@ -29,12 +29,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import AutodevError, NotARepositoryError, RepositoryRefused
+from autodev.host import spawn
 
 # Settings that make git run a program, set to run none. `-c` outranks every config file.
 SAFE_SETTINGS = (
@@ -213,12 +213,13 @@ def identify(repo: Path) -> Identity:
         tuple((str(f), _sha(f)) for f in files),
         (),
     )
-    r = subprocess.run(
+    r = spawn.run(
         _argv(base, ["config", "--list", "--show-origin", "--show-scope", "-z"]),
+        "git",
         cwd=work_tree,
         env=git_env(),
         capture_output=True,
-        stdin=subprocess.DEVNULL,
+        stdin=spawn.DEVNULL,
         timeout=60,
     )
     if r.returncode not in (0, 1):  # 1: no configuration at all
@@ -345,22 +346,23 @@ def run(
     check: bool = True,
     timeout: float | None = 300,
     what: str = "",
-) -> subprocess.CompletedProcess[str]:
+) -> spawn.CompletedProcess[str]:
     """Run one git command on `repo` (text in and out). `check`: a failure is an AutodevError
     naming the command and git's message."""
     argv, full_env = command(repo, *args, env=env, base_env=base_env)
     try:
-        r = subprocess.run(
+        r = spawn.run(
             argv,
+            "git",
             cwd=Path(repo),
             env=full_env,
             capture_output=True,
             text=True,
             errors="surrogateescape",
-            stdin=subprocess.DEVNULL,
+            stdin=spawn.DEVNULL,
             timeout=timeout,
         )
-    except subprocess.TimeoutExpired:
+    except spawn.TimeoutExpired:
         raise GitFailed(
             f"git {' '.join(args[:3])} did not finish in {timeout:g} s in {repo}",
             what or "check that the repository is intact (`git status`, `git fsck`)",

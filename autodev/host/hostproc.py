@@ -22,6 +22,20 @@ PR_GET_DUMPABLE = 3
 PYTHON_SAFE = ("-P",)
 
 
+def python_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` for an autodev Python child whose working directory may be a repository: PYTHONPATH
+    without its empty and relative entries, which `-P` leaves in place and which would name
+    that directory (`PYTHONPATH=.`, or a trailing `:`). Absolute entries are the user's."""
+    out = dict(env)
+    if "PYTHONPATH" in out:
+        kept = [p for p in out["PYTHONPATH"].split(os.pathsep) if p and os.path.isabs(p)]
+        if kept:
+            out["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            del out["PYTHONPATH"]
+    return out
+
+
 def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 

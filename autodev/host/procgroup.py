@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
+
+from autodev.host import spawn
 
 __all__ = ["kill_group", "run_json"]
 
@@ -41,12 +42,13 @@ def run_json(
 ) -> tuple[int | None, str, str]:
     """`sh -c command` with `data` as JSON on stdin, in its own process group (killed whole on
     timeout). Returns (exit code or None on timeout, stdout, stderr)."""
-    p = subprocess.Popen(
+    p = spawn.popen(
         ["sh", "-c", command],
+        "user-command",
         cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdin=spawn.PIPE,
+        stdout=spawn.PIPE,
+        stderr=spawn.PIPE,
         text=True,
         env=env,
         start_new_session=True,
@@ -54,7 +56,7 @@ def run_json(
     try:
         out, err = p.communicate(json.dumps(data), timeout=timeout)
         return p.returncode, out, err
-    except subprocess.TimeoutExpired:
+    except spawn.TimeoutExpired:
         kill_group(p.pid)
         out, err = p.communicate()
         return None, out, err

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
-from autodev.host import hostgit
+from autodev.host import hostgit, spawn
 
 OBJECTIVE = "Add a greet(name) function in greet.py, with a test, and document it in README.md."
 
@@ -135,8 +134,13 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 def _git(repo: Path, *args: str) -> None:
     if args and args[0] == "init":  # nothing to pin yet
-        subprocess.run(
-            [hostgit.git_binary(), *args], cwd=repo, check=True, capture_output=True, env=hostgit.git_env()
+        spawn.run(
+            [hostgit.git_binary(), *args],
+            "git",
+            cwd=repo,
+            check=True,
+            capture_output=True,
+            env=hostgit.git_env(),
         )
         return
     hostgit.out(repo, *args)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from autodev.errors import AutodevError
+from autodev.host import spawn
 from autodev.store.paths import RunPaths, autodev_home, find_repo
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
@@ -66,8 +66,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     except AutodevError as e:
         checks.append(Check(FAIL, "git", e.message, e.fix))
         return checks
-    version = subprocess.run(
-        [git, "--version"], capture_output=True, text=True, env=hostgit.git_env(), stdin=subprocess.DEVNULL
+    version = spawn.run(
+        [git, "--version"], "git", capture_output=True, text=True, env=hostgit.git_env(), stdin=spawn.DEVNULL
     ).stdout.strip()
     checks.append(Check(OK, "git", version))
     try:
@@ -79,6 +79,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         return checks
     checks.append(Check(OK, "repository", str(repo)))
     checks.append(_git_folder(repo))
+    if (shadow := _shadowing_package(repo)) is not None:
+        checks.append(shadow)
     paths = RunPaths(repo)
     checks.append(_identity(paths, env))
     team = _team(paths, checks)
@@ -104,6 +106,22 @@ def _git_folder(repo: Path) -> Check:
         return Check(FAIL, "git folder", e.message, e.fix)
     blanked = f"; filter drivers not run by autodev: {', '.join(ident.filters)}" if ident.filters else ""
     return Check(OK, "git folder", f"{ident.git_dir} (no includes or config inside the repository){blanked}")
+
+
+def _shadowing_package(repo: Path) -> Check | None:
+    """A repository with its own top-level `autodev` package or module: `python -m autodev` typed
+    in it runs that code instead of autodev (Python imports the package before any of autodev's
+    code runs). The `autodev` command never looks in the working directory."""
+    for name in ("autodev/__init__.py", "autodev.py"):
+        if (repo / name).is_file():
+            return Check(
+                WARN,
+                "python -m autodev",
+                f"{repo / name} would be what `python -m autodev` runs in this repository (the "
+                "working directory comes first on sys.path), not autodev",
+                "use the `autodev` command here, never `python -m autodev`",
+            )
+    return None
 
 
 IDENTITY_FIX = (
@@ -142,16 +160,17 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
                 argv = room.wrap(["git", *ask])
             else:  # on the host: through hostgit like every git command autodev runs there
                 argv, run_env = hostgit.command(paths.repo, *ask, base_env=run_env)
-            r = subprocess.run(
+            r = spawn.run(
                 argv,
+                "sandboxed" if box.active else "git",
                 cwd=paths.repo,
                 env=run_env,
                 capture_output=True,
                 text=True,
                 timeout=30,
-                stdin=subprocess.DEVNULL,
+                stdin=spawn.DEVNULL,
             )
-        except (OSError, subprocess.TimeoutExpired, AutodevError) as e:
+        except (OSError, spawn.TimeoutExpired, AutodevError) as e:
             return Check(FAIL, "git identity", f"could not ask git {where}: {e}", IDENTITY_FIX)
         if r.returncode != 0:
             why = (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]

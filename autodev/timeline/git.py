@@ -8,14 +8,13 @@ git with the same settings from the folder it clones into.
 from __future__ import annotations
 
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from autodev.errors import AutodevError
 from autodev.guard.secrets import SECRET_FILES, is_secret_file
-from autodev.host import hostgit
+from autodev.host import hostgit, spawn
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "autodev",
@@ -54,8 +53,8 @@ def clone(source: Path, to: Path) -> None:
         str(source),
         str(to),
     ]
-    r = subprocess.run(
-        argv, cwd=to.parent, env=hostgit.git_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL
+    r = spawn.run(
+        argv, "git", cwd=to.parent, env=hostgit.git_env(), capture_output=True, text=True, stdin=spawn.DEVNULL
     )
     if r.returncode != 0:
         raise GitError(

@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -186,11 +185,16 @@ def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
             if name == "post" and play.get("head"):
                 # The CLI's own edits are not re-run: the repository takes the commit its post
                 # was made on (the credit is then the recorded one).
-                r = subprocess.run(
-                    ["git", "reset", "-q", "--hard", play["head"]], capture_output=True, text=True
-                )
-                if r.returncode:
-                    print(f"stand-in {agent}: git reset to {play['head']}: {r.stderr}", file=sys.stderr)
+                from autodev.errors import AutodevError
+                from autodev.host import hostgit  # the replayed repository's config runs nothing
+
+                try:
+                    r = hostgit.run(Path.cwd(), "reset", "-q", "--hard", play["head"], check=False)
+                    failed = r.stderr if r.returncode else ""
+                except AutodevError as e:  # a .git hostgit refuses: named, nothing run
+                    failed = str(e)
+                if failed:
+                    print(f"stand-in {agent}: git reset to {play['head']}: {failed}", file=sys.stderr)
             # What autodev's MCP server forwards for this call (autodev/agents/server.py), on the
             # turn's socket with its token.
             bridge.call(

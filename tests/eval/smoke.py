@@ -32,6 +32,15 @@ def smoke_tasks(tasks_file: Path) -> list:
 # No sandbox (the solutions sit in the test's /tmp, which the sandbox hides), prompt waits short.
 CONFIG = 'sandbox = "off"\nwaitFirstSec = 0.1\nwaitCapSec = 0.2\n'
 
+
+def grade_flags() -> list[str]:
+    """Setup and grading run in bubblewrap; on a machine without it, the eval is told to grade
+    unsandboxed (tests/security/test_eval.py checks the refusal itself)."""
+    from autodev.guard.sandbox import resolve
+
+    return [] if resolve("auto").active else ["--grade-unsandboxed"]
+
+
 TEAM = """
 [[participants]]
 name = "builder"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.smoke import CONFIG, SUBSET, full, scripted_team, smoke_tasks, subset
+from tests.eval.smoke import CONFIG, SUBSET, full, grade_flags, scripted_team, smoke_tasks, subset
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev)
     (tmp_path / "config.toml").write_text(CONFIG)
     out = tmp_path / "out"
     args = ["eval", str(tasks), "--team", str(alpha), "--team", str(beta), "--out", str(out),
-            "--config", str(tmp_path / "config.toml"), "--parallel", "2", "--max-cost-usd", "5"]  # fmt: skip
+            "--config", str(tmp_path / "config.toml"), "--parallel", "2", "--max-cost-usd", "5", *grade_flags()]  # fmt: skip
 
     # First attempt: killed with -9 once a result is in, with runs still in flight.
     p = autodev.popen(tmp_path, *args)
@@ -141,7 +141,7 @@ def test_the_wall_cap_stops_a_run_and_it_is_graded_on_what_it_left(suite, tmp_pa
     out = tmp_path / "out"
     r = autodev(
         tmp_path, "eval", str(tasks), "--team", str(teams / "slow.toml"), "--out", str(out),
-        "--config", str(tmp_path / "config.toml"), "--max-wall-min", "0.25", "--stop-grace-sec", "30",
+        "--config", str(tmp_path / "config.toml"), "--max-wall-min", "0.25", "--stop-grace-sec", "30", *grade_flags(),
         timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr

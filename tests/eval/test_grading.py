@@ -10,8 +10,13 @@ import subprocess
 import pytest
 
 from autodev.eval.tasks import load_tasks
-from autodev.eval.workspace import clone, grade, model_patch, patch_files
+from autodev.eval.workspace import clone, grade, model_patch, patch_files, shell_for
+from autodev.guard.sandbox import resolve
 from tests.eval.smoke import ROOT, smoke_tasks
+
+# Grading as an eval grades: in the sandbox (real bwrap), no keys, no network; unsandboxed only on
+# a machine without bubblewrap (tests/security/test_eval.py needs it).
+SHELL = shell_for(not resolve("auto").active)
 
 
 def test_the_shipped_tasks_file_is_what_the_sources_build(suite):
@@ -26,14 +31,14 @@ def test_each_task_fails_at_base_and_its_fix_resolves_it(suite, tmp_path):
         repo = tmp_path / t.id
         base = clone(t.repo, t.base_commit, repo)
         assert model_patch(repo, base) == ""
-        g = grade(repo, base, t.test_patch, t.test_command, tmp_path / f"{t.id}-base.log", 60)
+        g = grade(repo, base, t.test_patch, t.test_command, tmp_path / f"{t.id}-base.log", 60, SHELL)
         assert (g.resolved, g.error) == (False, None), t.id
         assert g.test_exit not in (0, None)
 
         fix = solutions / f"{t.id}.diff"
         subprocess.run(["git", "apply", str(fix)], cwd=repo, check=True)
         assert fix.read_text() in model_patch(repo, base)  # beside the hidden tests the grade left
-        g = grade(repo, base, t.test_patch, t.test_command, tmp_path / f"{t.id}-fixed.log", 60)
+        g = grade(repo, base, t.test_patch, t.test_command, tmp_path / f"{t.id}-fixed.log", 60, SHELL)
         assert (g.resolved, g.test_exit) == (True, 0), (tmp_path / f"{t.id}-fixed.log").read_text()
 
 
@@ -50,7 +55,7 @@ def test_a_team_cannot_pass_by_writing_the_hidden_tests_itself(suite, tmp_path):
     (repo / ".autodev" / "team.toml").write_text("")  # the run's own files are not the work
     patch = model_patch(repo, base)
     assert hidden in patch and ".autodev" not in patch
-    g = grade(repo, base, t.test_patch, t.test_command, tmp_path / "grade.log", 60)
+    g = grade(repo, base, t.test_patch, t.test_command, tmp_path / "grade.log", 60, SHELL)
     assert g.resolved is False and g.error is None
 
 
@@ -76,5 +81,5 @@ def test_what_the_team_planted_in_the_clones_git_config_never_runs(suite, tmp_pa
     subprocess.run(["git", "config", "core.fsmonitor", str(payload)], cwd=repo, check=True)
     (repo / "new.txt").write_text("left by the team\n")
     assert "new.txt" in model_patch(repo, base)
-    grade(repo, base, t.test_patch, t.test_command, tmp_path / "grade.log", 60)
+    grade(repo, base, t.test_patch, t.test_command, tmp_path / "grade.log", 60, SHELL)
     assert not mark.exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.eval.smoke import CONFIG, SUBSET, scripted_team, subset
+from tests.eval.smoke import CONFIG, SUBSET, grade_flags, scripted_team, subset
 
 pytestmark = pytest.mark.e2e
 
@@ -62,7 +62,7 @@ def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, au
     (tmp_path / "config.toml").write_text(CONFIG)
     out = tmp_path / "out"
     args = ["eval", str(tasks), "--team", str(team), "--out", str(out), "--config", str(tmp_path / "config.toml"),
-            "--executor", "ray", "--address", ray_head]  # fmt: skip
+            "--executor", "ray", "--address", ray_head, *grade_flags()]  # fmt: skip
     r = autodev(tmp_path, *args, timeout=900)
     assert r.returncode == 0, r.stdout + r.stderr
     results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]

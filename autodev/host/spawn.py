@@ -1,0 +1,152 @@
+"""The one door through which autodev starts a process (issue 29, SPEC §21).
+
+Anything whose code or arguments come from a repository, a task file, a bundle or a model runs in
+the sandbox; the host runs only autodev itself and pinned programs. So every process autodev
+starts goes through `run`, `popen` or `execve` here, and names WHY it may start: a key of `WHY`,
+which says who calls it, what runs and what makes it safe. tests/security/test_process_door.py
+fails the build when `subprocess`, `os.exec*`, `os.spawn*`, `os.posix_spawn`, `os.system`,
+`os.popen`, `pty.spawn` or `asyncio.create_subprocess_*` appears in any other module of autodev
+(but guard/sandbox.py, which builds and probes the sandbox itself), when a call here names no
+reason, or when its module is not listed under that reason.
+
+Two starts do not come through here, because a library makes them: MCP servers (the `mcp`
+package's stdio client; their command is the user's `[[mcp]]` config, read-only to
+participants, wrapped by `Sandbox.offline` when they have no network) and Chromium (Playwright,
+with its own sandbox and autodev's egress rules; docs/browser.md).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+# What callers need of subprocess, so that none of them imports it.
+from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
+from typing import Any, NoReturn
+
+from autodev.host.hostproc import PYTHON_SAFE, python_env
+
+__all__ = [
+    "DEVNULL",
+    "PIPE",
+    "STDOUT",
+    "WHY",
+    "CompletedProcess",
+    "Popen",
+    "SubprocessError",
+    "TimeoutExpired",
+    "execve",
+    "popen",
+    "run",
+]
+
+
+@dataclass(frozen=True)
+class Reason:
+    callers: tuple[str, ...]  # the modules (autodev.…) that may start a process for this reason
+    runs: str
+    safe: str
+
+
+WHY: dict[str, Reason] = {
+    "git": Reason(
+        (
+            "autodev.host.hostgit",
+            "autodev.host.gitquarantine",
+            "autodev.timeline.git",
+            "autodev.setup.demo",
+            "autodev.harness.files",
+            "autodev.setup.doctor",
+        ),
+        "git on a repository: pinned by hostgit (`hostgit.command`/`run`), or a fresh clone / "
+        "`git init` / `git --version` with hostgit's binary and environment",
+        "git is found on absolute PATH entries only; every setting that runs a program is "
+        "overridden with -c, includes and redirected .git refused (docs/security.md); a clone "
+        "checks nothing out, `init` has nothing to read yet",
+    ),
+    "git-clone": Reason(
+        ("autodev.eval.workspace",),
+        "the user's own git cloning a task's repository (`git clone --no-checkout -- SOURCE`), "
+        "found on absolute PATH entries as hostgit finds it",
+        "the user's transports and credentials must reach the task's repository, so the user's "
+        "git configuration applies; the clone checks nothing out and runs no hook, and every "
+        "later git command on it is hostgit's",
+    ),
+    "autodev": Reason(
+        ("autodev.cli.start", "autodev.eval.runner", "autodev.harness.browser"),
+        "autodev itself: `python -P -m autodev…` (the daemon, `start --foreground` re-executed "
+        "without keys, an eval's runs and their `stop`, the browser check, the stand-in)",
+        "`-P` is required here (checked): the working directory, often a repository, is not on "
+        "sys.path; PYTHONPATH loses its relative entries (`hostproc.python_env`)",
+    ),
+    "sandboxed": Reason(
+        (
+            "autodev.harness.commands",
+            "autodev.harness.audit",
+            "autodev.eval.workspace",
+            "autodev.setup.doctor",
+        ),
+        "a command from a model, a task or the audit check, wrapped by `Room.wrap` (bubblewrap)",
+        "bubblewrap: the repository writable, the rest read-only, home and run folders hidden, "
+        "no network unless configured, no secret in the environment; unsandboxed only when the "
+        'user chose it (sandbox = "off", or `eval --grade-unsandboxed`), which is warned about',
+    ),
+    "search": Reason(
+        ("autodev.harness.search",),
+        "ripgrep (`rg`) over the repository with a model's pattern and glob",
+        "a pinned binary (beside autodev's Python, else PATH), `--no-config`; the pattern is "
+        "passed as `--regexp=`, the glob as `--glob=` and the path after `--`, so none of them "
+        "is an option (no `--pre`) or code; ripgrep runs nothing it reads; the environment has "
+        "no secret. Not in the room: rg lives beside autodev's Python, which a pipx install keeps "
+        "under the home the room hides",
+    ),
+    "agent-cli": Reason(
+        ("autodev.agents.runner", "autodev.agents.invocation"),
+        "a coding-agent CLI the user named in team.toml, in the repository, as the user (SPEC "
+        "§16); and its `--version` / login status questions",
+        "the CLI is the user's chosen program, not the repository's: its repository settings "
+        "files are stamped and a planted one stops the turn (agents/projectfiles.py), it gets "
+        "only its own key (keys.env_for), and autodev's MCP server it talks to runs with -P",
+    ),
+    "user-command": Reason(
+        ("autodev.host.procgroup",),
+        "`sh -c` of a hook or notifyCommand from .autodev/config.toml, with a JSON payload",
+        "the command text is the user's config, which participants cannot write (.autodev/ is "
+        "read-only in the sandbox and to the file tools); the team's keys are not in its "
+        "environment; it runs in its own process group, killed whole on timeout",
+    ),
+}
+
+
+def _checked(argv: Any, why: str, env: Any) -> Any:
+    """The environment to start with; ValueError for a start without a known reason, or an
+    autodev child without `-P`."""
+    if why not in WHY:
+        raise ValueError(f"spawn: {why!r} is not a reason in autodev.host.spawn.WHY")
+    if why == "autodev":
+        args = list(argv)
+        if args[:1] != [sys.executable] or args[1 : 1 + len(PYTHON_SAFE)] != list(PYTHON_SAFE):
+            raise ValueError(
+                f"spawn: an autodev child must start as {sys.executable} {' '.join(PYTHON_SAFE)}"
+            )
+        return python_env(dict(os.environ if env is None else env))
+    return env
+
+
+def run(argv: Any, why: str, **kwargs: Any) -> CompletedProcess:
+    """subprocess.run(argv, **kwargs), for reason `why`."""
+    kwargs["env"] = _checked(argv, why, kwargs.get("env"))
+    return subprocess.run(argv, **kwargs)
+
+
+def popen(argv: Any, why: str, **kwargs: Any) -> Popen:
+    """subprocess.Popen(argv, **kwargs), for reason `why`."""
+    kwargs["env"] = _checked(argv, why, kwargs.get("env"))
+    return subprocess.Popen(argv, **kwargs)
+
+
+def execve(argv: list[str], env: dict[str, str], why: str) -> NoReturn:
+    """Replace this process with argv[0] run as `argv`, for reason `why`."""
+    os.execve(argv[0], argv, _checked(argv, why, env))
