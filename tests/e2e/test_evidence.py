@@ -1,0 +1,102 @@
+"""A done that proves itself, as a user meets it (issue 30, SPEC §22): a real repository with
+pytest and a bug, a scripted builder whose first fix breaks another test, `doneEvidence =
+"required"`. The done is reopened by the tests, naming the broken test and the command that shows
+it, without asking the audit model; the correct fix goes to the audit and is accepted with
+`✔ 1 now pass`.
+
+pytest inside the sandbox: the system's python3 here has no pytest, so testCommand is this
+checkout's venv python, made visible with `sandboxExpose` (until the sandbox's `sandboxRead`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from autodev.guard import sandbox
+from tests.conftest import git, thread_of, write_team
+from tests.e2e.helpers import ACCEPT, BUILDER, call, events, requests_of, run_until_idle, step
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+WRONG = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n"  # add fixed, mul broken
+RIGHT = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+TESTS = (
+    "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_mul():\n    assert mul(2, 3) == 6\n"
+)
+COMMAND = f"{sys.executable} -m pytest -q"
+
+
+def fix(content: str, text: str) -> str:
+    return step(
+        "builder", call("write_file", path="calc.py", content=content), call("post", kind="done", text=text)
+    )
+
+
+@pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
+def test_a_wrong_fix_is_reopened_by_the_tests_and_the_right_one_accepted(repo, autodev):
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc with a bug in add")
+    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
+    config = (
+        f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandbox = "bwrap"\nsandboxExpose = {expose}\n'
+    )
+    script = fix(WRONG, "fixed add") + fix(RIGHT, "fixed add, mul intact") + ACCEPT
+    write_team(repo, BUILDER, script, config)
+
+    run_until_idle(autodev, repo, "add(2, 3) must be 5", expect=0)
+
+    verdicts = [p for p in thread_of(repo) if p["from"] == "audit"]
+    assert [v["verdict"] for v in verdicts] == ["reopen", "accept"]
+    reopen, accept = verdicts
+    assert reopen["by"] == "evidence" and reopen["handoff"] == "builder"
+    assert "1 test(s) broke: tests/test_calc.py::test_mul" in reopen["text"]
+    assert f"See them with: `{COMMAND} tests/test_calc.py::test_mul`" in reopen["text"]
+    assert reopen["evidence"]["summary"] == "✘ 1 broke: tests/test_calc.py::test_mul"
+    assert accept["evidence"]["summary"] == "✔ 1 now pass, 0 broke"
+    assert accept["evidence"]["counts"]["pass_to_fail"] == 0
+
+    audits = events(repo, "audit")
+    assert [(a["accept"], a["by"]) for a in audits] == [(False, "evidence"), (True, "model")]
+    evs = events(repo, "evidence")
+    assert [e["summary"] for e in evs] == [reopen["evidence"]["summary"], accept["evidence"]["summary"]]
+    assert evs[1]["fail_to_pass"] == ["tests/test_calc.py::test_add"] and evs[1]["base_cached"]
+
+    shown = autodev(repo, "thread", check=True).stdout
+    assert "[tests: ✘ 1 broke: tests/test_calc.py::test_mul]" in shown
+    assert "[tests: ✔ 1 now pass, 0 broke]" in shown
+
+    [asked] = requests_of(repo, "audit")  # once: the first done never reached the model
+    prompt = asked["body"]["messages"][0]["content"]
+    assert (
+        "## Test evidence" in prompt
+        and "Now pass (failed or absent before): tests/test_calc.py::test_add" in prompt
+    )
+    assert "Broke (passed before; failing, skipped or gone now): none" in prompt
+
+
+@pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
+def test_shown_gives_the_audit_the_evidence_and_the_model_decides(repo, autodev):
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc with a bug in add")
+    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
+    config = f'testCommand = "{COMMAND}"\nsandboxExpose = {expose}\n'  # doneEvidence: "shown", the default
+    write_team(repo, BUILDER, fix(WRONG, "fixed add") + ACCEPT, config)
+
+    run_until_idle(autodev, repo, "add(2, 3) must be 5", expect=0)
+
+    [verdict] = [p for p in thread_of(repo) if p["from"] == "audit"]
+    assert verdict["verdict"] == "accept"  # the model accepted, with the evidence in front of it
+    assert verdict["evidence"]["summary"] == "✘ 1 broke: tests/test_calc.py::test_mul"
+    [asked] = requests_of(repo, "audit")
+    assert (
+        "Broke (passed before; failing, skipped or gone now): tests/test_calc.py::test_mul"
+        in asked["body"]["messages"][0]["content"]
+    )
