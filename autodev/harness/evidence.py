@@ -211,14 +211,4 @@ def _exists(work: Path, rel: str) -> bool:
     return os.path.lexists(work / rel)
 
 
-def describe(repo: Path, configured: str) -> str:
-    """One line for `doctor`: the test command evidence would use, and why."""
-    if configured.strip():
-        return f"testCommand = {configured.strip()!r} (config.toml)"
-    found = testresults.detect(repo)
-    if found is None:
-        return "no tests detected (pytest, npm test, go test, cargo test): done has no test evidence"
-    return f"{found[0]} (detected: {found[1]}; set testCommand in .autodev/config.toml to change it)"
-
-
-__all__ = ["EvidenceStopped", "TestSetup", "command_for", "describe", "evidence"]
+__all__ = ["EvidenceStopped", "TestSetup", "command_for", "evidence"]

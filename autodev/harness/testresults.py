@@ -43,6 +43,16 @@ def detect(repo: Path) -> tuple[str, str] | None:
     return None
 
 
+def describe(repo: Path, configured: str) -> str:
+    """One line for `doctor`: the test command evidence would use, and why."""
+    if configured.strip():
+        return f"testCommand = {configured.strip()!r} (config.toml)"
+    found = detect(repo)
+    if found is None:
+        return "no tests detected (pytest, npm test, go test, cargo test): done has no test evidence"
+    return f"{found[0]} (detected: {found[1]}; set testCommand in .autodev/config.toml to change it)"
+
+
 def _python_tests(repo: Path) -> bool:
     if (repo / "pytest.ini").is_file() or (repo / "conftest.py").is_file():
         return True
