@@ -280,15 +280,10 @@ def gather(paths: RunPaths) -> Status:
 
 def last_evidence(paths: RunPaths, posts: int = 200) -> dict[str, object] | None:
     """The evidence on the newest audit verdict among the thread's last `posts` posts."""
-    from autodev.store.journal import read_tail
+    from autodev.store import runs
 
-    if not paths.thread.exists():
-        return None
-    for p in reversed(read_tail(paths.thread, posts)):
-        ev = p.get("evidence")
-        if p.get("from") == "audit" and isinstance(ev, dict):
-            return {k: v for k, v in ev.items() if k in EvidenceLine.model_fields}
-    return None
+    ev = runs.last_evidence(paths.run_dir, posts)
+    return {k: v for k, v in ev.items() if k in EvidenceLine.model_fields} if ev is not None else None
 
 
 def gone_reason(paths: RunPaths, was: str) -> Reason:

@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from autodev.guard import sandbox
-from tests.conftest import git, thread_of, write_team
+from tests.conftest import git, run_dir, thread_of, write_team
 from tests.e2e.helpers import ACCEPT, BUILDER, call, events, requests_of, run_until_idle, step
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -69,6 +69,23 @@ def test_a_wrong_fix_is_reopened_by_the_tests_and_the_right_one_accepted(repo, a
     shown = autodev(repo, "thread", check=True).stdout
     assert "[tests: ✘ 1 broke: tests/test_calc.py::test_mul]" in shown
     assert "[tests: ✔ 1 now pass, 0 broke]" in shown
+    as_json = [json.loads(line) for line in autodev(repo, "thread", "--json", check=True).stdout.splitlines()]
+    assert [p["evidence"]["summary"] for p in as_json if "evidence" in p] == [
+        "✘ 1 broke: tests/test_calc.py::test_mul",
+        "✔ 1 now pass, 0 broke",
+    ]
+
+    # status, the runs index and eval's outcome reader carry the newest done's evidence
+    status = json.loads(autodev(repo, "status", "--json", check=True).stdout)
+    assert status["evidence"]["summary"] == "✔ 1 now pass, 0 broke" and status["evidence"]["of"] > 0
+    assert "tests on done #" in autodev(repo, "status", check=True).stdout
+    [row] = json.loads(autodev(repo, "runs", "--json", check=True).stdout)
+    assert row["evidence"] == "✔ 1 now pass, 0 broke"
+    from autodev.eval.outcome import read_outcome
+
+    outcome = read_outcome(run_dir(repo).parent).fields()
+    assert outcome["evidence"]["summary"] == "✔ 1 now pass, 0 broke"
+    assert outcome["evidence"]["counts"]["fail_to_pass"] == 1
 
     [asked] = requests_of(repo, "audit")  # once: the first done never reached the model
     prompt = asked["body"]["messages"][0]["content"]
