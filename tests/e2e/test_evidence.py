@@ -117,3 +117,42 @@ def test_shown_gives_the_audit_the_evidence_and_the_model_decides(repo, autodev)
         "Broke (passed before; failing, skipped or gone now): tests/test_calc.py::test_mul"
         in asked["body"]["messages"][0]["content"]
     )
+
+
+def _without_times(records: list[dict]) -> list[dict]:
+    """A run's records without what differs between any two runs (times, run ids, pids)."""
+    drop = {"ts", "run", "id", "pid", "started_at", "duration_sec", "post_id", "due"}
+    return [{k: v for k, v in r.items() if k not in drop} for r in records]
+
+
+def test_a_repository_without_tests_runs_as_with_evidence_off(repo, autodev, tmp_path):
+    """Item 6: no test command detected → the default ("shown") writes the same thread and
+    events as "off" (times and ids aside)."""
+    import shutil
+
+    from tests.e2e.helpers import events_of
+
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    script = fix(RIGHT, "wrote calc") + ACCEPT
+    write_team(repo, BUILDER, script, "")
+    write_team(other, BUILDER, script, 'doneEvidence = "off"\n')
+    run_until_idle(autodev, repo, "write calc", expect=0)
+    run_until_idle(autodev, other, "write calc", expect=0)
+    assert _without_times(thread_of(repo)) == _without_times(thread_of(other))
+    assert _without_times(events_of(repo)) == _without_times(events_of(other))
+    assert not events(repo, "evidence")
+    assert not (run_dir(repo) / "evidence").exists()
+
+
+@pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
+def test_no_tests_is_said_once_and_never_reopens(repo, autodev):
+    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
+    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxExpose = {expose}\n'
+    reopen = step("audit", call("verdict", accept=False, gap="say what you did"))
+    script = fix(RIGHT, "wrote calc") + reopen + fix(RIGHT + "\n", "wrote calc, really") + ACCEPT
+    write_team(repo, BUILDER, script, config)
+    run_until_idle(autodev, repo, "write calc", expect=0)
+    [said] = events(repo, "evidence")
+    assert said["outcome"] == "no_tests" and said["summary"] == "no tests found"
+    assert [(a["accept"], a["by"]) for a in events(repo, "audit")] == [(False, "model"), (True, "model")]
