@@ -156,3 +156,49 @@ def test_no_tests_is_said_once_and_never_reopens(repo, autodev):
     [said] = events(repo, "evidence")
     assert said["outcome"] == "no_tests" and said["summary"] == "no tests found"
     assert [(a["accept"], a["by"]) for a in events(repo, "audit")] == [(False, "model"), (True, "model")]
+
+
+@pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
+def test_a_daemon_killed_during_the_tests_audits_the_done_once_after_restart(repo, autodev, tmp_path):
+    """Intent before effect: kill -9 while the head's tests run; `start` computes the evidence
+    again (the base run from its cache) and the done gets exactly one verdict."""
+    from tests.e2e.helpers import kill_group, start_detached, wait_for
+
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc with a bug in add")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "slow").touch()
+    expose = json.dumps(sorted({sys.prefix, sys.base_prefix, str(gate)}))
+    # the head's run (the base has no marker.txt) sleeps while the gate's marker is there
+    command = f"if [ -f marker.txt ] && [ -f {gate}/slow ]; then sleep 60; fi; {COMMAND}"
+    config = f'testCommand = {json.dumps(command)}\ndoneEvidence = "required"\nsandboxExpose = {expose}\n'
+    script = (
+        step(
+            "builder",
+            call("write_file", path="marker.txt", content="x\n"),
+            call("write_file", path="calc.py", content=RIGHT),
+            call("post", kind="done", text="fixed add"),
+        )
+        + ACCEPT
+    )
+    write_team(repo, BUILDER, script, config)
+    pid = start_detached(autodev, repo, "add(2, 3) must be 5")
+    folder = run_dir(repo) / "evidence"
+    wait_for(
+        "the head's tests to run", lambda: list(folder.glob("run-*.json")) and list(folder.glob("copy-*")), 60
+    )
+    kill_group(pid)
+    (gate / "slow").unlink()
+
+    run_until_idle(autodev, repo, expect=0)
+
+    verdicts = [p for p in thread_of(repo) if p["from"] == "audit"]
+    assert [v["verdict"] for v in verdicts] == ["accept"]
+    assert verdicts[0]["evidence"]["summary"] == "✔ 1 now pass, 0 broke"
+    [ev] = events(repo, "evidence")
+    assert ev["base_cached"] is True
+    assert not list(folder.glob("copy-*")), "the killed daemon's scratch copy is swept"
