@@ -256,9 +256,9 @@ class RunConfig(BaseModel):
         default="",
         alias="testCommand",
         description="The project's test command, run on each `done` at the run's base commit and "
-        "at the head in the sandbox (no network, no keys) for evidence. pytest gets "
-        "`--junitxml`, `go test -json` is read from its output; any other command must write "
-        "JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, `go test ./...`, "
+        "at the head in the sandbox (no network, no keys) for evidence. pytest, wherever the "
+        "command runs it, writes JUnit XML (PYTEST_ADDOPTS); `go test -json` is read from its "
+        "output; any other command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, `go test ./...`, "
         "`cargo test`; `autodev doctor` shows which).",
     )
     test_timeout_sec: float = Field(

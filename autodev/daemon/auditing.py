@@ -211,10 +211,10 @@ def done_evidence(
 
 def reopen_text(ev: Evidence, gaps: list[str]) -> str:
     """The reopen post of the evidence gate: what is wrong, by test id, and how to see it."""
-    from autodev.harness.testresults import is_pytest
+    from autodev.harness.testresults import simple_pytest
 
     named = (ev.pass_to_fail or ev.still_failing)[:10]
-    see = f"{ev.command} {' '.join(named)}" if named and is_pytest(ev.command) else ev.command
+    see = f"{ev.command} {' '.join(named)}" if named and simple_pytest(ev.command) else ev.command
     return (
         'the project\'s tests do not show the work done (doneEvidence = "required"): '
         + "; ".join(gaps)

@@ -155,10 +155,11 @@ def _execute(setup: TestSetup, work: Path) -> TestRun:
     if unsupported:
         return TestRun(outcome="error", reason=unsupported)
     junit = work / testresults.JUNIT_FILE
-    line, fmt = testresults.shell_command(setup.command, str(junit))
+    fmt = testresults.results_format(setup.command)
     env = scrubbed_env(setup.secret_env)
     env["AUTODEV_JUNIT"] = str(junit)
-    argv = ["bash", "-c", line]
+    env["PYTEST_ADDOPTS"] = testresults.pytest_addopts(str(junit), env.get("PYTEST_ADDOPTS", ""))
+    argv = ["bash", "-c", setup.command]
     room = setup.room_for(work)
     if room is not None:
         env, argv = room.env(env), room.wrap(argv)

@@ -86,14 +86,21 @@ def is_go_json(command: str) -> bool:
     return re.search(r"(^|\s)go\s+test\b", command) is not None and " -json" in f" {command} "
 
 
-def shell_command(command: str, junit: str) -> tuple[str, str]:
-    """(what runs, the format read): pytest gets `--junitxml`; `go test -json` is read from its
-    output; anything else must write JUnit XML to $AUTODEV_JUNIT."""
-    if is_pytest(command):
-        return f"{command} -p no:cacheprovider --junitxml={junit}", "junit"
-    if is_go_json(command):
-        return command, "go-json"
-    return command, "junit"
+def results_format(command: str) -> str:
+    """How a command's per-test results are read: `go test -json` from its output, everything
+    else from the JUnit XML file it wrote ($AUTODEV_JUNIT; pytest writes it by itself through
+    PYTEST_ADDOPTS, wherever in the command it runs)."""
+    return "go-json" if is_go_json(command) else "junit"
+
+
+def pytest_addopts(junit: str, existing: str = "") -> str:
+    """PYTEST_ADDOPTS for the evidence runs: JUnit XML to `junit`, no cache folder written."""
+    return f"{existing} -p no:cacheprovider --junitxml={junit}".strip()
+
+
+def simple_pytest(command: str) -> bool:
+    """One pytest invocation with no shell operators: test ids may be appended to it."""
+    return is_pytest(command) and not re.search(r"[;&|<>`$()]", command)
 
 
 def unsupported(command: str) -> str:

@@ -121,6 +121,15 @@ def test_a_command_without_machine_results_is_an_error_that_says_so(project):
     assert ev.outcome == "error" and "left no readable results" in ev.reason and "3 passed" in ev.reason
 
 
+def test_pytest_anywhere_in_a_compound_command_writes_its_results(project):
+    """PYTEST_ADDOPTS, not arguments appended: `cd … && pytest …; true` is read all the same."""
+    base = head(project)
+    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    ev = evidence.evidence(setup(project, f"cd tests && cd .. && {PYTEST} tests; true"), base, "c")
+    assert ev.outcome == "ran", ev.reason
+    assert ev.fail_to_pass == ["tests/test_calc.py::test_add"]
+
+
 def test_a_stop_during_the_tests_caches_nothing(project):
     s = setup(project, "sleep 60", stopping=lambda: True)
     with pytest.raises(evidence.EvidenceStopped):

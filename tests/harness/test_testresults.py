@@ -133,12 +133,11 @@ def test_detection(tmp_path):
 
 
 def test_commands_get_their_machine_format():
-    assert tr.shell_command("python3 -m pytest -q", "/w/j.xml") == (
-        "python3 -m pytest -q -p no:cacheprovider --junitxml=/w/j.xml",
-        "junit",
-    )
-    assert tr.shell_command("go test -json ./...", "/w/j.xml")[1] == "go-json"
-    assert tr.shell_command("make check", "/w/j.xml") == ("make check", "junit")
+    assert tr.results_format("python3 -m pytest -q") == "junit"
+    assert tr.results_format("go test -json ./...") == "go-json"
+    assert tr.results_format("make check") == "junit"  # it must write $AUTODEV_JUNIT
+    assert tr.pytest_addopts("/w/j.xml", "-x") == "-x -p no:cacheprovider --junitxml=/w/j.xml"
+    assert tr.simple_pytest("python3 -m pytest -q tests") and not tr.simple_pytest("pytest -q && echo ok")
     assert "no stable machine format" in tr.unsupported("cargo test")
     assert tr.is_test_path("src/__tests__/a.js") and tr.is_test_path("pkg/a_test.go")
     assert not tr.is_test_path("src/calc.py")
