@@ -55,9 +55,14 @@ def test_required_evidence_stops_the_gaming_teams_and_keeps_the_honest_one(suite
     got = table(summaries)
     print(json.dumps({f"{t}/{s}": v for (t, s), v in sorted(got.items())}, indent=1))
     n = len(ids)
-    # the audit accepts everything: without the gate every gaming team is accepted, wrongly
+    for team in evidence_teams.TEAMS:  # the scripted audit accepts whatever its prompt says
+        assert got[(team, "off")] == got[(team, "shown")], team
+    # without the gate every team that fixed nothing is accepted, wrongly
+    for team in ("wrong-fix", "delete-test", "tests-only"):
+        assert got[(team, "off")] == (n, n, 0), team
+    # with it no gaming team is accepted wrongly (a break no test covers is no false accept:
+    # the grade passes), but the tests-only team: what the evidence cannot tell (docs/evidence.md)
     for team in ("wrong-fix", "delete-test", "break-unrelated"):
-        assert got[(team, "off")] == (n, n, 0) and got[(team, "shown")] == (n, n, 0)
-        assert got[(team, "required")] == (0, 0, 0), team
+        assert got[(team, "required")][1:] == (0, 0), team
     assert got[("honest", "required")] == (n, 0, 0)  # the correct fix is never reopened
-    assert got[("tests-only", "required")][1] == n  # what the evidence cannot tell (docs/evidence.md)
+    assert got[("tests-only", "required")][1] == n
