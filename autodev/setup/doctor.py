@@ -208,7 +208,9 @@ def _tests(paths: RunPaths) -> Check:
         return Check(WARN, "tests", "config.toml does not load (see the config line)")
     if config.done_evidence == "off":
         return Check(OK, "tests", 'doneEvidence = "off": a done has no test evidence')
-    return Check(OK, "tests", describe(paths.repo, config.test_command) + f"; doneEvidence = {config.done_evidence!r}")
+    return Check(
+        OK, "tests", describe(paths.repo, config.test_command) + f"; doneEvidence = {config.done_evidence!r}"
+    )
 
 
 def _sandbox(paths: RunPaths) -> Check:
