@@ -264,6 +264,31 @@ class RunConfig(BaseModel):
         description="(autodev addition) How many characters of the run's diff the audit reads; "
         "a longer diff is cut and the cut is stated.",
     )
+    test_command: str = Field(
+        default="",
+        alias="testCommand",
+        description="The project's test command, run on each `done` at the run's base commit and "
+        "at the head in the sandbox (no network, no keys) for evidence. pytest, wherever the "
+        "command runs it, writes JUnit XML (PYTEST_ADDOPTS); `go test -json` is read from its "
+        "output; any other command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, `go test ./...`, "
+        "`cargo test`; `autodev doctor` shows which).",
+    )
+    test_timeout_sec: float = Field(
+        default=900,
+        alias="testTimeoutSec",
+        gt=0,
+        le=86400,
+        description="Seconds each evidence test run may take before its process group is killed "
+        "(the evidence's outcome is then `timeout`).",
+    )
+    done_evidence: Literal["off", "shown", "required"] = Field(
+        default="shown",
+        alias="doneEvidence",
+        description='The test evidence of a `done`: "shown" puts it in the audit\'s prompt and '
+        'record; "required" reopens the done without asking the audit model when a test broke, '
+        'no test newly passes while code changed, or the tests could not run; "off": no '
+        "evidence.",
+    )
 
     max_cost_usd: float = Field(
         default=0,

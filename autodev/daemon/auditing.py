@@ -18,8 +18,18 @@ from autodev.daemon.handles import Run, Scripted
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
+from autodev.harness.evidence import EvidenceStopped
 from autodev.records.base import State
-from autodev.records.events import AuditEvent, AuditStartedEvent, AuditStoppedEvent, ErrorEvent, RetryEvent
+from autodev.records.events import (
+    EVIDENCE_IDS,
+    AuditEvent,
+    AuditStartedEvent,
+    AuditStoppedEvent,
+    ErrorEvent,
+    EvidenceEvent,
+    RetryEvent,
+)
+from autodev.records.evidence import Evidence, EvidenceNote
 from autodev.records.post import Post
 from autodev.records.state import ModelUsage, RunState, Usage
 from autodev.rules import reasons
@@ -62,6 +72,22 @@ def audit(
     n = st.audits + 1
     audit_id = f"{run.run_id}:audit{post.seq}"
     run.events.emit(AuditStartedEvent(seq=post.seq, n=n))
+    ev: Evidence | None = None
+    if config.done_evidence != "off":
+        try:
+            ev = done_evidence(
+                post, st, run=run, config=config, secret_env=secret_env, room=room, stopping=stopping
+            )
+        except EvidenceStopped:
+            run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
+            return Change({"state": "running", "reason": None, "audit_pending": post.seq})
+    shown = {"evidence": {"of": post.seq, **EvidenceNote.of(ev).model_dump()}} if ev is not None else {}
+    if ev is not None and config.done_evidence == "required" and (gaps := ev.gaps()):
+        # The tests decided: the audit model is not asked (SPEC §22).
+        gap = reopen_text(ev, gaps)
+        run.state.update(lambda s: s.but(audit_pending=None))
+        run.events.emit(AuditEvent(seq=post.seq, accept=False, gap=gap[:1000], by="evidence"))
+        return _reopened(post, n, audit_id, gap, "evidence", config, shown)
     try:
         v = ask(
             repo=run.paths.repo,
@@ -87,6 +113,7 @@ def audit(
             model=model,
             # auditCheck ran the repository's code (its tests) with the repository writable
             after_check=lambda: gitwatch.quarantine(run, "audit", st.turn),
+            evidence=evidence_block(ev, overrides=run.overrides) if ev is not None else "",
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.
@@ -100,7 +127,9 @@ def audit(
     run.events.emit(AuditEvent(seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by))
     if v.accept:
         verdict = Note(
-            "audit", f"Accepted. {v.gap}".strip(), extra={"id": f"{audit_id}:verdict", "verdict": "accept"}
+            "audit",
+            f"Accepted. {v.gap}".strip(),
+            extra={"id": f"{audit_id}:verdict", "verdict": "accept", **shown},
         )
         return Change(
             {
@@ -110,15 +139,113 @@ def audit(
             },
             [verdict],
         )
+    return _reopened(post, n, audit_id, v.gap, v.by, config, shown)
+
+
+def _reopened(post: Post, n: int, audit_id: str, gap: str, by: str, config: RunConfig, shown: dict) -> Change:
     verdict = Note(
         "audit",
-        f"Reopened: {v.gap}",
+        f"Reopened: {gap}",
         post.from_,
-        extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": v.by},
+        extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": by, **shown},
     )
     if n >= config.max_accept_checks:
         return Change({"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}, [verdict])
     return Change({"state": "running", "reason": None, "audits": n}, [verdict])
+
+
+def done_evidence(
+    post: Post,
+    st: RunState,
+    *,
+    run: Run,
+    config: RunConfig,
+    secret_env: list[str],
+    room: Room,
+    stopping: Callable[[], bool],
+) -> Evidence | None:
+    """The done's test evidence, recorded (event) before any decision; None when the repository
+    shows no tests, or when "no tests found" was already said in this run (it is said once)."""
+    from autodev.harness import evidence
+
+    found = evidence.command_for(run.paths.repo, config.test_command)
+    if found is None:
+        return None  # a repository without tests: the done goes on exactly as without evidence
+    setup = evidence.TestSetup(
+        repo=run.paths.repo,
+        folder=run.paths.run_dir / "evidence",
+        command=found[0],
+        chosen=found[1],
+        timeout=config.test_timeout_sec,
+        room_for=lambda work: room.sandbox.room(
+            work, hide=room.hide, network=False, expose=room.expose, secret_files=room.secret_files
+        ),
+        secret_env=tuple(secret_env),
+        stopping=stopping,
+    )
+    key = f"{post.seq}\0{post.id or ''}\0{post.ts}"
+    ev = evidence.evidence(setup, st.base_head, key)
+    if ev.outcome == "no_tests":
+        said = setup.folder / "no-tests-said"
+        if said.exists() and not (setup.folder / f"said-{post.seq}").exists():
+            return None
+        said.touch()
+        (setup.folder / f"said-{post.seq}").touch()  # the same done audited again says it again
+    run.events.emit(
+        EvidenceEvent(
+            seq=post.seq,
+            summary=ev.summary(),
+            outcome=ev.outcome,
+            command=ev.command,
+            chosen=ev.chosen,
+            counts=ev.counts(),
+            fail_to_pass=ev.fail_to_pass[:EVIDENCE_IDS],
+            pass_to_fail=ev.pass_to_fail[:EVIDENCE_IDS],
+            still_failing=ev.still_failing[:EVIDENCE_IDS],
+            tests_changed=ev.tests_changed[:EVIDENCE_IDS],
+            reason=ev.reason[:1000],
+            base_sec=ev.base_sec,
+            head_sec=ev.head_sec,
+            base_cached=ev.base_cached,
+        )
+    )
+    return ev
+
+
+def reopen_text(ev: Evidence, gaps: list[str]) -> str:
+    """The reopen post of the evidence gate: what is wrong, by test id, and how to see it."""
+    from autodev.harness.testresults import simple_pytest
+
+    named = (ev.pass_to_fail or ev.still_failing)[:10]
+    see = f"{ev.command} {' '.join(named)}" if named and simple_pytest(ev.command) else ev.command
+    return (
+        'the project\'s tests do not show the work done (doneEvidence = "required"): '
+        + "; ".join(gaps)
+        + f". See them with: `{see}`"
+    )
+
+
+def evidence_block(ev: Evidence, overrides=None) -> str:
+    """The fixed, short block of the evidence in the audit's prompt."""
+    from autodev.config import prompts
+
+    def ids(xs: list[str]) -> str:
+        return ", ".join(xs[:10]) + (f" and {len(xs) - 10} more" if len(xs) > 10 else "") if xs else "none"
+
+    return prompts.render(
+        "audit_evidence.md",
+        {
+            "command": ev.command,
+            "outcome": ev.outcome + (f" ({ev.reason})" if ev.reason else ""),
+            "summary": ev.summary(),
+            "fail_to_pass": ids(ev.fail_to_pass),
+            "pass_to_fail": ids(ev.pass_to_fail),
+            "still_failing": ids(ev.still_failing),
+            "pass_to_pass": str(len(ev.pass_to_pass)),
+            "tests_changed": ids(ev.tests_changed),
+        },
+        overrides,
+    )
 
 
 def used(s: RunState, v: Verdict, model: str) -> RunState:

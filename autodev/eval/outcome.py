@@ -17,6 +17,7 @@ class Outcome:
     reason_code: str | None = None
     audits: list[bool] = field(default_factory=list)  # each verdict in order: True = accepted
     participants: dict[str, dict] = field(default_factory=dict)
+    evidence: dict | None = None  # the last done's test evidence (summary, outcome, counts): SPEC §22
 
     @property
     def audit(self) -> str:
@@ -37,6 +38,7 @@ class Outcome:
             "tokens": sum(p["tokens"] for p in self.participants.values()),
             "cost_usd": round(sum(p["cost"] for p in self.participants.values()), 6),
             "participants": self.participants,
+            **({"evidence": self.evidence} if self.evidence else {}),
         }
 
 
@@ -68,6 +70,7 @@ def read_outcome(home: Path) -> Outcome:
         reason_code=st.reason.code if st.reason else None,
         audits=_verdicts(run_dir / "events.jsonl"),
         participants=people,
+        evidence=_evidence(run_dir / "events.jsonl"),
     )
 
 
@@ -88,3 +91,20 @@ def _verdicts(events: Path) -> list[bool]:
         if e.get("type") == "audit":
             out.append(bool(e.get("accept")))
     return out
+
+
+def _evidence(events: Path) -> dict | None:
+    """The last `evidence` event's summary, outcome, command and counts (never the tests' ids)."""
+    last = None
+    if not events.exists():
+        return None
+    for line in events.read_text(errors="replace").splitlines():
+        if '"evidence"' not in line:
+            continue
+        try:
+            e = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn final line; _verdicts names any other
+        if e.get("type") == "evidence":
+            last = {k: e.get(k) for k in ("seq", "summary", "outcome", "command", "counts")}
+    return last

@@ -1,7 +1,7 @@
 """The stateless audit of a `done` post.
 
 It sees only the objective (the user's messages), the done post, the change since the run
-began (diff stat plus a bounded diff) and the output of `auditCheck`, and answers through the
+began (diff stat plus a bounded diff) and the output of `auditCheck` (and, unless doneEvidence = "off", the tests' evidence), and answers through the
 `verdict(accept, gap)` tool. A failing `auditCheck` reopens the run without asking the model.
 """
 
@@ -200,6 +200,7 @@ def audit(
     stopping: Callable[[], bool] = lambda: False,
     model=None,
     after_check: Callable[[], object] | None = None,
+    evidence: str = "",
 ) -> Verdict:
     """`after_check`: called once the check has run, before any git command reads the
     repository (the daemon moves out what the check left for git to run)."""
@@ -223,6 +224,8 @@ def audit(
         },
         overrides,
     )
+    if evidence:  # the tests' evidence block (daemon/auditing.evidence_block); none: as before
+        prompt = prompt.rstrip("\n") + "\n" + evidence
     messages: list[dict[str, object]] = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):

@@ -137,6 +137,20 @@ def _wait(proc: spawn.Popen, timeout: float, stopping: Callable[[], bool] | None
             continue
 
 
+def run_bash_capture(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    timeout: float,
+    max_output: int,
+    stopping: Callable[[], bool] | None = None,
+) -> _Run:
+    """`argv` run as `run_command` runs it (own process group, killed whole at `timeout` or on
+    `stopping()`, output bounded): for the evidence's test runs (harness/evidence.py)."""
+    return _run_bash(argv, cwd=cwd, env=env, timeout=timeout, max_output=max_output, stopping=stopping)
+
+
 def _run_bash(
     argv: list[str],
     *,

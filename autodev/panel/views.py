@@ -49,6 +49,11 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
     t.append(
         f"\nelapsed {_elapsed(st.started_at)} · turns {tot.turns} · credited {tot.credited} · {spend_text(b)}"
     )
+    if d.evidence:
+        bad = d.evidence.summary.startswith("✘")
+        t.append(
+            f"\ntests on done #{d.evidence.of}: {d.evidence.summary}", style="bold red" if bad else "green"
+        )
     sb = d.sandbox
     if sb and sb.warning:
         t.append(f"\nsandbox: {sb.warning}", style="bold red")

@@ -22,7 +22,7 @@ import it lazily.
 
 The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
 harness_log.py, events.py (a model per event kind: `Events.emit` takes one), messages.py
-(inbox) and rewinds.py; every name but the event kinds is importable from here, with the
+(inbox), rewinds.py and evidence.py (a done's test evidence); every name but the event kinds is importable from here, with the
 parsing functions the journals use (the kinds: `autodev.records.events`).
 """
 
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
 from autodev.records.base import SCHEMA, Move, Open, State
+from autodev.records.evidence import Evidence, EvidenceNote, TestRun
 from autodev.records.harness_log import (
     AgentFinished,
     AgentStarted,
@@ -94,6 +95,8 @@ __all__ = [
     "DenyMessage",
     "Envelope",
     "Event",
+    "Evidence",
+    "EvidenceNote",
     "Figures",
     "Gate",
     "GateNote",
@@ -125,6 +128,7 @@ __all__ = [
     "SendMessage",
     "State",
     "StateEvent",
+    "TestRun",
     "ToolFinished",
     "ToolStarted",
     "TurnFinished",

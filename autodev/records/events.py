@@ -385,6 +385,31 @@ class AuditEvent(Event):
     by: str | None = None
 
 
+class EvidenceEvent(Event):
+    """The test evidence of a `done` post (SPEC §22), recorded before the audit decides: the
+    counts, the ids that matter (at most `EVIDENCE_IDS` of each; the whole record is
+    evidence/done-*.json in the run folder), never the tests' output."""
+
+    type: Literal["evidence"] = "evidence"
+    seq: int | None = None
+    summary: str = ""
+    outcome: str = ""
+    command: str = ""
+    chosen: str = ""
+    counts: dict[str, int] = {}
+    fail_to_pass: list[str] = []
+    pass_to_fail: list[str] = []
+    still_failing: list[str] = []
+    tests_changed: list[str] = []
+    reason: str = ""
+    base_sec: float = 0.0
+    head_sec: float = 0.0
+    base_cached: bool = False
+
+
+EVIDENCE_IDS = 50
+
+
 class NoticeEvent(TurnEvent):
     type: Literal["notice"] = "notice"
     id: str | None = None
@@ -520,6 +545,7 @@ KINDS: tuple[type[Event], ...] = (
     AuditStartedEvent,
     AuditStoppedEvent,
     AuditEvent,
+    EvidenceEvent,
     NoticeEvent,
     NoticeAnsweredEvent,
     NoticePinnedEvent,
@@ -590,6 +616,7 @@ AnyEvent = Annotated[
     | Annotated[AuditStartedEvent, Tag("audit_started")]
     | Annotated[AuditStoppedEvent, Tag("audit_stopped")]
     | Annotated[AuditEvent, Tag("audit")]
+    | Annotated[EvidenceEvent, Tag("evidence")]
     | Annotated[NoticeEvent, Tag("notice")]
     | Annotated[NoticeAnsweredEvent, Tag("notice_answered")]
     | Annotated[NoticePinnedEvent, Tag("notice_pinned")]

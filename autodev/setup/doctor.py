@@ -85,6 +85,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     checks.append(_identity(paths, env))
     team = _team(paths, checks)
     checks.append(_sandbox(paths))
+    checks.append(_tests(paths))
     if team is not None:
         checks.extend(_providers(team, env, online))
         checks.extend(_agents(team, env, paths))
@@ -215,6 +216,22 @@ def _team(paths: RunPaths, checks: list[Check]):
     except AutodevError as e:
         checks.append(Check(FAIL, "audit", e.message, e.fix))
     return team
+
+
+def _tests(paths: RunPaths) -> Check:
+    """The test command a `done`'s evidence runs (SPEC §22): configured, detected, or none."""
+    from autodev.config import load_config
+    from autodev.harness.testresults import describe
+
+    try:
+        config = load_config(paths.config_file)
+    except AutodevError:
+        return Check(WARN, "tests", "config.toml does not load (see the config line)")
+    if config.done_evidence == "off":
+        return Check(OK, "tests", 'doneEvidence = "off": a done has no test evidence')
+    return Check(
+        OK, "tests", describe(paths.repo, config.test_command) + f"; doneEvidence = {config.done_evidence!r}"
+    )
 
 
 def _sandbox(paths: RunPaths) -> Check:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from autodev.errors import StateConflictError, UsageError
 from autodev.records.state import RunState
@@ -64,6 +64,7 @@ class Row(TypedDict):
     cost: float | None
     models: JsonObject
     forked_from: JsonObject | None
+    evidence: NotRequired[str]  # the newest done's test evidence, one line (SPEC §22), when it had one
 
 
 class Stats(TypedDict):
@@ -152,7 +153,26 @@ def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) 
         "state": st.state,
         "reason": st.reason.code if st.reason else None,
         **usage_of(st),
+        **(
+            {"evidence": ev["summary"]}
+            if (ev := last_evidence(run_dir)) and isinstance(ev.get("summary"), str)
+            else {}
+        ),
     }
+
+
+def last_evidence(run_dir: Path, posts: int = 200) -> JsonObject | None:
+    """The test evidence on the newest audit verdict among the thread's last `posts` posts."""
+    from autodev.store.journal import read_tail
+
+    thread = run_dir / "thread.jsonl"
+    if not thread.exists():
+        return None
+    for p in reversed(read_tail(thread, posts)):
+        ev = p.get("evidence")
+        if p.get("from") == "audit" and is_object(ev):
+            return ev
+    return None
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -285,27 +305,27 @@ def listing() -> list[Row]:
             else:  # its daemon died without writing an end line (kill -9): its last write
                 last = _mtime(run_dir)
                 state = f"{state} (daemon died)" if live.daemon == "running" else state
-        rows.append(
-            {
-                "run": run,
-                "repo": r.repo,
-                "run_dir": folder,
-                "objective": live.objective.split("\n")[0][:200] if live else r.objective,
-                "state": state,
-                "missing": missing,
-                "daemon_pid": pid,
-                "started": _text(r.first, "ts"),
-                "duration_sec": round(max(0.0, last - started), 1) if started and last else None,
-                "last_activity": last if missing else _mtime(run_dir),
-                "turns": figures["turns"],
-                "credited": figures["credited"],
-                "tokens": figures["tokens"],
-                "cost": figures["cost"],
-                "models": figures["models"] or {},
-                "forked_from": r.forked_from
-                or (live.forked_from.dump() if live and live.forked_from else None),
-            }
-        )
+        row: Row = {
+            "run": run,
+            "repo": r.repo,
+            "run_dir": folder,
+            "objective": live.objective.split("\n")[0][:200] if live else r.objective,
+            "state": state,
+            "missing": missing,
+            "daemon_pid": pid,
+            "started": _text(r.first, "ts"),
+            "duration_sec": round(max(0.0, last - started), 1) if started and last else None,
+            "last_activity": last if missing else _mtime(run_dir),
+            "turns": figures["turns"],
+            "credited": figures["credited"],
+            "tokens": figures["tokens"],
+            "cost": figures["cost"],
+            "models": figures["models"] or {},
+            "forked_from": r.forked_from or (live.forked_from.dump() if live and live.forked_from else None),
+        }
+        if end is not None and (summary := _text(end, "evidence")):
+            row["evidence"] = summary
+        rows.append(row)
     rows.sort(key=lambda x: x["started"] or "", reverse=True)
     return rows
 

@@ -451,6 +451,15 @@ def _apply_events(t: _Turn, turn: Span, events: list[dict], redact: Callable[[st
             span.end = ts
             span.attributes["autodev.harness.audit.accept"] = bool(ev.get("accept"))
             span.attributes["autodev.harness.audit.by"] = str(ev.get("by") or "")
+        elif kind == "evidence" and ev.get("seq") in audits:
+            # counts and the outcome, never the tests' output or ids (SPEC §22)
+            attrs = audits[ev["seq"]].attributes
+            attrs["autodev.evidence.outcome"] = str(ev.get("outcome") or "")
+            attrs["autodev.evidence.command"] = redact(str(ev.get("command") or ""))
+            counts = ev.get("counts")
+            for k, v in (counts if isinstance(counts, dict) else {}).items():
+                if isinstance(v, int):
+                    attrs[f"autodev.evidence.{k}"] = v
         elif kind == "audit_stopped" and ev.get("seq") in audits:
             audits[ev["seq"]].end, audits[ev["seq"]].error = ts, "stopped"
         elif kind in CHAT_EVENTS:

@@ -308,11 +308,14 @@ def _turns(r: Recording) -> dict[int, dict]:
     return out
 
 
-def _post_line(p: dict | None, masks: list[str]) -> str:
+def _post_line(p: dict | None, masks: list[str], tests: bool = False) -> str:
     if p is None:
         return "(no post)"
     handoff = f" -> {p['handoff']}" if p.get("handoff") else ""
-    return f"#{p['seq']} {p['from']} {p['kind']}{handoff}: {_norm(p.get('text', ''), masks)[:300]}"
+    # The evidence of a done is re-checked like a tool's result: its tests ran again on the clone.
+    ev = p.get("evidence")
+    shown = f" [tests: {ev.get('summary')}]" if tests and isinstance(ev, dict) else ""
+    return f"#{p['seq']} {p['from']} {p['kind']}{handoff}: {_norm(p.get('text', ''), masks)[:300]}{shown}"
 
 
 def compare(
@@ -345,8 +348,8 @@ def compare(
     others = [p for p in want.posts if not isinstance(p.get("turn"), int)]
     mine = [p for p in got.posts if not isinstance(p.get("turn"), int)]
     for i in range(max(len(others), len(mine))):
-        lx = _post_line(others[i] if i < len(others) else None, masks)
-        ly = _post_line(mine[i] if i < len(mine) else None, masks)
+        lx = _post_line(others[i] if i < len(others) else None, masks, tools)
+        ly = _post_line(mine[i] if i < len(mine) else None, masks, tools)
         if lx != ly:
             return Divergence(None, "post (user, system or audit)", lx, ly)
     if missing:

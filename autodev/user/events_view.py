@@ -197,6 +197,14 @@ def _audit(ev: events.AuditEvent, *_: bool) -> Text | None:
 
 
 @feed.register
+def _evidence(ev: events.EvidenceEvent, *_: bool) -> Text | None:
+    bad = ev.summary.startswith("✘")
+    return _line(
+        "🧪", f"tests on done #{ev.seq}: {ev.summary} ({ev.command})", "bold red" if bad else "green"
+    )
+
+
+@feed.register
 def _notice(ev: events.NoticeEvent, *_: bool) -> Text | None:
     held = f" (holds {ev.hold})" if ev.hold else ""
     return _line("📣", f"notice {ev.id} from {_who(ev)}{held}: {ev.text}", "bold yellow")

@@ -30,6 +30,12 @@ def credit_label(post: dict) -> str:
     return "  [credited: " + ", ".join(line(f) for f in c.get("files", [])[:3]) + "]"
 
 
+def evidence_label(post: dict) -> str:
+    """The test evidence's one-line summary on the audit's verdict of a done (SPEC §22)."""
+    ev = post.get("evidence")
+    return line(str(ev.get("summary", ""))) if isinstance(ev, dict) else ""
+
+
 def post_text(post: dict, width: int | None = None, superseded: bool = False) -> Text:
     """One post; a post a rewind superseded is struck through and says so."""
     if superseded:
@@ -48,6 +54,9 @@ def post_text(post: dict, width: int | None = None, superseded: bool = False) ->
     if post.get("handoff"):
         t.append(f" → {line(post['handoff'])}", style="blue")
     t.append(credit_label(post), style="green" if post.get("credit") else "red")
+    summary = evidence_label(post)
+    if summary:
+        t.append(f"  [tests: {summary}]", style="red" if summary.startswith("✘") else "green")
     body = str(post.get("text", ""))
     if width and len(body) > width:
         body = body[:width] + "…"

@@ -25,6 +25,12 @@ def _lineage(row: dict) -> str:
     return f"fork of {f.get('run')}@{f.get('seq')}: " if isinstance(f, dict) else ""
 
 
+def _tests_mark(row: dict) -> str:
+    """✔ or ✘ after the state: the newest done's test evidence (the whole line: --json)."""
+    ev = row.get("evidence")
+    return f" {ev[0]}" if isinstance(ev, str) and ev[:1] in ("✔", "✘") else ""
+
+
 def render_listing(rows: list[runs.Row]) -> None:
     from rich.table import Table
 
@@ -51,7 +57,7 @@ def render_listing(rows: list[runs.Row]) -> None:
         t.add_row(
             Path(r["repo"]).name if r["repo"] else "-",
             _lineage(r) + (r["objective"] or "-").split("\n")[0],
-            r["state"] or "-",
+            (r["state"] or "-") + _tests_mark(r),
             turns,
             f"${r['cost']:.2f}" if r["cost"] is not None else "-",
             (r["started"] or "-")[5:16].replace("T", " "),

@@ -108,6 +108,16 @@ class Totals(Record):
     cost: Number = 0.0
 
 
+class EvidenceLine(Record):
+    """The test evidence of the newest audited `done` (SPEC §22), from its verdict note."""
+
+    of: int | None = None  # the done post's seq
+    summary: str = ""
+    outcome: str = ""
+    command: str = ""
+    counts: dict[str, int] = {}
+
+
 class Status(Record):
     """What `autodev status` shows and `status --json` prints (`to_json`), what the panel reads."""
 
@@ -138,6 +148,7 @@ class Status(Record):
     audit_usage: Usage | None = None
     budget: Budget | None = None
     totals: Totals = Totals()
+    evidence: EvidenceLine | None = None  # set only once a done had test evidence
 
 
 def gather(paths: RunPaths) -> Status:
@@ -226,44 +237,53 @@ def gather(paths: RunPaths) -> Status:
     state, why = st.state, st.reason
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
-    return Status.model_validate(
-        {
-            "sandbox": sandbox_of(paths),
-            "config_refused": st.config_refused.text if st.config_refused else None,
-            "repo": str(paths.repo),
-            "run_dir": str(paths.run_dir),
-            "run_id": st.run_id,
-            "state": "not_started" if no_run_yet else state,
-            "no_run_yet": no_run_yet,
-            "start_with": START_WITH if no_run_yet else None,
-            "reason": why,
-            "daemon_pid": pid,
-            "continue": continue_line(why.dump() if why else None, bool(pid)),
-            "objective": st.objective.split("\n")[0][:200],
-            "turn": st.turn,
-            "speaking": st.speaking,
-            "next": st.next,
-            "wait": st.wait,
-            "needs_you": needs,
-            "queued": [{"kind": i.kind, "label": i.label} for i in queue],
-            "queued_text": queued.queued_line(queue, bool(pid)),
-            "participants": parts,
-            "audits": st.audits,
-            "talk_turns": st.talk_turns,
-            "team_error": team_error,
-            "warnings": st.warnings,
-            "audit_usage": st.audit_usage,
-            "budget": _budget(paths, st),
-            "totals": Totals(
-                turns=sum(p.turns for p in parts),
-                credited=sum(p.credited for p in parts),
-                tokens=spent.prompt_tokens + spent.completion_tokens,
-                cached_tokens=spent.cached_tokens,
-                compactions=sum(p.compactions for p in parts),
-                cost=round(spent.cost, 6) if parts else 0,  # no one at all: an int 0, as status --json has it
-            ),
-        }
-    )
+    data: dict[str, object] = {
+        "sandbox": sandbox_of(paths),
+        "config_refused": st.config_refused.text if st.config_refused else None,
+        "repo": str(paths.repo),
+        "run_dir": str(paths.run_dir),
+        "run_id": st.run_id,
+        "state": "not_started" if no_run_yet else state,
+        "no_run_yet": no_run_yet,
+        "start_with": START_WITH if no_run_yet else None,
+        "reason": why,
+        "daemon_pid": pid,
+        "continue": continue_line(why.dump() if why else None, bool(pid)),
+        "objective": st.objective.split("\n")[0][:200],
+        "turn": st.turn,
+        "speaking": st.speaking,
+        "next": st.next,
+        "wait": st.wait,
+        "needs_you": needs,
+        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+        "queued_text": queued.queued_line(queue, bool(pid)),
+        "participants": parts,
+        "audits": st.audits,
+        "talk_turns": st.talk_turns,
+        "team_error": team_error,
+        "warnings": st.warnings,
+        "audit_usage": st.audit_usage,
+        "budget": _budget(paths, st),
+        "totals": Totals(
+            turns=sum(p.turns for p in parts),
+            credited=sum(p.credited for p in parts),
+            tokens=spent.prompt_tokens + spent.completion_tokens,
+            cached_tokens=spent.cached_tokens,
+            compactions=sum(p.compactions for p in parts),
+            cost=round(spent.cost, 6) if parts else 0,  # no one at all: an int 0, as status --json has it
+        ),
+    }
+    if (ev := last_evidence(paths)) is not None:
+        data["evidence"] = ev
+    return Status.model_validate(data)
+
+
+def last_evidence(paths: RunPaths, posts: int = 200) -> dict[str, object] | None:
+    """The evidence on the newest audit verdict among the thread's last `posts` posts."""
+    from autodev.store import runs
+
+    ev = runs.last_evidence(paths.run_dir, posts)
+    return {k: v for k, v in ev.items() if k in EvidenceLine.model_fields} if ev is not None else None
 
 
 def gone_reason(paths: RunPaths, was: str) -> Reason:
@@ -366,6 +386,8 @@ def render(status: Status) -> None:
             con.print(f"  continue: {d.continue_}")
     if d.budget and not d.no_run_yet:
         con.print(f"\n{spend_text(d.budget)}")
+    if d.evidence:
+        con.print(f"\ntests on done #{d.evidence.of}: {d.evidence.summary}  ({d.evidence.command})")
     if d.speaking:
         con.print(f"\nspeaking now: {d.speaking}")
     elif d.next:

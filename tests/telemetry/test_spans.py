@@ -216,3 +216,28 @@ def test_workflow_root():
     assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
     assert root.attributes["gen_ai.conversation.id"] == RUN and root.error is None
     assert workflow_span(RUN, 10.0, 20.0, RunState(state="faulted")).error == "faulted"
+
+
+def test_the_audit_span_carries_the_evidence_counts_not_the_tests():
+    evs = turn_events()
+    evidence = _e(
+        "evidence",
+        1.3,
+        seq=2,
+        summary="✘ 1 broke: tests/test_x.py::test_y",
+        outcome="ran",
+        command="pytest -q",
+        counts={
+            "fail_to_pass": 0,
+            "pass_to_fail": 1,
+            "pass_to_pass": 4,
+            "still_failing": 0,
+            "tests_changed": 0,
+        },
+        pass_to_fail=["tests/test_x.py::test_y"],
+    )
+    evs.insert(len(evs) - 1, evidence)
+    a = by_name(turn_spans(RUN, turn_records(), evs))["audit"].attributes
+    assert a["autodev.evidence.outcome"] == "ran" and a["autodev.evidence.command"] == "pytest -q"
+    assert a["autodev.evidence.pass_to_fail"] == 1 and a["autodev.evidence.pass_to_pass"] == 4
+    assert not any("test_y" in str(v) for v in a.values())

@@ -1,0 +1,215 @@
+"""The evidence of a `done` post, computed (SPEC §22): the project's tests run twice in the
+sandbox, with no network and no keys, each in a scratch copy of the repository in the run folder
+(the base commit; the head plus the working tree), read per test from a machine format
+(`testresults`), and classified.
+
+Scratch copies, not `git worktree add`: a worktree registers itself in the repository's `.git`
+(a crash would leave it there), and its gitdir would put the real `.git` inside the room,
+writable, for the tests. A copy is the tree's files checked out from a private index through
+`hostgit` (no filter, hook or program of the repository runs on the host), in a folder the room
+binds as its repository.
+
+Each run is cached in the run folder by the tree it ran on and the command (the base commit's
+run once per run, a restarted audit's runs not again); each `done`'s evidence is kept by the
+post, so an audit asked again after a crash or a `stop` reads it back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import ValidationError
+
+from autodev.guard.redact import scrubbed_env
+from autodev.guard.sandbox import Room
+from autodev.harness import testresults
+from autodev.harness.commands import run_bash_capture
+from autodev.host import hostgit
+from autodev.records.evidence import Evidence, TestRun
+
+_T = TypeVar("_T", Evidence, TestRun)
+OUTPUT_CHARS = 20_000  # of a run's output kept in memory (a reason quotes its end)
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+class EvidenceStopped(Exception):
+    """The user stopped the run while the tests ran: nothing is cached; the audit asks again."""
+
+
+@dataclass(frozen=True)
+class TestSetup:
+    """What the evidence needs from the run: where, which command, how long, which room."""
+
+    __test__ = False
+
+    repo: Path
+    folder: Path  # <run folder>/evidence
+    command: str
+    chosen: str  # "config" or "detected"
+    timeout: float
+    room_for: Callable[[Path], Room | None]  # the sandbox room whose repository is a scratch copy
+    secret_env: tuple[str, ...] = ()
+    stopping: Callable[[], bool] = lambda: False
+
+
+def command_for(repo: Path, configured: str) -> tuple[str, str] | None:
+    """(command, "config" | "detected"), or None when the repository shows no tests."""
+    if configured.strip():
+        return configured.strip(), "config"
+    found = testresults.detect(repo)
+    return (found[0], "detected") if found else None
+
+
+def evidence(setup: TestSetup, base: str | None, post_key: str) -> Evidence:
+    """The evidence of the change from `base` to the head plus working tree; read back when
+    this post's evidence was already computed."""
+    setup.folder.mkdir(parents=True, exist_ok=True)
+    kept = setup.folder / f"done-{_key(post_key, setup.command)}.json"
+    if (old := _read(kept, Evidence)) is not None:
+        return old
+    _sweep(setup.folder)
+    with tempfile.TemporaryDirectory(dir=setup.folder, prefix="index-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        hostgit.run(setup.repo, "add", "-A", env=index)
+        head_tree = hostgit.out(setup.repo, "write-tree", env=index).strip()
+        changed = hostgit.out(
+            setup.repo, "diff", "--cached", "--no-renames", "--name-only", "-z", base or EMPTY_TREE, env=index
+        ).split("\0")
+    base_run, cached = (TestRun(outcome="no_tests", reason="no base commit"), False)
+    if base:
+        base_run, cached = _run(setup, base)
+    head_run, _ = _run(setup, head_tree)
+    ev = testresults.classify(
+        base_run,
+        head_run,
+        command=setup.command,
+        chosen=setup.chosen,
+        changed=[c for c in changed if c and not c.startswith(".autodev/")],
+        base_commit=base,
+        base_cached=cached,
+    )
+    _write(kept, ev.model_dump_json())
+    return ev
+
+
+def _key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def _read(path: Path, model: type[_T]) -> _T | None:
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError, ValueError):
+        return None  # absent or torn: computed again
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _sweep(folder: Path) -> None:
+    """Scratch copies a killed daemon left behind."""
+    for old in folder.glob("copy-*"):
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _run(setup: TestSetup, treeish: str) -> tuple[TestRun, bool]:
+    """The test command on `treeish` (a commit or a tree), cached by it and the command."""
+    cache = setup.folder / f"run-{_key(treeish, setup.command)}.json"
+    if (old := _read(cache, TestRun)) is not None:
+        return old, True
+    copy = Path(tempfile.mkdtemp(dir=setup.folder, prefix="copy-"))
+    try:
+        work = copy / "tree"
+        work.mkdir()
+        _checkout(setup.repo, treeish, work)
+        result = _execute(setup, work)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    if result.outcome in ("ran", "no_tests"):
+        _write(cache, result.model_dump_json())  # a timeout or an error is tried again next time
+    return result, False
+
+
+def _checkout(repo: Path, treeish: str, work: Path) -> None:
+    """The files of `treeish` written under `work` through a private index (no .git there)."""
+    with tempfile.TemporaryDirectory(prefix="autodev-index-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        hostgit.run(repo, "read-tree", treeish, env=index)
+        hostgit.run(repo, "checkout-index", "-a", "-f", f"--prefix={work}/", env=index)
+
+
+def _execute(setup: TestSetup, work: Path) -> TestRun:
+    unsupported = testresults.unsupported(setup.command)
+    if unsupported:
+        return TestRun(outcome="error", reason=unsupported)
+    junit = work / testresults.JUNIT_FILE
+    fmt = testresults.results_format(setup.command)
+    env = scrubbed_env(setup.secret_env)
+    env["AUTODEV_JUNIT"] = str(junit)
+    env["PYTEST_ADDOPTS"] = testresults.pytest_addopts(str(junit), env.get("PYTEST_ADDOPTS", ""))
+    argv = ["bash", "-c", setup.command]
+    room = setup.room_for(work)
+    if room is not None:
+        env, argv = room.env(env), room.wrap(argv)
+    start = time.monotonic()
+    run = run_bash_capture(
+        argv, cwd=str(work), env=env, timeout=setup.timeout, max_output=OUTPUT_CHARS, stopping=setup.stopping
+    )
+    seconds = time.monotonic() - start
+    if run.timed_out and setup.stopping():
+        raise EvidenceStopped()
+    if run.timed_out:
+        return TestRun(
+            outcome="timeout",
+            seconds=seconds,
+            reason=f"`{setup.command}` ran longer than testTimeoutSec = {setup.timeout:g}; it was killed",
+        )
+    try:
+        if fmt == "go-json":
+            results = testresults.parse_go_json(run.output)
+        else:
+            results = testresults.parse_junit(_results_file(junit), lambda p: _exists(work, p))
+    except (OSError, ValueError, SyntaxError) as e:
+        tail = run.output.strip()[-300:]
+        return TestRun(
+            outcome="error",
+            seconds=seconds,
+            reason=f"`{setup.command}` exited {run.exit_code} and left no readable results ({e})"
+            + (f"; its output ends: {tail}" if tail else ""),
+        )
+    if not results:
+        return TestRun(outcome="no_tests", seconds=seconds, reason=f"`{setup.command}` reported no tests")
+    return TestRun(outcome="ran", results=results, seconds=seconds)
+
+
+def _results_file(path: Path) -> bytes:
+    """The results file the tests wrote: a regular file, never followed through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise OSError("no JUnit XML was written") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("the results path is not a regular file")
+        return f.read(testresults.MAX_RESULTS_BYTES + 1)
+
+
+def _exists(work: Path, rel: str) -> bool:
+    if rel.startswith("/") or ".." in Path(rel).parts:
+        return False
+    return os.path.lexists(work / rel)
+
+
+__all__ = ["EvidenceStopped", "TestSetup", "command_for", "evidence"]

@@ -1,0 +1,240 @@
+"""The project's tests as evidence, the pure part (SPEC §22): which test command a repository
+uses, per-test results read from a machine format (JUnit XML, `go test -json`), and the
+classification of a base run against a head run. Never from scraping a runner's text output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path, PurePosixPath
+from xml.etree import ElementTree
+
+from autodev.records.evidence import Evidence, Status, TestRun
+
+JUNIT_FILE = ".autodev-evidence-junit.xml"  # written by the test run in its scratch copy
+MAX_RESULTS_BYTES = 50_000_000  # a results file larger than this is an error, never parsed
+_WALKED = 5000  # entries looked at when detecting tests, so a huge tree costs little
+_SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", "dist", "build"}
+_DOCS = (".md", ".rst", ".txt", ".adoc")
+NPM_NO_TEST = "no test specified"  # npm init's placeholder test script
+
+
+def detect(repo: Path) -> tuple[str, str] | None:
+    """(command, why) for the test runner the repository uses, or None when it shows none:
+    pytest, `npm test`, `go test ./...` or `cargo test`, in that order."""
+    repo = Path(repo)
+    if _python_tests(repo):
+        return "python3 -m pytest -q", "Python tests (pytest configuration or test_*.py files)"
+    pkg = repo / "package.json"
+    if pkg.is_file():
+        try:
+            test = json.loads(pkg.read_text(errors="replace")).get("scripts", {}).get("test", "")
+        except (ValueError, AttributeError, OSError):
+            test = ""
+        if isinstance(test, str) and test.strip() and NPM_NO_TEST not in test:
+            return "npm test", "package.json has a test script"
+    if (repo / "go.mod").is_file():
+        return "go test -json ./...", "go.mod"
+    if (repo / "Cargo.toml").is_file():
+        return "cargo test", "Cargo.toml"
+    return None
+
+
+def describe(repo: Path, configured: str) -> str:
+    """One line for `doctor`: the test command evidence would use, and why."""
+    if configured.strip():
+        return f"testCommand = {configured.strip()!r} (config.toml)"
+    found = detect(repo)
+    if found is None:
+        return "no tests detected (pytest, npm test, go test, cargo test): done has no test evidence"
+    return f"{found[0]} (detected: {found[1]}; set testCommand in .autodev/config.toml to change it)"
+
+
+def _python_tests(repo: Path) -> bool:
+    if (repo / "pytest.ini").is_file() or (repo / "conftest.py").is_file():
+        return True
+    for name, section in (
+        ("pyproject.toml", "[tool.pytest"),
+        ("setup.cfg", "[tool:pytest]"),
+        ("tox.ini", "[pytest]"),
+    ):
+        try:
+            if section in (repo / name).read_text(errors="replace"):
+                return True
+        except OSError:
+            pass
+    seen = 0
+    for folder, dirs, files in os.walk(repo):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for f in files:
+            seen += 1
+            if f.endswith(".py") and (f.startswith("test_") or f.endswith("_test.py")):
+                return True
+        if seen > _WALKED or len(Path(folder).relative_to(repo).parts) > 3:
+            dirs[:] = []
+    return False
+
+
+def is_pytest(command: str) -> bool:
+    return re.search(r"(^|[\s/])(py\.test|pytest)(\s|$)", command) is not None
+
+
+def is_go_json(command: str) -> bool:
+    return re.search(r"(^|\s)go\s+test\b", command) is not None and " -json" in f" {command} "
+
+
+def results_format(command: str) -> str:
+    """How a command's per-test results are read: `go test -json` from its output, everything
+    else from the JUnit XML file it wrote ($AUTODEV_JUNIT; pytest writes it by itself through
+    PYTEST_ADDOPTS, wherever in the command it runs)."""
+    return "go-json" if is_go_json(command) else "junit"
+
+
+def pytest_addopts(junit: str, existing: str = "") -> str:
+    """PYTEST_ADDOPTS for the evidence runs: JUnit XML to `junit`, no cache folder written."""
+    return f"{existing} -p no:cacheprovider --junitxml={junit}".strip()
+
+
+def simple_pytest(command: str) -> bool:
+    """One pytest invocation with no shell operators: test ids may be appended to it."""
+    return is_pytest(command) and not re.search(r"[;&|<>`$()]", command)
+
+
+def unsupported(command: str) -> str:
+    """Why a command's results cannot be read here (empty: they can)."""
+    if re.search(r"(^|\s)cargo\s+test\b", command):
+        return (
+            "cargo test has no stable machine format: set testCommand to a command that writes "
+            "JUnit XML to $AUTODEV_JUNIT (e.g. cargo nextest with a JUnit profile)"
+        )
+    return ""
+
+
+def parse_junit(data: bytes, where: Callable[[str], bool]) -> dict[str, Status]:
+    """Per-test status from JUnit XML. `where(path)` says whether a file exists in the tested
+    copy, so pytest's dotted class names become `tests/test_x.py::Class::test` ids."""
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ValueError(f"the results file has {len(data)} bytes (more than {MAX_RESULTS_BYTES})")
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise ValueError("the results file declares a DTD or entities; JUnit XML has none")
+    root = ElementTree.fromstring(data)
+    out: dict[str, Status] = {}
+    for case in root.iter("testcase"):
+        name = case.get("name") or ""
+        ident = test_id(case.get("classname") or "", name, case.get("file"), where)
+        tags = {child.tag for child in case}
+        status: Status = "passed"
+        if tags & {"failure", "error"}:
+            status = "failed"
+        elif "skipped" in tags:
+            status = "skipped"  # xfail included: pytest reports it as skipped
+        if out.get(ident) == "failed":
+            continue  # a teardown error after a pass is a second case of the same test
+        out[ident] = status
+    return out
+
+
+def test_id(classname: str, name: str, file: str | None, where: Callable[[str], bool]) -> str:
+    """`path::Class::name` when the class name is a module path that exists, else
+    `classname::name`."""
+    parts = [p for p in classname.split(".") if p]
+    for i in range(len(parts), 0, -1):
+        path = "/".join(parts[:i]) + ".py"
+        if where(path):
+            return "::".join([path, *parts[i:], name])
+    if file and where(file):
+        return f"{file}::{name}"
+    return f"{classname}::{name}" if classname else name
+
+
+test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test function
+
+
+def parse_go_json(text: str) -> dict[str, Status]:
+    """Per-test status from `go test -json` lines (`Action` pass/fail/skip of a `Test`)."""
+    out: dict[str, Status] = {}
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict) or not ev.get("Test"):
+            continue
+        action = {"pass": "passed", "fail": "failed", "skip": "skipped"}.get(str(ev.get("Action")))
+        if action:
+            out[f"{ev.get('Package', '')}::{ev['Test']}"] = action  # type: ignore[assignment]
+    return out
+
+
+def is_test_path(path: str) -> bool:
+    """A file the run changed that is a test (its changes are listed beside the evidence)."""
+    p = PurePosixPath(path)
+    name = p.name
+    if any(part in {"tests", "test", "__tests__", "spec", "testdata"} for part in p.parts[:-1]):
+        return True
+    return (
+        (name.startswith("test_") and name.endswith(".py"))
+        or name.endswith(("_test.py", "_test.go", ".test.js", ".test.ts", ".spec.js", ".spec.ts"))
+        or name in {"conftest.py", "pytest.ini"}
+    )
+
+
+def is_doc_path(path: str) -> bool:
+    return path.lower().endswith(_DOCS)
+
+
+def classify(
+    base: TestRun,
+    head: TestRun,
+    *,
+    command: str,
+    chosen: str,
+    changed: Iterable[str],
+    base_commit: str | None = None,
+    base_cached: bool = False,
+) -> Evidence:
+    """The evidence of a change from the base run and the head run (pure). A test present and
+    not skipped at the base that is missing, skipped or xfailed at the head counts as broken."""
+    changed = sorted(set(changed))
+    tests = [c for c in changed if is_test_path(c)]
+    code = [c for c in changed if not is_test_path(c) and not is_doc_path(c)]
+    common = {
+        "command": command,
+        "chosen": chosen,
+        "tests_changed": tests,
+        "code_changed": code,
+        "base": base_commit,
+        "base_sec": round(base.seconds, 3),
+        "head_sec": round(head.seconds, 3),
+        "base_cached": base_cached,
+    }
+    for run in (head, base):
+        if run.outcome in ("timeout", "error"):
+            which = "base commit" if run is base else "head"
+            return Evidence(outcome=run.outcome, reason=f"at the {which}: {run.reason}", **common)  # type: ignore[arg-type]
+    if head.outcome == "no_tests" and base.outcome == "no_tests":
+        return Evidence(outcome="no_tests", reason=head.reason, **common)  # type: ignore[arg-type]
+    f2p, p2f, p2p, still = [], [], [], []
+    for ident in sorted(set(base.results) | set(head.results)):
+        before, after = base.results.get(ident), head.results.get(ident)
+        if after == "passed":
+            (p2p if before == "passed" else f2p).append(ident)
+        elif before in ("passed", "failed") and after in (None, "skipped"):
+            p2f.append(ident)  # vanished, newly skipped or xfailed
+        elif before == "passed" and after == "failed":
+            p2f.append(ident)
+        elif after == "failed":
+            still.append(ident)
+    return Evidence(
+        outcome="ran",
+        fail_to_pass=f2p,
+        pass_to_fail=p2f,
+        pass_to_pass=p2p,
+        still_failing=still,
+        **common,  # type: ignore[arg-type]
+    )

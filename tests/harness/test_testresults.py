@@ -1,0 +1,143 @@
+"""The evidence's pure part: JUnit XML and `go test -json` read per test, test ids, the
+classification of a base run against a head run, and the gate's reasons (SPEC §22)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autodev.harness import testresults as tr
+from autodev.records.evidence import TestRun
+
+JUNIT = b"""<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="5">
+<testcase classname="tests.test_calc" name="test_add" time="0.01"/>
+<testcase classname="tests.test_calc" name="test_sub" time="0.01"><failure message="assert 1 == 2">x</failure></testcase>
+<testcase classname="tests.test_calc.TestDiv" name="test_zero[1]" time="0.01"><skipped type="pytest.xfail" message="xfail"/></testcase>
+<testcase classname="tests.test_calc" name="test_err" time="0.01"><error message="fixture"/></testcase>
+<testcase classname="" name="tests.test_broken" time="0"><error message="collection failure"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_junit_is_read_per_test_with_pytest_ids():
+    files = {"tests/test_calc.py"}
+    got = tr.parse_junit(JUNIT, files.__contains__)
+    assert got == {
+        "tests/test_calc.py::test_add": "passed",
+        "tests/test_calc.py::test_sub": "failed",
+        "tests/test_calc.py::TestDiv::test_zero[1]": "skipped",
+        "tests/test_calc.py::test_err": "failed",
+        "tests.test_broken": "failed",
+    }
+
+
+def test_a_class_name_that_is_no_file_stays_as_it_is():
+    data = b'<testsuite><testcase classname="pkg.Suite" name="works"/></testsuite>'
+    assert tr.parse_junit(data, lambda p: False) == {"pkg.Suite::works": "passed"}
+
+
+def test_a_results_file_with_entities_is_refused_not_expanded():
+    bomb = (
+        b'<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><testsuite><testcase name="&a;"/></testsuite>'
+    )
+    with pytest.raises(ValueError, match="DTD or entities"):
+        tr.parse_junit(bomb, lambda p: False)
+
+
+def test_garbage_is_an_error_not_an_empty_result():
+    with pytest.raises(SyntaxError):
+        tr.parse_junit(b"PASSED 3 tests", lambda p: False)
+
+
+def test_go_json_lines():
+    text = "\n".join(
+        [
+            '{"Action":"run","Package":"ex/calc","Test":"TestAdd"}',
+            '{"Action":"pass","Package":"ex/calc","Test":"TestAdd"}',
+            '{"Action":"fail","Package":"ex/calc","Test":"TestSub"}',
+            '{"Action":"skip","Package":"ex/calc","Test":"TestDiv"}',
+            '{"Action":"pass","Package":"ex/calc"}',
+            "not json",
+        ]
+    )
+    assert tr.parse_go_json(text) == {
+        "ex/calc::TestAdd": "passed",
+        "ex/calc::TestSub": "failed",
+        "ex/calc::TestDiv": "skipped",
+    }
+
+
+def run(**results) -> TestRun:
+    return TestRun(outcome="ran", results={k.replace("__", "::"): v for k, v in results.items()})
+
+
+def classify(base: TestRun, head: TestRun, changed=("calc.py",)):
+    return tr.classify(base, head, command="pytest", chosen="detected", changed=changed)
+
+
+def test_the_four_classes():
+    base = run(a="passed", b="failed", c="failed", d="passed")
+    head = run(a="passed", b="passed", c="failed", d="failed", e="passed", f="failed")
+    ev = classify(base, head)
+    assert ev.outcome == "ran"
+    assert ev.pass_to_pass == ["a"]
+    assert ev.fail_to_pass == ["b", "e"]  # a new passing test failed before by not existing
+    assert ev.still_failing == ["c", "f"]
+    assert ev.pass_to_fail == ["d"]
+    assert ev.summary() == "✘ 1 broke: d"
+
+
+def test_vanished_skipped_and_xfailed_tests_count_as_broken():
+    base = run(gone="passed", skip="passed", xfail="failed", old_skip="skipped")
+    head = run(skip="skipped", xfail="skipped", old_skip="skipped")
+    ev = classify(base, head)
+    assert ev.pass_to_fail == ["gone", "skip", "xfail"]
+    assert ev.gaps() and "3 test(s) broke" in ev.gaps()[0]
+
+
+def test_a_fix_reads_as_now_pass():
+    ev = classify(run(t__x="failed", t__y="passed"), run(t__x="passed", t__y="passed"))
+    assert ev.summary() == "✔ 1 now pass, 0 broke"
+    assert ev.gaps() == []
+
+
+def test_code_changed_and_nothing_newly_passes_is_a_gap_but_docs_are_not_code():
+    same = run(x="failed")
+    ev = classify(same, same)
+    assert ev.gaps() == ["no test newly passes, and the run changed code (still failing: x)"]
+    assert ev.summary() == "✘ 0 now pass, 0 broke"
+    docs = classify(same, same, changed=("README.md", "tests/test_x.py"))
+    assert docs.gaps() == [] and docs.tests_changed == ["tests/test_x.py"] and docs.code_changed == []
+
+
+def test_runs_that_could_not_run_are_named_and_no_tests_never_reopens():
+    ev = classify(run(a="passed"), TestRun(outcome="timeout", reason="killed after 5s"))
+    assert ev.outcome == "timeout" and ev.gaps() == [
+        "the tests could not run (timeout): at the head: killed after 5s"
+    ]
+    none = TestRun(outcome="no_tests")
+    assert classify(none, none).outcome == "no_tests" and classify(none, none).gaps() == []
+
+
+def test_detection(tmp_path):
+    assert tr.detect(tmp_path) is None
+    (tmp_path / "package.json").write_text(
+        '{"scripts": {"test": "echo \\"Error: no test specified\\" && exit 1"}}'
+    )
+    assert tr.detect(tmp_path) is None
+    (tmp_path / "go.mod").write_text("module ex\n")
+    assert tr.detect(tmp_path) == ("go test -json ./...", "go.mod")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    assert tr.detect(tmp_path)[0] == "python3 -m pytest -q"
+
+
+def test_commands_get_their_machine_format():
+    assert tr.results_format("python3 -m pytest -q") == "junit"
+    assert tr.results_format("go test -json ./...") == "go-json"
+    assert tr.results_format("make check") == "junit"  # it must write $AUTODEV_JUNIT
+    assert tr.pytest_addopts("/w/j.xml", "-x") == "-x -p no:cacheprovider --junitxml=/w/j.xml"
+    assert tr.simple_pytest("python3 -m pytest -q tests") and not tr.simple_pytest("pytest -q && echo ok")
+    assert "no stable machine format" in tr.unsupported("cargo test")
+    assert tr.is_test_path("src/__tests__/a.js") and tr.is_test_path("pkg/a_test.go")
+    assert not tr.is_test_path("src/calc.py")
