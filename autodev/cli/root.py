@@ -1,13 +1,13 @@
-"""The Typer app, the edge where typed errors become a message and a fix, and finding the run."""
+"""The Typer app; the edge where typed errors become a message and a fix, and finding the run, are
+edge.py (the steering commands' quick path shares them without importing typer)."""
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from autodev.errors import AutodevError, NotInitializedError
-from autodev.store.paths import RunPaths, find_repo
+from autodev.cli.edge import _paths, guarded, version_line
+
+__all__ = ["_paths", "app", "main"]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -36,32 +36,9 @@ def _flags_without_type() -> None:
 _flags_without_type()
 
 
-def _paths(initialized: bool = True) -> RunPaths:
-    paths = RunPaths(find_repo())
-    if initialized and not paths.team_file.exists():
-        from autodev.config.project import saved_team
-
-        if saved_team(paths.run_dir):  # e.g. after `git clean -fdx`: the run folder kept it
-            raise NotInitializedError(
-                f"{paths.team_file} is missing, but the run folder {paths.run_dir} keeps the last "
-                "team this run used",
-                "restore it with `autodev init --from-run`, then run the command again",
-            )
-        raise NotInitializedError(
-            f"{paths.config_dir} has no team.toml", "run `autodev init` (or `autodev init --team pair`) first"
-        )
-    return paths
-
-
 def _version(value: bool) -> None:
     if value:
-        import platform
-
-        from autodev import __version__
-
-        print(
-            f"autodev {__version__} (autodev-team) on Python {platform.python_version()} at {sys.executable}"
-        )
+        print(version_line())
         raise typer.Exit()
 
 
@@ -79,23 +56,5 @@ def _root(
 
 
 def main() -> None:
-    try:
-        app()
-    except AutodevError as e:
-        _say(e)
-    except OSError as e:
-        # The machine refused a write (read-only or missing AUTODEV_HOME, a full disk): the path
-        # and the fix, exit 2. Any other OSError is a bug and keeps its traceback.
-        from autodev.store.faults import explain
-
-        fault = explain(e)
-        if fault is None:
-            raise
-        _say(fault)
-
-
-def _say(e: AutodevError) -> None:
-    print(f"autodev: {e.message}", file=sys.stderr)
-    if e.fix:
-        print(f"  fix: {e.fix}", file=sys.stderr)
-    sys.exit(e.exit_code)
+    """The Typer app, every command registered (autodev.cli.full does), behind the error edge."""
+    guarded(app)
