@@ -30,7 +30,10 @@ def fits(name: str, data: object) -> bool:
 
 def inbox_fits(msg: object) -> bool:
     """An inbox message the daemon takes as it is (records.inbox_message would accept it)."""
-    return isinstance(msg, dict) and msg.get("kind") in INBOX and _model(INBOX[msg["kind"]], msg)
+    if type(msg) is not dict:
+        return False
+    kind = msg.get("kind")
+    return type(kind) is str and kind in INBOX and _model(INBOX[kind], msg)
 
 
 def _model(name: str, v: object) -> bool:
