@@ -45,6 +45,7 @@ def _scripted_runs() -> tuple[dict, dict]:
 
 
 @pytest.mark.full
+@pytest.mark.e2e  # scripted runs: daemons as processes of their own
 def test_every_benchmark_at_tiny_sizes():
     sched = bench_scheduler(sizes=(10, 50), reps=3)  # first, alone: tracemalloc is per process
     with ThreadPoolExecutor(max_workers=5) as pool:

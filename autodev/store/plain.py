@@ -16,7 +16,7 @@ tests/test_plain.py keeps the file equal to the models and checks `fits` against
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from autodev.store.shapes import INBOX, SHAPES
 
@@ -40,8 +40,8 @@ def _model(name: str, v: object) -> bool:
     if type(v) is not dict:
         return False
     shape = SHAPES[name]
-    fields: dict[str, Any] = shape["fields"]
-    for k, x in v.items():
+    fields = cast("dict[str, list[object]]", shape["fields"])
+    for k, x in cast("dict[str, object]", v).items():
         if k in fields:
             if not _fits(fields[k][0], x):
                 return False
@@ -50,7 +50,7 @@ def _model(name: str, v: object) -> bool:
     return all(k in v for k, (_, required) in fields.items() if required)
 
 
-def _fits(spec: Any, v: object) -> bool:
+def _fits(spec: object, v: object) -> bool:
     if isinstance(spec, str):
         if spec == "str":
             return type(v) is str
@@ -67,6 +67,8 @@ def _fits(spec: Any, v: object) -> bool:
         if spec == "any":
             return _json(v)
         return False
+    assert isinstance(spec, list)
+    spec = cast("list[object]", spec)
     tag = spec[0]
     if tag == "lit":
         return any(type(v) is type(x) and v == x for x in spec[1:])
@@ -77,7 +79,7 @@ def _fits(spec: Any, v: object) -> bool:
     if tag == "or":
         return any(_fits(s, v) for s in spec[1:])
     if tag == "model":
-        return _model(spec[1], v)
+        return _model(str(spec[1]), v)
     return False
 
 
@@ -98,7 +100,10 @@ def _json(v: object) -> bool:
 # -- generating shapes.py from the models (imports pydantic; never on a command's path)
 
 
-def _spec(annotation: Any, metadata: list[Any], models: dict[str, Any]) -> Any:
+Models = dict[str, "dict[str, object] | None"]  # name -> shape (None while it is being made)
+
+
+def _spec(annotation: object, metadata: list[object], models: Models) -> object:
     import types
     import typing
 
@@ -113,7 +118,7 @@ def _spec(annotation: Any, metadata: list[Any], models: dict[str, Any]) -> Any:
     if annotation in (int, float, bool):
         return annotation.__name__
     if annotation is str:
-        lengths = [m.min_length for m in metadata if getattr(m, "min_length", None)]
+        lengths = [getattr(m, "min_length", None) for m in metadata if getattr(m, "min_length", None)]
         if lengths and lengths != [1]:
             raise ValueError(f"str with min_length {lengths}: teach autodev/store/plain.py")
         return "str+" if lengths else "str"
@@ -131,17 +136,18 @@ def _spec(annotation: Any, metadata: list[Any], models: dict[str, Any]) -> Any:
     raise ValueError(f"{annotation!r}: a type autodev/store/plain.py does not know; teach it")
 
 
-def _add(model: Any, models: dict[str, Any]) -> None:
+def _add(model: type, models: Models) -> None:
     name = model.__name__
     if name in models:
-        if models[name] is not None and models[name]["cls"] is not model:
+        known = models[name]
+        if known is not None and known["cls"] is not model:
             raise ValueError(f"two record models are called {name}")
         return
     decorators = model.__pydantic_decorators__
     if any(getattr(decorators, k) for k in ("validators", "field_validators", "model_validators")):
         raise ValueError(f"{name} has validators: plain JSON cannot check it; teach autodev/store/plain.py")
     models[name] = None  # a model that refers to itself
-    fields: dict[str, Any] = {}
+    fields: dict[str, object] = {}
     names: list[str] = []
     for fname, f in model.model_fields.items():
         key = f.alias or fname
@@ -152,16 +158,16 @@ def _add(model: Any, models: dict[str, Any]) -> None:
     models[name] = {"cls": model, "fields": fields, "names": sorted(names), "extra": extra == "allow"}
 
 
-def derive() -> tuple[dict[str, str], dict[str, dict[str, Any]]]:
+def derive() -> tuple[dict[str, str], dict[str, dict[str, object]]]:
     """(INBOX, SHAPES) as the models make them: what shapes.py must hold."""
     from autodev import records
 
-    models: dict[str, Any] = {}
+    models: Models = {}
     _add(records.RunState, models)
     for m in records.INBOX.values():
         _add(m, models)
     inbox = {kind: m.__name__ for kind, m in sorted(records.INBOX.items())}
-    return inbox, {n: {k: v for k, v in m.items() if k != "cls"} for n, m in sorted(models.items())}
+    return inbox, {n: {k: v for k, v in (m or {}).items() if k != "cls"} for n, m in sorted(models.items())}
 
 
 def source() -> str:
