@@ -165,3 +165,22 @@ def test_status_does_not_import_typer(repo):
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "autodev.user.status" in imported
     assert not {m for m in imported if m == "typer" or m.startswith(("typer.", "litellm"))}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["send", "--bogus"]])
+def test_help_and_usage_errors_build_no_record_nor_markdown(repo, args):
+    """`--help` and a usage error print through typer's rich help: without rich's Markdown and
+    Traceback (cli/root.py's stand-ins), the records or the config (issue 33)."""
+    write_team(repo, TEAM)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode in (0, 2), r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "typer.rich_utils" in imported
+    unwanted = ("rich.markdown", "markdown_it", "rich.traceback", "pydantic", "autodev.records", "litellm")
+    assert not sorted(m for m in imported if m.startswith(unwanted))

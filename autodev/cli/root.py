@@ -3,6 +3,11 @@ edge.py (the steering commands' quick path shares them without importing typer).
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
+import types
+
 import typer
 
 from autodev.cli.edge import _paths, guarded, version_line
@@ -34,6 +39,67 @@ def _flags_without_type() -> None:
 
 
 _flags_without_type()
+
+
+class _Markdown:
+    """Stands in for rich's Markdown in typer.rich_utils: this app's help is rich markup, never
+    Markdown; should typer ever ask for one, it gets the real thing."""
+
+    def __new__(cls, *args, **kwargs):
+        from rich.markdown import Markdown
+
+        return Markdown(*args, **kwargs)
+
+
+class _Traceback:
+    """Stands in for rich's Traceback in typer.rich_utils (pretty exceptions are off)."""
+
+    @classmethod
+    def from_exception(cls, *args, **kwargs):
+        from rich.traceback import Traceback
+
+        return Traceback.from_exception(*args, **kwargs)
+
+
+class _LeanHelp(importlib.abc.MetaPathFinder):
+    """typer.rich_utils, which prints `--help` and usage errors, imports rich's Markdown
+    (markdown-it, pygments) and Traceback (attrs) as it loads: over a quarter of `autodev --help`
+    (issue 33), for markup and tracebacks this app never uses. While it loads, those two modules
+    are stand-ins (_Markdown, _Traceback); nothing else in the process sees them."""
+
+    STANDINS = {"rich.markdown": ("Markdown", _Markdown), "rich.traceback": ("Traceback", _Traceback)}
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "typer.rich_utils":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        real = spec.loader
+        standins = {n: v for n, v in self.STANDINS.items() if n not in sys.modules}
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real.create_module(spec)
+
+            def exec_module(self, module):
+                for name, (attr, standin) in standins.items():
+                    stub = types.ModuleType(name)
+                    setattr(stub, attr, standin)
+                    sys.modules[name] = stub
+                try:
+                    real.exec_module(module)
+                finally:
+                    for name in standins:
+                        sys.modules.pop(name, None)
+
+        spec.loader = Loader()
+        return spec
+
+
+if "typer.rich_utils" not in sys.modules:
+    sys.meta_path.insert(0, _LeanHelp())
 
 
 def _version(value: bool) -> None:
