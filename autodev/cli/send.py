@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import typer
 
-from autodev.cli import steer
 from autodev.cli.root import app
+
+# What each command does is steer.py, imported when it runs: `autodev --help` and the other
+# commands do not load the inbox and state modules.
 
 
 @app.command()
@@ -18,12 +20,16 @@ def send(
     file: str | None = typer.Option(None, "--file", "-f", help="Read the message from this file."),
 ):
     """Send a message to the run (queued; a daemon, or the next `autodev start`, applies it)."""
+    from autodev.cli import steer
+
     steer.send(text, file)
 
 
 @app.command()
 def approve(gate_id: str | None = typer.Argument(None, help="The gate's id (default: the open gate).")):
     """Approve the open gate."""
+    from autodev.cli import steer
+
     steer.approve(gate_id)
 
 
@@ -33,6 +39,8 @@ def deny(
     reason: str = typer.Option("", "--reason", help="Why, for the declarer."),
 ):
     """Deny the open gate."""
+    from autodev.cli import steer
+
     steer.deny(gate_id, reason)
 
 
@@ -42,6 +50,8 @@ def answer(
     text: str = typer.Argument(..., help="Your answer."),
 ):
     """Answer a participant's notice; the answer reaches it in its next turn."""
+    from autodev.cli import steer
+
     steer.answer(notice_id, text)
 
 
@@ -53,22 +63,30 @@ def notice(
     ),
 ):
     """Pin or release the capability a notice holds."""
+    from autodev.cli import steer
+
     steer.notice(release, hold)
 
 
 @app.command()
 def pause():
     """Hold the run at the next turn boundary."""
+    from autodev.cli import steer
+
     steer.control("pause")
 
 
 @app.command()
 def resume():
     """Release a paused run."""
+    from autodev.cli import steer
+
     steer.control("resume")
 
 
 @app.command()
 def stop():
     """End the run after the turn in flight."""
+    from autodev.cli import steer
+
     steer.control("stop")
