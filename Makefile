@@ -46,7 +46,8 @@ test: $(STAMP) lint
 test-all: $(STAMP) lint
 	AUTODEV_FAULT_TRIALS=3 $(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
 
-# Everything but the tests that run autodev (or a server of ours) as a subprocess: seconds, not minutes.
+# Everything but the tests that run autodev, a daemon or a server of ours as a subprocess (marked e2e):
+# the target is under a minute on 2 idle cores.
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not e2e" tests
 

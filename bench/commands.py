@@ -1,4 +1,6 @@
-"""Cold start of the commands a user types while a run goes on, against bare Python."""
+"""Cold start of the commands a user types while a run goes on, against bare Python (issue 33's
+targets: a steering command at most 60 ms above `python -c pass`, `status` on a run of 10⁵ posts
+at most 120 ms, `--help` and `--version` at most 80 ms; each here above bare Python)."""
 
 from __future__ import annotations
 
@@ -15,9 +17,14 @@ from bench.live import chatter_steps, env_for, make_repo, run_dir
 
 COMMANDS = {
     "send": ("-m", "autodev", "send", "benchmark message"),
+    "pause": ("-m", "autodev", "pause"),
     "status": ("-m", "autodev", "status"),
     "thread": ("-m", "autodev", "thread"),
+    "--help": ("-m", "autodev", "--help"),
+    "--version": ("-m", "autodev", "--version"),
 }
+STEERING = ("send", "pause")
+TARGETS = {"steering": 0.06, "status": 0.12, "--help": 0.08, "--version": 0.08}
 PASS = "python -c pass"
 LITELLM = 'python -c "import litellm"'
 BASELINES = {PASS: ("-c", "pass"), LITELLM: ("-c", "import litellm")}
@@ -45,8 +52,9 @@ def _median_run(args: tuple[str, ...], cwd: Path, env: dict, reps: int) -> float
     return statistics.median(samples)
 
 
-def bench_commands(reps: int = 7, litellm_baseline: bool = True, posts: int = 100) -> dict:
-    """`send`, `status`, `thread` on a repository whose run has `posts` posts, no daemon."""
+def bench_commands(reps: int = 7, litellm_baseline: bool = True, posts: int = 100_000) -> dict:
+    """The steering commands, `status`, `thread`, `--help` and `--version` on a repository whose
+    run has `posts` posts and its state.json, no daemon."""
     with tempfile.TemporaryDirectory(prefix="autodev-bench-") as tmp:
         root = Path(tmp)
         home = root / "home"
@@ -54,19 +62,52 @@ def bench_commands(reps: int = 7, litellm_baseline: bool = True, posts: int = 10
         rd = run_dir(repo, home)
         rd.mkdir(parents=True)
         shutil.copyfile(cached_thread(posts), rd / "thread.jsonl")
+        _write_state(rd)
         env = env_for(home)
         baselines = {k: v for k, v in BASELINES.items() if litellm_baseline or k == PASS}
         med = {name: _median_run(args, repo, env, reps) for name, args in {**baselines, **COMMANDS}.items()}
-    above = med["send"] - med[PASS]
+    above = {k: round(v - med[PASS], 3) for k, v in med.items()}
+    steering = max(above[k] for k in STEERING)
     detail = {k: round(v, 3) for k, v in med.items()}
+    method = (
+        "fresh interpreter per run, spawn to exit; litellm imported with "
+        "LITELLM_LOCAL_MODEL_COST_MAP=True, as autodev does"
+    )
+
+    def row(name: str, what: str, target: float) -> dict:
+        return {
+            "name": name,
+            "compare": f"{what} − {PASS}",
+            "detail": {what: above[what]},
+            "unit": f"s (median of {reps})",
+            "ratio": above[what],
+            "target": f"≤ {target} s",
+            "holds": above[what] <= target,
+        }
+
     return {
-        "name": "command cold start",
-        "compare": f"send − {PASS}",
+        "name": "steering command cold start",
+        "compare": f"slowest of {', '.join(STEERING)} − {PASS}",
         "detail": detail,
         "unit": f"s (median of {reps})",
-        "ratio": round(above, 3),
-        "target": "≤ 0.3 s",
-        "holds": above <= 0.3,
-        "method": "fresh interpreter per run, spawn to exit; litellm imported with "
-        "LITELLM_LOCAL_MODEL_COST_MAP=True, as autodev does",
+        "ratio": steering,
+        "target": f"≤ {TARGETS['steering']} s",
+        "holds": steering <= TARGETS["steering"],
+        "method": method,
+        "also": [
+            row(f"status cold start, {posts:,} posts", "status", TARGETS["status"]),
+            row("--help cold start", "--help", TARGETS["--help"]),
+            row("--version cold start", "--version", TARGETS["--version"]),
+        ],
     }
+
+
+def _write_state(rd: Path) -> None:
+    """The state.json a run of these posts has (rebuilt from its thread once, as a daemon would
+    keep it): `status` reads it, not the whole thread."""
+    from autodev.store.journal import iter_records
+    from autodev.store.rebuild import from_records
+    from autodev.store.state import StateFile
+
+    built = from_records(list(iter_records(rd / "thread.jsonl")), [], [])
+    StateFile(rd / "state.json").update(lambda _: built)

@@ -5,13 +5,20 @@ nothing. Generated logs are cached under /tmp (AUTODEV_BENCH_CACHE), never in th
     make bench                                  # everything (.venv/bin/python bench/run.py)
     make bench-peers                            # side by side with AutoGen (bench/run.py peers)
     python bench/run.py scheduler prompt        # some of them
-    python bench/run.py --markdown              # also print the table as markdown (docs/benchmarks.md)
+    python bench/run.py --markdown              # also print the table as markdown
+    python bench/run.py --docs                  # docs/benchmarks.md's table from results.json (runs nothing)
 
 Each benchmark returns one row: name, compare, detail, unit, ratio, target, holds; optionally
 `method` (how it was measured) and `also` (further rows of the same shape). `ratio` is the
 row's headline figure; `holds` is null for figures reported without a target. A benchmark that
 could not run (the peer's packages would not install) returns a row with `skipped` (the reason)
 and `ratio` null: it reports no figure rather than a made-up one.
+
+Every row carries when it was measured, the load average around it (`os.getloadavg()`, before
+and after) and the commit it measured (`-dirty` with uncommitted changes). A row that misses its
+target is a failure, said so (`FAIL`) and in the exit status (1): re-run it on an idle machine
+or fix the cause; it is never committed as if it held. docs/benchmarks.md's table is generated
+from results.json (`--docs`; tests/test_docs.py keeps them equal).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import os
 import platform
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -91,7 +99,7 @@ def _figure(r: dict) -> str:
 
 
 def _verdict(r: dict) -> str:
-    return "—" if r["holds"] is None else ("holds" if r["holds"] else "MISSED")
+    return "—" if r["holds"] is None else ("holds" if r["holds"] else "FAIL")
 
 
 def _detail(r: dict) -> str:
@@ -128,14 +136,62 @@ def markdown(results: list[dict], mach: dict) -> str:
         f"{mach['memory_gib']} GiB, {mach['system']} {mach['release']}, "
         f"Python {mach['python']}.\n\n"
     )
-    lines = ["| benchmark | compared | figure | target | holds | detail |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| benchmark | compared | figure | target | holds | detail | measured |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows(results):
-        verdict = {None: "—", True: "✔", False: "✘ missed"}[r["holds"]]
+        verdict = {None: "—", True: "✔", False: "✘ FAIL"}[r["holds"]]
         lines.append(
             f"| {r['name'].strip()} | {r['compare']} | {_figure(r)} | {r['target']} | "
-            f"{verdict} | {_detail(r)} |"
+            f"{verdict} | {_detail(r)} | {_measured(r)} |"
         )
     return head + "\n".join(lines) + "\n"
+
+
+def _measured(r: dict) -> str:
+    """When, at what load and on which commit a row was measured ("?" for a row from before
+    results.json kept it)."""
+    m = r.get("measured")
+    if not m:
+        return "?"
+    before, after = m["load"]
+    return f"{m['date'][:16].replace('T', ' ')} UTC, load {before}–{after}, {m['commit']}"
+
+
+def stamp() -> dict:
+    """The commit this checkout is at (`-dirty` when it has uncommitted changes), or "?"."""
+    from autodev.errors import AutodevError
+    from autodev.host import hostgit
+
+    try:
+        head = hostgit.out(ROOT.parent, "rev-parse", "--short=12", "HEAD").strip()
+        dirty = hostgit.out(ROOT.parent, "status", "--porcelain", "--untracked-files=no").strip()
+    except (AutodevError, OSError):
+        return {"commit": "?"}
+    return {"commit": head + ("-dirty" if dirty else "")}
+
+
+def _load() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+RESULTS = ROOT / "results.json"
+DOCS = ROOT.parent / "docs" / "benchmarks.md"
+BEGIN = "<!-- the table: generated from bench/results.json by `bench/run.py --docs`; do not edit -->"
+END = "<!-- end of the generated table -->"
+
+
+def docs_table(data: dict) -> str:
+    """docs/benchmarks.md's generated part: results.json's rows, each with when it was measured."""
+    return markdown(data["results"], data["machine"])
+
+
+def docs_text(doc: str, data: dict) -> str:
+    """The page with its table replaced by the one results.json makes."""
+    head, _, rest = doc.partition(BEGIN + "\n")
+    _, _, tail = rest.partition(END)
+    return f"{head}{BEGIN}\n{docs_table(data)}{END}{tail}"
 
 
 USAGE = """usage: bench/run.py [--markdown] [BENCH ...]
@@ -148,6 +204,10 @@ Benchmarks: {names}"""
 def main(argv: list[str]) -> int:
     if "-h" in argv or "--help" in argv:
         print(USAGE.format(names=", ".join(BENCHES)))
+        return 0
+    if "--docs" in argv:
+        DOCS.write_text(docs_text(DOCS.read_text(), json.loads(RESULTS.read_text())))
+        print(f"wrote {DOCS}")
         return 0
     unknown_opts = [a for a in argv if a.startswith("-") and a != "--markdown"]
     if unknown_opts:
@@ -165,13 +225,20 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    results, began = [], time.perf_counter()
+    results, began, commit = [], time.perf_counter(), stamp()["commit"]
     for name in names:
-        t = time.perf_counter()
+        t, load = time.perf_counter(), _load()
         print(f"running {name} ...", file=sys.stderr, flush=True)
         r = BENCHES[name]()
         r["bench"] = name
         r["seconds"] = round(time.perf_counter() - t, 1)
+        r["measured"] = {
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "load": [load, _load()],
+            "commit": commit,
+        }
+        for sub in r.get("also", []):
+            sub["measured"] = r["measured"]
         results.append(r)
     mach = machine()
     total = round(time.perf_counter() - began, 1)
@@ -180,18 +247,29 @@ def main(argv: list[str]) -> int:
     if md:
         print("\n" + markdown(results, mach))
     kept = merged(ROOT / "results.json", results)
-    (ROOT / "results.json").write_text(
+    RESULTS.write_text(
         json.dumps(
-            {"machine": mach, "seconds": round(sum(r.get("seconds", 0) for r in kept), 1), "results": kept},
+            {
+                "machine": mach,
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "load": [round(x, 2) for x in os.getloadavg()],
+                "commit": commit,
+                "seconds": round(sum(r.get("seconds", 0) for r in kept), 1),
+                "results": kept,
+            },
             indent=1,
             ensure_ascii=False,
         )
         + "\n"
     )
-    missed = [r["name"].strip() for r in rows(results) if r["holds"] is False]
-    if missed:
-        print(f"targets missed: {', '.join(missed)}", file=sys.stderr)
-    return 0
+    missed = [r for r in rows(results) if r["holds"] is False]
+    for r in missed:
+        print(
+            f"FAIL: {r['name'].strip()}: {_figure(r)} against {r['target']} (load {r['measured']['load']}); "
+            "re-run it on an idle machine, or fix the cause",
+            file=sys.stderr,
+        )
+    return 1 if missed else 0
 
 
 def merged(path: Path, results: list[dict]) -> list[dict]:

@@ -91,8 +91,8 @@ def bench_telemetry(turns: int = 100, pairs: int = 2) -> dict:
         },
         "unit": "ratio of ms/turn",
         "ratio": round(ratio, 2),
-        "target": "≤ 1.10",
-        "holds": ratio <= 1.10,
+        "target": "≤ 1.05",  # issue 33: telemetry costs at most 5% of the daemon's time per turn
+        "holds": ratio <= 1.05,
         "method": "events.jsonl: turns 2..N between turn 1's and turn N's turn_ended; "
         "OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that decodes the spans",
     }

@@ -47,11 +47,13 @@ def light(values, keep=None) -> list:
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that runs the real `autodev` command (the `autodev` fixture) or lives in tests/e2e/
-    is `e2e`, like those marked by hand for other programs they start: `-m "not e2e"` keeps the
-    fast ones (`make test-fast`)."""
+    """A test that runs the real `autodev` command (the `autodev` fixture), uses the run a daemon
+    recorded (`recorded_run`, tests/timeline) or lives in tests/e2e/ is `e2e`, like those marked
+    by hand for other programs they start: `-m "not e2e"` keeps the fast ones (`make test-fast`:
+    no subprocess daemons)."""
     for item in items:
-        if "autodev" in getattr(item, "fixturenames", ()) or "e2e" in item.path.parts:
+        names = getattr(item, "fixturenames", ())
+        if "autodev" in names or "recorded_run" in names or "e2e" in item.path.parts:
             item.add_marker(pytest.mark.e2e)
 
 

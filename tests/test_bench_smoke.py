@@ -45,6 +45,7 @@ def _scripted_runs() -> tuple[dict, dict]:
 
 
 @pytest.mark.full
+@pytest.mark.e2e  # scripted runs: daemons as processes of their own
 def test_every_benchmark_at_tiny_sizes():
     sched = bench_scheduler(sizes=(10, 50), reps=3)  # first, alone: tracemalloc is per process
     with ThreadPoolExecutor(max_workers=5) as pool:
@@ -104,10 +105,10 @@ def test_table_and_markdown_show_every_row():
         ],
     }
     text = bench_run.table([row])
-    assert "MISSED" in text and "\ny " in text
+    assert "FAIL" in text and "\ny " in text
     md = bench_run.markdown([row], bench_run.machine())
     assert md.count("\n| ") == 3  # the header and one line per row, sub-rows included
-    assert "✘ missed" in md
+    assert "✘ FAIL" in md
 
 
 def test_peers_skip_without_the_peer_venv(tmp_path, monkeypatch):
@@ -193,3 +194,28 @@ def test_cache_bench_reports_a_share_and_both_costs():
     assert 0 < r["ratio"] < 1 and r["detail"]["from cache"] > 0
     [cost] = r["also"]
     assert cost["ratio"] is not None and cost["holds"]
+
+
+def test_a_missed_target_fails_the_run_and_each_row_says_when_and_where(tmp_path, monkeypatch, capsys):
+    """A row that does not hold is reported (FAIL, exit 1), and every row keeps its date, the
+    load average around it and the commit (issue 33)."""
+    row = {
+        "name": "x",
+        "compare": "c",
+        "detail": {"a": 1},
+        "unit": "s",
+        "ratio": 2.0,
+        "target": "≤ 1",
+        "holds": False,
+    }
+    monkeypatch.setattr(bench_run, "BENCHES", {"fake": lambda: dict(row)})
+    monkeypatch.setattr(bench_run, "RESULTS", tmp_path / "results.json")
+    assert bench_run.main(["fake"]) == 1
+    assert "FAIL: x: 2.0 against ≤ 1" in capsys.readouterr().err
+    data = json.loads((tmp_path / "results.json").read_text())
+    measured = data["results"][0]["measured"]
+    assert measured["commit"] == data["commit"] and len(measured["commit"]) >= 12
+    assert len(measured["load"]) == 2 and data["date"][:4].isdigit()
+    assert "load" in bench_run.markdown(data["results"], data["machine"])
+    monkeypatch.setattr(bench_run, "BENCHES", {"fake": lambda: {**row, "holds": True, "ratio": 0.5}})
+    assert bench_run.main(["fake"]) == 0

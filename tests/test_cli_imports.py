@@ -82,3 +82,107 @@ def test_doctor_does_not_import_litellm_offline(repo):
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
     assert "autodev.setup.doctor" in imported
     assert "litellm" not in imported
+
+
+# -- the steering commands (issue 33): no typer, no pydantic, nothing heavy on their path
+
+# Modules the steering commands must not load: typer (and click inside it) is only for help and
+# the other commands; pydantic model building (the records, the config); rich; litellm; the harness.
+HEAVY = (
+    "typer",
+    "click",
+    "pydantic",
+    "pydantic_core",
+    "rich",
+    "litellm",
+    "autodev.harness",
+    "autodev.config",
+)
+HEAVY = (*HEAVY, "autodev.records")  # its __init__ builds every record model class
+
+OPEN = {
+    "state": "paused",
+    "gate": {"id": "1", "declarer": "builder", "text": "ship it?"},
+    "notices": {"1": {"id": "1", "from": "builder", "text": "a key, please", "hold": "network"}},
+    "controls": [{"n": 1, "action": "pause", "at": 1}],
+    "control_seq": 1,
+}
+
+
+def _steering_repo(repo) -> None:
+    """A run with a gate and a notice open and a pause queued: every steering command has
+    something to act on, and `send` cancels the pause (a state.json write)."""
+    import json
+
+    from autodev.store.paths import RunPaths
+
+    write_team(repo, TEAM)
+    paths = RunPaths(repo)
+    paths.run_dir.mkdir(parents=True, exist_ok=True)
+    paths.state.write_text(json.dumps(OPEN))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["send", "hello"],
+        ["approve"],
+        ["deny", "1", "--reason", "not yet"],
+        ["answer", "1", "here"],
+        ["notice", "--release", "1"],
+        ["pause"],
+        ["resume"],
+        ["stop"],
+        ["--version"],
+    ],
+)
+def test_steering_command_imports_nothing_heavy(repo, args):
+    _steering_repo(repo)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "autodev" in imported  # the list is real: importtime wrote it
+    heavy = sorted(m for m in imported if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY)))
+    assert not heavy, f"`autodev {' '.join(args)}` imports {heavy[:8]}"
+
+
+def test_status_does_not_import_typer(repo):
+    _steering_repo(repo)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", "status", "--json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "autodev.user.status" in imported
+    assert not {m for m in imported if m == "typer" or m.startswith(("typer.", "litellm"))}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["send", "--bogus"]])
+def test_help_and_usage_errors_build_no_record_nor_markdown(repo, args):
+    """`--help` and a usage error print through typer's rich help: without rich's Markdown and
+    Traceback (cli/root.py's stand-ins) or the records (issue 33); `--help` without pydantic at
+    all (typer's own argument parsing loads it for a usage error: typer._adapters)."""
+    write_team(repo, TEAM)
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "autodev", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode in (0, 2), r.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if "|" in line}
+    assert "typer.rich_utils" in imported
+    unwanted = ("rich.markdown", "markdown_it", "rich.traceback", "autodev.records", "litellm")
+    unwanted += ("pydantic",) if args == ["--help"] else ()
+    assert not sorted(m for m in imported if m.startswith(unwanted))

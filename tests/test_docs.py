@@ -123,3 +123,15 @@ def test_the_strict_build_fails_on_a_broken_link_or_anchor_and_a_nav_out_of_step
     assert 'not included in the "nav" configuration' in warnings and "extra.md" in warnings
     assert "'missing.md' is included in the 'nav' configuration, which is not found" in warnings
     assert "#a-section" not in warnings
+
+
+def test_benchmarks_table_is_results_json():
+    """docs/benchmarks.md's table is bench/results.json's rows, failures included (issue 33)."""
+    import json
+
+    from bench import run as bench_run
+
+    doc = bench_run.DOCS.read_text()
+    assert bench_run.BEGIN in doc and bench_run.END in doc
+    data = json.loads(bench_run.RESULTS.read_text())
+    assert doc == bench_run.docs_text(doc, data), "regenerate: python bench/run.py --docs"

@@ -40,6 +40,7 @@ def test_status_before_the_first_run_says_so_and_how_to_start(autodev, inproc, r
     assert "no run yet" not in inproc(repo, "status", env=WIDE, check=True).stdout
 
 
+@pytest.mark.e2e  # the demo's daemon runs as a process of its own
 def test_demo_keep_prints_the_lines_that_reach_the_kept_run(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path), "COLUMNS": "400"}
     r = subprocess.run(

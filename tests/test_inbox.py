@@ -133,6 +133,7 @@ SENDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.e2e  # eight processes of ours
 def test_concurrent_senders_lose_nothing_and_keep_their_order(tmp_path):
     box = tmp_path / "inbox"
     procs, per = 8, 50

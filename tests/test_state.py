@@ -118,6 +118,7 @@ WORKER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.e2e  # eight processes of ours
 def test_concurrent_requests_from_many_processes_lose_nothing(tmp_path):
     path = tmp_path / "state.json"
     procs, per = 8, 25

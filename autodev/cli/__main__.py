@@ -1,3 +1,3 @@
-from autodev.cli.root import main
+from autodev.cli import main
 
 main()

@@ -10,29 +10,16 @@ from typing import TypeVar
 import typer
 
 from autodev.cli.root import _paths, app
-from autodev.store.paths import RunPaths, find_repo
 
 T = TypeVar("T")  # what a listing command shows: as JSON, or through its renderer
-
-
-def _status_paths() -> RunPaths:
-    """Status works without .autodev/ when a run folder exists: it says what is missing."""
-    paths = RunPaths(find_repo())
-    if not paths.team_file.exists() and not paths.run_dir.exists():
-        return _paths()  # nothing here at all: the usual "run autodev init"
-    return paths
 
 
 @app.command()
 def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
-    from autodev.user.status import gather, render
+    from autodev.cli import steer
 
-    data = gather(_status_paths())
-    if as_json:
-        print(json.dumps(data.to_json(), indent=1, default=str))
-    else:
-        render(data)
+    steer.status(as_json)
 
 
 @app.command()

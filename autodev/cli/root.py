@@ -1,13 +1,18 @@
-"""The Typer app, the edge where typed errors become a message and a fix, and finding the run."""
+"""The Typer app; the edge where typed errors become a message and a fix, and finding the run, are
+edge.py (the steering commands' quick path shares them without importing typer)."""
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import sys
+import types
 
 import typer
 
-from autodev.errors import AutodevError, NotInitializedError
-from autodev.store.paths import RunPaths, find_repo
+from autodev.cli.edge import _paths, guarded, version_line
+
+__all__ = ["_paths", "app", "main"]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -36,32 +41,70 @@ def _flags_without_type() -> None:
 _flags_without_type()
 
 
-def _paths(initialized: bool = True) -> RunPaths:
-    paths = RunPaths(find_repo())
-    if initialized and not paths.team_file.exists():
-        from autodev.config.project import saved_team
+class _Markdown:
+    """Stands in for rich's Markdown in typer.rich_utils: this app's help is rich markup, never
+    Markdown; should typer ever ask for one, it gets the real thing."""
 
-        if saved_team(paths.run_dir):  # e.g. after `git clean -fdx`: the run folder kept it
-            raise NotInitializedError(
-                f"{paths.team_file} is missing, but the run folder {paths.run_dir} keeps the last "
-                "team this run used",
-                "restore it with `autodev init --from-run`, then run the command again",
-            )
-        raise NotInitializedError(
-            f"{paths.config_dir} has no team.toml", "run `autodev init` (or `autodev init --team pair`) first"
-        )
-    return paths
+    def __new__(cls, *args, **kwargs):
+        from rich.markdown import Markdown
+
+        return Markdown(*args, **kwargs)
+
+
+class _Traceback:
+    """Stands in for rich's Traceback in typer.rich_utils (pretty exceptions are off)."""
+
+    @classmethod
+    def from_exception(cls, *args, **kwargs):
+        from rich.traceback import Traceback
+
+        return Traceback.from_exception(*args, **kwargs)
+
+
+class _LeanHelp(importlib.abc.MetaPathFinder):
+    """typer.rich_utils, which prints `--help` and usage errors, imports rich's Markdown
+    (markdown-it, pygments) and Traceback (attrs) as it loads: over a quarter of `autodev --help`
+    (issue 33), for markup and tracebacks this app never uses. While it loads, those two modules
+    are stand-ins (_Markdown, _Traceback); nothing else in the process sees them."""
+
+    STANDINS = {"rich.markdown": ("Markdown", _Markdown), "rich.traceback": ("Traceback", _Traceback)}
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != "typer.rich_utils":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is None or spec.loader is None:
+            return spec
+        real = spec.loader
+        standins = {n: v for n, v in self.STANDINS.items() if n not in sys.modules}
+
+        class Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return real.create_module(spec)
+
+            def exec_module(self, module):
+                for name, (attr, standin) in standins.items():
+                    stub = types.ModuleType(name)
+                    setattr(stub, attr, standin)
+                    sys.modules[name] = stub
+                try:
+                    real.exec_module(module)
+                finally:
+                    for name in standins:
+                        sys.modules.pop(name, None)
+
+        spec.loader = Loader()
+        return spec
+
+
+if "typer.rich_utils" not in sys.modules:
+    sys.meta_path.insert(0, _LeanHelp())
 
 
 def _version(value: bool) -> None:
     if value:
-        import platform
-
-        from autodev import __version__
-
-        print(
-            f"autodev {__version__} (autodev-team) on Python {platform.python_version()} at {sys.executable}"
-        )
+        print(version_line())
         raise typer.Exit()
 
 
@@ -79,23 +122,5 @@ def _root(
 
 
 def main() -> None:
-    try:
-        app()
-    except AutodevError as e:
-        _say(e)
-    except OSError as e:
-        # The machine refused a write (read-only or missing AUTODEV_HOME, a full disk): the path
-        # and the fix, exit 2. Any other OSError is a bug and keeps its traceback.
-        from autodev.store.faults import explain
-
-        fault = explain(e)
-        if fault is None:
-            raise
-        _say(fault)
-
-
-def _say(e: AutodevError) -> None:
-    print(f"autodev: {e.message}", file=sys.stderr)
-    if e.fix:
-        print(f"  fix: {e.fix}", file=sys.stderr)
-    sys.exit(e.exit_code)
+    """The Typer app, every command registered (autodev.cli.full does), behind the error edge."""
+    guarded(app)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError, extra_fix
-from autodev.records.state import RunState
 from autodev.store.paths import RunPaths, find_repo
+
+if TYPE_CHECKING:  # the records (pydantic) load when the command runs, not for `autodev --help`
+    from autodev.records.state import RunState
 
 trace_app = typer.Typer(help="OpenTelemetry traces of runs (docs/telemetry.md).", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")

@@ -54,11 +54,46 @@ def current_branch(repo: Path) -> str | None:
 
 
 def take_baseline(repo: Path, branch: str | None = None) -> Baseline:
-    """`branch`: the run's branch (state `branch`); default: the branch HEAD is on now."""
-    on = current_branch(repo)
+    """`branch`: the run's branch (state `branch`); default: the branch HEAD is on now.
+
+    One `git status --porcelain=v2 --branch` gives the branch HEAD is on, its commit and the
+    dirty files (issue 33: it was three git processes a turn); the run's branch's tip is asked
+    for apart only when HEAD is elsewhere."""
+    on, oid, paths = _status(repo)
     branch = branch or on
-    head = _tip(repo, branch) if branch else _head(repo)
-    return Baseline(head=head, dirty=MappingProxyType(_dirty(repo)), branch=branch, off_branch=on != branch)
+    head = (oid if branch == on else _tip(repo, branch)) if branch else oid
+    dirty = _hashed(repo, paths)
+    return Baseline(head=head, dirty=MappingProxyType(dirty), branch=branch, off_branch=on != branch)
+
+
+def _status(repo: Path) -> tuple[str | None, str | None, set[str]]:
+    """(the branch HEAD is on as a ref, or None when detached; HEAD's commit, or None before the
+    first commit; every path that differs from HEAD or is untracked, .gitignore respected)."""
+    out = hostgit.out(
+        repo, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames"
+    )
+    on = oid = None
+    paths: set[str] = set()
+    entries = iter(_z(out))
+    for entry in entries:
+        kind = entry[:2]
+        if entry.startswith("# branch.oid "):
+            value = entry.removeprefix("# branch.oid ")
+            oid = None if value == "(initial)" else value
+        elif entry.startswith("# branch.head "):
+            value = entry.removeprefix("# branch.head ")
+            on = None if value == "(detached)" else f"refs/heads/{value}"
+        elif kind == "1 ":
+            paths.add(entry.split(" ", 8)[8])
+        elif kind == "2 ":  # a rename (never with --no-renames): the new path, then the old one
+            paths.add(entry.split(" ", 9)[9])
+            paths.add(next(entries, ""))
+        elif kind == "u ":
+            paths.add(entry.split(" ", 10)[10])
+        elif kind == "? ":
+            paths.add(entry[2:])
+    paths.discard("")
+    return on, oid, paths
 
 
 def credit_since(repo: Path, base: Baseline) -> dict | None:
@@ -133,9 +168,11 @@ def _z(out: str) -> list[str]:
 
 def _dirty(repo: Path) -> dict[str, str]:
     """Every path that differs from HEAD or is untracked (not ignored) -> its content hash."""
-    out = hostgit.out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    return _hashed(repo, _status(repo)[2])
+
+
+def _hashed(repo: Path, paths: set[str]) -> dict[str, str]:
     top = hostgit.current(repo).work_tree
-    paths = {entry[3:] for entry in _z(out) if len(entry) > 3}
     return {p: _content_hash(top / p) for p in sorted(paths)}
 
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from autodev.store import plain
 from autodev.store.journal import fsync_dir, is_object, safe
 from autodev.store.thread import now_ts
 
@@ -78,7 +79,10 @@ def discard(staged: Path | None) -> None:
 
 def problem(msg: object) -> str | None:
     """Why `msg` is not a message the daemon can act on, or None when it is one (the shapes are
-    records.InboxMessage; only the daemon asks, so pydantic is imported here, not by `send`)."""
+    records.InboxMessage). A message as autodev writes it is checked as plain JSON (store/plain.py):
+    pydantic loads only for one that does not fit, for the model's own verdict."""
+    if plain.inbox_fits(msg):
+        return None
     from autodev import records
 
     if not is_object(msg):

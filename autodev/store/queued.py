@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from autodev.store import inbox
 from autodev.store.paths import RunPaths
@@ -51,8 +51,12 @@ def message_at(path: Path) -> int:
 
 def items(paths: RunPaths, st: RunState | None = None) -> list[Item]:
     """Everything queued, in the order it was asked."""
-    st = StateFile(paths.state).read() if st is None else st
-    out = [Item(c.at, c.action, c.action) for c in controls(st)]
+    if st is None:
+        out = [
+            Item(at, action, action) for at, action in _plain_controls(StateFile(paths.state).read_plain())
+        ]
+    else:
+        out = [Item(c.at, c.action, c.action) for c in controls(st)]
     for path, msg in inbox.pending(paths.inbox):
         kind = str(msg["kind"])
         if kind in ("approve", "deny"):
@@ -65,6 +69,25 @@ def items(paths: RunPaths, st: RunState | None = None) -> list[Item]:
             label = "message"
         out.append(Item(message_at(path), kind, label))
     return sorted(out, key=lambda i: i.at)
+
+
+def _plain_controls(st: dict[str, object]) -> list[tuple[int, str]]:
+    """`controls` of a plain state (StateFile.read_plain): (at, action) of each not applied."""
+    applied = st.get("controls_applied", 0)
+    assert isinstance(applied, int)
+    out: list[tuple[int, str]] = []
+    for c in _control_dicts(st):
+        n, at = c["n"], c.get("at", 0)
+        assert isinstance(n, int) and isinstance(at, int)  # read_plain checked them
+        if n > applied:
+            out.append((at, str(c["action"])))
+    return out
+
+
+def _control_dicts(st: dict[str, object]) -> list[dict[str, object]]:
+    controls = st["controls"]
+    assert isinstance(controls, list)  # read_plain checked it: a list of Control objects
+    return [cast("dict[str, object]", c) for c in cast("list[object]", controls) if isinstance(c, dict)]
 
 
 def summary(queue: list[Item]) -> str:
@@ -97,19 +120,25 @@ def cancel_for(paths: RunPaths, kind: str) -> list[str]:
         return []
     removed: list[str] = []
 
-    def drop(s: RunState) -> RunState:
+    def drop(s: dict[str, object]) -> dict[str, object]:
         removed.clear()
-        keep: list[Control] = []
-        for c in s.controls:
-            if c.n > s.controls_applied and c.action in CANCELLED_BY_CONTINUING:
-                removed.append(c.action)
+        keep: list[dict[str, object]] = []
+        applied = s.get("controls_applied", 0)
+        assert isinstance(applied, int)
+        for c in _control_dicts(s):
+            n = c["n"]
+            if isinstance(n, int) and n > applied and c["action"] in CANCELLED_BY_CONTINUING:
+                removed.append(str(c["action"]))
             else:
                 keep.append(c)
-        return s.but(controls=keep, controls_cancelled=s.controls_cancelled + len(removed))
+        cancelled = s.get("controls_cancelled", 0)
+        assert isinstance(cancelled, int)
+        return {**s, "controls": keep, "controls_cancelled": cancelled + len(removed)}
 
+    # Plain JSON (StateFile.read_plain): the state the model would write, without building it.
     state = StateFile(paths.state)
-    if any(c.action in CANCELLED_BY_CONTINUING for c in controls(state.read())):
-        state.update(drop)
+    if any(action in CANCELLED_BY_CONTINUING for _, action in _plain_controls(state.read_plain())):
+        state.update_plain(drop)
     return removed
 
 

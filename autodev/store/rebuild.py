@@ -26,7 +26,7 @@ from autodev.records.state import Figures, ModelUsage, RunState, Usage
 from autodev.rules.reasons import reason
 from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
-from autodev.store.state import StateFile, blank_figures, blank_state
+from autodev.store.state import StateFile, blank_figures, blank_state, lost
 from autodev.store.thread import now_ts
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ USER_KEEP = 10
 
 def missing(paths: RunPaths) -> bool:
     """state.json is gone but the run left a thread behind."""
-    return not paths.state.exists() and paths.thread.exists() and paths.thread.stat().st_size > 0
+    return lost(paths.state, paths.thread)
 
 
 def read_state(paths: RunPaths) -> RunState:

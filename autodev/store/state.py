@@ -13,12 +13,17 @@ import os
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from autodev.errors import StateConflictError
-from autodev.records.state import Figures, RunState
+from autodev.store import plain
 from autodev.store.journal import fsync_dir, safe
+
+if TYPE_CHECKING:
+    from autodev.records.state import Figures, RunState
+
+# The records (pydantic) load on first use: the steering commands read and write state.json as
+# plain JSON (`read_plain`, `update_plain`) when it fits the model (store/plain.py).
 
 SCHEMA = 1
 BLANK: dict[str, object] = {
@@ -33,11 +38,15 @@ BLANK: dict[str, object] = {
 
 def blank_state() -> RunState:
     """A fresh run's state: the keys every state.json holds, set (so they are written)."""
+    from autodev.records.state import RunState
+
     return RunState.model_validate(BLANK)
 
 
 def blank_figures() -> Figures:
     """A participant's figures in state.json before its first turn."""
+    from autodev.records.state import Figures
+
     return Figures(turns=0, credited=0, prompt_tokens=0, completion_tokens=0, cost=0.0, silent_streak=0)
 
 
@@ -48,6 +57,10 @@ class StateFile:
         self._lock_path = self.path.with_name(self.path.name + ".lock")
 
     def read(self) -> RunState:
+        from pydantic import ValidationError
+
+        from autodev.records.state import RunState
+
         try:
             data = json.loads(self.path.read_text())
         except FileNotFoundError:
@@ -86,9 +99,52 @@ class StateFile:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
+    def read_plain(self) -> dict[str, object]:
+        """state.json as `read().dump()` gives it (every key the file has, BLANK's too), without
+        pydantic when the file fits the model as it is; otherwise through the model, so a damaged
+        file gets the same error."""
+        try:
+            data = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return json.loads(json.dumps(BLANK))  # a copy: its list is the caller's to change
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict):
+            whole: dict[str, object] = {**BLANK, **data}
+            if plain.fits("RunState", whole):
+                return whole
+        return self.read().dump()
+
+    def update_plain(self, change: Callable[[dict[str, object]], dict[str, object]]) -> dict[str, object]:
+        """`update` on the plain state (`read_plain`): `change` returns the new state, as the
+        model would hold it; returns what was written."""
+        with self._locked():
+            cur = self.read_plain()
+            version = cur["version"]
+            assert isinstance(version, int)  # `read_plain` checked it
+            new = {**change(cur), "version": version + 1}
+            self._write_plain(new)
+            return new
+
+    def request_plain(self, action: str, **fields: object) -> dict[str, object]:
+        """`request`, as plain JSON: the same file, the state written returned as a dict."""
+
+        def add(s: dict[str, object]) -> dict[str, object]:
+            seq, controls = s["control_seq"], s["controls"]
+            assert isinstance(seq, int) and isinstance(controls, list)  # `read_plain` checked them
+            return {
+                **s,
+                "control_seq": seq + 1,
+                "controls": [*controls, {"n": seq + 1, "action": action, **fields}],
+            }
+
+        return self.update_plain(add)
+
     def _write(self, st: RunState) -> None:
         # The keys that were set, by their file names: a file written before is written back as it was.
-        data: object = st.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        self._write_plain(st.model_dump(mode="json", by_alias=True, exclude_unset=True))
+
+    def _write_plain(self, data: object) -> None:
         if self._redact is not None:
             data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -119,3 +175,8 @@ class StateFile:
             return s.but(control_seq=n, controls=[*s.controls, {"n": n, "action": action, **fields}])
 
         return self.update(add)
+
+
+def lost(state: Path, thread: Path) -> bool:
+    """state.json is gone but the run left a thread behind (store/rebuild rebuilds it)."""
+    return not state.exists() and thread.exists() and thread.stat().st_size > 0

@@ -3,16 +3,16 @@ inbox message (send, answer, approve, deny, notice) or a queued control request 
 stop), so the daemon sees no difference between a typed command and a key in the panel.
 With no daemon running, a request that asks the run to go on replaces a queued stop or pause
 (`queued.cancel_for`); each action's answer says so under "cancelled".
-Nothing here imports more than the inbox and state modules: these paths must start fast.
+Nothing here imports more than the inbox and state modules, nor pydantic: these paths must start
+fast (issue 33), so they read state.json as plain JSON (`StateFile.read_plain`).
 """
 
 from __future__ import annotations
 
 from autodev.errors import UsageError
-from autodev.records.state import Gate, RunState
 from autodev.store import inbox, queued
 from autodev.store.paths import RunPaths
-from autodev.store.state import StateFile
+from autodev.store.state import StateFile, lost
 
 CONTROLS = ("pause", "resume", "stop")
 
@@ -42,22 +42,33 @@ def send(paths: RunPaths, text: str) -> dict:
 # here, where the user can still fix it, instead of being dropped by the daemon later.
 
 
-def _state(paths: RunPaths) -> RunState:
-    from autodev.store.rebuild import read_state
+def _state(paths: RunPaths) -> dict[str, object]:
+    """state.json as plain JSON (`read_state(paths).dump()`); a lost one is rebuilt from the logs."""
+    if lost(paths.state, paths.thread):
+        from autodev.store.rebuild import read_state
 
-    return read_state(paths)
+        return read_state(paths).dump()
+    return StateFile(paths.state).read_plain()
 
 
-def open_notices(st: RunState) -> list[str]:
+def _notices(st: dict[str, object]) -> dict[str, dict[str, object]]:
+    notices = st.get("notices", {})
+    assert isinstance(notices, dict)  # read_plain checked it: notices by id
+    return notices
+
+
+def open_notices(st: dict[str, object]) -> list[str]:
     """Notices that still need the user: unanswered, or holding a capability."""
     return [
-        nid for nid, n in sorted(st.notices.items(), key=lambda kv: int(kv[0])) if n.answer is None or n.hold
+        nid
+        for nid, n in sorted(_notices(st).items(), key=lambda kv: int(kv[0]))
+        if n.get("answer") is None or n.get("hold")
     ]
 
 
 def require_notice(paths: RunPaths, notice_id: str) -> None:
     st = _state(paths)
-    if str(notice_id) in st.notices:
+    if str(notice_id) in _notices(st):
         return
     ids = open_notices(st)
     raise UsageError(
@@ -69,23 +80,27 @@ def require_notice(paths: RunPaths, notice_id: str) -> None:
 
 def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
     """The id of the open gate that `gate_id` (default: the open one) names."""
-    gate = _state(paths).gate
+    gate = open_gate(paths)
     if not gate:
         raise UsageError(f"no gate is open; nothing to {verb}", "see `autodev status` for what needs you")
-    if gate_id is not None and str(gate_id) != gate.id:
+    gid = str(gate["id"])
+    if gate_id is not None and str(gate_id) != gid:
         raise UsageError(
-            f"gate {gate_id} is not open; the open gate is {gate.id}",
-            f"autodev {verb} {gate.id}",
+            f"gate {gate_id} is not open; the open gate is {gid}",
+            f"autodev {verb} {gid}",
         )
-    return gate.id
+    return gid
 
 
 def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
     return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
-def open_gate(paths: RunPaths) -> Gate | None:
-    return _state(paths).gate
+def open_gate(paths: RunPaths) -> dict[str, object] | None:
+    """The open gate as state.json holds it (records.Gate: id, declarer, text), or None."""
+    gate = _state(paths).get("gate")
+    assert gate is None or isinstance(gate, dict)
+    return gate
 
 
 def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> dict:
@@ -110,4 +125,4 @@ def control(paths: RunPaths, action: str) -> dict:
         raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
     paths.ensure()
     cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, action)
-    return {**StateFile(paths.state).request(action, at=queued.now_ns()).dump(), "cancelled": cancelled}
+    return {**StateFile(paths.state).request_plain(action, at=queued.now_ns()), "cancelled": cancelled}

@@ -1,0 +1,133 @@
+"""What `send`, `approve`, `deny`, `answer`, `notice`, `pause`, `resume`, `stop` and `status` do,
+without typer: the Typer commands (send.py, look.py) and the quick path (quick.py) both call
+these, so a steering command started from the shell imports neither typer nor pydantic
+(issue 33; tests/test_cli_imports.py holds it).
+
+Each action goes through `autodev.user.actions`, the path the panel shares; none needs a daemon.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from autodev.cli.edge import _paths
+from autodev.errors import UsageError
+from autodev.store.paths import RunPaths
+from autodev.user import actions
+
+
+def _if_no_daemon(paths: RunPaths, result: dict, by: str) -> None:
+    """Actions are queued either way; without a daemon nothing applies them until `start`: say
+    what is queued now, and what this action replaced."""
+    from autodev.store import queued
+
+    if result.get("cancelled"):
+        print(queued.replaced_text(result["cancelled"], by))
+    if actions.daemon_running(paths):
+        return
+    queue = queued.items(paths)
+    then = (
+        "; the queued stop then ends the run again"
+        if any(i.kind == "stop" for i in queue)
+        else ", and continues the run"
+    )
+    print(
+        "no daemon is running: the next `autodev start` applies what is queued, in order "
+        f"({queued.summary(queue)}){then}"
+    )
+
+
+def _read_text(source: str) -> str:
+    """A message from stdin (`-`) or a file, whatever its bytes: invalid UTF-8 is kept visible
+    as escapes instead of failing."""
+    from autodev.store.journal import safe_text
+
+    try:
+        raw = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
+    except OSError as e:
+        raise UsageError(f"cannot read {source}: {e.strerror or e}", "give a readable file") from None
+    return safe_text(raw.decode("utf-8", errors="surrogateescape"))
+
+
+def send(text: str | None, file: str | None) -> None:
+    if (text is None) == (file is None):
+        raise UsageError(
+            "give the message as an argument, as - (stdin), or with --file, exactly one of them",
+            'autodev send "..."  |  autodev send - < notes.txt  |  autodev send --file notes.txt',
+        )
+    body = _read_text(file if file is not None else "-") if text in (None, "-") else text
+    paths = _paths()
+    msg = actions.send(paths, body)
+    print(f"sent ({msg['id']})")
+    _if_no_daemon(paths, msg, "message")
+
+
+def approve(gate_id: str | None) -> None:
+    from autodev.guard.display import digest, line, shown
+
+    paths = _paths()
+    gid = actions.require_gate(paths, gate_id, "approve")
+    gate = actions.open_gate(paths)
+    text = str(gate.get("text", "")) if gate else ""
+    # The approval is for this text, shown escaped, and names it by its digest.
+    print(f"gate {gid} from {line(str(gate['declarer']) if gate else '?')} [text sha256 {digest(text)}]:")
+    print("  " + shown(text).replace("\n", "\n  "))
+    result = actions.approve(paths, gid, digest=digest(text))
+    print(f"approval of gate {gid} sent")
+    _if_no_daemon(paths, result, "approval")
+
+
+def deny(gate_id: str | None, reason: str) -> None:
+    paths = _paths()
+    gid = actions.require_gate(paths, gate_id, "deny")
+    result = actions.deny(paths, gid, reason)
+    print(f"denial of gate {gid} sent")
+    _if_no_daemon(paths, result, "denial")
+
+
+def answer(notice_id: str, text: str) -> None:
+    if not text.strip():
+        raise UsageError("the answer is empty; nothing was sent", f'autodev answer {notice_id} "..."')
+    paths = _paths()
+    actions.require_notice(paths, notice_id)
+    result = actions.answer(paths, notice_id, text)
+    print(f"answer to notice {notice_id} sent")
+    _if_no_daemon(paths, result, "answer")
+
+
+def notice(release: str | None, hold: str | None) -> None:
+    if (release is None) == (hold is None):
+        raise UsageError("give exactly one of --release ID or --hold ID", "e.g. `autodev notice --release 3`")
+    nid, action = (release, "release") if release is not None else (str(hold), "hold")
+    paths = _paths()
+    actions.require_notice(paths, nid)
+    result = actions.notice(paths, nid, action)
+    print(f"{action} of notice {nid} sent")
+    _if_no_daemon(paths, {**result, "cancelled": []}, action)
+
+
+def control(action: str) -> None:
+    paths = _paths()
+    result = actions.control(paths, action)
+    if actions.daemon_running(paths):
+        print(f"{action} requested; the daemon applies it at the next turn boundary")
+        return
+    print(f"{action} queued")
+    _if_no_daemon(paths, result, action)
+
+
+def status(as_json: bool) -> None:
+    import json
+
+    from autodev.store.paths import find_repo
+    from autodev.user.status import gather, render
+
+    # Status works without .autodev/ when a run folder exists: it says what is missing.
+    paths = RunPaths(find_repo())
+    if not paths.team_file.exists() and not paths.run_dir.exists():
+        paths = _paths()  # nothing here at all: the usual "run autodev init"
+    data = gather(paths)
+    if as_json:
+        print(json.dumps(data.to_json(), indent=1, default=str))
+    else:
+        render(data)
