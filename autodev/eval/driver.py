@@ -1,5 +1,5 @@
 """`autodev eval`, whole: the plan (every task × team not already finished under --out), the runs
-through an executor with live progress, then summary.json, predictions.jsonl, report.png and the
+through an executor with live progress, then summary.json, predictions/<team>.jsonl, report.png and the
 table. Exit 0 when every task × team ran and was graded, 1 when some could not be run."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from autodev.errors import extra_fix
 from autodev.eval.executors import make_executor
 from autodev.eval.report import plot, print_tables
-from autodev.eval.results import EvalDir, write_atomic
+from autodev.eval.results import EvalDir, harness_command, write_atomic
 from autodev.eval.runner import Job, kill_live
 from autodev.eval.summary import summarize
-from autodev.eval.tasks import Task, load_tasks
+from autodev.eval.tasks import Selection, Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
 
 
@@ -57,8 +57,9 @@ def load_plan(
     settings: RunSettings,
     repos: Path | None = None,
     test_command: str | None = None,
+    selection: Selection | None = None,
 ) -> EvalPlan:
-    tasks = load_tasks(tasks_file, repos, test_command)
+    tasks = load_tasks(tasks_file, repos, test_command, selection)
     teams = load_teams(team_files)
     return EvalPlan(tasks, teams, settings, EvalDir(out), [Path(f) for f in team_files])
 
@@ -141,7 +142,7 @@ def finished_line(r: dict) -> str:
 
 
 def finish(plan: EvalPlan, con: Console) -> int:
-    """summary.json, predictions.jsonl, report.png and the tables, from every finished result of
+    """summary.json, predictions/<team>.jsonl, report.png and the tables, from every finished result of
     this plan (this invocation's and the earlier ones')."""
     done = plan.out.finished()
     results = [done[j.key] for j in plan.jobs() if j.key in done]
@@ -150,15 +151,23 @@ def finish(plan: EvalPlan, con: Console) -> int:
     summary["generated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     summary["runs"] = {"expected": len(plan.jobs()), "finished": len(results)}
     write_atomic(plan.out.out / "summary.json", json.dumps(summary, indent=2) + "\n")
-    plan.out.write_predictions(results)
+    predictions = plan.out.write_predictions(results, names)
     png = plot(summary, plan.out.out / "report.png")
     print_tables(summary, con)
     con.print(
-        f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions.jsonl"
+        f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions/<team>.jsonl"
         + (" · report.png" if png else f" (no report.png: matplotlib is missing; {extra_fix('eval')})"),
         highlight=False,
         soft_wrap=True,
         markup=False,
     )
+    con.print(
+        "grade in SWE-bench's containers (one command per team; --dataset_name: your tasks' dataset):",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    for team, path in predictions.items():
+        con.print(f"  {harness_command(path, team)}", highlight=False, soft_wrap=True, markup=False)
     complete = len(results) == len(plan.jobs()) and not any(r.get("error") for r in results)
     return 0 if complete else 1

@@ -71,7 +71,7 @@ def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, au
         assert x["resolved"] is (x["task"] in solved) and x["error"] is None, x
         assert (x["state"], x["audit"]) == ("complete", "accepted")
         assert f"{'✓' if x['resolved'] else '✗'} {x['task']} · alpha · " in r.stdout
-    preds = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(x) for x in (out / "predictions" / "alpha.jsonl").read_text().splitlines()]
     assert {p["instance_id"]: bool(p["model_patch"]) for p in preds} == {i: i in solved for i in ids}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["teams"]["alpha"]["resolved"] == len(solved)
