@@ -20,6 +20,7 @@ from autodev.eval.runner import Job, kill_live
 from autodev.eval.summary import summarize
 from autodev.eval.tasks import Selection, Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
+from autodev.user.runs_view import whole_cells
 
 
 @dataclass
@@ -72,15 +73,15 @@ def run_eval(
     retry_errors: bool = False,
     console: Console | None = None,
 ) -> int:
-    con = console or Console()
+    con = whole_cells(console or Console())
     ex = make_executor(executor, parallel, address)
     if executor == "local":  # on a cluster the keys are the workers' (their own environment)
         check_keys(plan.team_files)
     todo, kept = plan.pending(retry_errors)
     names = [t.name for t in plan.teams]
     con.print(
-        f"autodev eval: {len(plan.tasks)} tasks × {len(names)} teams ({', '.join(names)}) → {plan.out.out}"
-        + (f"; {len(kept)} already finished" if kept else ""),
+        f"autodev eval: {_count(len(plan.tasks), 'task')} × {_count(len(names), 'team')} ({', '.join(names)})"
+        f" → {plan.out.out}" + (f"; {len(kept)} already finished" if kept else ""),
         highlight=False,
         soft_wrap=True,
     )
@@ -95,16 +96,23 @@ def run_eval(
         console=con,
         transient=True,
     )
+    # Counted over every run of the plan, the ones an earlier invocation finished included, as
+    # "resolved" and "spent" are: after a resume the bar starts where the last one stopped.
+    total, done = len(todo) + len(kept), len(kept)
     try:
         with progress:
-            bar = progress.add_task("eval", total=len(todo), resolved=resolved, spent=spent)
+            bar = progress.add_task("eval", total=total, completed=done, resolved=resolved, spent=spent)
             for _job, out in ex.run(todo):
                 r = out["result"]
                 plan.out.record(r, out["patch"])
+                done += 1
                 resolved += bool(r["resolved"])
                 spent += r.get("cost_usd") or 0.0
-                progress.update(bar, advance=1, resolved=resolved, spent=spent)
-                progress.console.print(finished_line(r), highlight=False, soft_wrap=True, markup=False)
+                progress.update(bar, completed=done, resolved=resolved, spent=spent)
+                line = f"[{done}/{total}] {finished_line(r)}"
+                if not con.is_terminal:  # no bar in a pipe: its figures on each line instead
+                    line += f"  (so far {resolved} resolved · ${spent:.4f} spent)"
+                progress.console.print(line, highlight=False, soft_wrap=True, markup=False)
     except KeyboardInterrupt:
         ended = kill_live()
         con.print(
@@ -115,6 +123,10 @@ def run_eval(
         )
         return 130
     return finish(plan, con)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def check_keys(team_files: list[Path]) -> None:
