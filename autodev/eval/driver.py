@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autodev.errors import extra_fix
-from autodev.eval.executors import make_executor
+from autodev.eval.executors import RayExecutor, make_executor
 from autodev.eval.report import plot, print_tables
 from autodev.eval.results import EvalDir, harness_command, write_atomic
 from autodev.eval.runner import Job, kill_live
@@ -75,7 +75,9 @@ def run_eval(
 ) -> int:
     con = whole_cells(console or Console())
     ex = make_executor(executor, parallel, address)
-    if executor == "local":  # on a cluster the keys are the workers' (their own environment)
+    if isinstance(ex, RayExecutor):  # on a cluster the keys are the workers' (their own environment)
+        check_worker_keys(ex, plan.teams)
+    else:
         check_keys(plan.team_files)
     todo, kept = plan.pending(retry_errors)
     names = [t.name for t in plan.teams]
@@ -138,6 +140,18 @@ def check_keys(team_files: list[Path]) -> None:
         raise ProviderSetupError(
             "a team's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above (every run gets this environment), then run the eval again",
+        )
+
+
+def check_worker_keys(ex: RayExecutor, teams: list[TeamSpec]) -> None:
+    from autodev.errors import ProviderSetupError
+
+    problems = ex.key_problems(teams)
+    if problems:
+        raise ProviderSetupError(
+            "on a Ray worker, a team's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
+            "export the variables named above on every node before `ray start` (a worker's runs get "
+            "the environment Ray was started with; restart Ray after a change), then run the eval again",
         )
 
 

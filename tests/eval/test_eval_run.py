@@ -67,7 +67,9 @@ def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev)
     first = (out / "results.jsonl").read_text()
     assert first, p.stderr.read() if p.stderr else ""
     for pid_file in (out / "runs").glob("*/*/daemon.pid"):
-        autodev.adopt(int(pid_file.read_text()))  # orphaned daemons die on teardown, whatever happens
+        autodev.adopt(
+            int(pid_file.read_text().split()[0])
+        )  # orphaned daemons die on teardown, whatever happens
 
     # The same command again: finished runs kept, interrupted ones run again, every run once.
     r = autodev(tmp_path, *args, timeout=600)
