@@ -88,6 +88,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         checks.extend(_agents(team, env, paths))
         checks.extend(_mcp(paths, team))
         checks.extend(_browser(team))
+    checks.extend(_telemetry(paths))
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
     checks.append(home_check(paths.run_dir))
@@ -425,6 +426,24 @@ def _browser(team) -> list[Check]:
             f"chromium at {chromium_path()} started through Playwright (for {', '.join(users)})",
         )
     ]
+
+
+def _telemetry(paths: RunPaths) -> list[Check]:
+    """When telemetry is on (an OTLP endpoint in the environment or [telemetry]): is the extra
+    installed? Without it the run goes on untraced, as `start` warns: a warning, not a FAIL."""
+    from autodev.config import load_config
+    from autodev.telemetry import not_installed, resolve
+
+    try:
+        cfg = resolve(load_config(paths.config_file).telemetry)
+    except AutodevError as e:
+        return [Check(FAIL, "telemetry", e.message, e.fix)]
+    if cfg is None:
+        return []
+    missing = not_installed(cfg)
+    if missing is not None:
+        return [Check(WARN, "telemetry", f"{missing.message}: the run would go on untraced", missing.fix)]
+    return [Check(OK, "telemetry", f"OpenTelemetry installed; traces to {cfg.traces_url}")]
 
 
 def _daemon(paths: RunPaths) -> Check:
