@@ -48,7 +48,8 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Send a finished or crashed run's spans and metrics to the OTLP collector of
-    OTEL_EXPORTER_OTLP_ENDPOINT (or [telemetry]); what that collector already has is skipped."""
+    OTEL_EXPORTER_OTLP_ENDPOINT (or of the telemetry table of .autodev/config.toml); what that
+    collector already has is skipped."""
     from autodev.config import load_config
     from autodev.guard import keys
     from autodev.guard.redact import Redactor

@@ -68,3 +68,9 @@ def test_without_the_extra_export_refuses_doctor_warns_start_runs_untraced(repo)
     line = next(x for x in r.stdout.splitlines() if "telemetry" in x)
     assert "warn" in line.lower(), r.stdout
     says_the_extra(r.stdout)
+
+
+def test_trace_export_help_names_the_config_table(tmp_path, inproc):
+    out = inproc(tmp_path, "trace", "export", "--help", env={"COLUMNS": "200"}).stdout
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT (or of the telemetry table of .autodev/config.toml)" in out, out
+    assert "(or )" not in out
