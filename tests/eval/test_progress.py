@@ -48,7 +48,7 @@ def test_piped_a_line_per_run_counted_over_the_whole_plan_and_whole_cells(tmp_pa
     first = run(tasks, team, tmp_path / "out", terminal=False, limit=1)
     assert f"[1/1] ! task-1 · {TEAM} · not run: the setup command exited 3" in first
     out = run(tasks, team, tmp_path / "out", terminal=False)
-    assert "1 already finished" in out
+    assert "1 already finished" in out and f"3 tasks × 1 team ({TEAM})" in out
     done = re.findall(r"^\[(\d)/(\d)\] ! (task-\d) · ", out, re.M)
     assert done == [("2", "3", "task-2"), ("3", "3", "task-3")], out
     assert out.count("(so far 0 resolved · $0.0000 spent)") == 2
