@@ -47,6 +47,8 @@ class PanelApp(App):
     Prompt, Confirm { align: center middle; }
     #dialog { width: 70%; height: auto; padding: 1 2; border: thick $accent; background: $surface; }
     .hint { color: $text-muted; }
+    /* Toasts inside the bordered boxes: above the footer and the boxes' bottom border, off their right edge. */
+    ToastRack { margin: 0 2 2 0; }
     """
     BINDINGS = [
         Binding("a", "approve", "approve"),
