@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo docs test test-all test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray real-otel
+.PHONY: install demo docs docs-serve test test-all test-fast fuzz lint bench bench-peers real-model clean soak real-agents eval-smoke real-ray real-otel
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -36,6 +36,12 @@ docs: $(STAMP)
 	$(BIN)/python -m autodev.cli.reference > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
 	$(BIN)/python -m autodev.config > docs/CONFIG.md.tmp && mv docs/CONFIG.md.tmp docs/CONFIG.md
 	$(MKDOCS) build --strict
+
+# The site served on http://127.0.0.1:8000 with its search (a page opened from a file has none:
+# the search index is fetched, which a browser refuses for file:// pages); rebuilt on each edit.
+DOCS_ADDR ?= 127.0.0.1:8000
+docs-serve: $(STAMP)
+	$(MKDOCS) serve --dev-addr $(DOCS_ADDR)
 
 # Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
 # `make test` runs every unit test and one real round trip of each feature; the further end-to-end

@@ -3,6 +3,7 @@ nav, the generated references equal the code, and the strict build fails on what
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -135,3 +136,41 @@ def test_benchmarks_table_is_results_json():
     assert bench_run.BEGIN in doc and bench_run.END in doc
     data = json.loads(bench_run.RESULTS.read_text())
     assert doc == bench_run.docs_text(doc, data), "regenerate: python bench/run.py --docs"
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(300)
+def test_make_docs_serve_serves_the_site_with_its_search_index():
+    import os
+    import signal
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    assert "`make docs-serve`" in README.read_text()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    p = subprocess.Popen(
+        ["make", "-o", ".venv/.installed", "docs-serve", f"DOCS_ADDR=127.0.0.1:{port}"], cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/search/search_index.json", timeout=5
+                ) as r:
+                    index = json.loads(r.read())
+                break
+            except OSError:
+                assert p.poll() is None, p.stderr.read() if p.stderr else ""
+                assert time.monotonic() < deadline, "mkdocs serve did not answer"
+                time.sleep(0.5)
+        assert any(doc["location"].startswith("eval/") for doc in index["docs"])
+    finally:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=30)

@@ -27,3 +27,23 @@ def test_a_reason_carries_its_code_sentence_and_way_on():
 def test_a_code_outside_the_literal_is_refused():
     with pytest.raises(KeyError):
         reason(cast(ReasonCode, "tired"))  # what the type check refuses before it runs
+
+
+def test_the_continue_line_never_says_start_twice_nor_resume_where_start_does_it():
+    from autodev.rules.reasons import continue_line, reason
+
+    fault = reason("fault", error="disk full")
+    assert continue_line(fault, daemon_running=False) == "fix the cause, then autodev start"
+    rewound = reason("rewound", seq=4)
+    assert continue_line(rewound, daemon_running=False) == "autodev start"
+    assert continue_line(rewound, daemon_running=True) == "autodev resume"
+    refused = reason("refused", error="x", fix="y")
+    assert continue_line(refused, daemon_running=False) == "the fix above, then autodev start"
+    assert (
+        continue_line(reason("user"), daemon_running=False)
+        == 'autodev start, then autodev resume  (or autodev send "...")'
+    )
+    for code in ("fault", "rewound", "refused", "question", "gated", "stopped", "user", "wait"):
+        kw = {"error": "e", "fix": "f", "seq": 1, "who": "b", "text": "t"}
+        line = continue_line(reason(code, **kw), daemon_running=False)  # pyright: ignore[reportArgumentType]
+        assert line.count("autodev start") <= 1 and "when no daemon runs" not in line, (code, line)

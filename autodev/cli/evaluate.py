@@ -42,10 +42,18 @@ def eval_(
         "--grade-unsandboxed",
         help="Run setup and tests on this machine when bubblewrap is missing (trusted tasks only).",
     ),
+    instance_ids: list[str] = typer.Option(
+        [], "--instance-ids", "-i", help="Only tasks whose id matches this glob; repeat for more."
+    ),
+    shard: str | None = typer.Option(
+        None, "--shard", help="I/N: every N-th selected task from the I-th (1 <= I <= N)."
+    ),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N selected tasks."),
 ):
     """Run each team on each task in a fresh clone, grade it with the hidden tests, compare."""
     from autodev.errors import UsageError
     from autodev.eval.driver import load_plan, run_eval
+    from autodev.eval.tasks import Selection, parse_shard
     from autodev.eval.teams import Caps, RunSettings, load_base_config
 
     for flag, value in (
@@ -57,6 +65,7 @@ def eval_(
             raise UsageError(
                 f"{flag} {value} is not a cap", f"give {flag} a positive number, or leave it out"
             )
+    selection = Selection(tuple(instance_ids), parse_shard(shard) if shard is not None else None, limit)
     settings = RunSettings(
         caps=Caps(max_cost_usd, max_tokens, max_wall_min),
         config=load_base_config(config),
@@ -65,5 +74,5 @@ def eval_(
         stop_grace_s=stop_grace,
         grade_unsandboxed=grade_unsandboxed,
     )
-    plan = load_plan(tasks, team, out, settings, repos, test_command)
+    plan = load_plan(tasks, team, out, settings, repos, test_command, selection)
     raise typer.Exit(run_eval(plan, executor, parallel, address, retry_errors))

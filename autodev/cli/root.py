@@ -19,8 +19,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Run a team of LLM participants on this git repository.",
     epilog=(
-        "Offline, without a model: `autodev demo` runs a scripted team; `python -m autodev.scripted "
-        "SCRIPT.toml` serves a scripted OpenAI-compatible model for your own teams (`--help` there)."
+        "Offline, without a model: `autodev demo` runs a scripted team; `autodev-scripted SCRIPT.toml` "
+        "serves a scripted OpenAI-compatible model for your own teams (`--help` there)."
     ),
 )
 

@@ -51,7 +51,7 @@ def doctor(
         print(json.dumps({"ready": ready, "checks": as_dicts(checks)}, indent=1))
     else:
         for c in checks:
-            print(f"{c.status:<4}  {c.name:<18} {c.detail}" + (f"  → fix: {c.fix}" if c.fix else ""))
+            print(check_line(c))
         print("start would work" if ready else "start would not work: fix the FAIL lines above")
     raise typer.Exit(0 if ready else 2)
 
@@ -76,3 +76,18 @@ def config_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
     for r in rows:
         t.add_row(*r)
     console().print(t)
+
+
+def check_line(c) -> str:
+    """A doctor check as it prints: one line, or a multi-line message (a team file's problems,
+    each with its fix) kept as it was written, indented under its first line."""
+    head = f"{c.status:<4}  {c.name:<18} "
+    lines = c.detail.splitlines() or [""]
+    if len(lines) == 1 and "\n" not in c.fix:
+        return head + lines[0] + (f"  → fix: {c.fix}" if c.fix else "")
+    pad = " " * len(head)
+    fix = c.fix.splitlines()
+    out = [head + lines[0], *(pad + x for x in lines[1:])]
+    if fix:
+        out += [f"{pad}→ fix: {fix[0]}", *(pad + x for x in fix[1:])]
+    return "\n".join(out)

@@ -74,6 +74,7 @@ def start(
     print(f"sandbox: {box.describe()}")
     if box.warning:
         print(f"autodev: warning: {box.warning}", file=sys.stderr)
+    _warn_telemetry(cfg)
     _say_queued(paths, objective)
     staged = None
     if objective:
@@ -187,6 +188,18 @@ def _check_gemini(paths: RunPaths, team) -> None:
     why = gemini_settings_problem(paths, os.environ)
     if why:
         raise ToolSetupError(why, GEMINI_SETTINGS_FIX)
+
+
+def _warn_telemetry(cfg) -> None:
+    """Telemetry on without its extra: the run goes on untraced, said here where the user looks
+    (an OTEL endpoint set for other programs must not stop a run; docs/telemetry.md)."""
+    from autodev.telemetry import not_installed, resolve
+
+    on = resolve(cfg.telemetry)
+    missing = on and not_installed(on)
+    if missing:
+        print(f"autodev: warning: {missing.message}; the run goes on without telemetry", file=sys.stderr)
+        print(f"  fix: {missing.fix}", file=sys.stderr)
 
 
 def _check_browser(team) -> None:

@@ -10,6 +10,7 @@ import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError, extra_fix
+from autodev.records.state import RunState
 from autodev.store.paths import RunPaths, find_repo
 
 if TYPE_CHECKING:  # the records (pydantic) load when the command runs, not for `autodev --help`
@@ -51,12 +52,13 @@ def export(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Send a finished or crashed run's spans and metrics to the OTLP collector of
-    OTEL_EXPORTER_OTLP_ENDPOINT (or [telemetry]); what that collector already has is skipped."""
+    OTEL_EXPORTER_OTLP_ENDPOINT (or of the telemetry table of .autodev/config.toml); what that
+    collector already has is skipped."""
     from autodev.config import load_config
     from autodev.guard import keys
     from autodev.guard.redact import Redactor
     from autodev.store.lock import DaemonLock
-    from autodev.telemetry import HEADER_VARS, resolve
+    from autodev.telemetry import HEADER_VARS, not_installed, resolve
 
     paths, run_id, st = _run_paths(run)
     cfg = resolve(load_config(paths.config_file).telemetry)
@@ -71,10 +73,11 @@ def export(
             f"the daemon of run {run_id} is running: it exports turns as they finish",
             "run `autodev trace export` after it stops (`autodev stop`)",
         )
-    try:
-        from autodev.telemetry.export import Sender, export_run
-    except ImportError as e:
-        raise UsageError(f"OpenTelemetry is not installed ({e.name})", extra_fix("telemetry")) from None
+    missing = not_installed(cfg)
+    if missing is not None:
+        raise missing
+    from autodev.telemetry.export import Sender, export_run
+
     secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
     sender = Sender.open(cfg, paths, secrets, Redactor.from_env(HEADER_VARS).text)
     try:

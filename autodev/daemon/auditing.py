@@ -124,7 +124,13 @@ def audit(
         # The done post stays unaudited: resuming the run audits it before any turn.
         return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post.seq})
     run.state.update(lambda s: used(s, v, a.model).but(audit_pending=None))
-    run.events.emit(AuditEvent(seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by))
+    u = v.used
+    run.events.emit(
+        AuditEvent(
+            seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by, model=a.model,
+            prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, cost=round(u.cost, 9),
+        )
+    )  # fmt: skip
     if v.accept:
         verdict = Note(
             "audit",

@@ -6,7 +6,7 @@
 - `runner`: one task × team whole (`run_job`): clone, the team through `autodev start`, grade
 - `outcome`: what a run left (state, reason, audit verdicts, figures), read from its files
 - `executors`: where runs execute (`LocalExecutor`, `RayExecutor`)
-- `results`: results.jsonl, patches and predictions.jsonl under --out (resume reads them)
+- `results`: results.jsonl, patches and predictions/<team>.jsonl under --out (resume reads them)
 - `summary`: summary.json (pure): shares with Wilson intervals, costs, the paired tables
 - `report`: the tables printed at the end, report.png (matplotlib, lazily)
 - `driver`: the plan, the progress, the end

@@ -1,5 +1,5 @@
 """`autodev eval`, whole: the plan (every task × team not already finished under --out), the runs
-through an executor with live progress, then summary.json, predictions.jsonl, report.png and the
+through an executor with live progress, then summary.json, predictions/<team>.jsonl, report.png and the
 table. Exit 0 when every task × team ran and was graded, 1 when some could not be run."""
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autodev.errors import extra_fix
-from autodev.eval.executors import make_executor
+from autodev.eval.executors import RayExecutor, make_executor
 from autodev.eval.report import plot, print_tables
-from autodev.eval.results import EvalDir, write_atomic
+from autodev.eval.results import EvalDir, harness_command, write_atomic
 from autodev.eval.runner import Job, kill_live
 from autodev.eval.summary import summarize
-from autodev.eval.tasks import Task, load_tasks
+from autodev.eval.tasks import Selection, Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
 from autodev.eval.workspace import UNSANDBOXED_FLAG, task_sandbox
+from autodev.user.runs_view import whole_cells
 
 
 @dataclass
@@ -58,8 +59,9 @@ def load_plan(
     settings: RunSettings,
     repos: Path | None = None,
     test_command: str | None = None,
+    selection: Selection | None = None,
 ) -> EvalPlan:
-    tasks = load_tasks(tasks_file, repos, test_command)
+    tasks = load_tasks(tasks_file, repos, test_command, selection)
     teams = load_teams(team_files)
     return EvalPlan(tasks, teams, settings, EvalDir(out), [Path(f) for f in team_files])
 
@@ -72,9 +74,11 @@ def run_eval(
     retry_errors: bool = False,
     console: Console | None = None,
 ) -> int:
-    con = console or Console()
+    con = whole_cells(console or Console())
     ex = make_executor(executor, parallel, address)
-    if executor == "local":  # on a cluster the keys are the workers' (their own environment)
+    if isinstance(ex, RayExecutor):  # on a cluster the keys are the workers' (their own environment)
+        check_worker_keys(ex, plan.teams)
+    else:
         check_keys(plan.team_files)
         # no sandbox for the setup and the tests: refused before anything runs (a Ray worker
         # without one records it as each of its runs' error)
@@ -90,8 +94,8 @@ def run_eval(
     todo, kept = plan.pending(retry_errors)
     names = [t.name for t in plan.teams]
     con.print(
-        f"autodev eval: {len(plan.tasks)} tasks × {len(names)} teams ({', '.join(names)}) → {plan.out.out}"
-        + (f"; {len(kept)} already finished" if kept else ""),
+        f"autodev eval: {_count(len(plan.tasks), 'task')} × {_count(len(names), 'team')} ({', '.join(names)})"
+        f" → {plan.out.out}" + (f"; {len(kept)} already finished" if kept else ""),
         highlight=False,
         soft_wrap=True,
     )
@@ -106,16 +110,23 @@ def run_eval(
         console=con,
         transient=True,
     )
+    # Counted over every run of the plan, the ones an earlier invocation finished included, as
+    # "resolved" and "spent" are: after a resume the bar starts where the last one stopped.
+    total, done = len(todo) + len(kept), len(kept)
     try:
         with progress:
-            bar = progress.add_task("eval", total=len(todo), resolved=resolved, spent=spent)
+            bar = progress.add_task("eval", total=total, completed=done, resolved=resolved, spent=spent)
             for _job, out in ex.run(todo):
                 r = out["result"]
                 plan.out.record(r, out["patch"])
+                done += 1
                 resolved += bool(r["resolved"])
                 spent += r.get("cost_usd") or 0.0
-                progress.update(bar, advance=1, resolved=resolved, spent=spent)
-                progress.console.print(finished_line(r), highlight=False, soft_wrap=True, markup=False)
+                progress.update(bar, completed=done, resolved=resolved, spent=spent)
+                line = f"[{done}/{total}] {finished_line(r)}"
+                if not con.is_terminal:  # no bar in a pipe: its figures on each line instead
+                    line += f"  (so far {resolved} resolved · ${spent:.4f} spent)"
+                progress.console.print(line, highlight=False, soft_wrap=True, markup=False)
     except KeyboardInterrupt:
         ended = kill_live()
         con.print(
@@ -128,6 +139,10 @@ def run_eval(
     return finish(plan, con)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def check_keys(team_files: list[Path]) -> None:
     from autodev.errors import ProviderSetupError
     from autodev.eval.teams import key_problems
@@ -137,6 +152,18 @@ def check_keys(team_files: list[Path]) -> None:
         raise ProviderSetupError(
             "a team's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above (every run gets this environment), then run the eval again",
+        )
+
+
+def check_worker_keys(ex: RayExecutor, teams: list[TeamSpec]) -> None:
+    from autodev.errors import ProviderSetupError
+
+    problems = ex.key_problems(teams)
+    if problems:
+        raise ProviderSetupError(
+            "on a Ray worker, a team's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
+            "export the variables named above on every node before `ray start` (a worker's runs get "
+            "the environment Ray was started with; restart Ray after a change), then run the eval again",
         )
 
 
@@ -153,7 +180,7 @@ def finished_line(r: dict) -> str:
 
 
 def finish(plan: EvalPlan, con: Console) -> int:
-    """summary.json, predictions.jsonl, report.png and the tables, from every finished result of
+    """summary.json, predictions/<team>.jsonl, report.png and the tables, from every finished result of
     this plan (this invocation's and the earlier ones')."""
     done = plan.out.finished()
     results = [done[j.key] for j in plan.jobs() if j.key in done]
@@ -162,15 +189,23 @@ def finish(plan: EvalPlan, con: Console) -> int:
     summary["generated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     summary["runs"] = {"expected": len(plan.jobs()), "finished": len(results)}
     write_atomic(plan.out.out / "summary.json", json.dumps(summary, indent=2) + "\n")
-    plan.out.write_predictions(results)
+    predictions = plan.out.write_predictions(results, names)
     png = plot(summary, plan.out.out / "report.png")
     print_tables(summary, con)
     con.print(
-        f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions.jsonl"
+        f"results: {plan.out.out / 'results.jsonl'} · summary.json · predictions/<team>.jsonl"
         + (" · report.png" if png else f" (no report.png: matplotlib is missing; {extra_fix('eval')})"),
         highlight=False,
         soft_wrap=True,
         markup=False,
     )
+    con.print(
+        "grade in SWE-bench's containers (one command per team; --dataset_name: your tasks' dataset):",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    for team, path in predictions.items():
+        con.print(f"  {harness_command(path, team)}", highlight=False, soft_wrap=True, markup=False)
     complete = len(results) == len(plan.jobs()) and not any(r.get("error") for r in results)
     return 0 if complete else 1

@@ -7,6 +7,7 @@ finishes, in any order; the driver records each as it arrives, so every executor
 
 from __future__ import annotations
 
+import socket
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -14,6 +15,7 @@ from typing import Protocol
 
 from autodev.errors import UsageError
 from autodev.eval.runner import Job, blank_result, run_job
+from autodev.eval.teams import TeamSpec, team_key_problems
 
 
 class Executor(Protocol):
@@ -51,6 +53,38 @@ class LocalExecutor:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+RAY_INSTALL = (
+    "install Ray into the Python autodev runs from: pip install -r evals/ray-requirements.txt "
+    "(ray==2.60.0; pipx: pipx inject autodev-team ray==2.60.0), or in a checkout `make real-ray` "
+    "(.venv-ray), then run autodev eval from it"
+)
+
+
+def probe_head(address: str, timeout: float = 5.0) -> None:
+    """Refuse, in at most `timeout` seconds, a Ray head that cannot be reached: `ray.init` would
+    wait about 60 s and then raise a bare ConnectionError. The head's GCS port takes a TCP
+    connection; that is all this checks. `ray://` (Ray Client) needs `ray[client]`, which autodev
+    does not ship: the driver runs on a node of the cluster (docs/eval.md)."""
+    where = "run autodev eval on a node of the cluster, with --address HEAD:6379 (the head's GCS port)"
+    if address.startswith("ray://"):
+        raise UsageError(f"--address {address}: Ray Client addresses (ray://) are not supported", where)
+    if address == "auto":
+        return  # ray.init finds the cluster this node is part of, or says it is not
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        raise UsageError(
+            f"--address {address} is not HOST:PORT", "give the head's address, e.g. --address 10.0.0.5:6379"
+        )
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as e:
+        why = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+        raise UsageError(
+            f"--address {address}: the Ray head cannot be reached ({why} in {timeout:g} s)",
+            f"start it there (ray start --head --port {port}), check the firewall, or {where}",
+        ) from None
+
+
 class RayExecutor:
     """Each job a Ray task (one CPU each by default): the worker clones, runs the daemon and grades in
     its own folder under --out, which must be on a filesystem the workers share with the driver
@@ -61,18 +95,38 @@ class RayExecutor:
             import ray  # pyright: ignore[reportMissingImports]  # its own venv (make real-ray)
         except ImportError as e:
             raise UsageError(
-                "--executor ray needs Ray, which is not installed in this Python",
-                "make ray-venv (or pip install 'ray==2.60.0') and run autodev from that venv",
+                "--executor ray needs Ray, which is not installed in this Python", RAY_INSTALL
             ) from e
         self.ray = ray
         self.address = address
         self.parallel = parallel
         self.cpus = cpus_per_task
 
+    def connect(self) -> None:
+        ray = self.ray
+        if ray.is_initialized():
+            return
+        if self.address:
+            probe_head(self.address)
+        try:
+            ray.init(address=self.address, log_to_driver=False)
+        except ConnectionError as e:  # the probe passed, Ray's own handshake did not
+            raise UsageError(
+                f"--address {self.address}: Ray could not connect ({str(e).splitlines()[0][:200]})",
+                "check that this node runs the cluster's Ray version and can reach every node, "
+                "or run autodev eval on a node of the cluster",
+            ) from None
+
+    def key_problems(self, teams: list[TeamSpec]) -> list[str]:
+        """What the teams' providers lack on a worker: checked there, in a Ray task, since each
+        run reads its keys from the worker's environment (what `ray start` was given)."""
+        self.connect()
+        task = self.ray.remote(num_cpus=0, max_retries=0)(team_key_problems)
+        return self.ray.get(task.remote(teams))
+
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]:
         ray = self.ray
-        if not ray.is_initialized():
-            ray.init(address=self.address, log_to_driver=False)
+        self.connect()
         remote = ray.remote(num_cpus=self.cpus, max_retries=0)(guarded)
         limit = self.parallel or len(jobs) or 1
         pending: dict = {}

@@ -26,6 +26,7 @@ def tables(summary: dict) -> list[Table]:
         "share (95% CI)",
         "cost/resolved",
         "cost",
+        "tokens",
         "median wall",
         "audit false acc.",
     ):
@@ -44,6 +45,7 @@ def tables(summary: dict) -> list[Table]:
             f"{_pct(s['resolved_share'])} ({_pct(lo)}–{_pct(hi)})",
             _money(s["cost_per_resolved_usd"]),
             _money(s["cost_usd"]),
+            f"{s['tokens']:,}",
             "—" if s["median_wall_s"] is None else f"{s['median_wall_s']:.1f} s",
             audit,
         )

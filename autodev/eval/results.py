@@ -1,10 +1,12 @@
-"""The eval's own files under `--out DIR`: results.jsonl and predictions.jsonl, appended one line per
-finished task × team (flushed and fsynced before the next is counted), read back on resume."""
+"""The eval's own files under `--out DIR`: results.jsonl, appended one line per finished task × team
+(flushed and fsynced before the next is counted), read back on resume; the patches; and
+predictions/<team>.jsonl, derived from both at the end."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import threading
 from pathlib import Path
 
@@ -67,8 +69,8 @@ class EvalDir:
     """`--out DIR`: what is finished (by task and team), and where new results go.
 
     A result's patch is written (fsynced) before its line: a line in results.jsonl means its patch
-    is there. predictions.jsonl is derived from both at the end of every eval (atomic replace), one
-    prediction per task × team."""
+    is there. predictions/<team>.jsonl are derived from both at the end of every eval (atomic
+    replace), one prediction per task in each team's file."""
 
     def __init__(self, out: Path):
         self.out = Path(out).resolve()  # runs get it as AUTODEV_HOME from another folder
@@ -93,13 +95,18 @@ class EvalDir:
         write_atomic(path, patch)
         self.results.append(result)
 
-    def write_predictions(self, results: list[dict]) -> Path:
-        """predictions.jsonl in SWE-bench's format: `model_patch` is the diff from the base commit
-        to what the run left; `model_name_or_path` is the team."""
-        lines = []
+    def predictions_file(self, team: str) -> Path:
+        return self.out / "predictions" / f"{team}.jsonl"
+
+    def write_predictions(self, results: list[dict], teams: list[str]) -> dict[str, Path]:
+        """predictions/<team>.jsonl in SWE-bench's format, one file per team: SWE-bench's harness
+        keys predictions by instance, so two teams in one file would grade only the last one.
+        `model_patch` is the diff from the base commit to what the run left; `model_name_or_path`
+        is the team. Every team in `teams` gets its file, empty if none of its runs finished."""
+        by_team: dict[str, list[str]] = {name: [] for name in teams}
         for r in results:
             patch = self.patch_file(r["task"], r["team"])
-            lines.append(
+            by_team.setdefault(r["team"], []).append(
                 json.dumps(
                     {
                         "instance_id": r["task"],
@@ -109,9 +116,21 @@ class EvalDir:
                     ensure_ascii=False,
                 )
             )
-        path = self.out / "predictions.jsonl"
-        write_atomic(path, "".join(line + "\n" for line in lines))
-        return path
+        paths = {}
+        for team, lines in by_team.items():
+            paths[team] = self.predictions_file(team)
+            write_atomic(paths[team], "".join(line + "\n" for line in lines))
+        # The one mixed file an earlier autodev wrote would grade only the last team: gone.
+        (self.out / "predictions.jsonl").unlink(missing_ok=True)
+        return paths
+
+
+def harness_command(predictions: Path, team: str) -> str:
+    """SWE-bench's own harness on one team's predictions (its containers, its dataset)."""
+    return (
+        "python -m swebench.harness.run_evaluation --dataset_name princeton-nlp/SWE-bench_Verified "
+        f"--predictions_path {shlex.quote(str(predictions))} --run_id {shlex.quote('autodev-' + team)}"
+    )
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import threading
 import time
@@ -183,7 +184,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
             cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True,
         )  # fmt: skip
-        (job.folder / "daemon.pid").write_text(str(p.pid))
+        # With the node's name: a resume on another node (Ray) must not kill its own pid of that number.
+        (job.folder / "daemon.pid").write_text(f"{p.pid} {socket.gethostname()}\n")
         with _LIVE_LOCK:
             LIVE.add(p.pid)
         reason = None
@@ -216,7 +218,7 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
 def reset_folder(folder: Path) -> None:
     """An interrupted run's folder goes, after its daemon (still running if the eval was killed)."""
     pid_file = folder / "daemon.pid"
-    if pid_file.exists():
+    if pid_file.exists() and ran_here(pid_file):
         from autodev.store.lock import DaemonLock
 
         for lock in (folder / "home").glob("*/daemon.lock"):
@@ -226,6 +228,13 @@ def reset_folder(folder: Path) -> None:
                 _wait_gone(holder)
     if folder.exists():
         shutil.rmtree(folder)
+
+
+def ran_here(pid_file: Path) -> bool:
+    """Whether daemon.pid names this node (a file without a node, an older autodev's, is taken as
+    this one's). A daemon of another node is that node's to end: its pid here is someone else."""
+    parts = pid_file.read_text().split()
+    return len(parts) < 2 or parts[1] == socket.gethostname()
 
 
 def _wait_gone(pid: int, timeout: float = 10) -> None:

@@ -10,6 +10,7 @@ is a `TaskError` naming the file, the line, the key and the fix (exit 2).
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
@@ -61,12 +62,67 @@ class Task:
         return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def load_tasks(path: Path, repos: Path | None = None, test_command: str | None = None) -> list[Task]:
-    """Every task of `path`, checked; a bad line, a missing repository or a repeated id is an error."""
+@dataclass(frozen=True)
+class Selection:
+    """Which tasks of the file run (`--instance-ids`, `--shard`, `--limit`, applied in that order):
+    ids matching any glob, then every N-th of those from the I-th on (a shard: the same file
+    always splits the same way, and the N shards together are every task once), then the first
+    `limit` of what is left."""
+
+    ids: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # (I, N), 1 <= I <= N
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.limit is not None and self.limit < 1:
+            raise UsageError(f"--limit {self.limit} is not a number of tasks", "give --limit 1 or more")
+        for glob in self.ids:
+            if not glob.strip():
+                raise UsageError(
+                    "--instance-ids '' matches nothing", "give a task id or a glob, e.g. -i 'django__*'"
+                )
+
+    def pick(self, ids: list[str], tasks_file: Path) -> list[str]:
+        chosen = ids
+        if self.ids:
+            chosen = [i for i in ids if any(fnmatch.fnmatchcase(i, g) for g in self.ids)]
+            for glob in self.ids:
+                if not any(fnmatch.fnmatchcase(i, glob) for i in ids):
+                    raise UsageError(
+                        f"--instance-ids {glob!r} matches no task of {tasks_file}",
+                        "give an id of the file or a glob that matches one (e.g. -i 'django__*')",
+                    )
+        if self.shard:
+            i, n = self.shard
+            chosen = chosen[i - 1 :: n]
+        if self.limit is not None:
+            chosen = chosen[: self.limit]
+        return chosen
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` → (I, N); anything else names --shard and the fix."""
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]):
+        raise UsageError(
+            f"--shard {text} is not a shard", "give --shard I/N with 1 <= I <= N, e.g. --shard 1/4"
+        )
+    return int(m[1]), int(m[2])
+
+
+def load_tasks(
+    path: Path,
+    repos: Path | None = None,
+    test_command: str | None = None,
+    selection: Selection | None = None,
+) -> list[Task]:
+    """The selected tasks of `path`, checked; a bad line, a missing repository or a repeated id is
+    an error. Every line is checked for its JSON and its id; only the selected ones are read whole
+    (a SWE-bench file needs mirrors of the selected tasks' repositories only)."""
     path = Path(path)
     if not path.is_file():
         raise TaskError(f"{path}: no such tasks file", "name a JSONL file with one task a line")
-    tasks: list[Task] = []
+    lines: list[tuple[str, str, dict]] = []  # (id, where, raw)
     seen: dict[str, int] = {}
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -82,20 +138,29 @@ def load_tasks(path: Path, repos: Path | None = None, test_command: str | None =
             raise TaskError(
                 f"{where}: a task is a JSON object, not {type(raw).__name__}", "one JSON object a line"
             )
-        task = (
-            _swe_task(raw, where, repos, test_command)
-            if "instance_id" in raw
-            else _own_task(raw, where, path)
-        )
-        if task.id in seen:
+        key = "instance_id" if "instance_id" in raw else "id"
+        task_id = _checked_id(_text(raw, key, where, True), where, key)
+        if task_id in seen:
             raise TaskError(
-                f"{where}: id {task.id!r} is also the task on line {seen[task.id]}",
+                f"{where}: id {task_id!r} is also the task on line {seen[task_id]}",
                 "give every task its own id",
             )
-        seen[task.id] = n
-        tasks.append(task)
-    if not tasks:
+        seen[task_id] = n
+        lines.append((task_id, where, raw))
+    if not lines:
         raise TaskError(f"{path}: no tasks in the file", "add one JSON task a line (docs/eval.md)")
+    sel = selection or Selection()
+    chosen = set(sel.pick([i for i, _, _ in lines], path))
+    if not chosen and sel.shard:  # ids matched and limit >= 1: only a shard can leave nothing
+        raise UsageError(
+            f"--shard {sel.shard[0]}/{sel.shard[1]} leaves no task of {path} to run",
+            "give --shard an N no larger than the number of tasks",
+        )
+    tasks = [
+        _swe_task(raw, where, repos, test_command) if "instance_id" in raw else _own_task(raw, where, path)
+        for task_id, where, raw in lines
+        if task_id in chosen
+    ]
     return tasks
 
 

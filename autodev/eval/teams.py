@@ -111,6 +111,21 @@ def key_problems(path: Path) -> list[str]:
     return provider_problems(load_team(Path(path)), lookup=offline)
 
 
+def team_key_problems(teams: list[TeamSpec]) -> list[str]:
+    """`key_problems` of each team as the runs get it (its team.toml installed in a scratch
+    folder), in this process's environment: the eval's own on this machine, a worker's in a Ray
+    task. Each problem is prefixed with the team's name."""
+    import tempfile
+
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="autodev-eval-keys-") as tmp:
+        for team in teams:
+            folder = Path(tmp) / team.name
+            team.install(folder)
+            out += [f"team {team.name}: {p}" for p in key_problems(folder / "team.toml")]
+    return out
+
+
 def load_teams(paths: list[Path]) -> list[TeamSpec]:
     if not paths:
         raise UsageError("no team given", "pass --team FILE at least once (e.g. --team teams/pair.toml)")

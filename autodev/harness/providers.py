@@ -103,11 +103,14 @@ class Refused(Exception):
         "model": "check the model name (and api_base) in .autodev/team.toml, then `autodev resume`",
         "request": "the provider rejected the request as malformed (its text is in events.jsonl); "
         "change the model or endpoint in .autodev/team.toml, then `autodev resume`",
+        "script": "add the participant's next steps to the script ([scripted] path in "
+        ".autodev/team.toml; docs/scripted.md), then `autodev resume`",
     }
     HEADLINES = {
         "auth": "was refused: authentication failed or credentials are missing",
         "model": "was refused: the provider does not know this model",
         "request": "was refused: the provider rejected the request",
+        "script": "ran out of script",
     }
 
     def __init__(self, kind: str, detail: str):
@@ -115,6 +118,10 @@ class Refused(Exception):
         self.kind, self.detail = kind, detail
 
     def to_error(self, who: str, label: str) -> ProviderError:
+        if self.kind == "script":  # the sentence is ours (scripted/answers.py): said whole
+            return ProviderError(
+                f"{who}'s {label} model ran out of script: {self.detail}", self.FIXES["script"]
+            )
         return ProviderError(
             f"{who}'s model {label} {self.HEADLINES[self.kind]}", self.FIXES[self.kind], self.detail[:2000]
         )
@@ -273,6 +280,10 @@ _UNKNOWN_MODEL = re.compile(
 )
 
 
+# scripted/answers.exhausted_message, as the scripted server's 400 carries it through litellm.
+_EXHAUSTED = re.compile(r"the script for \S+ has no step \d+ \(it has \d+ steps? for \S+\)")
+
+
 def _unknown_model(text: str) -> bool:
     return bool(_UNKNOWN_MODEL.search(text))
 
@@ -331,6 +342,9 @@ def complete(
         raise Refused("model", f"{type(e).__name__}: {e}") from e
     except llm_errors.BadRequestError as e:
         status = int(getattr(e, "status_code", 0) or 0)
+        said = _EXHAUSTED.search(str(e)) if target.scripted else None
+        if said:  # the scripted server: the participant's script has no step left
+            raise Refused("script", said[0]) from e
         if status in (401, 403) or _missing_credentials(str(e)):
             kind = "auth"
         else:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 
 def run_panel(repo) -> None:
-    from autodev.panel.app import PanelApp
-    from autodev.store.paths import RunPaths
+    from autodev.panel.app import run
 
-    PanelApp(RunPaths(repo)).run()
+    run(repo)

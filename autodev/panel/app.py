@@ -8,6 +8,8 @@ elapsed time and the daemon's liveness current (a killed daemon changes no file)
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -47,6 +49,8 @@ class PanelApp(App):
     Prompt, Confirm { align: center middle; }
     #dialog { width: 70%; height: auto; padding: 1 2; border: thick $accent; background: $surface; }
     .hint { color: $text-muted; }
+    /* Toasts inside the bordered boxes: above the footer and the boxes' bottom border, off their right edge. */
+    ToastRack { margin: 0 2 2 0; }
     """
     BINDINGS = [
         Binding("a", "approve", "approve"),
@@ -131,6 +135,8 @@ class PanelApp(App):
 
     def reload(self) -> None:
         """Read what changed: new events into the Feed, then state.json into the rest."""
+        if self._stop.is_set():
+            return  # quitting: a reload the watcher queued before `q` is not worth waiting for
         new = self.tail.read_new()
         new += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
         new = [ev for ev in sorted(new, key=lambda e: str(e.get("ts", ""))) if self._fresh(ev)]
@@ -389,6 +395,13 @@ class PanelApp(App):
 
 def run(repo: Path) -> None:
     PanelApp(RunPaths(repo)).run()
+    # Quitting ends here: every action the panel took was written whole (atomically) when it
+    # returned, and it keeps no log. The interpreter's teardown of a Textual app (its widgets,
+    # a full Feed, the watcher's executor joined) took most of the time `q` took to give the
+    # terminal back; there is nothing in it to wait for.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _replaced(result: dict, by: str) -> str:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from autodev.records.state import RunState
-from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, spend_text
+from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, speaking_text, spend_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -64,7 +64,7 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
     if d.queued_text:
         t.append(f"\n{d.queued_text}", style="bold yellow")
     if d.speaking:
-        t.append(f"\nspeaking now: {d.speaking}", style="bold")
+        t.append(f"\n{speaking_text(d.speaking, bool(daemon_pid))}", style="bold")
     elif d.next:
         n = d.next
         t.append(f"\nnext: {n.speaker} ({n.rule}: {n.why})")

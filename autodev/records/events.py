@@ -383,6 +383,11 @@ class AuditEvent(Event):
     accept: bool = False
     gap: str = ""
     by: str | None = None
+    # What its requests spent, as the run's figures count it (the trace's audit span carries it).
+    model: str | None = None  # the audit's model as team.toml names it
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
 
 
 class EvidenceEvent(Event):

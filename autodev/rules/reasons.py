@@ -64,9 +64,14 @@ CONTINUE: dict[ReasonCode, str] = {
     "stopped": "autodev start",
     "complete": 'autodev send "..." to continue with more work',
     "rebuilt": "autodev start",
-    "rewound": "autodev resume  (or autodev start when no daemon runs)",
+    "rewound": "autodev resume",
     "forked": "autodev start",
     "refused": "the fix above, then autodev resume (or autodev stop and autodev start)",
+}
+# Where no daemon runs, what continues differs from the line above: `start` is the whole of it.
+NO_DAEMON: dict[ReasonCode, str] = {
+    "rewound": "autodev start",
+    "refused": "the fix above, then autodev start",
 }
 
 
@@ -96,7 +101,11 @@ def continue_line(r: dict | None, daemon_running: bool) -> str:
     queued when none runs and applied by `autodev start`, so without a daemon the line starts
     with it (either order works: a queued action waits in the inbox or the control queue)."""
     cont = (r or {}).get("continue") or ""
-    if daemon_running or not cont or cont.startswith("autodev start"):
+    if daemon_running or not cont:
+        return cont
+    if (code := (r or {}).get("code")) in NO_DAEMON:
+        return NO_DAEMON[code]
+    if "autodev start" in cont:  # it starts the daemon itself ("fix the cause, then autodev start")
         return cont
     if "by itself" in cont:  # a usage-limit wait: the daemon continues after the reset
         return f"autodev start ({cont})"

@@ -1,4 +1,5 @@
-"""`python -m autodev.scripted SCRIPT`: serve a scripted model on 127.0.0.1 until killed."""
+"""`autodev-scripted SCRIPT` (or `python -m autodev.scripted SCRIPT` with autodev's own Python):
+serve a scripted model on 127.0.0.1 until killed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from autodev.scripted.server import ScriptedServer
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m autodev.scripted", description="Serve a scripted model on 127.0.0.1 until killed."
+        prog="autodev-scripted",
+        description="Serve a scripted model on 127.0.0.1 until killed (docs/scripted.md).",
     )
     p.add_argument("script", type=Path)
     p.add_argument("--port", type=int, default=0, help="port to listen on (default: any free)")

@@ -158,5 +158,17 @@ def output_chars(text: str | None, tool_calls: list[dict]) -> int:
     return len(text or "") + sum(len(t["function"]["arguments"]) for t in tool_calls)
 
 
+EXHAUSTED_CODE = "script_exhausted"
+
+
+def exhausted_message(participant: str, index: int, steps: int) -> str:
+    """A request past the participant's last step: said as what it is, not answered with text
+    the turn would end silent on (three of those read "ended 3 turns without posting")."""
+    return (
+        f"the script for {participant} has no step {index + 1} "
+        f"(it has {steps} step{'' if steps == 1 else 's'} for {participant})"
+    )
+
+
 def error_message(step: Step, participant: str, index: int) -> str:
     return f"scripted error {step.error} for {participant} (step index {index})"

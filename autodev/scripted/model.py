@@ -15,7 +15,15 @@ from pathlib import Path
 
 from autodev.harness import providers
 from autodev.harness.model import Model
-from autodev.scripted.answers import Ledger, assistants, error_message, output_chars, reply, tokens
+from autodev.scripted.answers import (
+    Ledger,
+    assistants,
+    error_message,
+    exhausted_message,
+    output_chars,
+    reply,
+    tokens,
+)
 from autodev.scripted.script import Script, Step, load_script
 
 
@@ -49,6 +57,9 @@ class ScriptedModel(Model):
         time.sleep(delay)
         if step is not None and step.error is not None:
             raise _error(target, step, error_message(step, participant, index))
+        if step is None:
+            steps = len(self.ledger.by_participant.get(participant, []))
+            raise providers.Refused("script", exhausted_message(participant, index, steps))
         text, calls = reply(participant, turn_id, index, step)
         message: dict = {"role": "assistant", "content": text}
         if calls:

@@ -17,9 +17,11 @@ from typing import Any
 
 from autodev.scripted.answers import (
     ERROR_TYPES,
+    EXHAUSTED_CODE,
     Ledger,
     assistants,
     error_message,
+    exhausted_message,
     output_chars,
     reply,
     safe_id,
@@ -205,6 +207,12 @@ class _Handler(BaseHTTPRequestHandler):
 
         if step is not None and step.error is not None:
             self._scripted_error(step, participant, index)
+            return
+        if step is None:
+            steps = len(srv.ledger.by_participant.get(participant, []))
+            self._error(
+                400, exhausted_message(participant, index, steps), "invalid_request_error", EXHAUSTED_CODE
+            )
             return
 
         text, tool_calls = reply(participant, turn, index, step)

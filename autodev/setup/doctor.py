@@ -91,6 +91,7 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
         checks.extend(_agents(team, env, paths))
         checks.extend(_mcp(paths, team))
         checks.extend(_browser(team))
+    checks.extend(_telemetry(paths))
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
     checks.append(home_check(paths.run_dir))
@@ -198,7 +199,7 @@ def _team(paths: RunPaths, checks: list[Check]):
     try:
         load_config(paths.config_file)
     except AutodevError as e:
-        checks.append(Check(FAIL, "config", e.message.replace("\n", " "), e.fix.replace("\n", " ")))
+        checks.append(Check(FAIL, "config", e.message, e.fix))
     try:
         team = load_team(paths.team_file)
         if team.uses_scripted():
@@ -206,7 +207,7 @@ def _team(paths: RunPaths, checks: list[Check]):
 
             load_script(team.script_path(paths.team_file))
     except AutodevError as e:
-        checks.append(Check(FAIL, "team", e.message.replace("\n", " "), e.fix.replace("\n", " ")))
+        checks.append(Check(FAIL, "team", e.message, e.fix))
         return None
     names = ", ".join(team.names())
     n = len(team.participants)
@@ -474,6 +475,24 @@ def _browser(team) -> list[Check]:
     ]
 
 
+def _telemetry(paths: RunPaths) -> list[Check]:
+    """When telemetry is on (an OTLP endpoint in the environment or [telemetry]): is the extra
+    installed? Without it the run goes on untraced, as `start` warns: a warning, not a FAIL."""
+    from autodev.config import load_config
+    from autodev.telemetry import not_installed, resolve
+
+    try:
+        cfg = resolve(load_config(paths.config_file).telemetry)
+    except AutodevError as e:
+        return [Check(FAIL, "telemetry", e.message, e.fix)]
+    if cfg is None:
+        return []
+    missing = not_installed(cfg)
+    if missing is not None:
+        return [Check(WARN, "telemetry", f"{missing.message}: the run would go on untraced", missing.fix)]
+    return [Check(OK, "telemetry", f"OpenTelemetry installed; traces to {cfg.traces_url}")]
+
+
 def _daemon(paths: RunPaths) -> Check:
     from autodev.store.lock import DaemonLock
 
@@ -491,10 +510,13 @@ def disk_check(folder: Path, min_free_mb: int = MIN_FREE_MB) -> Check:
         probe = probe.parent
     free_mb = shutil.disk_usage(probe).free // (1024 * 1024)
     if free_mb < min_free_mb:
+        # A warning, as `start` sees it: start runs on little space (a write that finds the disk
+        # full faults the run, which says so); only an unwritable folder stops it (the run-folder check).
         return Check(
-            FAIL,
+            WARN,
             "disk",
-            f"{free_mb} MB free for the run folder {folder} (under {min_free_mb} MB)",
+            f"{free_mb} MB free for the run folder {folder} (under {min_free_mb} MB): start works, "
+            "but the run faults when the disk fills",
             "free some space, or set AUTODEV_HOME to a folder on a larger disk",
         )
     return Check(OK, "disk", f"{free_mb} MB free for the run folder {folder}")

@@ -42,6 +42,22 @@ def _where(path: str) -> str:
     return f"{home} (AUTODEV_HOME)"
 
 
+def _elsewhere(path: str) -> str:
+    """A folder to suggest for AUTODEV_HOME that is not inside the one that refused `path`: a
+    read-only home is no place to suggest ~/.autodev."""
+    import getpass
+
+    home = Path.home().resolve()
+    refused = Path(path).resolve().parent
+    in_home = refused == home or home in refused.parents
+    for candidate in (Path.home() / ".autodev", Path("/var/tmp") / f"autodev-{getpass.getuser()}"):
+        c = candidate.resolve()
+        if (in_home and home in c.parents) or c == refused or refused in c.parents:
+            continue
+        return str(candidate)
+    return "/a/folder/on/a/writable/disk"
+
+
 def explain(e: OSError) -> EnvironmentFault | None:
     """The one-line fault for an OSError the machine caused, or None for any other."""
     path = str(e.filename) if e.filename else ""
@@ -58,7 +74,7 @@ def explain(e: OSError) -> EnvironmentFault | None:
         return EnvironmentFault(
             f"cannot write {path}: {why}",
             f"make {_where(path)} writable, or set AUTODEV_HOME to a writable folder "
-            "(e.g. `export AUTODEV_HOME=~/.autodev`)",
+            f"(e.g. `export AUTODEV_HOME={_elsewhere(path)}`)",
         )
     if e.errno in GONE and path:
         return EnvironmentFault(

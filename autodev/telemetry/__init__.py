@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from autodev.errors import extra_fix
+from autodev.errors import UsageError, extra_fix
 from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
 
 if TYPE_CHECKING:
@@ -27,7 +27,25 @@ if TYPE_CHECKING:
     from autodev.store.paths import RunPaths
     from autodev.telemetry.export import Background
 
-__all__ = ["HEADER_VARS", "Telemetry", "resolve", "start"]
+__all__ = ["HEADER_VARS", "Telemetry", "not_installed", "resolve", "start"]
+
+
+def not_installed(cfg: Telemetry) -> UsageError | None:
+    """Telemetry is on (`cfg`) but this install lacks the `telemetry` extra: the sentence and the
+    fix, for pipx, uv and pip (`trace export` refuses, `doctor` and `start` warn), else None."""
+    try:
+        import opentelemetry.exporter.otlp.proto.http.metric_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+
+        import autodev.telemetry.otel  # noqa: F401
+    except ImportError as e:
+        return UsageError(
+            f"telemetry is on (traces to {cfg.traces_url}) but OpenTelemetry, the `telemetry` extra, "
+            f"is not installed ({e.name or 'opentelemetry'} is missing)",
+            extra_fix("telemetry")
+            + "; or unset OTEL_EXPORTER_OTLP_ENDPOINT (and [telemetry]) to run without it",
+        )
+    return None
 
 
 def start(
@@ -45,14 +63,10 @@ def start(
     from autodev.guard import keys
 
     secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
-    try:
-        from autodev.telemetry.export import Background, Sender
-
-        sender = Sender.open(cfg, paths, secrets, redact)
-    except ImportError as e:
-        warn(
-            f"telemetry is configured but OpenTelemetry is not installed ({e.name}): "
-            f"{extra_fix('telemetry')}; the run goes on without telemetry"
-        )
+    missing = not_installed(cfg)
+    if missing is not None:
+        warn(f"{missing.message}; the run goes on without telemetry. fix: {missing.fix}")
         return None
-    return Background(sender, run, warn)
+    from autodev.telemetry.export import Background, Sender
+
+    return Background(Sender.open(cfg, paths, secrets, redact), run, warn)

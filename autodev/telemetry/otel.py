@@ -154,6 +154,8 @@ class Metrics:
             a = s.attributes
             op = a.get("gen_ai.operation.name")
             base = {"gen_ai.operation.name": op, **run_attrs}
+            if a.get("gen_ai.agent.name") == "audit":  # the audit's call, in the turn it judged
+                base["gen_ai.agent.name"] = "audit"
             if a.get("gen_ai.provider.name"):
                 base["gen_ai.provider.name"] = a["gen_ai.provider.name"]
             if a.get("gen_ai.request.model"):

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from autodev.rules.names import is_scripted
+
 if TYPE_CHECKING:
     from autodev.records.state import RunState
 
@@ -41,6 +43,7 @@ PROVIDERS = {
     "perplexity": "perplexity",
     "watsonx": "ibm.watsonx.ai",
 }
+SCRIPTED_PROVIDER = "autodev.scripted"
 # an agent CLI -> the provider behind it
 AGENT_PROVIDERS = {"claude": "anthropic", "codex": "openai", "gemini": "gcp.gemini", "copilot": "github"}
 
@@ -119,7 +122,12 @@ def epoch(ts: object) -> float | None:
 
 
 def provider_of(source: str | None, model: str | None = None) -> tuple[str, str]:
-    """(gen_ai.provider.name, the model as the provider names it) from litellm's model string."""
+    """(gen_ai.provider.name, the model as the provider names it) from litellm's model string.
+    The scripted model is named as team.toml names it: its requests go to an OpenAI-compatible
+    server of ours with the participant as the model id, which is neither its provider nor its
+    model."""
+    if model and is_scripted(model):
+        return SCRIPTED_PROVIDER, model
     text = source or model or ""
     prefix, _, rest = text.partition("/")
     if not rest:
@@ -451,6 +459,20 @@ def _apply_events(t: _Turn, turn: Span, events: list[dict], redact: Callable[[st
             span.end = ts
             span.attributes["autodev.harness.audit.accept"] = bool(ev.get("accept"))
             span.attributes["autodev.harness.audit.by"] = str(ev.get("by") or "")
+            if ev.get("model") and (ev.get("by") == "model" or ev.get("prompt_tokens")):
+                # its model call: tokens and cost, so the trace adds up to `status`
+                provider, model = provider_of(None, str(ev["model"]))
+                span.attributes.update(
+                    {
+                        "gen_ai.operation.name": "chat",
+                        "gen_ai.agent.name": "audit",
+                        "gen_ai.provider.name": provider,
+                        "gen_ai.request.model": model,
+                        "gen_ai.usage.input_tokens": int(ev.get("prompt_tokens") or 0),
+                        "gen_ai.usage.output_tokens": int(ev.get("completion_tokens") or 0),
+                        "autodev.cost_usd": float(ev.get("cost") or 0.0),
+                    }
+                )
         elif kind == "evidence" and ev.get("seq") in audits:
             # counts and the outcome, never the tests' output or ids (SPEC §22)
             attrs = audits[ev["seq"]].attributes
@@ -495,7 +517,10 @@ def _attr(value: object, redact: Callable[[str], str]) -> bool | int | float | s
 
 def _turn_attributes(t: _Turn, turn: Span, capture: bool, redact: Callable[[str], str]) -> None:
     chats = [c for c in t.chats.values() if "gen_ai.usage.input_tokens" in c.attributes]
-    counted = chats + [a for a in t.agents if "gen_ai.usage.input_tokens" in a.attributes]
+    # The turn's own requests: an audit in it is the audit's (its span carries its figures).
+    counted = chats + [
+        a for a in t.agents if "gen_ai.usage.input_tokens" in a.attributes and a.name != "audit"
+    ]
     first = chats[0].attributes if chats else {}
     agent_provider = t.agents[0].attributes.get("gen_ai.provider.name") if t.agents else None
     turn.attributes.update(

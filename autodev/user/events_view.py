@@ -39,8 +39,10 @@ def event_text(ev: dict, expanded: bool = False, superseded: bool = False) -> Te
 
 @singledispatch
 def feed(ev: events.Event, expanded: bool = False, superseded: bool = False) -> Text | None:
-    """An event's Feed line, by its kind (a kind without its own: its type, dimmed)."""
-    return _line("·", str(ev.type), "dim")
+    """An event's Feed line, by its kind. A kind without its own (one a newer autodev wrote) is
+    its type in words, never the raw name (`turn_stopped`)."""
+    who = getattr(ev, "participant", None)
+    return _line("·", (f"{who}: " if who else "") + str(ev.type).replace("_", " "), "dim")
 
 
 def _who(ev: events.TurnEvent) -> str:
@@ -259,3 +261,113 @@ def _daemon_started(ev: events.DaemonStartedEvent, *_: bool) -> Text | None:
 @feed.register
 def _team_reloaded(ev: events.TeamReloadedEvent, *_: bool) -> Text | None:
     return _line("⚑", "team reloaded: " + ", ".join(ev.participants), "dim")
+
+
+# -- the kinds below had no line of their own and showed their raw type in the Feed --------------
+
+
+@feed.register
+def _turn_stopped(ev: events.TurnStoppedEvent, *_: bool) -> Text | None:
+    return _line("■", f"turn {ev.turn} of {_who(ev)} cut by stop: it continues on the next start", "yellow")
+
+
+@feed.register
+def _turn_recovered(ev: events.TurnRecoveredEvent, *_: bool) -> Text | None:
+    done = f", its post #{ev.posted} kept" if ev.posted else ""
+    return _line(
+        "▶", f"turn {ev.turn} of {_who(ev)} recovered after a restart at step {ev.step}{done}", "dim"
+    )
+
+
+@feed.register
+def _effects_recovered(ev: events.EffectsRecoveredEvent, *_: bool) -> Text | None:
+    return _line("▶", f"what post #{ev.seq} does was applied after a restart", "dim")
+
+
+@feed.register
+def _config_refused(ev: events.ConfigRefusedEvent, *_: bool) -> Text | None:
+    return _line("⚠", f"a change to .autodev/ was refused: {ev.message}", "yellow")
+
+
+@feed.register
+def _tool_crashed(ev: events.ToolCrashedEvent, *_: bool) -> Text | None:
+    again = "run again" if ev.replay_safe else "not run again (it may have had effects)"
+    return _line("  ⚙", f"{_who(ev)}: {ev.name} was cut by a crash; {again}", "yellow")
+
+
+@feed.register
+def _tool_refused(ev: events.ToolRefusedEvent, *_: bool) -> Text | None:
+    return _line("  ⛔", f"{_who(ev)}: {ev.name} refused", "yellow")
+
+
+@feed.register
+def _nudged(ev: events.NudgedEvent, *_: bool) -> Text | None:
+    return _line("…", f"{_who(ev)} was reminded to post", "dim")
+
+
+@feed.register
+def _agent_started(ev: events.AgentStartedEvent, *_: bool) -> Text | None:
+    return _line("  ⧉", f"{_who(ev)}: {ev.agent} started", "dim")
+
+
+@feed.register
+def _agent_finished(ev: events.AgentFinishedEvent, *_: bool) -> Text | None:
+    how = "timed out" if ev.timed_out else "hit its usage limit" if ev.limited else f"exit {ev.exit_code}"
+    return _line("  ⧉", f"{_who(ev)}: {ev.agent} finished ({how})", "dim")
+
+
+@feed.register
+def _agent_killed(ev: events.AgentKilledEvent, *_: bool) -> Text | None:
+    return _line("  ⧉", f"{_who(ev)}: a left-over agent CLI (pid {ev.pid}) was ended", "yellow")
+
+
+@feed.register
+def _agent_timeout(ev: events.AgentTimeoutEvent, *_: bool) -> Text | None:
+    return _line("  ⧉", f"{_who(ev)}: {ev.agent} ran past the turn's deadline and was ended", "yellow")
+
+
+@feed.register
+def _agent_text(ev: events.AgentTextEvent, *_: bool) -> Text | None:
+    return _line("  ⧉", f"{_who(ev)} ({ev.agent}): {ev.text[:FOLD_CHARS]}", "dim")
+
+
+@feed.register
+def _agent_limit(ev: events.AgentLimitEvent, *_: bool) -> Text | None:
+    return _line("⏳", f"{_who(ev)}: {ev.agent} reached its usage limit: {ev.text[:FOLD_CHARS]}", "yellow")
+
+
+@feed.register
+def _agent_error(ev: events.AgentErrorEvent, *_: bool) -> Text | None:
+    return _line("✖", f"{_who(ev)}: {ev.agent} failed: {ev.text[:FOLD_CHARS]}", "red")
+
+
+@feed.register
+def _audit_stopped(ev: events.AuditStoppedEvent, *_: bool) -> Text | None:
+    return _line(
+        "🔎", f"audit {ev.n} of done #{ev.seq} cut by stop: it runs again on the next start", "yellow"
+    )
+
+
+@feed.register
+def _rewind(ev: events.RewindEvent, *_: bool) -> Text | None:
+    if ev.undo_of is not None:
+        return _line("↶", f"rewind {ev.undo_of} undone", "bold")
+    return _line("↶", f"rewound to post #{ev.to_seq}: the posts after it are superseded", "bold")
+
+
+@feed.register(events.McpServerStartedEvent)
+@feed.register(events.McpServerRestartedEvent)
+def _mcp_up(ev: events.McpServerStartedEvent | events.McpServerRestartedEvent, *_: bool) -> Text | None:
+    verb = "restarted" if isinstance(ev, events.McpServerRestartedEvent) else "started"
+    return _line("⚙", f"MCP server {ev.server} {verb} ({len(ev.tools)} tools)", "dim")
+
+
+@feed.register
+def _mcp_down(ev: events.McpServerDownEvent, *_: bool) -> Text | None:
+    again = f"; restarting in {ev.restart_in:g} s" if ev.restart_in is not None else ""
+    return _line("⚠", f"MCP server {ev.server} is down: {ev.error[:FOLD_CHARS]}{again}", "yellow")
+
+
+@feed.register
+def _mcp_reaped(ev: events.McpServerReapedEvent, *_: bool) -> Text | None:
+    return _line("⚙", f"MCP server {ev.server}: a previous daemon's process group {ev.pgid} was ended", "dim")

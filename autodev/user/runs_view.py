@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from rich.console import Console
 
 from autodev.store import runs
 from autodev.user.render import console
@@ -34,14 +37,17 @@ def _tests_mark(row: dict) -> str:
 def render_listing(rows: list[runs.Row]) -> None:
     from rich.table import Table
 
+    con = whole_cells(console())
     if not rows:
-        console().print(f"no runs yet (the index is {runs.index_path()})")
+        con.print(f"no runs yet (the index is {runs.index_path()})")
         return
     # Readable at 80 columns: the repository by its folder name (--json has the path), the
     # objective cut to what is left, one column for turns/credited, dates without seconds.
+    # Piped, every cell whole (whole_cells): a cut cell is lost to whoever reads the pipe.
+    cut = con.width < 100_000
     t = Table(show_edge=False, pad_edge=False, box=None)
-    t.add_column("repo", no_wrap=True, max_width=16, overflow="ellipsis")
-    t.add_column("objective", no_wrap=True, ratio=1, overflow="ellipsis")
+    t.add_column("repo", no_wrap=True, max_width=16 if cut else None, overflow="ellipsis")
+    t.add_column("objective", no_wrap=True, ratio=1 if cut else None, overflow="ellipsis")
     t.add_column("state", no_wrap=True)
     t.add_column("turns", justify="right", no_wrap=True)
     t.add_column("cost", justify="right", no_wrap=True)
@@ -63,14 +69,22 @@ def render_listing(rows: list[runs.Row]) -> None:
             (r["started"] or "-")[5:16].replace("T", " "),
             _duration(r["duration_sec"]),
         )
-    console().print(t)
-    console().print("turns/credited; `autodev runs --json` has every field and the full paths", style="dim")
+    con.print(t)
+    con.print("turns/credited; `autodev runs --json` has every field and the full paths", style="dim")
+
+
+def whole_cells(con: Console) -> Console:
+    """A terminal's console as it is; on a pipe, one wide enough that no table cell is cut (a pipe
+    has no width to fit), unless COLUMNS asks for a width."""
+    if con.is_terminal or os.environ.get("COLUMNS"):
+        return con
+    return Console(file=con.file, width=100_000, highlight=False, soft_wrap=True)
 
 
 def render_stats(s: runs.Stats) -> None:
     from rich.table import Table
 
-    con = console()
+    con = whole_cells(console())
     con.print(
         f"{s['runs']} runs ({s['missing']} missing)  turns {s['turns']}  credited {s['credited']}  "
         f"tokens {s['tokens']}  cost ${s['cost']:.4f}"

@@ -367,6 +367,14 @@ def sandbox_of(paths: RunPaths) -> Sandbox:
     return Sandbox.model_validate(box.as_dict())
 
 
+def speaking_text(speaking: str, daemon_running: bool) -> str:
+    """Who speaks: now, with a daemon running; else whose turn was open when the run stopped
+    (it continues on the next start), never "speaking now" on a run nobody runs."""
+    if daemon_running:
+        return f"speaking now: {speaking}"
+    return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
+
+
 def render(status: Status) -> None:
     from rich.table import Table
 
@@ -389,7 +397,7 @@ def render(status: Status) -> None:
     if d.evidence:
         con.print(f"\ntests on done #{d.evidence.of}: {d.evidence.summary}  ({d.evidence.command})")
     if d.speaking:
-        con.print(f"\nspeaking now: {d.speaking}")
+        con.print(f"\n{speaking_text(d.speaking, bool(d.daemon_pid))}")
     elif d.next:
         con.print(f"\nnext: {d.next.speaker} ({d.next.rule}: {d.next.why})")
     due = d.wait.due if d.wait else None

@@ -99,6 +99,13 @@ def test_a_run_reaches_a_real_receiver_with_the_genai_shape(repo, autodev, inpro
     for p in receiver.latest("gen_ai.client.token.usage"):
         if p["attributes"]["gen_ai.token.type"] == "input":
             usage[p["attributes"]["gen_ai.agent.name"]] += p["value"]
+    # the audit's call carries its own figures: the trace's tokens add up to status's
+    assert audit[0]["attributes"]["gen_ai.request.model"] == "scripted"
+    assert audit[0]["attributes"]["gen_ai.usage.input_tokens"] == st["audit_usage"]["prompt_tokens"] > 0
+    assert all(c["attributes"]["gen_ai.provider.name"] == "autodev.scripted" for c in chats)
+    assert {c["name"] for c in chats} == {"chat scripted"}
+    audit_prompt = usage.pop("audit")
+    assert audit_prompt == st["audit_usage"]["prompt_tokens"]
     assert dict(usage) == prompt
     turns_metric = {
         p["attributes"]["gen_ai.agent.name"]: p["value"] for p in receiver.latest("autodev.run.turns")

@@ -1,6 +1,6 @@
 """`autodev eval` end to end: the real command, the real daemon per run, scripted teams that solve
 some smoke tasks and fail others; every grade, the audit's false accepts and reopens, the paired
-table, predictions.jsonl, report.png, and resume after the eval is killed with -9 mid-way.
+table, predictions/<team>.jsonl, report.png, and resume after the eval is killed with -9 mid-way.
 
 `make test` runs 3 tasks × 2 teams at --parallel 2 (tests/eval/smoke.py: SUBSET);
 AUTODEV_EVAL_FULL=1 (`make eval-smoke`) runs all 12 × 2."""
@@ -67,7 +67,9 @@ def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev)
     first = (out / "results.jsonl").read_text()
     assert first, p.stderr.read() if p.stderr else ""
     for pid_file in (out / "runs").glob("*/*/daemon.pid"):
-        autodev.adopt(int(pid_file.read_text()))  # orphaned daemons die on teardown, whatever happens
+        autodev.adopt(
+            int(pid_file.read_text().split()[0])
+        )  # orphaned daemons die on teardown, whatever happens
 
     # The same command again: finished runs kept, interrupted ones run again, every run once.
     r = autodev(tmp_path, *args, timeout=600)
@@ -113,8 +115,13 @@ def test_eval_grades_compares_and_resumes_after_kill_9(suite, tmp_path, autodev)
 
     preds = {
         (x["instance_id"], x["model_name_or_path"]): x["model_patch"]
-        for x in lines(out / "predictions.jsonl")
+        for team in ("alpha", "beta")
+        for x in lines(out / "predictions" / f"{team}.jsonl")
     }
+    for team in ("alpha", "beta"):
+        assert (
+            f"--predictions_path {out / 'predictions' / f'{team}.jsonl'} --run_id autodev-{team}" in r.stdout
+        )
     assert len(preds) == 2 * len(ids)
     for i in ids:
         assert preds[(i, "alpha")] == (diffs([i])[i] if i in alpha_solves else "")

@@ -36,6 +36,7 @@ def ray_head(tmp_path):
     assert ray_cli, "the ray command is missing from this venv"
     port = free_port()
     env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("OPENAI_API_KEY", None)  # the workers' environment: the key check below finds it missing
     temp = Path("/tmp") / f"ray-{tmp_path.name[:20]}"  # Ray's socket paths must stay short
     start = subprocess.run(
         [ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
@@ -71,7 +72,7 @@ def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, au
         assert x["resolved"] is (x["task"] in solved) and x["error"] is None, x
         assert (x["state"], x["audit"]) == ("complete", "accepted")
         assert f"{'✓' if x['resolved'] else '✗'} {x['task']} · alpha · " in r.stdout
-    preds = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    preds = [json.loads(x) for x in (out / "predictions" / "alpha.jsonl").read_text().splitlines()]
     assert {p["instance_id"]: bool(p["model_patch"]) for p in preds} == {i: i in solved for i in ids}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["teams"]["alpha"]["resolved"] == len(solved)
@@ -80,3 +81,21 @@ def test_eval_through_a_ray_cluster_streams_back_and_resumes(suite, tmp_path, au
     assert again.returncode == 0, again.stdout + again.stderr
     assert f"{len(ids)} already finished" in again.stdout
     assert len((out / "results.jsonl").read_text().splitlines()) == len(ids)
+
+
+@pytest.mark.timeout(600)
+def test_keys_are_checked_on_a_worker_and_an_unreachable_head_is_one_line(suite, tmp_path, autodev, ray_head):
+    tasks_file, _ = suite
+    tasks = subset(tasks_file, SUBSET[:1], tasks_file.parent / f"ray-keys-{tmp_path.name}.jsonl")
+    team = tmp_path / "gpt.toml"
+    team.write_text('[[participants]]\nname = "solo"\nmodel = "openai/gpt-5"\nwrite = true\n')
+    args = ["eval", str(tasks), "--team", str(team), "--out", str(tmp_path / "out"), "--executor", "ray"]
+    # The driver has the key, the workers do not: the check runs on a worker.
+    r = autodev(tmp_path, *args, "--address", ray_head, env={"OPENAI_API_KEY": "sk-driver-only"}, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "on a Ray worker, a team's provider is missing" in r.stderr and "OPENAI_API_KEY" in r.stderr
+    assert "before `ray start`" in r.stderr and not (tmp_path / "out" / "results.jsonl").exists()
+
+    r = autodev(tmp_path, *args, "--address", f"127.0.0.1:{free_port()}", timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "the Ray head cannot be reached" in r.stderr.splitlines()[0]

@@ -1,5 +1,5 @@
 """The files under --out: a torn last line is cut, damage elsewhere is named; a result's patch is
-on disk before its line; predictions.jsonl in SWE-bench's format, one per task × team."""
+on disk before its line; predictions/<team>.jsonl in SWE-bench's format, one file per team."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from autodev.eval.results import EvalDir, EvalFileError
+from autodev.eval.results import EvalDir, EvalFileError, harness_command
 
 
 def test_torn_last_line_is_cut_and_damage_elsewhere_is_named(tmp_path):
@@ -24,16 +24,28 @@ def test_torn_last_line_is_cut_and_damage_elsewhere_is_named(tmp_path):
     assert "remove that line" in e.value.fix
 
 
-def test_predictions_are_swe_bench_shaped_and_the_newest_result_wins(tmp_path):
+def test_predictions_are_one_swe_bench_file_per_team_and_the_newest_result_wins(tmp_path):
     d = EvalDir(tmp_path)
+    (tmp_path / "predictions.jsonl").write_text("mixed teams from an older autodev\n")
     d.record({"task": "t1", "team": "a", "resolved": False}, "old\n")
     d.record({"task": "t1", "team": "a", "resolved": True}, "new\n")
+    d.record({"task": "t2", "team": "a", "resolved": False}, "two\n")
     d.record({"task": "t1", "team": "b", "resolved": False}, "")
     done = d.finished()
     assert done[("t1", "a")]["resolved"] is True
-    path = d.write_predictions(list(done.values()))
-    preds = [json.loads(x) for x in path.read_text().splitlines()]
-    assert preds == [
-        {"instance_id": "t1", "model_name_or_path": "a", "model_patch": "new\n"},
-        {"instance_id": "t1", "model_name_or_path": "b", "model_patch": ""},
-    ]
+    paths = d.write_predictions(list(done.values()), ["a", "b", "c"])
+    assert paths == {t: tmp_path / "predictions" / f"{t}.jsonl" for t in ("a", "b", "c")}
+    preds = {t: [json.loads(x) for x in p.read_text().splitlines()] for t, p in paths.items()}
+    # SWE-bench's harness keys a file by instance_id: each file holds each task once.
+    assert preds == {
+        "a": [
+            {"instance_id": "t1", "model_name_or_path": "a", "model_patch": "new\n"},
+            {"instance_id": "t2", "model_name_or_path": "a", "model_patch": "two\n"},
+        ],
+        "b": [{"instance_id": "t1", "model_name_or_path": "b", "model_patch": ""}],
+        "c": [],
+    }
+    assert not (tmp_path / "predictions.jsonl").exists()
+    cmd = harness_command(paths["a"], "a")
+    assert cmd.startswith("python -m swebench.harness.run_evaluation ")
+    assert f"--predictions_path {paths['a']}" in cmd and "--run_id autodev-a" in cmd

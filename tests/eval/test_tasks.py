@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autodev.eval.tasks import PYTEST_DEFAULT, TaskError, load_tasks
+from autodev.errors import UsageError
+from autodev.eval.tasks import PYTEST_DEFAULT, Selection, TaskError, load_tasks, parse_shard
 from tests.conftest import git
 
 OWN = {
@@ -124,3 +125,43 @@ def test_no_tasks_and_no_file(tmp_path):
         load_tasks(tmp_path / "none.jsonl")
     with pytest.raises(TaskError, match="no tasks in the file"):
         load_tasks(write(tmp_path / "empty.jsonl", "# nothing"))
+
+
+def test_a_subset_by_id_globs_shard_and_limit(tmp_path):
+    # SWE-bench lines whose repositories have no mirror: only the selected ones need one.
+    ids = [f"acme__widgets-{n}" for n in range(1, 8)] + ["other__thing-1"]
+    (tmp_path / "mirrors" / "acme" / "widgets").mkdir(parents=True)
+    f = write(
+        tmp_path / "swe.jsonl",
+        *({**SWE, "instance_id": i, "repo": i.split("-")[0].replace("__", "/")} for i in ids),
+    )
+    pick = lambda **kw: [t.id for t in load_tasks(f, tmp_path / "mirrors", selection=Selection(**kw))]  # noqa: E731
+    assert pick(ids=("acme__*",)) == ids[:7]
+    assert pick(ids=("acme__widgets-1", "*-7")) == [ids[0], ids[6]]
+    assert pick(ids=("acme__*",), limit=2) == ids[:2]
+    shards = [pick(ids=("acme__*",), shard=(i, 3)) for i in (1, 2, 3)]
+    assert shards == [[ids[0], ids[3], ids[6]], [ids[1], ids[4]], [ids[2], ids[5]]]
+    assert shards == [pick(ids=("acme__*",), shard=(i, 3)) for i in (1, 2, 3)]  # the same split each time
+    assert pick(ids=("acme__*",), shard=(2, 3), limit=1) == [ids[1]]
+    with pytest.raises(TaskError, match="has no mirror under"):
+        pick(ids=("other__*",))
+    with pytest.raises(UsageError, match=r"--instance-ids 'zzz\*' matches no task of .*swe.jsonl") as e:
+        pick(ids=("acme__*", "zzz*"))
+    assert e.value.exit_code == 2 and "-i 'django__*'" in e.value.fix
+    with pytest.raises(UsageError, match="--shard 3/3 leaves no task") as e:
+        pick(ids=("*-1",), shard=(3, 3))
+    assert "no larger than the number of tasks" in e.value.fix
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "a/b", "1", "1/0", "-1/2", ""])
+def test_a_shard_is_i_of_n(text):
+    with pytest.raises(UsageError, match=f"--shard {text} is not a shard") as e:
+        parse_shard(text)
+    assert e.value.fix == "give --shard I/N with 1 <= I <= N, e.g. --shard 1/4"
+    assert parse_shard("2/4") == (2, 4)
+
+
+def test_limit_is_a_positive_number():
+    with pytest.raises(UsageError, match="--limit 0 is not a number of tasks") as e:
+        Selection(limit=0)
+    assert e.value.fix == "give --limit 1 or more"

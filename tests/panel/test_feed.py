@@ -84,3 +84,39 @@ def test_compaction_is_a_feed_line():
     assert "b: compacted to fit openai/x's window" in line and "3 results" in line and "9000" in line
     hard = event_text({"type": "compacted", "participant": "b", "model": "m", "hard": True}).plain
     assert "hard" in hard
+
+
+def _kinds() -> list[type]:
+    from autodev.records import events
+
+    return [
+        c
+        for c in vars(events).values()
+        if isinstance(c, type) and issubclass(c, events.Event) and "type" in c.model_fields
+        and isinstance(c.model_fields["type"].default, str)
+    ]  # fmt: skip
+
+
+def test_every_event_kind_reads_as_words_in_the_feed():
+    from autodev.user.events_view import event_text
+
+    kinds = _kinds()
+    assert len(kinds) > 40
+    for kind in kinds:
+        name = kind.model_fields["type"].default
+        rec = {"type": name, "run": "r1", "ts": "2026-12-03T10:00:00.000Z", "participant": "builder",
+               "turn": 3, "seq": 4, "n": 1, "to_seq": 2, "server": "github", "agent": "claude"}  # fmt: skip
+        line = event_text(rec)
+        if line is None:  # generations: summed in the header, not a line
+            continue
+        assert name not in line.plain or "_" not in name, (name, line.plain)
+    unknown = event_text({"type": "brand_new_thing", "run": "r1", "ts": "2026-12-03T10:00:00.000Z"})
+    assert (
+        unknown is not None and "brand new thing" in unknown.plain and "brand_new_thing" not in unknown.plain
+    )
+    stopped = event_text({"type": "turn_stopped", "run": "r1", "ts": "2026-12-03T10:00:00.000Z",
+                          "participant": "builder", "turn": 3})  # fmt: skip
+    assert (
+        stopped is not None
+        and stopped.plain == "■ turn 3 of builder cut by stop: it continues on the next start"
+    )

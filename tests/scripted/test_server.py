@@ -253,13 +253,16 @@ def test_500_raises_a_server_error_and_the_retry_moves_on(tmp_path):
         assert ask(srv.base_url, "b", "t", user()).choices[0].message.content == "up again"
 
 
-def test_an_exhausted_script_answers_plain_text(server):
+def test_an_exhausted_script_says_which_step_is_missing(server):
     a = ask(server.base_url, "audit", "a1", user())
-    r = ask(server.base_url, "audit", "a1", after(user(), a))
-    assert r.choices[0].message.content == "(script exhausted for audit)"
-    assert not r.choices[0].message.tool_calls
-    stranger = ask(server.base_url, "nobody", "n1", user())
-    assert stranger.choices[0].message.content == "(script exhausted for nobody)"
+    with pytest.raises(
+        litellm.BadRequestError, match=r"the script for audit has no step 2 \(it has 1 step for audit\)"
+    ):
+        ask(server.base_url, "audit", "a1", after(user(), a))
+    with pytest.raises(
+        litellm.BadRequestError, match=r"the script for nobody has no step 1 \(it has 0 steps"
+    ):
+        ask(server.base_url, "nobody", "n1", user())
 
 
 def test_requests_are_logged_to_file_and_memory(server, tmp_path):

@@ -241,3 +241,45 @@ def test_the_audit_span_carries_the_evidence_counts_not_the_tests():
     assert a["autodev.evidence.outcome"] == "ran" and a["autodev.evidence.command"] == "pytest -q"
     assert a["autodev.evidence.pass_to_fail"] == 1 and a["autodev.evidence.pass_to_pass"] == 4
     assert not any("test_y" in str(v) for v in a.values())
+
+
+def test_scripted_requests_are_named_as_team_toml_names_their_model():
+    # What the harness records for `model = "scripted"`: the label, and the litellm string that
+    # reached the scripted server (the participant as the model id, an OpenAI-compatible route).
+    recs = [
+        {**r, "model": "scripted", "source": "openai/builder"} if "model" in r else r for r in turn_records()
+    ]
+    chats = [
+        s for s in turn_spans(RUN, recs, turn_events()) if s.attributes.get("gen_ai.operation.name") == "chat"
+    ]
+    chats = [c for c in chats if c.name != "audit"]
+    assert [c.name for c in chats] == ["chat scripted", "chat scripted"]
+    for c in chats:
+        assert c.attributes["gen_ai.request.model"] == "scripted"
+        assert c.attributes["gen_ai.provider.name"] == "autodev.scripted"
+        assert c.attributes["gen_ai.response.model"] == "scripted"
+
+
+def test_the_audit_span_carries_its_tokens_and_the_turn_only_its_own():
+    evs = turn_events()
+    evs[-1] = _e("audit", 1.5, seq=2, accept=True, gap="", by="model", model="anthropic/claude-x",
+                 prompt_tokens=900, completion_tokens=12, cost=0.005)  # fmt: skip
+    spans = turn_spans(RUN, turn_records(), evs)
+    names = by_name(spans)
+    a = names["audit"].attributes
+    assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.agent.name"] == "audit"
+    assert (a["gen_ai.provider.name"], a["gen_ai.request.model"]) == ("anthropic", "claude-x")
+    assert (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"], a["autodev.cost_usd"]) == (
+        900,
+        12,
+        0.005,
+    )
+    turn = names["invoke_agent builder"].attributes
+    assert (turn["gen_ai.usage.input_tokens"], turn["gen_ai.usage.output_tokens"]) == (320, 40)
+    every = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "chat"]
+    assert sum(s.attributes["gen_ai.usage.input_tokens"] for s in every) == 320 + 900
+    # an audit decided by auditCheck alone made no model call: no figures
+    evs[-1] = _e("audit", 1.5, seq=2, accept=True, gap="", by="auditCheck", model="anthropic/claude-x")
+    assert (
+        "gen_ai.usage.input_tokens" not in by_name(turn_spans(RUN, turn_records(), evs))["audit"].attributes
+    )
