@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from autodev.cli.root import app
-from autodev.errors import UsageError, extra_fix
+from autodev.errors import UsageError
 from autodev.records.state import RunState
 from autodev.store.paths import RunPaths, find_repo
 
