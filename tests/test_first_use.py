@@ -116,7 +116,7 @@ def test_help_shows_no_type_beside_flags_and_names_the_scripted_server():
     out = runner.invoke(app, ["thread", "--help"], env={"COLUMNS": "100"}).output
     assert "--json" in out and "<bool>" not in out and "<int>" in out, out
     out = runner.invoke(app, ["--help"], env={"COLUMNS": "200"}).output
-    assert "python -m autodev.scripted" in " ".join(out.split()), out
+    assert "autodev-scripted SCRIPT.toml" in " ".join(out.split()), out
 
 
 def test_bench_help_prints_usage_and_runs_nothing():

@@ -33,8 +33,9 @@ def sh(shell: str, script: str, home: Path, **env) -> subprocess.CompletedProces
 def test_distribution_is_autodev_team_with_the_autodev_command():
     assert importlib.metadata.version("autodev-team") == autodev.__version__
     dist = importlib.metadata.distribution("autodev-team")
-    (ep,) = [e for e in dist.entry_points if e.group == "console_scripts"]
-    assert (ep.name, ep.value) == ("autodev", "autodev.cli:main")
+    scripts = {e.name: e.value for e in dist.entry_points if e.group == "console_scripts"}
+    # the scripted model's server has its own command: `python -m` needs autodev's own Python
+    assert scripts == {"autodev": "autodev.cli:main", "autodev-scripted": "autodev.scripted.__main__:main"}
 
 
 def test_version_names_the_version_and_the_python():

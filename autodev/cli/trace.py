@@ -10,7 +10,6 @@ import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError
-from autodev.records.state import RunState
 from autodev.store.paths import RunPaths, find_repo
 
 if TYPE_CHECKING:  # the records (pydantic) load when the command runs, not for `autodev --help`

@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 # What callers need of subprocess, so that none of them imports it.
 from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
-from typing import Any, NoReturn
+from typing import NoReturn, cast
 
 from autodev.host.hostproc import PYTHON_SAFE, python_env
 
@@ -41,6 +42,11 @@ __all__ = [
     "popen",
     "run",
 ]
+
+
+# what subprocess takes: a list of strings or paths (a str is a shell command here nowhere)
+Argv = Sequence["str | os.PathLike[str]"]
+Env = Mapping[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -120,7 +126,7 @@ WHY: dict[str, Reason] = {
 }
 
 
-def _checked(argv: Any, why: str, env: Any) -> Any:
+def _checked(argv: Argv, why: str, env: object) -> Env:
     """The environment to start with; ValueError for a start without a known reason, or an
     autodev child without `-P`."""
     if why not in WHY:
@@ -131,22 +137,22 @@ def _checked(argv: Any, why: str, env: Any) -> Any:
             raise ValueError(
                 f"spawn: an autodev child must start as {sys.executable} {' '.join(PYTHON_SAFE)}"
             )
-        return python_env(dict(os.environ if env is None else env))
-    return env
+        return python_env(dict(os.environ if env is None else cast(Mapping[str, str], env)))
+    return cast(Env, env)
 
 
-def run(argv: Any, why: str, **kwargs: Any) -> CompletedProcess:
+def run(argv: Argv, why: str, **kwargs: object) -> CompletedProcess:
     """subprocess.run(argv, **kwargs), for reason `why`."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    return subprocess.run(argv, **kwargs)
+    return subprocess.run(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
 
 
-def popen(argv: Any, why: str, **kwargs: Any) -> Popen:
+def popen(argv: Argv, why: str, **kwargs: object) -> Popen:
     """subprocess.Popen(argv, **kwargs), for reason `why`."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    return subprocess.Popen(argv, **kwargs)
+    return subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
 
 
 def execve(argv: list[str], env: dict[str, str], why: str) -> NoReturn:
     """Replace this process with argv[0] run as `argv`, for reason `why`."""
-    os.execve(argv[0], argv, _checked(argv, why, env))
+    os.execve(argv[0], argv, _checked(argv, why, env) or {})
