@@ -114,6 +114,7 @@ def audit(
             # auditCheck ran the repository's code (its tests) with the repository writable
             after_check=lambda: gitwatch.quarantine(run, "audit", st.turn),
             evidence=evidence_block(ev, overrides=run.overrides) if ev is not None else "",
+            secret_files=config.secret_files,
         )
     except AuditStopped:
         # The stop applies at the turn boundary that follows; `start` audits the post again.
@@ -187,6 +188,7 @@ def done_evidence(
             work, hide=room.hide, network=False, expose=room.expose, secret_files=room.secret_files
         ),
         secret_env=tuple(secret_env),
+        secret_files=tuple(config.secret_files),
         stopping=stopping,
     )
     key = f"{post.seq}\0{post.id or ''}\0{post.ts}"

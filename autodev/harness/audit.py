@@ -11,7 +11,7 @@ import concurrent.futures
 import json
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,13 +20,14 @@ from pydantic import Field
 from autodev.config import prompts
 from autodev.errors import ProviderError, ToolError
 from autodev.guard.redact import scrubbed_env
-from autodev.guard.secrets import TooManyFiles
+from autodev.guard.secrets import SECRET_FILES, TooManyFiles
 from autodev.harness import providers
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit, spawn
 from autodev.records.post import Post
 from autodev.records.state import Usage
 from autodev.store.journal import safe
+from autodev.timeline.git import stage_worktree
 
 
 class VerdictArgs(Args):
@@ -62,14 +63,17 @@ def _git(repo: Path, *args: str, env: dict | None = None) -> str:
     return hostgit.out(repo, *args, env=env)
 
 
-def change_since(repo: Path, base: str | None, limit: int) -> tuple[str, str]:
+def change_since(
+    repo: Path, base: str | None, limit: int, secret_files: Iterable[str] = SECRET_FILES
+) -> tuple[str, str]:
     """(diff stat, diff cut at `limit` characters) from `base` to the working tree, new files included.
 
-    The working tree is staged into a throwaway index so the user's real index is never touched.
+    The working tree is staged into a throwaway index so the user's real index is never touched;
+    secret files are left out of it (the diff goes to the audit's model).
     """
     with tempfile.TemporaryDirectory() as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        _git(repo, "add", "-A", env=env)
+        stage_worktree(repo, env, secret_files)
         ref = base or _git(repo, "hash-object", "-t", "tree", "/dev/null").strip()
         stat = _git(repo, "diff", "--cached", "--stat", ref, env=env) or "(no change)"
         diff = _git(repo, "diff", "--cached", ref, env=env)
@@ -201,6 +205,7 @@ def audit(
     model=None,
     after_check: Callable[[], object] | None = None,
     evidence: str = "",
+    secret_files: Iterable[str] = SECRET_FILES,
 ) -> Verdict:
     """`after_check`: called once the check has run, before any git command reads the
     repository (the daemon moves out what the check left for git to run)."""
@@ -211,7 +216,7 @@ def audit(
             after_check()
         if not ok:
             return Verdict(False, f"auditCheck failed:\n{check_out[-3000:]}", "auditCheck")
-    stat, diff = change_since(repo, base, diff_chars)
+    stat, diff = change_since(repo, base, diff_chars, secret_files)
     prompt = prompts.render(
         "audit.md",
         {

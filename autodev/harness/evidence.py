@@ -1,6 +1,6 @@
 """The evidence of a `done` post, computed (SPEC §22): the project's tests run twice in the
 sandbox, with no network and no keys, each in a scratch copy of the repository in the run folder
-(the base commit; the head plus the working tree), read per test from a machine format
+(the base commit; the head plus the working tree, secret files left out), read per test from a machine format
 (`testresults`), and classified.
 
 Scratch copies, not `git worktree add`: a worktree registers itself in the repository's `.git`
@@ -31,10 +31,12 @@ from pydantic import ValidationError
 
 from autodev.guard.redact import scrubbed_env
 from autodev.guard.sandbox import Room
+from autodev.guard.secrets import SECRET_FILES
 from autodev.harness import testresults
 from autodev.harness.commands import run_bash_capture
 from autodev.host import hostgit
 from autodev.records.evidence import Evidence, TestRun
+from autodev.timeline.git import stage_worktree
 
 _T = TypeVar("_T", Evidence, TestRun)
 OUTPUT_CHARS = 20_000  # of a run's output kept in memory (a reason quotes its end)
@@ -58,6 +60,7 @@ class TestSetup:
     timeout: float
     room_for: Callable[[Path], Room | None]  # the sandbox room whose repository is a scratch copy
     secret_env: tuple[str, ...] = ()
+    secret_files: tuple[str, ...] = SECRET_FILES  # config secretFiles: never staged into the head copy
     stopping: Callable[[], bool] = lambda: False
 
 
@@ -79,7 +82,7 @@ def evidence(setup: TestSetup, base: str | None, post_key: str) -> Evidence:
     _sweep(setup.folder)
     with tempfile.TemporaryDirectory(dir=setup.folder, prefix="index-") as tmp:
         index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        hostgit.run(setup.repo, "add", "-A", env=index)
+        stage_worktree(setup.repo, index, setup.secret_files)
         head_tree = hostgit.out(setup.repo, "write-tree", env=index).strip()
         changed = hostgit.out(
             setup.repo, "diff", "--cached", "--no-renames", "--name-only", "-z", base or EMPTY_TREE, env=index

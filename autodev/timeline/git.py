@@ -85,7 +85,26 @@ def secret_files_in(repo: Path, patterns: Iterable[str], env: dict[str, str] | N
     listed = hostgit.run(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", env=env, check=False)
     if listed.returncode != 0:
         raise GitError(f"git ls-files failed in {repo}: {listed.stderr.strip()}", FIX)
-    return sorted({p for p in listed.stdout.split("\0") if p and is_secret_file(p, patterns)})
+    return _secret(listed.stdout, patterns)
+
+
+def _secret(listing: str, patterns: Iterable[str]) -> list[str]:
+    return sorted({p for p in listing.split("\0") if p and is_secret_file(p, patterns)})
+
+
+def stage_worktree(repo: Path, index_env: dict[str, str], secret_files: Iterable[str] = SECRET_FILES) -> None:
+    """The working tree (HEAD's files, tracked changes, untracked files; ignored ones aside)
+    staged into the private index `index_env` names, for the done's evidence and the audit's
+    diff. Files matching `secret_files` are left out (a tracked one keeps HEAD's version):
+    `git add` writes what it stages into the repository's objects, where any later command in
+    the sandbox can print it (`git cat-file --batch-all-objects`), and the diff goes to a model.
+    A git failure is hostgit's GitFailed: the run pauses naming it."""
+    if hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD^{tree}", check=False).returncode == 0:
+        hostgit.run(repo, "read-tree", "HEAD", env=index_env)
+    patterns = tuple(secret_files)
+    listing = hostgit.run(repo, "ls-files", "-z", "-c", "-o", "--exclude-standard", env=index_env).stdout
+    left_out = [f":(exclude,literal){p}" for p in (_secret(listing, patterns) if patterns else [])]
+    hostgit.run(repo, "add", "-A", "--", ".", *left_out, env=index_env)
 
 
 def snapshot(repo: Path, parent: str | None, secret_files: Iterable[str] = SECRET_FILES) -> str | None:

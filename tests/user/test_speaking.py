@@ -6,7 +6,7 @@ from __future__ import annotations
 from autodev.panel import views
 from autodev.records.state import RunState
 from autodev.user import status
-from tests.test_display import _status_data
+from tests.security.test_display import _status_data
 
 
 def shown(daemon_pid: int | None, capsys) -> tuple[str, str]:

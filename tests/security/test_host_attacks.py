@@ -63,7 +63,6 @@ def _read_as_another_process(pid: int, what: str) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.full
 def test_attack4_and_memory_a_repository_module_is_never_imported_and_the_daemon_is_not_readable(
     repo, autodev, tmp_path
 ):
