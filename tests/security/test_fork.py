@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import tomllib
 from pathlib import Path
@@ -93,3 +94,22 @@ def test_a_rewind_to_a_commit_holding_its_own_autodev_keeps_the_runs_config(reco
     r = inproc(repo, "rewind", "--undo")
     assert r.returncode == 0, r.stdout + r.stderr
     assert {f.name: f.read_text() for f in (repo / ".autodev").iterdir()} == own
+
+
+def test_the_printed_cd_hint_is_shell_quoted(recorded_run, tmp_path, inproc):  # noqa: F811
+    """Issue 29, finding 14: a folder with a space and a `$(...)` in its name, pasted from the
+    hint, is a name to the shell, not a command. The hint is run by a real bash here."""
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    into = tmp_path / "my fork $(touch pwned)"
+    r = inproc(repo, "fork", "3", "--into", str(into))
+    assert r.returncode == 0, r.stdout + r.stderr
+    hint = r.stdout.split("`")[1]
+    assert hint == f"cd {shlex.quote(str(into.resolve()))} && autodev start", r.stdout
+    pasted = subprocess.run(
+        ["bash", "-c", hint.replace("&& autodev start", "&& pwd")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert pasted.stdout.strip() == str(into.resolve()), pasted.stderr
+    assert not (tmp_path / "pwned").exists() and not (into / "pwned").exists()

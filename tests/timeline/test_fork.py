@@ -4,7 +4,6 @@ each with its own daemon; `runs` shows the lineage."""
 from __future__ import annotations
 
 import json
-import shlex
 
 import pytest
 
@@ -58,15 +57,3 @@ def test_fork_then_both_runs_go_on_with_their_own_daemons(recorded_run, tmp_path
     assert fork_row["forked_from"]["seq"] == 3
     shown = inproc(repo, "runs", check=True).stdout
     assert f"fork of {state_of(repo)['run_id']}@3" in shown
-
-
-def test_the_printed_cd_hint_is_shell_quoted(recorded_run, tmp_path, inproc):
-    """Issue 29, finding 14: a folder with a space and a `$(...)` in its name, pasted from the
-    hint, is a name to the shell, not a command."""
-    repo = copy_run(recorded_run, tmp_path / "repo")
-    into = tmp_path / "my fork $(touch pwned)"
-    r = inproc(repo, "fork", "3", "--into", str(into))
-    assert r.returncode == 0, r.stdout + r.stderr
-    hint = r.stdout.split("`")[1]
-    assert hint == f"cd {shlex.quote(str(into.resolve()))} && autodev start", r.stdout
-    assert shlex.split(hint)[:2] == ["cd", str(into.resolve())]
