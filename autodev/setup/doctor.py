@@ -82,6 +82,8 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     if (shadow := _shadowing_package(repo)) is not None:
         checks.append(shadow)
     paths = RunPaths(repo)
+    if (tracked := _tracked_secret_files(paths)) is not None:
+        checks.append(tracked)
     checks.append(_identity(paths, env))
     team = _team(paths, checks)
     checks.append(_sandbox(paths))
@@ -124,6 +126,37 @@ def _shadowing_package(repo: Path) -> Check | None:
                 "use the `autodev` command here, never `python -m autodev`",
             )
     return None
+
+
+def _tracked_secret_files(paths: RunPaths) -> Check | None:
+    """Secret files committed at HEAD: git's objects hold them, so a participant's command reads
+    them with `git show HEAD:.env` although the file itself is empty in the sandbox (only what
+    the file on disk still holds is masked in the output). docs/DECISIONS.md: out of scope."""
+    from autodev.config import RunConfig, load_config
+    from autodev.guard.secrets import is_secret_file
+    from autodev.host import hostgit
+
+    try:
+        patterns = load_config(paths.config_file).secret_files
+    except AutodevError:
+        patterns = RunConfig().secret_files  # the team check reports the broken config
+    try:
+        listed = hostgit.run(paths.repo, "ls-tree", "-r", "-z", "--name-only", "HEAD", check=False)
+    except AutodevError:
+        return None  # the git folder check above says why git is refused here
+    found = [p for p in listed.stdout.split("\0") if p and is_secret_file(p, patterns)]
+    if listed.returncode != 0 or not found:
+        return None  # no commit yet, or git refused (the git folder check says why)
+    return Check(
+        WARN,
+        "secret files in git",
+        f"HEAD holds {len(found)} file(s) matching secretFiles ({', '.join(found[:5])}"
+        f"{', ...' if len(found) > 5 else ''}): participants can read them from git's objects "
+        "(`git show HEAD:<file>`), though the files themselves are empty in the sandbox",
+        "take them out of the history (`git rm --cached FILE`, then `git filter-repo --invert-paths "
+        "--path FILE`) and rotate the keys they held; or remove their patterns from secretFiles if "
+        "they hold no keys",
+    )
 
 
 IDENTITY_FIX = (

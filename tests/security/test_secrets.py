@@ -291,3 +291,25 @@ def test_a_masker_that_learned_many_key_file_lines_stays_fast_and_exact():
     started = time.monotonic()
     assert masker.text(text) == text
     assert time.monotonic() - started < 2.0  # was ~2 s per 20 KB with one search per form
+
+
+def test_a_committed_secret_file_is_readable_from_git_and_doctor_says_so(repo):
+    """Out of scope (docs/DECISIONS.md): a key committed to the history is in git's objects,
+    which the sandbox cannot take apart. What holds: the file is empty in the room, what the file
+    on disk holds is masked in the output, and doctor warns; a differing old value is not masked."""
+    from autodev.setup.doctor import run_checks
+
+    (repo / ".env").write_text(f"API_KEY={KEY}\n")
+    git(repo, "add", "-f", ".env")
+    git(repo, "commit", "-qm", "oops, a key")
+    [warned] = [c for c in run_checks(repo) if c.name == "secret files in git"]
+    assert warned.status == "warn" and ".env" in warned.detail and "rotate" in warned.fix
+    if BOX.active:
+        room = BOX.room(repo, secret_files=secrets.SECRET_FILES)
+        ws = Workspace(repo, write=True, command_timeout=30, room=room, redactor=Redactor([]))
+        out = ws.call("run_command", {"command": "wc -c < .env; git show HEAD:.env"})
+        assert KEY not in out and "[redacted]" in out, out
+        assert out.split("output:\n", 1)[1].startswith("0\n"), out
+    git(repo, "rm", "-q", "--cached", ".env")
+    git(repo, "commit", "-qm", "key removed")
+    assert not [c for c in run_checks(repo) if c.name == "secret files in git"]
