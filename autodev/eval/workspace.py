@@ -44,10 +44,22 @@ def clone(source: str, base_commit: str, dest: Path) -> str:
     """A fresh clone of `source` at `base_commit`, detached; returns the base commit's sha.
     The clone itself runs the user's git as it is (their transports and credentials reach the
     task's repository), found as hostgit finds it (absolute PATH entries only), `source` after
-    `--`; nothing is checked out until the pinned git does it."""
+    `--`, the `ext::` transport off; nothing is checked out until the pinned git does it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     r = spawn.run(
-        [hostgit.git_binary(), "clone", "--quiet", "--no-checkout", "--", source, str(dest)],
+        # `ext::` runs its URL as a command: a task file's `repo` must never be one, whatever
+        # the user's git config allows (git's own default already refuses it)
+        [
+            hostgit.git_binary(),
+            "-c",
+            "protocol.ext.allow=never",
+            "clone",
+            "--quiet",
+            "--no-checkout",
+            "--",
+            source,
+            str(dest),
+        ],
         "git-clone",
         capture_output=True,
         text=True,

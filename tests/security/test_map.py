@@ -19,6 +19,7 @@ SURFACES = {
 FINDINGS = {
     *(f"29-{n}" for n in range(1, 15)),
     "29-rerun",
+    "29-rerun-ext",
     *(f"20-{name}" for name in ("commondir", "renamed-git", "nested-fsmonitor", "attribute-drivers")),
     *(
         f"20-{name}"

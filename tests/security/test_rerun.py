@@ -74,3 +74,19 @@ def test_finding11_a_bundle_cannot_let_replayed_commands_read_a_host_folder(
     assert key not in r.stdout + r.stderr
     written = [p for p in home.rglob("*") if p.is_file() and key in p.read_text(errors="replace")]
     assert written == [], written
+
+
+def test_a_task_repo_given_as_an_ext_url_runs_nothing_even_where_the_users_git_allows_ext(
+    tmp_path, monkeypatch
+):
+    """The eval's clone runs the user's git as it is (their transports and credentials): a task
+    file's `"repo": "ext::sh -c ..."` would run on the host where their config allows `ext`."""
+    from autodev.eval.workspace import WorkspaceError, clone
+
+    mark = tmp_path / "ext-ran"
+    config = tmp_path / "gitconfig"
+    config.write_text('[protocol "ext"]\n\tallow = always\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    with pytest.raises(WorkspaceError, match="transport 'ext' not allowed"):
+        clone(f"ext::sh -c touch% {mark}", "base", tmp_path / "clone")
+    assert not mark.exists()
