@@ -62,7 +62,9 @@ EVERY_KEY = {
     "notifyCommand": "notify-send autodev",
     "notifyUrl": "http://127.0.0.1:9000/hook",
     "notifyTimeoutSec": 3,
-    "hooks": [{"on": "after_tool", "command": "ruff check .", "match": "write_*", "timeout_sec": 60}],
+    "hooks": [
+        {"on": "after_tool", "command": "ruff check .", "match": "write_*", "timeout_sec": 60, "host": True}
+    ],
     "telemetry": {
         "enabled": False,
         "endpoint": "http://127.0.0.1:4318",

@@ -27,7 +27,17 @@ class HookConfig(BaseModel):
     command: str = Field(
         min_length=1,
         description="Run with `sh -c` in the repository, the JSON payload on stdin; provider keys "
-        "are removed from its environment.",
+        "are removed from its environment. It runs in the sandbox, like a participant's command "
+        "(the repository writable, `sandboxRead` paths read-only, a private /tmp and home, the "
+        "network as `commandNetwork` says), unless `host = true`.",
+    )
+    host: bool = Field(
+        default=False,
+        description="Run this hook on the host, outside the sandbox, with the repository as its "
+        "working directory: for a hook that must write outside the repository or reach the "
+        "desktop. A program it starts that loads code from the working directory (python3 -c, "
+        "node -e, make, npm, pytest) then runs the participants' code on the host "
+        "(docs/security.md); `python3 -P` does not.",
     )
     match: str = Field(
         default="*",

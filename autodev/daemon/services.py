@@ -9,6 +9,7 @@ from contextlib import ExitStack
 
 from autodev.daemon import notify
 from autodev.daemon.handles import Scripted, Settings
+from autodev.guard import sandbox
 from autodev.harness.hooks import Hooks
 from autodev.records.events import WarningEvent
 from autodev.store.events import Events
@@ -87,9 +88,19 @@ def hooks_for(paths: RunPaths, settings: Settings, run_id: str, emit) -> tuple[H
     env = {k: v for k, v in os.environ.items() if k not in settings.secret_env}
     base = {"repo": str(paths.repo), "run": run_id}
     config = settings.config
-    hooks = Hooks(config.hooks, paths.repo, env, emit, base)
+    # a hook runs where the audit's check does: the repository writable, the network as
+    # commandNetwork says (guard/sandbox.py); notifyCommand runs on the host, in the run folder
+    # (nothing there is the participants'), so a `python3 -c` in it imports nothing of theirs
+    room = settings.sandbox.room(
+        paths.repo,
+        hide=sandbox.hidden(paths.run_dir),
+        network=config.command_network,
+        expose=[*config.sandbox_read, *config.sandbox_expose],
+        secret_files=config.secret_files,
+    )
+    hooks = Hooks(config.hooks, paths.repo, env, emit, base, room)
     notifier = notify.Notifier(
-        config.notify_command, config.notify_url, config.notify_timeout_sec, paths.repo, env, emit
+        config.notify_command, config.notify_url, config.notify_timeout_sec, paths.run_dir, env, emit
     )
     return hooks, notifier
 

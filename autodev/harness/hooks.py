@@ -1,7 +1,10 @@
 """Hooks: shell commands declared in config.toml (`[[hooks]]`) at the harness's control points.
 
 Each runs `sh -c command` in the repository with a JSON payload on stdin, in its own process
-group, killed whole after `timeout_sec`; provider keys are removed from its environment. Every
+group, killed whole after `timeout_sec`; provider keys are removed from its environment. It runs
+in the sandbox (`room`: what a participant's command sees), since whatever it starts may load the
+repository's code (`python3 -c` imports a planted `json.py`, `make` reads the Makefile); a hook
+with `host = true` runs on the host, as its user chose. Every
 run is an event (`hook`), and one that fails, times out or blocks is shown in the Feed.
 
 Points and protocols:
@@ -28,8 +31,9 @@ OUT_MAX = 4000
 
 
 class Hooks:
-    def __init__(self, hooks: list, repo, env: dict, emit, base: dict):
+    def __init__(self, hooks: list, repo, env: dict, emit, base: dict, room=None):
         self.hooks, self.repo, self.env, self.emit, self.base = list(hooks), repo, env, emit, base
+        self.room = room  # guard/sandbox.Room where hooks run; None: no sandbox is in use
 
     def matching(self, on: str, subject: str) -> list:
         return [h for h in self.hooks if h.on == on and fnmatch.fnmatchcase(subject, h.match)]
@@ -39,7 +43,12 @@ class Hooks:
         began = time.monotonic()
         try:
             code, out, err = run_json(
-                hook.command, {**self.base, **data}, self.repo, hook.timeout_sec, self.env
+                hook.command,
+                {**self.base, **data},
+                self.repo,
+                hook.timeout_sec,
+                self.env,
+                None if hook.host else self.room,
             )
             problem = (
                 f"timed out after {hook.timeout_sec:g}s"

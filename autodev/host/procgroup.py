@@ -10,8 +10,17 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Protocol
 
 from autodev.host import spawn
+
+
+class Room(Protocol):
+    """What a hook runs in: guard/sandbox.Room (here only its shape: host/ is below guard/)."""
+
+    def wrap(self, argv: list[str]) -> list[str]: ...
+    def env(self, env: dict[str, str]) -> dict[str, str]: ...
+
 
 __all__ = ["kill_group", "run_json"]
 
@@ -38,21 +47,22 @@ def kill_group(pgid: int | None, grace: float = 0.0) -> bool:
 
 
 def run_json(
-    command: str, data: dict, cwd: str | Path, timeout: float, env: dict[str, str]
+    command: str,
+    data: dict,
+    cwd: str | Path,
+    timeout: float,
+    env: dict[str, str],
+    room: Room | None = None,
 ) -> tuple[int | None, str, str]:
     """`sh -c command` with `data` as JSON on stdin, in its own process group (killed whole on
-    timeout). Returns (exit code or None on timeout, stdout, stderr)."""
-    p = spawn.popen(
-        ["sh", "-c", command],
-        "user-command",
-        cwd=cwd,
-        stdin=spawn.PIPE,
-        stdout=spawn.PIPE,
-        stderr=spawn.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
+    timeout), inside `room` when given (a hook), else on the host (notifyCommand, a hook the
+    user set `host = true`). Returns (exit code or None on timeout, stdout, stderr)."""
+    argv = ["sh", "-c", command]
+    how = dict(cwd=cwd, stdin=spawn.PIPE, stdout=spawn.PIPE, stderr=spawn.PIPE, text=True)
+    if room is None:
+        p = spawn.popen(argv, "user-command", env=env, start_new_session=True, **how)
+    else:
+        p = spawn.popen(room.wrap(argv), "sandboxed", env=room.env(env), start_new_session=True, **how)
     try:
         out, err = p.communicate(json.dumps(data), timeout=timeout)
         return p.returncode, out, err

@@ -91,10 +91,11 @@ WHY: dict[str, Reason] = {
         (
             "autodev.harness.commands",
             "autodev.harness.audit",
+            "autodev.host.procgroup",
             "autodev.eval.workspace",
             "autodev.setup.doctor",
         ),
-        "a command from a model, a task or the audit check, wrapped by `Room.wrap` (bubblewrap)",
+        "a command from a model, a task, the audit check or a hook, wrapped by `Room.wrap` (bubblewrap)",
         "bubblewrap: the repository writable, the rest read-only, home and run folders hidden, "
         "no network unless configured, no secret in the environment; unsandboxed only when the "
         'user chose it (sandbox = "off", or `eval --grade-unsandboxed`), which is warned about',
@@ -118,7 +119,8 @@ WHY: dict[str, Reason] = {
     ),
     "user-command": Reason(
         ("autodev.host.procgroup",),
-        "`sh -c` of a hook or notifyCommand from .autodev/config.toml, with a JSON payload",
+        "`sh -c` of notifyCommand (in the run folder) or of a hook the user set `host = true`, "
+        "from .autodev/config.toml, with a JSON payload (every other hook is sandboxed)",
         "the command text is the user's config, which participants cannot write (.autodev/ is "
         "read-only in the sandbox and to the file tools); the team's keys are not in its "
         "environment; it runs in its own process group, killed whole on timeout",

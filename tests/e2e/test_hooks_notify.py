@@ -100,11 +100,16 @@ def _hooks_config(d, after_read: str) -> str:
     block = _sh(d / "block.sh", 'if grep -q secret; then echo "secret files are off limits"; exit 1; fi\n')
     refuse = _sh(d / "refuse.sh", 'if grep -q untested; then echo "run the tests first"; exit 2; fi\n')
     states = _sh(d / "states.sh", f"cat >> {d}/states.jsonl; echo >> {d}/states.jsonl\n")
+    # The hooks that write to `d` run on the host (`host = true`); the others run in the
+    # sandbox, where `d` is readable through sandboxRead (tests/security/test_hooks.py).
     return f"""
+sandboxRead = ["{d}"]
+
 [[hooks]]
 on = "before_tool"
 match = "read_file"
 command = "{before_read}"
+host = true
 
 [[hooks]]
 on = "before_tool"
@@ -126,6 +131,7 @@ command = "{refuse}"
 on = "on_state"
 match = "complete"
 command = "{states}"
+host = true
 """
 
 
