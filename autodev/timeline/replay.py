@@ -184,10 +184,13 @@ def _feed(rec: Recording, teams: Teams):
         if p["seq"] > start and (p["from"] == "user" or _user_gate(p) or _answer_of(p) or rewind_of(p))
     ]
     last = rec.posts[-1]["seq"] if rec.posts else 0
+    # the seq the next input's post takes: after what the daemon posted, and after what the
+    # inbox still holds (the objective, queued before the daemon starts, included)
+    queued = [start + 1]
 
     def feed(run) -> None:
         teams.install_for(run.state.read().turn + 1)
-        nxt = run.thread.last_seq + 1  # the seq the next input's post will take
+        nxt = max(run.thread.last_seq + 1, queued[0])
         while inputs and inputs[0]["seq"] <= nxt:
             p = inputs.pop(0)
             if p["seq"] != nxt:
@@ -204,6 +207,7 @@ def _feed(rec: Recording, teams: Teams):
             else:
                 actions.deny(run.paths, str(p["gate"]["id"]), p["text"])
             nxt += 1
+            queued[0] = nxt
 
     return feed
 

@@ -19,8 +19,8 @@ Posts of the main run:
   #11 reviewer done (turn 6)
   #12 audit accepts
 
-The fork: made at post 3, the user answers "green", the reviewer hands it on, the builder adds
-c.txt, the reviewer says done, the audit accepts.
+The fork: made at post 1 (the objective), the user adds "green" before its first turn (its turn 1
+sees 2 posts), the builder adds c.txt, the reviewer says done, the audit accepts.
 """
 
 from __future__ import annotations
@@ -95,9 +95,6 @@ participant = "audit"
 calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 # the fork's: after every step above was taken (the fork copies the ledger)
-[[step]]
-participant = "reviewer"
-calls = [{ tool = "post", args = { kind = "say", text = "green it is; add c.txt", handoff = "builder" } }]
 [[step]]
 participant = "builder"
 calls = [
@@ -196,7 +193,7 @@ def record(base: Path) -> tuple[Path, Path, Path]:
 
 
 def record_fork(main: tuple[Path, Path, Path], base: Path) -> tuple[Path, Path, Path]:
-    """(repository, AUTODEV_HOME, run folder) of a fork of the main run at post 3, complete."""
+    """(repository, AUTODEV_HOME, run folder) of a fork of the main run at post 1, complete."""
     import shutil
 
     src, home, run_dir = main
@@ -211,16 +208,15 @@ def record_fork(main: tuple[Path, Path, Path], base: Path) -> tuple[Path, Path, 
     env = {"AUTODEV_HOME": str(fhome), "PYTHONPATH": guard, **GIT_ENV}
     into = base / "fork"
     try:
-        runner(repo, "fork", "3", "--into", str(into), env=env, check=True)
+        runner(repo, "fork", "1", "--into", str(into), env=env, check=True)
         runner(into, "send", "green", env=env, check=True)
         r = runner(into, "start", "--foreground", "--until-idle", env=env, timeout=180)
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         runner.cleanup()
     posts = _thread(into, fhome)
-    assert [(p["from"], p["kind"]) for p in posts[3:]] == [
+    assert [(p["from"], p["kind"]) for p in posts[1:]] == [
         ("user", "say"),
-        ("reviewer", "say"),
         ("builder", "work_done"),
         ("reviewer", "done"),
         ("audit", "say"),
