@@ -51,6 +51,7 @@ def test_a_fork_replays_identical_from_its_post(scenario_fork, monkeypatch):
     """A fork's replay starts from the fork's thread and commit (post 1, then the user's
     message), not from the original run's start: its turn 1 saw 2 posts."""
     rec = recording(scenario_fork, monkeypatch)
+    assert rec.forked_at == 1
     assert rp.run(rec) is None
 
 
