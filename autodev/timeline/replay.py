@@ -261,7 +261,7 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         _config(rec, repo)
         teams = Teams(rec, repo)
         teams.install_for(_first_turn(rec))
-        _agents_recorded(rec, repo)
+        _agents_recorded(rec, repo, teams)
         from autodev.timeline import standin
 
         # Every agent CLI is the stand-in that plays the recorded runs back (SPEC §16's
@@ -288,15 +288,21 @@ def _need_bubblewrap() -> None:
         )
 
 
-def _agents_recorded(rec: Recording, repo: Path) -> None:
-    """Refuse a coding-agent CLI participant the recording has no CLI run of: its turns could
-    only be played by the CLI itself, and a replay starts none."""
+def _agents_recorded(rec: Recording, repo: Path, teams: Teams) -> None:
+    """Refuse a coding-agent CLI participant the recording has no CLI run of, in the team or in
+    any team of its history: its turns could only be played by the CLI itself, and a replay
+    starts none."""
     from autodev.config import load_team
 
-    team = load_team(RunPaths(repo).team_file)
+    files = [
+        RunPaths(repo).team_file,
+        rec.config_dir / "team.toml",
+        *(v / "team.toml" for _, v in sorted(teams.versions.items())),
+    ]
     who = {r["turn"]: r.get("participant") for r in rec.harness if r.get("type") == "turn_started"}
     ran = {who.get(r.get("turn")) for r in rec.harness if r.get("type") == "agent_started"}
-    for p in team.participants:
+    everyone = [p for f in files if f.is_file() for p in load_team(f).participants]
+    for p in everyone:
         if p.agent and p.name not in ran:
             raise ReplayRefused(
                 f'participant "{p.name}" is a {p.agent} CLI with no recorded CLI run in this '

@@ -99,12 +99,20 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
     assert d is not None and (d.turn, d.step, d.got) == (1, "agent CLI runs", "claude, claude"), d
     # the thread-tool call ids name the CLI's pid, and read_thread shows times: both masked
     calls = [
-        {"type": "tool_finished", "turn": 1, "call_id": f"claude-{pid}-1", "result": f"#1 user [say] {t}"}
+        [
+            {"type": "tool_started", "turn": 1, "call_id": f"claude-{pid}-1", "name": "read_thread"},
+            {
+                "type": "tool_finished",
+                "turn": 1,
+                "call_id": f"claude-{pid}-1",
+                "result": f"#1 user [say] {t}",
+            },
+        ]
         for pid, t in ((41, "2026-12-02T04:51:31.467Z"), (97, "2026-12-03T01:00:00.000Z"))
     ]
     a, b = _recording(want.posts, "builder"), _recording(want.posts, "builder")
-    a.harness.append(calls[0])
-    b.harness.append(calls[1])
+    a.harness += calls[0]
+    b.harness += calls[1]
     assert rp.compare(a, b, paths=[]) is None
 
 
