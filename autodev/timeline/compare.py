@@ -70,11 +70,11 @@ def _named(r: Recording) -> dict[tuple, tuple[str, int | None]]:
             out.setdefault(("the HEAD turn", t, "started on"), (str(h["head"]), t))
     for p in r.posts:
         turn = p.get("turn") if isinstance(p.get("turn"), int) else None
-        credit = p.get("credit") if isinstance(p.get("credit"), dict) else {}
-        for i, c in enumerate(reversed(credit.get("commits") or [])):  # oldest first
+        credit, rw = p.get("credit"), p.get("rewind")
+        commits = (credit.get("commits") if isinstance(credit, dict) else None) or []
+        for i, c in enumerate(reversed(commits)):  # oldest first
             out[("credited commit", i + 1, f"of post {p['seq']}")] = (str(c), turn)
-        rw = p.get("rewind") if isinstance(p.get("rewind"), dict) else {}
-        for head in (p.get("head"), rw.get("head")):
+        for head in (p.get("head"), rw.get("head") if isinstance(rw, dict) else None):
             if isinstance(head, str) and head:
                 out[("the HEAD of post", p["seq"], "")] = (head, turn)
     return out
