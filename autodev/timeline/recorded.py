@@ -5,7 +5,7 @@ The step of a request is the number of assistant messages already in it (as the 
 counts), so a retried request gets the answer it got the first time. The audit is answered with
 a `verdict` call carrying the recorded `audit` event's verdict and gap. With `--tools recorded`
 each tool call gets its recorded result instead of running, and the repository takes the commit
-each post was made on. A request the recording has no answer
+each post (and each notice, raised mid-turn) was made on. A request the recording has no answer
 for raises `Refused`: the replayed run pauses there, and the comparison names the turn.
 """
 
