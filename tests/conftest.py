@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config, items):
     no subprocess daemons)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if "autodev" in names or "recorded_run" in names or "e2e" in item.path.parts:
+        if {"autodev", "recorded_run", "scenario", "scenario_fork"} & set(names) or "e2e" in item.path.parts:
             item.add_marker(pytest.mark.e2e)
 
 

@@ -56,12 +56,36 @@ def init_project(repo: Path, team: str | None = None, force: bool = False) -> Pa
     shutil.copytree(example, target, dirs_exist_ok=True)
     if team_file is not None:
         shutil.copyfile(team_file, target / "team.toml")
+    exclude_from_git(repo)
     return target
+
+
+def exclude_from_git(repo: Path) -> None:
+    """`.autodev/` is the run's team, not the project's work: listed in the repository's own
+    `info/exclude` (never a tracked .gitignore), as demo and eval do, so a participant's
+    `git add -A` does not commit the team files and a rewind does not keep them as uncommitted
+    changes. Not a git repository: nothing to do."""
+    from autodev.host import hostgit
+
+    r = hostgit.run(repo, "rev-parse", "--git-path", "info/exclude", check=False)
+    if r.returncode != 0 or not r.stdout.strip():
+        return
+    path = Path(r.stdout.strip())
+    path = path if path.is_absolute() else Path(repo) / path
+    text = path.read_text() if path.is_file() else ""
+    if any(x.strip().strip("/") == CONFIG_DIR for x in text.splitlines()):
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(("\n" if text and not text.endswith("\n") else "") + f"{CONFIG_DIR}/\n")
 
 
 # -- the last team used, kept in the run folder (recovery after `git clean -fdx`) ----------------
 
 SAVED = "team"  # folder in the run folder
+# every team the run's daemons loaded, numbered from 1 (`team` in daemon_started and
+# team_reloaded events): replay runs each turn with the team in force then
+HISTORY = "team-history"
 
 
 def _saved_dir(run_dir: Path) -> Path:
@@ -90,20 +114,56 @@ def _team_files(config_dir: Path) -> list[Path]:
     return [f for f in files if f.is_file()]
 
 
-def save_team(config_dir: Path, run_dir: Path) -> None:
-    """Copy the team the daemon just loaded into the run folder (private, replaced atomically)."""
+def save_team(config_dir: Path, run_dir: Path) -> int:
+    """Copy the team the daemon just loaded into the run folder (private, replaced atomically),
+    and keep it in the run's team history; returns its number there."""
+    files = {
+        f.resolve().relative_to(config_dir.resolve()).as_posix(): f.read_bytes()
+        for f in _team_files(config_dir)
+    }
+    _write_files(_saved_dir(run_dir), files)
+    return _keep_version(Path(run_dir) / HISTORY, files)
+
+
+def _write_files(out: Path, files: dict[str, bytes]) -> None:
     import os
 
-    out = _saved_dir(run_dir)
     out.mkdir(mode=0o700, exist_ok=True)
-    for f in _team_files(config_dir):
-        rel = f.resolve().relative_to(config_dir.resolve())
+    for rel, data in files.items():
         dest = out / rel
         dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         tmp = dest.with_name(f".{dest.name}.tmp")
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as w:
-            w.write(f.read_bytes())
+            w.write(data)
         os.replace(tmp, dest)
+
+
+def team_versions(run_dir: Path) -> dict[int, Path]:
+    """The run's team history: number -> folder (team.toml, config.toml, a script)."""
+    hist = Path(run_dir) / HISTORY
+    if not hist.is_dir():
+        return {}
+    return {int(d.name): d for d in hist.iterdir() if d.name.isdigit() and d.is_dir()}
+
+
+def _keep_version(hist: Path, files: dict[str, bytes]) -> int:
+    """The number of `files` in the history: the newest one when it holds the same files, else
+    a new one (written aside, then renamed into place: a crash leaves no half version)."""
+    versions = team_versions(hist.parent)
+    if versions:
+        n = max(versions)
+        newest = versions[n]
+        held = {f.relative_to(newest).as_posix(): f.read_bytes() for f in newest.rglob("*") if f.is_file()}
+        if held == files:
+            return n
+    n = max(versions, default=0) + 1
+    hist.mkdir(mode=0o700, exist_ok=True)
+    tmp = hist / f".{n}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    _write_files(tmp, files)
+    tmp.rename(hist / str(n))
+    return n
 
 
 def init_from_run(repo: Path, run_dir: Path, force: bool = False) -> Path:

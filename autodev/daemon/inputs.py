@@ -174,8 +174,8 @@ def reload(run: Run, settings: Settings) -> Settings | None:
     userfiles.snapshot_prompts(run.paths.prompt_overrides, accepted_prompts(run.paths))
     run.redact.learn(v for k in new.secret_env if (v := keys.get(k)))
     run.state.update(lambda s: s.but(team_error=None, config_refused=None))
-    run.events.emit(TeamReloadedEvent(participants=new.team.names()))
-    save_team(run.paths, run.events)
+    version = save_team(run.paths, run.events)
+    run.events.emit(TeamReloadedEvent(participants=new.team.names(), team=version))
     return new
 
 

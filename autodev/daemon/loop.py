@@ -114,8 +114,8 @@ class Loop:
         self.session: int = st.sessions
         self.hooks, self.notifier = hooks_for(paths, settings, self.run_id, events.emit)
         closing.callback(lambda: self.notifier.drain())  # `complete` is still delivered as the daemon exits
-        save_team(paths, events)
-        events.emit(DaemonStartedEvent(pid=os.getpid(), sandbox=settings.sandbox.describe()))
+        team = save_team(paths, events)
+        events.emit(DaemonStartedEvent(pid=os.getpid(), sandbox=settings.sandbox.describe(), team=team))
         for w in [settings.sandbox.warning, stale and gitlocks.report(stale), *dict.fromkeys(warn)]:
             if w:
                 events.emit(WarningEvent(message=w))
@@ -191,9 +191,9 @@ class Loop:
     def loop(self) -> int:
         while True:
             self.folder.check()
-            self._reload_team()
             if self.feed is not None:
-                self.feed(self.run)
+                self.feed(self.run)  # replay: before the reload, which takes the team it installed
+            self._reload_team()
             handlers = {
                 "send": lambda m: inputs.send(self.run, m),
                 "approve": self._gate_answer,

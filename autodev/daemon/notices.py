@@ -21,6 +21,7 @@ from autodev.records.events import (
     WarningEvent,
 )
 from autodev.records.state import Notice, RunState
+from autodev.store.paths import git_head
 from autodev.store.thread import now_ts
 
 
@@ -51,6 +52,9 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
             f"{name} told the user{held}: {text[:300]}",
             id=f"{run.run_id}:notice:{nid}",
             notice={"id": nid, "from": name, "hold": hold},
+            # raised mid-turn, maybe after a commit: `autodev rewind` to this note goes back
+            # to the commit HEAD was on then, not to the one the turn started on
+            head=git_head(run.paths.repo),
         )
         run.state.update(lambda s: s.but(notices={**s.notices, nid: notice}))
         run.events.emit(NoticeEvent(id=nid, participant=name, text=text[:500], hold=hold))

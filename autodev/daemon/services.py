@@ -105,12 +105,14 @@ def hooks_for(paths: RunPaths, settings: Settings, run_id: str, emit) -> tuple[H
     return hooks, notifier
 
 
-def save_team(paths: RunPaths, events: Events) -> None:
+def save_team(paths: RunPaths, events: Events) -> int | None:
     """Keep the team just loaded in the run folder: `git clean -fdx` cannot take it, and
-    `autodev init --from-run` brings it back."""
+    `autodev init --from-run` brings it back. Its number in the run's team history (replay runs
+    each turn with the team in force then), None when it could not be kept."""
     from autodev.config.project import save_team as save
 
     try:
-        save(paths.config_dir, paths.run_dir)
+        return save(paths.config_dir, paths.run_dir)
     except OSError as e:
         events.emit(WarningEvent(message=f"could not keep a copy of the team in the run folder: {e}"))
+        return None

@@ -57,6 +57,7 @@ class DaemonStartedEvent(Event):
     type: Literal["daemon_started"] = "daemon_started"
     pid: int | None = None
     sandbox: str | None = None
+    team: int | None = None  # the team it loaded: its number in the run folder's team-history/
 
 
 class StateEvent(Event):
@@ -86,6 +87,7 @@ class ErrorEvent(TurnEvent):
 class TeamReloadedEvent(Event):
     type: Literal["team_reloaded"] = "team_reloaded"
     participants: list[str] = []
+    team: int | None = None  # its number in the run folder's team-history/ (replay uses it)
 
 
 class ConfigRefusedEvent(TurnEvent):

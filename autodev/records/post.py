@@ -44,7 +44,9 @@ class Post(Open):
     notice: NoticeNote | None = None  # a system note of a notice or its answer
     verdict: Literal["accept", "reopen"] | None = None  # the audit's note
     by: str | None = None  # who reopened: the model, or the check
-    head: str | None = None  # the repository's HEAD when a participant posted (rewind's target)
+    head: str | None = (
+        None  # HEAD when a participant posted, or a notice was raised mid-turn (rewind's target)
+    )
     rewind: dict[str, Any] | None = None  # a system note: posts after `to_seq` are superseded
 
     @property

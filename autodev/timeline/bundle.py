@@ -22,6 +22,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import NoReturn
 
+from autodev.config.project import HISTORY, team_versions
 from autodev.errors import UsageError
 from autodev.guard import secrets
 from autodev.store.journal import iter_records
@@ -119,15 +120,19 @@ def export(paths: RunPaths, out: Path) -> Path:
             if f.suffix in (".jsonl", ".stderr") and f.is_file() and not f.is_symlink():
                 _add(tar, f"run/agents/{f.name}", _redacted(f.read_text(errors="replace"), redact))
         config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
-        for f in sorted(config.rglob("*")):
-            if secrets.is_secret_file(f.relative_to(config).as_posix(), patterns):
-                continue  # a key file kept next to the team files stays out too
-            if f.is_file() and not f.is_symlink():
-                _add(
-                    tar,
-                    f"config/{f.relative_to(config).as_posix()}",
-                    _redacted(f.read_text(errors="replace"), redact),
-                )
+        # the team as it is, and every team the run had (replay runs each turn with its own)
+        folders = [(config, "config")]
+        folders += [(d, f"run/{HISTORY}/{n}") for n, d in sorted(team_versions(paths.run_dir).items())]
+        for folder, member in folders:
+            for f in sorted(folder.rglob("*")):
+                if secrets.is_secret_file(f.relative_to(folder).as_posix(), patterns):
+                    continue  # a key file kept next to the team files stays out too
+                if f.is_file() and not f.is_symlink():
+                    _add(
+                        tar,
+                        f"{member}/{f.relative_to(folder).as_posix()}",
+                        _redacted(f.read_text(errors="replace"), redact),
+                    )
         with _git_bundle(paths.repo, base) as data:
             _add(tar, "repo.bundle", data)
     tmp.replace(out)
@@ -348,4 +353,15 @@ def recording(bundle: Path, into: Path):
         root / "repo.bundle",
         True,
         run_dir=root / "run",
+        forked_at=_forked_at(root / "run" / "state.json"),
     )
+
+
+def _forked_at(state: Path) -> int | None:
+    """A fork's post (its state's `forked_from.seq`), else None; an unreadable state is no
+    fork (the state is only read for this)."""
+    try:
+        seq = json.loads(state.read_text()).get("forked_from", {}).get("seq")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq > 0 else None

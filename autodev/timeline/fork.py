@@ -18,8 +18,9 @@ import shutil
 from pathlib import Path
 from typing import TypedDict
 
+from autodev.config.project import HISTORY
 from autodev.errors import UsageError
-from autodev.records.state import PausedFrom
+from autodev.records.state import PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
@@ -70,7 +71,7 @@ def commit_at(paths: RunPaths, seq: int) -> str:
 
 
 def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
-    from autodev.store.rebuild import from_records, read_state
+    from autodev.store.rebuild import read_state
 
     into = into.resolve()
     if into.exists() and any(into.iterdir()):
@@ -93,25 +94,42 @@ def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
     config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
     install_config(config, new.config_dir)
     new.ensure()
+    if paths.scripted_ledger.exists():
+        shutil.copy2(paths.scripted_ledger, new.scripted_ledger)
+    if (history := paths.run_dir / HISTORY).is_dir():  # the copied events number their teams there
+        shutil.copytree(history, new.run_dir / HISTORY)
+    origin: Origin = {"run": src.run_id, "seq": seq, "repo": str(paths.repo)}
+    harness = list(iter_records(paths.harness_log)) if paths.harness_log.exists() else []
+    events = list(iter_records(paths.events)) if paths.events.exists() else []
+    st = seed(new, posts, events, harness, seq, origin, live)
+    return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
+
+
+def seed(
+    new: RunPaths,
+    posts: list[JsonObject],
+    events: list[JsonObject],
+    harness: list[JsonObject],
+    seq: int,
+    origin: Origin,
+    live: Live,
+) -> RunState:
+    """The run folder `new` holding the run up to post `seq`, stopped: the fork's start, and a
+    replay's of a fork (the same prefix, from its recording)."""
+    from autodev.store.rebuild import from_records
+
     kept = [p for p in posts if seq_of(p) <= seq]
     turns = [t for p in kept if isinstance(t := p.get("turn"), int)]
     upto = max(turns, default=0)
-    events = _events_upto(paths, seq, live)
-    harness = (
-        [r for r in iter_records(paths.harness_log) if isinstance(t := r.get("turn", 0), int) and t <= upto]
-        if paths.harness_log.exists()
-        else []
-    )
+    events = _events_upto(events, seq)
+    harness = [r for r in harness if isinstance(t := r.get("turn", 0), int) and t <= upto]
     _write(new.thread, kept)
     _write(new.events, events)
     _write(new.harness_log, harness)
-    if paths.scripted_ledger.exists():
-        shutil.copy2(paths.scripted_ledger, new.scripted_ledger)
     st = from_records([p for p in kept if live.is_live(seq_of(p))], events, harness)
     at = PausedFrom(state="running", reason=None)
     if st.state in ("awaiting_user", "gated"):
         at = PausedFrom(state=st.state, reason=st.reason)
-    origin: Origin = {"run": src.run_id, "seq": seq, "repo": str(paths.repo)}
     st = st.without("rebuilt_from_logs").but(
         run_id=secrets.token_hex(4),
         turn=upto,
@@ -124,13 +142,13 @@ def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
         paused_from=at,
     )
     StateFile(new.state).update(lambda s: st.but(version=s.version))
-    return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
+    return st
 
 
-def _events_upto(paths: RunPaths, seq: int, live: Live) -> list[JsonObject]:
+def _events_upto(records: list[JsonObject], seq: int) -> list[JsonObject]:
     out: list[JsonObject] = []
     seen_post = False
-    for e in iter_records(paths.events) if paths.events.exists() else []:
+    for e in records:
         if e.get("type") == "post" and isinstance(at := e.get("seq"), int):
             if at > seq:
                 break

@@ -5,7 +5,7 @@ The step of a request is the number of assistant messages already in it (as the 
 counts), so a retried request gets the answer it got the first time. The audit is answered with
 a `verdict` call carrying the recorded `audit` event's verdict and gap. With `--tools recorded`
 each tool call gets its recorded result instead of running, and the repository takes the commit
-each post was made on. A request the recording has no answer
+each post (and each notice, raised mid-turn) was made on. A request the recording has no answer
 for raises `Refused`: the replayed run pauses there, and the comparison names the turn.
 """
 
@@ -29,6 +29,7 @@ class RecordedModel:
     heads: dict[int, str] = field(default_factory=dict)  # turn -> HEAD when its post was made
     repo: Path | None = None
     missing: list[str] = field(default_factory=list)  # requests it could not answer
+    notice_heads: dict[int, str] = field(default_factory=dict)  # turn -> HEAD when its notice was raised
     _audits_used: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -43,7 +44,7 @@ class RecordedModel:
                 (r["turn"], r["call_id"]): r["result"] for r in harness if r.get("type") == "tool_finished"
             }
         heads = {p["turn"]: p["head"] for p in posts if isinstance(p.get("turn"), int) and p.get("head")}
-        return cls(gens, audits, results, heads, repo)
+        return cls(gens, audits, results, heads, repo, notice_heads=_notice_heads(harness, posts))
 
     @property
     def tools(self) -> Callable[[int, str, str], str] | None:
@@ -75,13 +76,20 @@ class RecordedModel:
             self.missing.append(f"turn {turn}, step {step}")
             raise providers.Refused("request", f"turn {turn}, step {step}: {NOT_RECORDED}")
         calls = rec["message"].get("tool_calls") or []
-        if self.results is not None and self.repo and turn in self.heads:
-            if any((c.get("function") or {}).get("name") == "post" for c in calls):
-                # The recorded tools changed nothing here: the repository takes the commit the
-                # post was made on, so its credit is the recorded one.
+        names = {(c.get("function") or {}).get("name") for c in calls}
+        if self.results is not None and self.repo:
+            # The recorded tools changed nothing here: the repository takes the commit the
+            # notice (a mid-turn post) or the post was made on, so its HEAD and credit are the
+            # recorded ones.
+            head = None
+            if "tell_user" in names and turn in self.notice_heads:
+                head = self.notice_heads[turn]
+            elif "post" in names and turn in self.heads:
+                head = self.heads[turn]
+            if head:
                 from autodev.timeline import git
 
-                git.git(self.repo, "reset", "-q", "--hard", self.heads[turn])
+                git.git(self.repo, "reset", "-q", "--hard", head)
         return providers.Generation(
             message=rec["message"],
             prompt_tokens=0,
@@ -108,3 +116,24 @@ class RecordedModel:
         return providers.Generation(
             message=message, prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
         )
+
+
+def _notice_heads(harness: list[dict], posts: list[dict]) -> dict[int, str]:
+    """turn -> the HEAD its `tell_user` notice recorded (the result names the notice)."""
+    calls = {
+        r["call_id"]: r["turn"]
+        for r in harness
+        if r.get("type") == "tool_started" and r.get("name") == "tell_user"
+    }
+    raised: dict[str, int] = {}
+    for r in harness:
+        if r.get("type") == "tool_finished" and r.get("call_id") in calls:
+            words = str(r.get("result", "")).split()
+            if len(words) > 1 and words[0] == "notice":
+                raised[words[1]] = calls[r["call_id"]]
+    out: dict[int, str] = {}
+    for p in posts:
+        n = p.get("notice")
+        if isinstance(n, dict) and str(n.get("id")) in raised and p.get("head") and not n.get("answered"):
+            out[raised[str(n.get("id"))]] = p["head"]
+    return out

@@ -7,63 +7,40 @@ commit, under an AUTODEV_HOME of its own: every generation is answered from the 
 recorded results), and the user's input (the objective, later messages, gate decisions, rewinds)
 is handed in at the turn boundary where it arrived. Then the two runs are compared turn by turn: who was
 scheduled and by which rule, the turn prompt, each tool result, the post and its credit; then
-the remaining posts (user, system, audit) and the final state. Commit ids and the repository's
-path are masked before comparing (a new commit has a new id).
+the remaining posts (user, system, audit) and the final state.
+
+What is compared is the text as it is, with two exceptions, both things autodev itself made
+different: the repository's path, and commit ids the run made. A recorded commit id is compared
+by its mapping: the n-th commit the records name (a turn's start, a post's HEAD, a credit) is
+paired with the replay's commit in the same place, and both read `<commit n>` wherever they appear
+(an abbreviated id included). Any other text, digits and hex included, is compared as it is: a
+command whose output differs from run to run (a clock) diverges. The times `read_thread` shows
+are the posts' times, which autodev writes: those are masked in its results only.
+
+Each turn runs with the team in force when it was recorded (the run folder's team history); a
+fork is replayed from the post it was made at (its thread, state and commit up to there).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.records.state import RunState
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
+from autodev.store.thread import head_of
 from autodev.timeline import git
+from autodev.timeline.compare import Divergence, Recording, compare
 from autodev.timeline.live import rewind_of
 from autodev.timeline.recorded import RecordedModel
 from autodev.timeline.refused import ReplayRefused
 
-SHA = re.compile(r"\b[0-9a-f]{7,40}\b")
-# An agent turn's thread-tool call id names the CLI's pid (autodev/agents/stream.py): masked.
-# read_thread shows each post's time: a replay's posts are made later.
-TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
-AGENT_CALL = re.compile(r"^(claude|codex|copilot|gemini)-\d+-(\d+)$")
-
-
-@dataclass
-class Recording:
-    posts: list[dict]
-    events: list[dict]
-    harness: list[dict]
-    config_dir: Path  # team.toml, config.toml, prompts/, a scripted team's script
-    base: str
-    source: Path  # a git repository, or a git bundle file, holding the base and the run's commits
-    untrusted: bool = False  # a bundle: no hooks, MCP servers or agent CLI args; commands sandboxed
-    repo_path: str = ""  # where the recorded repository was (masked in comparisons)
-    run_dir: Path | None = None  # the run folder: its agents/ keeps the CLI runs' raw streams
-
-
-@dataclass
-class Divergence:
-    turn: int | None
-    step: str
-    expected: str
-    got: str
-
-    def __str__(self) -> str:
-        from autodev.guard.display import line
-
-        # what a recording (a bundle from anyone) and its replay hold, shown as it is: a
-        # terminal control sequence in a post or a tool's output is escaped, one line each
-        where = f"turn {self.turn}, " if self.turn is not None else ""
-        return f"diverged at {where}{line(self.step)}\n  expected: {line(self.expected)}\n  got:      {line(self.got)}"
+__all__ = ["Divergence", "Recording", "compare"]
 
 
 def _records(path: Path) -> list[dict]:
@@ -82,7 +59,8 @@ def from_run(paths: RunPaths) -> Recording:
     if not paths.thread.exists():
         raise ReplayRefused(f"there is no run in {paths.run_dir}", "run `autodev start` first")
     harness = _records(paths.harness_log)
-    base = base_of(harness, read_state(paths))
+    state = read_state(paths)
+    base = base_of(harness, state)
     if not base:
         raise ReplayRefused("the run recorded no base commit", "replay a run that made at least one turn")
     config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
@@ -96,6 +74,7 @@ def from_run(paths: RunPaths) -> Recording:
         False,
         str(paths.repo),
         paths.run_dir,
+        state.forked_from.seq if state.forked_from else None,
     )
 
 
@@ -118,12 +97,69 @@ def _env(values: dict[str, str]) -> Iterator[None]:
 
 def _clone(rec: Recording, to: Path) -> None:
     git.clone(rec.source, to)
-    git.git(to, "checkout", "-q", "-b", "autodev-replay", rec.base)
+    git.git(to, "checkout", "-q", "-b", "autodev-replay", start_commit(rec))
     git.git(to, "config", "user.name", "autodev replay")
     git.git(to, "config", "user.email", "replay@autodev.invalid")
     exclude = to / ".git" / "info" / "exclude"
     exclude.parent.mkdir(parents=True, exist_ok=True)
-    exclude.write_text(".autodev/\n__pycache__/\n")
+    # .autodev/ is kept out of git as the recorded repository kept it: when git saw its files
+    # there (a team written by hand, not `autodev init`), a `git add -A` commits them here too
+    exclude.write_text(("" if _config_seen(rec) else ".autodev/\n") + "__pycache__/\n")
+
+
+def _config_seen(rec: Recording) -> bool:
+    """Did git see .autodev/ in the recorded repository? Its first turn's baseline lists the
+    files that differ from HEAD or are untracked, .gitignore and info/exclude respected."""
+    first = next((r for r in rec.harness if r.get("type") == "turn_started"), None)
+    dirty = ((first or {}).get("baseline") or {}).get("dirty") or {}
+    return any(str(k).startswith(".autodev/") for k in dirty)
+
+
+def start_commit(rec: Recording) -> str:
+    """Where the replay starts: the base, or a fork's commit (the HEAD of its post)."""
+    if rec.forked_at is None:
+        return rec.base
+    heads = [h for p in rec.posts if p["seq"] <= rec.forked_at and (h := head_of(p))]
+    return heads[-1] if heads else rec.base
+
+
+class Teams:
+    """The team in force at each recorded turn (the run folder's team history, numbered by
+    `daemon_started` and `team_reloaded` events), installed into the replay's .autodev/ before
+    that turn: the replaying daemon reloads it as the recorded one did. A recording without a
+    history (made before autodev kept one) runs every turn with its last team."""
+
+    def __init__(self, rec: Recording, repo: Path):
+        from autodev.config.project import team_versions
+
+        self.rec, self.config = rec, repo / ".autodev"
+        self.versions = team_versions(rec.run_dir) if rec.run_dir else {}
+        self.per_turn: dict[int, int] = {}
+        cur = None
+        for e in rec.events:
+            if e.get("type") in ("daemon_started", "team_reloaded") and isinstance(e.get("team"), int):
+                cur = e["team"]
+            elif (
+                e.get("type") == "scheduled" and isinstance(t := e.get("turn"), int) and cur in self.versions
+            ):
+                self.per_turn[t] = cur
+        self.installed: int | None = None
+
+    def install_for(self, turn: int) -> None:
+        want = self.per_turn.get(turn)
+        if want is None or want == self.installed:
+            return
+        src = self.versions[want]
+        for f in sorted(src.rglob("*")):
+            if f.is_file() and not f.is_symlink():
+                dest = self.config / f.relative_to(src)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                dest.write_bytes(f.read_bytes())
+        if self.rec.untrusted:
+            from autodev.timeline.safe import safe_config
+
+            safe_config(self.config)
+        self.installed = want
 
 
 def _config(rec: Recording, repo: Path) -> None:
@@ -134,31 +170,57 @@ def _config(rec: Recording, repo: Path) -> None:
         safe_config(repo / ".autodev")
 
 
-def _feed(rec: Recording):
-    """At each turn boundary: the user's input whose seq comes next, put in the inbox; a rewind
-    the user made there is asked of the daemon again (and the run resumed, as the recording went
-    on after it)."""
+def _feed(rec: Recording, teams: Teams):
+    """At each turn boundary: the team of the next turn installed, then the user's inputs whose
+    seqs come next, put in the inbox in order (each makes one post: a message, a notice's
+    answer, a gate's decision); a rewind the user made there is asked of the daemon again (and
+    the run resumed, as the recording went on after it)."""
     from autodev.user import actions
 
-    inputs = [p for p in rec.posts[1:] if p["from"] == "user" or _user_gate(p) or rewind_of(p)]
+    start = rec.forked_at or 1
+    inputs = [
+        p
+        for p in rec.posts
+        if p["seq"] > start and (p["from"] == "user" or _user_gate(p) or _answer_of(p) or rewind_of(p))
+    ]
     last = rec.posts[-1]["seq"] if rec.posts else 0
+    # the seq the next input's post takes: after what the daemon posted, and after what the
+    # inbox still holds (the objective, queued before the daemon starts, included)
+    queued = [start + 1]
 
     def feed(run) -> None:
-        while inputs and inputs[0]["seq"] <= run.thread.last_seq + 1:
+        teams.install_for(run.state.read().turn + 1)
+        nxt = max(run.thread.last_seq + 1, queued[0])
+        while inputs and inputs[0]["seq"] <= nxt:
             p = inputs.pop(0)
-            if p["seq"] != run.thread.last_seq + 1:
+            if p["seq"] != nxt:
                 continue  # the replay already went elsewhere: the comparison says where
             if rewind_of(p):
                 _rewind_again(run, p, resume=p["seq"] < last)
                 return  # the daemon applies it now; the next input waits for the next boundary
             if p["from"] == "user":
                 actions.send(run.paths, p["text"])
+            elif answer := _answer_of(p):
+                actions.answer(run.paths, *answer)
             elif p["gate"]["decision"] == "approved":
                 actions.approve(run.paths, str(p["gate"]["id"]))
             else:
                 actions.deny(run.paths, str(p["gate"]["id"]), p["text"])
+            nxt += 1
+            queued[0] = nxt
 
     return feed
+
+
+def _answer_of(p: dict) -> tuple[str, str] | None:
+    """(notice id, answer) of the system note of the user's answer to a notice. The note keeps
+    the answer's first 300 characters, all a turn prompt is given of it (daemon/notices.py)."""
+    n = p.get("notice")
+    if p["from"] != "system" or not isinstance(n, dict) or not n.get("answered"):
+        return None
+    prefix = f"the user answered notice {n.get('id')} from {n.get('from')}: "
+    text = str(p.get("text", ""))
+    return (str(n.get("id")), text.removeprefix(prefix)) if text.startswith(prefix) else None
 
 
 def _rewind_again(run, note: dict, *, resume: bool) -> None:
@@ -197,7 +259,9 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         repo = work / "repo"
         _clone(rec, repo)
         _config(rec, repo)
-        _agents_recorded(rec, repo)
+        teams = Teams(rec, repo)
+        teams.install_for(_first_turn(rec))
+        _agents_recorded(rec, repo, teams)
         from autodev.timeline import standin
 
         # Every agent CLI is the stand-in that plays the recorded runs back (SPEC §16's
@@ -206,7 +270,7 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         env = {"AUTODEV_HOME": str(work / "home")}
         env |= standin.prepare(rec.harness, rec.posts, rec.run_dir, work / "agents")
         with _env(env):
-            return _run_here(rec, repo, recorded_tools)
+            return _run_here(rec, repo, recorded_tools, teams)
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -224,15 +288,21 @@ def _need_bubblewrap() -> None:
         )
 
 
-def _agents_recorded(rec: Recording, repo: Path) -> None:
-    """Refuse a coding-agent CLI participant the recording has no CLI run of: its turns could
-    only be played by the CLI itself, and a replay starts none."""
+def _agents_recorded(rec: Recording, repo: Path, teams: Teams) -> None:
+    """Refuse a coding-agent CLI participant the recording has no CLI run of, in the team or in
+    any team of its history: its turns could only be played by the CLI itself, and a replay
+    starts none."""
     from autodev.config import load_team
 
-    team = load_team(RunPaths(repo).team_file)
+    files = [
+        RunPaths(repo).team_file,
+        rec.config_dir / "team.toml",
+        *(v / "team.toml" for _, v in sorted(teams.versions.items())),
+    ]
     who = {r["turn"]: r.get("participant") for r in rec.harness if r.get("type") == "turn_started"}
     ran = {who.get(r.get("turn")) for r in rec.harness if r.get("type") == "agent_started"}
-    for p in team.participants:
+    everyone = [p for f in files if f.is_file() for p in load_team(f).participants]
+    for p in everyone:
         if p.agent and p.name not in ran:
             raise ReplayRefused(
                 f'participant "{p.name}" is a {p.agent} CLI with no recorded CLI run in this '
@@ -241,7 +311,26 @@ def _agents_recorded(rec: Recording, repo: Path) -> None:
             )
 
 
-def _run_here(rec: Recording, repo: Path, recorded_tools: bool) -> Divergence | None:
+def _first_turn(rec: Recording) -> int:
+    """The first turn the replay runs: 1, or a fork's first turn after its post."""
+    if rec.forked_at is None:
+        return 1
+    turns = [t for p in rec.posts if p["seq"] <= rec.forked_at and isinstance(t := p.get("turn"), int)]
+    return max(turns, default=0) + 1
+
+
+def _seed_fork(rec: Recording, paths: RunPaths) -> None:
+    """A fork's run folder as `autodev fork` made it: the recording's thread, events and
+    harness records up to its post (the same prefix the fork copied), its state rebuilt."""
+    from autodev.timeline.fork import seed
+    from autodev.timeline.live import Live
+
+    at = rec.forked_at or 0
+    live = Live.of([rw for p in rec.posts if p["seq"] <= at and (rw := rewind_of(p))], at)
+    seed(paths, rec.posts, rec.events, rec.harness, at, {"run": None, "seq": at, "repo": rec.repo_path}, live)
+
+
+def _run_here(rec: Recording, repo: Path, recorded_tools: bool, teams: Teams) -> Divergence | None:
     from autodev.daemon.process import Daemon
     from autodev.user import actions
 
@@ -250,9 +339,12 @@ def _run_here(rec: Recording, repo: Path, recorded_tools: bool) -> Divergence | 
     objective = next((p for p in rec.posts if p["from"] == "user"), None)
     if objective is None:
         raise ReplayRefused("the run has no objective", "replay a run that started")
-    actions.send(paths, objective["text"])
+    if rec.forked_at is not None:
+        _seed_fork(rec, paths)
+    else:
+        actions.send(paths, objective["text"])
     model = RecordedModel.of(rec.harness, rec.posts, rec.events, recorded_tools=recorded_tools, repo=repo)
-    Daemon(repo, until_idle=True, model=model, feed=_feed(rec)).run()
+    Daemon(repo, until_idle=True, model=model, feed=_feed(rec, teams)).run()
     got = Recording(
         _records(paths.thread),
         _records(paths.events),
@@ -262,107 +354,5 @@ def _run_here(rec: Recording, repo: Path, recorded_tools: bool) -> Divergence | 
         repo,
     )
     return compare(
-        rec, got, masks=[rec.repo_path, str(repo)], tools=not recorded_tools, missing=model.missing
+        rec, got, paths=[rec.repo_path, str(repo)], tools=not recorded_tools, missing=model.missing
     )
-
-
-# -- comparing -----------------------------------------------------------------------------------
-
-
-def _norm(text: object, masks: list[str]) -> str:
-    s = str(text)
-    for m in masks:
-        if m:
-            s = s.replace(m, "<repo>")
-    return SHA.sub("<sha>", TIME.sub("<time>", s))
-
-
-def _credit(post: dict) -> str:
-    c = post.get("credit")
-    if post.get("kind") != "work_done":
-        return "-"
-    if not c:
-        return "not credited"
-    return f"{len(c.get('commits') or [])} commit(s), files {sorted(c.get('files') or [])}"
-
-
-def _turns(r: Recording) -> dict[int, dict]:
-    out: dict[int, dict] = {}
-    for e in r.events:
-        if e.get("type") == "scheduled" and isinstance(e.get("turn"), int):
-            out.setdefault(e["turn"], {})["scheduled"] = f"{e.get('participant')} ({e.get('rule')})"
-    for h in r.harness:
-        t = h.get("turn")
-        if not isinstance(t, int):
-            continue
-        slot = out.setdefault(t, {})
-        if h.get("type") == "turn_started" and "prompt" not in slot:
-            slot["prompt"] = "\n".join(str(m.get("content")) for m in h.get("messages") or [])
-        elif h.get("type") == "tool_finished":
-            slot.setdefault("tools", []).append((AGENT_CALL.sub(r"\1-\2", str(h["call_id"])), h["result"]))
-        elif h.get("type") == "agent_started":
-            slot.setdefault("agents", []).append(str(h.get("agent")))
-    for p in r.posts:
-        if isinstance(p.get("turn"), int):
-            out.setdefault(p["turn"], {})["post"] = p
-    return out
-
-
-def _post_line(p: dict | None, masks: list[str], tests: bool = False) -> str:
-    if p is None:
-        return "(no post)"
-    handoff = f" -> {p['handoff']}" if p.get("handoff") else ""
-    # The evidence of a done is re-checked like a tool's result: its tests ran again on the clone.
-    ev = p.get("evidence")
-    shown = f" [tests: {ev.get('summary')}]" if tests and isinstance(ev, dict) else ""
-    return f"#{p['seq']} {p['from']} {p['kind']}{handoff}: {_norm(p.get('text', ''), masks)[:300]}{shown}"
-
-
-def compare(
-    want: Recording, got: Recording, *, masks: list[str], tools: bool = True, missing: list[str] | None = None
-) -> Divergence | None:
-    """The first difference between the recorded run `want` and its replay `got`."""
-    a, b = _turns(want), _turns(got)
-    for turn in sorted(set(a) | set(b)):
-        x, y = a.get(turn, {}), b.get(turn, {})
-        if x.get("scheduled") != y.get("scheduled"):
-            return Divergence(turn, "scheduler decision", str(x.get("scheduled")), str(y.get("scheduled")))
-        px, py = _norm(x.get("prompt", ""), masks), _norm(y.get("prompt", ""), masks)
-        if px != py:
-            return Divergence(turn, "turn prompt", *_first_difference(px, py))
-        if x.get("agents", []) != y.get("agents", []):
-            runs = (", ".join(z.get("agents", [])) or "(none)" for z in (x, y))
-            return Divergence(turn, "agent CLI runs", *runs)
-        if tools:
-            tx, ty = x.get("tools", []), y.get("tools", [])
-            for i in range(max(len(tx), len(ty))):
-                ex = f"{tx[i][0]}: {_norm(tx[i][1], masks)}" if i < len(tx) else "(no call)"
-                gy = f"{ty[i][0]}: {_norm(ty[i][1], masks)}" if i < len(ty) else "(no call)"
-                if ex != gy:
-                    return Divergence(turn, f"tool result {i + 1}", ex[:600], gy[:600])
-        lx, ly = _post_line(x.get("post"), masks), _post_line(y.get("post"), masks)
-        if lx != ly:
-            return Divergence(turn, "post", lx, ly)
-        if x.get("post") and _credit(x["post"]) != _credit(y["post"]):
-            return Divergence(turn, "credit", _credit(x["post"]), _credit(y["post"]))
-    others = [p for p in want.posts if not isinstance(p.get("turn"), int)]
-    mine = [p for p in got.posts if not isinstance(p.get("turn"), int)]
-    for i in range(max(len(others), len(mine))):
-        lx = _post_line(others[i] if i < len(others) else None, masks, tools)
-        ly = _post_line(mine[i] if i < len(mine) else None, masks, tools)
-        if lx != ly:
-            return Divergence(None, "post (user, system or audit)", lx, ly)
-    if missing:
-        return Divergence(None, "the recording", "an answer for every request", f"none for {missing[0]}")
-    return None
-
-
-def _first_difference(a: str, b: str) -> tuple[str, str]:
-    """The first differing line of two texts, with its number."""
-    la, lb = a.splitlines(), b.splitlines()
-    for i in range(max(len(la), len(lb))):
-        if (la[i] if i < len(la) else None) != (lb[i] if i < len(lb) else None):
-            x = " / ".join(la[i : i + 3]) or "(end)"
-            y = " / ".join(lb[i : i + 3]) or "(end)"
-            return f"line {i + 1}: {x[:300]}", f"line {i + 1}: {y[:300]}"
-    return a[:300], b[:300]

@@ -131,9 +131,13 @@ def _one_line_refusal(r, *words: str) -> None:
 # -- finding 4: a replay never starts a real agent CLI ---------------------------------------------
 
 
-def test_an_agent_participant_without_recordings_is_refused_and_no_cli_starts(exported, tmp_path, autodev):
-    """The builder becomes a Copilot CLI participant; the log has no `agent_started` record. A
-    `copilot` on PATH (which would write a marker) is never started: the replay is refused."""
+@pytest.mark.parametrize("member", ["config/team.toml", "run/team-history/1/team.toml"])
+def test_an_agent_participant_without_recordings_is_refused_and_no_cli_starts(
+    exported, tmp_path, autodev, member
+):
+    """The builder becomes a Copilot CLI participant, in the bundle's team or in a team of its
+    history (a turn replays with that one); the log has no `agent_started` record. A `copilot`
+    on PATH (which would write a marker) is never started: the replay is refused."""
     marker = tmp_path / "copilot-ran"
     fake = tmp_path / "bin" / "copilot"
     fake.parent.mkdir()
@@ -145,9 +149,7 @@ def test_an_agent_participant_without_recordings_is_refused_and_no_cli_starts(ex
         builder.pop("model")
         builder["agent"] = "copilot"
 
-    bad = crafted(
-        exported, tmp_path / "bad.tar.gz", lambda root: _edit_toml(root / "config/team.toml", agent)
-    )
+    bad = crafted(exported, tmp_path / "bad.tar.gz", lambda root: _edit_toml(root / member, agent))
     env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", "AUTODEV_HOME": str(tmp_path / "h")}
     r = autodev(tmp_path, "replay", str(bad), env=env, timeout=120)
     assert not marker.exists(), marker.read_text()

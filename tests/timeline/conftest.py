@@ -56,3 +56,20 @@ def copy_run(recorded: tuple[Path, Path], to: Path) -> Path:
     dst.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(run_dir, dst, ignore=shutil.ignore_patterns("daemon.lock", "*.sock"))
     return to
+
+
+@pytest.fixture(scope="session")
+def scenario(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(repository, AUTODEV_HOME, run folder) of the run of tests/timeline/scenarios.py: a team
+    edit, `.autodev/` committed, a notice answered while a gate is open, a nanosecond clock."""
+    from tests.timeline import scenarios
+
+    return scenarios.record(tmp_path_factory.mktemp("scenario"))
+
+
+@pytest.fixture(scope="session")
+def scenario_fork(scenario, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """The same run forked at post 3 and gone on to `complete` by itself."""
+    from tests.timeline import scenarios
+
+    return scenarios.record_fork(scenario, tmp_path_factory.mktemp("scenario-fork"))

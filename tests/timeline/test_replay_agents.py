@@ -89,23 +89,31 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
     post = {"seq": 2, "from": "builder", "kind": "work_done", "text": "hello added", "turn": 1}
     want = _recording([{**post, "credit": {"commits": ["abc1234"], "files": ["hello.txt"]}}], "builder")
     got = _recording([{**post, "credit": {"commits": ["def5678"], "files": ["other.txt"]}}], "builder")
-    d = rp.compare(want, got, masks=[])
+    d = rp.compare(want, got, paths=[])
     assert d is not None and (d.turn, d.step) == (1, "credit"), d
     assert "hello.txt" in d.expected and "other.txt" in d.got
-    d = rp.compare(want, _recording(want.posts, "reviewer"), masks=[])
+    d = rp.compare(want, _recording(want.posts, "reviewer"), paths=[])
     assert d is not None and (d.turn, d.step) == (1, "scheduler decision"), d
     runs = _recording(want.posts, "builder", agents=["claude", "claude"])
-    d = rp.compare(want, runs, masks=[])
+    d = rp.compare(want, runs, paths=[])
     assert d is not None and (d.turn, d.step, d.got) == (1, "agent CLI runs", "claude, claude"), d
     # the thread-tool call ids name the CLI's pid, and read_thread shows times: both masked
     calls = [
-        {"type": "tool_finished", "turn": 1, "call_id": f"claude-{pid}-1", "result": f"#1 user [say] {t}"}
+        [
+            {"type": "tool_started", "turn": 1, "call_id": f"claude-{pid}-1", "name": "read_thread"},
+            {
+                "type": "tool_finished",
+                "turn": 1,
+                "call_id": f"claude-{pid}-1",
+                "result": f"#1 user [say] {t}",
+            },
+        ]
         for pid, t in ((41, "2026-12-02T04:51:31.467Z"), (97, "2026-12-03T01:00:00.000Z"))
     ]
     a, b = _recording(want.posts, "builder"), _recording(want.posts, "builder")
-    a.harness.append(calls[0])
-    b.harness.append(calls[1])
-    assert rp.compare(a, b, masks=[]) is None
+    a.harness += calls[0]
+    b.harness += calls[1]
+    assert rp.compare(a, b, paths=[]) is None
 
 
 def _recording(posts: list[dict], scheduled: str, agents: list[str] | None = None) -> rp.Recording:
