@@ -10,17 +10,21 @@ import time
 
 import pytest
 
-from tests.conftest import shape, thread_of, write_team
+from tests.conftest import light, shape, thread_of, write_team
 from tests.e2e.helpers import (
     PAIR,
     QUESTION_SCRIPT,
     SLOW_SCRIPT,
+    call,
     events_of,
     requests_of,
+    running,
     scheduled,
+    sleepers,
     start_detached,
     state_of,
     status_json,
+    step,
     stop_daemon,
     wait_for,
 )
@@ -319,3 +323,25 @@ def test_a_pause_queued_during_the_done_turn_holds_before_the_audit(repo, autode
     st = state_of(repo)
     assert (st["state"], st["audit_pending"]) == ("complete", None)
     assert controls(repo) == ["pause", "resume"]
+
+
+@pytest.mark.parametrize("sandbox", light(["off", "bwrap"]))
+def test_a_daemon_ended_with_sigterm_ends_its_turns_command(repo, autodev, inproc, sandbox):
+    """A participant's command leads a process group of its own, out of reach of a signal to the
+    daemon: the daemon kills it on SIGTERM, then closes (issue 32, item 7)."""
+    from autodev.guard.sandbox import resolve
+
+    if sandbox == "bwrap" and not resolve("auto").active:
+        pytest.skip("bubblewrap cannot run here")
+    marker = f"{repo.parent.name}-{sandbox}"
+    script = step("alice", call("run_command", command=f"ORPHAN_MARK={marker} sleep 240"))
+    write_team(repo, PAIR, script, f'sandbox = "{sandbox}"\n')
+    pid = start_detached(autodev, repo, "sleep")
+    [sleeper] = wait_for("the command to start", lambda: sleepers(marker))
+    os.kill(pid, signal.SIGTERM)
+    wait_for("the daemon to end", lambda: not running(pid))
+    wait_for("the command to end", lambda: not running(sleeper), timeout=10)
+    assert sleepers(marker) == []
+    st = state_of(repo)
+    assert (st["daemon"], st["pid"]) == ("stopped", None)
+    assert status_json(inproc, repo)["daemon_pid"] is None
