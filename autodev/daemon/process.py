@@ -17,7 +17,7 @@ from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
 from autodev.guard import keys
 from autodev.guard.redact import Redactor
-from autodev.host import gitquarantine, hostgit, hostproc, procgroup
+from autodev.host import gitquarantine, hostgit, hostproc, procgroup, spawn
 from autodev.rules.reasons import reason
 from autodev.store import faults, inbox, runs
 from autodev.store.lock import DaemonLock
@@ -119,19 +119,20 @@ def ended_whole() -> Iterator[None]:
     """However the daemon ends, what it started ends with it. Its turn's command, an agent CLI and
     the audit's check each lead a process group of their own, which a signal to the daemon's
     group (an eval ending its run, a shell's kill) never reaches: on SIGTERM or SIGHUP they are
-    killed at once and the daemon exits as for Ctrl-C (state.json says stopped, the run folder
-    closes; `start` continues the run, as after a crash), and on any way out they are killed."""
+    killed at once and the daemon exits as for Ctrl-C (state.json records that it stopped, its
+    files close; `start` continues the run, as after a crash), and on any way out they are killed."""
     main = threading.current_thread() is threading.main_thread()  # replay runs a daemon in a thread
+    others = set(spawn.live_groups())  # the process's own, should a daemon run inside it (replay)
 
     def terminated(signum: int, _frame: object) -> None:
-        procgroup.end_all()
+        procgroup.end_all(others)
         raise SystemExit(128 + signum)
 
     before = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)} if main else {}
     try:
         yield
     finally:
-        procgroup.end_all()
+        procgroup.end_all(others)
         for sig, handler in before.items():
             signal.signal(sig, handler)
 

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from autodev.host import spawn
@@ -43,10 +44,10 @@ def kill_group(pgid: int | None, grace: float = 0.0) -> bool:
     return True
 
 
-def end_all() -> int:
+def end_all(keep: Collection[int] = ()) -> int:
     """SIGKILL to every process group this process started and has not ended (nor waited for
-    its leader): how many there were."""
-    groups = spawn.live_groups()
+    its leader), but those in `keep` (what was there before the caller began): how many."""
+    groups = [g for g in spawn.live_groups() if g not in keep]
     for g in groups:
         kill_group(g)
     return len(groups)

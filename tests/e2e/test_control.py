@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import time
 
@@ -333,7 +334,7 @@ def test_a_daemon_ended_with_sigterm_ends_its_turns_command(repo, autodev, inpro
 
     if sandbox == "bwrap" and not resolve("auto").active:
         pytest.skip("bubblewrap cannot run here")
-    marker = f"{repo.parent.name}-{sandbox}"
+    marker = f"{sandbox}-{secrets.token_hex(6)}"
     script = step("alice", call("run_command", command=f"ORPHAN_MARK={marker} sleep 240"))
     write_team(repo, PAIR, script, f'sandbox = "{sandbox}"\n')
     pid = start_detached(autodev, repo, "sleep")

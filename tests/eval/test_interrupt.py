@@ -7,6 +7,7 @@ environment."""
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import time
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_ending_the_eval_ends_every_process_of_its_runs(suite, tmp_path, autodev
     tasks = subset(
         tasks_file, ["wordcount-spaces", "roman-parse"], tasks_file.parent / f"i-{tmp_path.name}.jsonl"
     )
-    marker = f"{tmp_path.name}-{way}-{sandbox}"
+    marker = f"{way}-{sandbox}-{secrets.token_hex(6)}"
     team = sleeping_team(tmp_path / "teams", marker)
     (tmp_path / "config.toml").write_text(f'sandbox = "{sandbox}"\n')
     out = tmp_path / "out"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -116,7 +117,7 @@ def test_ending_the_eval_ends_its_ray_tasks_and_every_process_below_them(
 
     tasks_file, _ = suite
     tasks = subset(tasks_file, SUBSET[:2], tasks_file.parent / f"ray-end-{tmp_path.name}.jsonl")
-    marker = f"{tmp_path.name}-ray-{way}"
+    marker = f"ray-{way}-{secrets.token_hex(6)}"
     team = sleeping_team(tmp_path / "teams", marker)
     (tmp_path / "config.toml").write_text(CONFIG)
     out = tmp_path / "out"
