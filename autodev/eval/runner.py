@@ -194,10 +194,12 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     ]
     wall = job.settings.caps.max_wall_min
     with open(log, "ab") as out:
+        # die_with_parent: should this process die unasked (kill -9, a Ray worker killed), the run
+        # ends too (the daemon's SIGTERM ends its turn's command).
         p = spawn.popen(
             cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True, die_with_parent=signal.SIGTERM,
-        )  # fmt: skip  # should this process die unasked (kill -9, a Ray worker killed), the run ends too
+        )  # fmt: skip
         # With the node's name: a resume on another node (Ray) must not kill its own pid of that number.
         (job.folder / "daemon.pid").write_text(f"{p.pid} {socket.gethostname()}\n")
         with _LIVE_LOCK:  # kill_live sets ENDING before it looks: this daemon is its, or ends here
