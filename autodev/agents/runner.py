@@ -5,6 +5,7 @@ whole group (the CLI, its shell commands, its MCP servers) is killed on timeout 
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -59,6 +60,7 @@ class CliProcess:
             stdout=spawn.PIPE,
             stderr=spawn.PIPE,
             start_new_session=True,
+            die_with_parent=signal.SIGKILL,  # a daemon killed (-9) takes its CLI with it
         )
         self.pid = self.proc.pid
         self.started = start_time(self.pid)

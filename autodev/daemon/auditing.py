@@ -15,6 +15,7 @@ from autodev.config import RunConfig, Team
 from autodev.daemon import gitwatch
 from autodev.daemon.effects import Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
+from autodev.daemon.inputs import todo
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
@@ -56,6 +57,11 @@ def audit(
     from autodev.harness.audit import AuditStopped
     from autodev.harness.audit import audit as ask
 
+    if todo(run.state.read()):
+        # A pause, stop or rewind the user asked for while the done's turn ran holds before the
+        # audit: the done waits unaudited (`audit_pending`, in the same update as `applied_seq`),
+        # the loop applies the requests at this boundary, and the audit runs once the run runs.
+        return Change({"audit_pending": post.seq})
     set_state("auditing", None)
     a = team.audit_model()
     targets = providers.targets_for(

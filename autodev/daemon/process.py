@@ -3,8 +3,11 @@ leaves in state.json when it ends (stopped, or faulted when a log could not be w
 
 from __future__ import annotations
 
+import signal
 import sys
-from contextlib import ExitStack
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autodev.agents import projectfiles
@@ -14,7 +17,7 @@ from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
 from autodev.guard import keys
 from autodev.guard.redact import Redactor
-from autodev.host import gitquarantine, hostgit, hostproc
+from autodev.host import gitquarantine, hostgit, hostproc, procgroup, spawn
 from autodev.rules.reasons import reason
 from autodev.store import faults, inbox, runs
 from autodev.store.lock import DaemonLock
@@ -69,6 +72,10 @@ class Daemon:
         self.closing.close()
 
     def run(self) -> int:
+        with ended_whole():
+            return self._run()
+
+    def _run(self) -> int:
         # Before anything of the run: nothing imported from the repository from here on, no
         # process of the user reads this one's memory, and git runs only on the .git seen now.
         hostproc.harden(self.paths.repo)
@@ -105,6 +112,29 @@ class Daemon:
             mark_stopped(self.state)
             loop.index(runs.end_record)
             self.close()
+
+
+@contextmanager
+def ended_whole() -> Iterator[None]:
+    """However the daemon ends, what it started ends with it. Its turn's command, an agent CLI and
+    the audit's check each lead a process group of their own, which a signal to the daemon's
+    group (an eval ending its run, a shell's kill) never reaches: on SIGTERM or SIGHUP they are
+    killed at once and the daemon exits as for Ctrl-C (state.json records that it stopped, its
+    files close; `start` continues the run, as after a crash), and on any way out they are killed."""
+    main = threading.current_thread() is threading.main_thread()  # replay runs a daemon in a thread
+    others = set(spawn.live_groups())  # the process's own, should a daemon run inside it (replay)
+
+    def terminated(signum: int, _frame: object) -> None:
+        procgroup.end_all(others)
+        raise SystemExit(128 + signum)
+
+    before = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)} if main else {}
+    try:
+        yield
+    finally:
+        procgroup.end_all(others)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def machine_fault(e: Exception) -> AutodevError | None:

@@ -5,7 +5,11 @@ table. Exit 0 when every task × team ran and was graded, 1 when some could not 
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +20,7 @@ from autodev.errors import extra_fix
 from autodev.eval.executors import RayExecutor, make_executor
 from autodev.eval.report import plot, print_tables
 from autodev.eval.results import EvalDir, harness_command, write_atomic
-from autodev.eval.runner import Job, kill_live
+from autodev.eval.runner import Job
 from autodev.eval.summary import summarize
 from autodev.eval.tasks import Selection, Task, load_tasks
 from autodev.eval.teams import RunSettings, TeamSpec, load_teams
@@ -114,7 +118,7 @@ def run_eval(
     # "resolved" and "spent" are: after a resume the bar starts where the last one stopped.
     total, done = len(todo) + len(kept), len(kept)
     try:
-        with progress:
+        with interruptible(), progress:
             bar = progress.add_task("eval", total=total, completed=done, resolved=resolved, spent=spent)
             for _job, out in ex.run(todo):
                 r = out["result"]
@@ -128,7 +132,8 @@ def run_eval(
                     line += f"  (so far {resolved} resolved · ${spent:.4f} spent)"
                 progress.console.print(line, highlight=False, soft_wrap=True, markup=False)
     except KeyboardInterrupt:
-        ended = kill_live()
+        with holding_signals():  # ending takes seconds: a second Ctrl-C does not cut it short
+            ended = ex.end()
         con.print(
             f"interrupted: {ended} run(s) in flight ended, not recorded; "
             "the same command resumes (what is finished is kept)",
@@ -137,6 +142,44 @@ def run_eval(
         )
         return 130
     return finish(plan, con)
+
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGTERM and SIGHUP (`kill`, a closed terminal) end the eval as Ctrl-C does: the runs in
+    flight are ended whole and the finished ones kept (Python's default would exit at once and
+    leave every run's daemon and command running)."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, interrupt) for sig in ENDING_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+@contextmanager
+def holding_signals() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP wait until the runs in flight are ended."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = (signal.SIGINT, *ENDING_SIGNALS)
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in sigs}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _count(n: int, noun: str) -> str:

@@ -14,12 +14,17 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Protocol
 
 from autodev.errors import UsageError
-from autodev.eval.runner import Job, blank_result, run_job
+from autodev.eval.runner import END_GRACE_S, Job, blank_result, kill_live, run_job
 from autodev.eval.teams import TeamSpec, team_key_problems
 
 
 class Executor(Protocol):
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]: ...
+
+    def end(self) -> int:
+        """After an interruption: end every run in flight, whole (its daemon, the participant's
+        command and all below, wherever it runs); how many there were."""
+        ...
 
 
 def guarded(job: Job) -> dict:
@@ -38,11 +43,17 @@ class LocalExecutor:
         if parallel < 1:
             raise UsageError(f"--parallel {parallel} is not a number of runs", "use --parallel 1 or more")
         self.parallel = parallel
+        self.cut = 0  # a run in this thread that the interruption cut (its daemon already ended)
 
     def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]:
         if self.parallel == 1:
             for job in jobs:
-                yield job, guarded(job)
+                try:
+                    out = guarded(job)
+                except KeyboardInterrupt:  # run_team ended its daemon on the way out
+                    self.cut += 1
+                    raise
+                yield job, out
             return
         pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="eval")
         try:
@@ -51,6 +62,9 @@ class LocalExecutor:
                 yield futures[f], f.result()
         finally:  # interrupted: what has not started never will (the driver ends what is running)
             pool.shutdown(wait=False, cancel_futures=True)
+
+    def end(self) -> int:
+        return kill_live() + self.cut
 
 
 RAY_INSTALL = (
@@ -101,6 +115,7 @@ class RayExecutor:
         self.address = address
         self.parallel = parallel
         self.cpus = cpus_per_task
+        self.pending: dict = {}  # task ref → job, of the tasks submitted and not yet recorded
 
     def connect(self) -> None:
         ray = self.ray
@@ -129,7 +144,7 @@ class RayExecutor:
         self.connect()
         remote = ray.remote(num_cpus=self.cpus, max_retries=0)(guarded)
         limit = self.parallel or len(jobs) or 1
-        pending: dict = {}
+        pending: dict = self.pending
         queue = list(jobs)
         while queue or pending:
             while queue and len(pending) < limit:
@@ -145,6 +160,23 @@ class RayExecutor:
                     result["error"] = f"the Ray task failed: {type(e).__name__}: {e}"[:2000]
                     out = {"result": result, "patch": ""}
                 yield job, out
+
+    def end(self) -> int:
+        """Cancel every task in flight: in its worker, KeyboardInterrupt, on which the run's daemon
+        is ended whole (eval/runner.py: SIGTERM, then SIGKILL to it and all below it). A task
+        still there after that grace is cancelled with force: its worker is killed, and the
+        daemon, which ends with its parent (SIGTERM), ends its own command."""
+        ray, refs = self.ray, list(self.pending)
+        self.pending.clear()
+        if not refs:
+            return 0
+        for ref in refs:
+            ray.cancel(ref, force=False)
+        _, left = ray.wait(refs, num_returns=len(refs), timeout=END_GRACE_S + 10)
+        for ref in left:
+            ray.cancel(ref, force=True)
+        ray.wait(left, num_returns=len(left), timeout=10)
+        return len(refs)
 
 
 def make_executor(name: str, parallel: int, address: str | None) -> Executor:

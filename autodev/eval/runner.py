@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import sys
 import threading
@@ -31,7 +32,7 @@ from autodev.eval.workspace import (
 )
 from autodev.host import spawn
 from autodev.host.hostproc import PYTHON_SAFE
-from autodev.host.procgroup import kill_group
+from autodev.host.procgroup import end_all, end_trees, kill_group
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,14 @@ def run_job(job: Job) -> dict:
     except (WorkspaceError, AutodevError) as e:
         result["error"] = str(e)
         return {"result": result, "patch": patch}
+    if ENDING.is_set():
+        result["error"] = "the eval was interrupted"
+        return {"result": result, "patch": patch}
     started = time.monotonic()
     end = run_team(job, repo, home)
+    if ENDING.is_set():  # the eval is ending: this run is not recorded, so it is not graded either
+        result["error"] = "the eval was interrupted"
+        return {"result": result, "patch": patch}
     result["wall_s"] = round(time.monotonic() - started, 3)
     outcome = read_outcome(home)
     result.update(outcome.fields())
@@ -140,16 +147,23 @@ def blank_result(job: Job) -> dict:
 
 
 # The daemons of the runs in flight in this process (their process groups): an interrupted eval
-# (Ctrl-C) ends them rather than leaving them to run on unrecorded.
+# (Ctrl-C, kill; a Ray task cancelled) ends them rather than leaving them to run on unrecorded.
 LIVE: set[int] = set()
 _LIVE_LOCK = threading.Lock()
+ENDING = threading.Event()  # set by kill_live: the runs in flight end without a grade
+# How long a run's daemon has, after SIGTERM, to end its turn's command and close its files.
+END_GRACE_S = 10.0
 
 
-def kill_live() -> int:
+def kill_live(grace: float = END_GRACE_S) -> int:
+    """End every run in flight in this process, whole: its daemon (SIGTERM: it kills its turn's
+    command, in bubblewrap or not, and closes; SIGKILL after `grace`), every process below it,
+    and the setup or test command a run had going. How many daemons there were."""
     with _LIVE_LOCK:
+        ENDING.set()
         groups = list(LIVE)
-    for g in groups:
-        kill_group(g)
+    end_trees(groups, grace)
+    end_all()  # a task's setup or tests (sandboxed, their own group) in flight
     return len(groups)
 
 
@@ -180,17 +194,21 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     ]
     wall = job.settings.caps.max_wall_min
     with open(log, "ab") as out:
+        # die_with_parent: should this process die unasked (kill -9, a Ray worker killed), the run
+        # ends too (the daemon's SIGTERM ends its turn's command).
         p = spawn.popen(
             cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
-            start_new_session=True,
+            start_new_session=True, die_with_parent=signal.SIGTERM,
         )  # fmt: skip
         # With the node's name: a resume on another node (Ray) must not kill its own pid of that number.
         (job.folder / "daemon.pid").write_text(f"{p.pid} {socket.gethostname()}\n")
-        with _LIVE_LOCK:
+        with _LIVE_LOCK:  # kill_live sets ENDING before it looks: this daemon is its, or ends here
             LIVE.add(p.pid)
+            ending = ENDING.is_set()
         reason = None
         try:
-            p.wait(timeout=wall * 60 if wall else None)
+            if not ending:
+                _wait(p, wall * 60 if wall else None)
         except spawn.TimeoutExpired:
             reason = f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
             spawn.run(
@@ -205,14 +223,34 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
                 p.wait(timeout=job.settings.stop_grace_s)
             except spawn.TimeoutExpired:
                 reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
-                kill_group(p.pid)
+                end_trees([p.pid], END_GRACE_S)
                 p.wait()
         finally:
+            # Ended whole, however this ends (a Ray task cancelled raises KeyboardInterrupt here);
+            # once it has ended by itself, what it left in its group.
+            if p.poll() is None:
+                end_trees([p.pid], END_GRACE_S)
             kill_group(p.pid)
             with _LIVE_LOCK:
                 LIVE.discard(p.pid)
     tail = log.read_text(errors="replace")[-600:].strip() if log.exists() else ""
     return RunEnd(p.returncode, reason, tail)
+
+
+def _wait(p: spawn.Popen, timeout: float | None) -> None:
+    """p.wait(timeout) in steps of a second: a Ray task cancelled gets KeyboardInterrupt only
+    between Python steps, never inside a wait with no timeout (os.waitpid), and so would never
+    end its run."""
+    end = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = 1.0 if end is None else min(1.0, end - time.monotonic())
+        if step <= 0:
+            raise spawn.TimeoutExpired(p.args, timeout or 0)
+        try:
+            p.wait(timeout=step)
+            return
+        except spawn.TimeoutExpired:
+            continue
 
 
 def reset_folder(folder: Path) -> None:
@@ -224,7 +262,7 @@ def reset_folder(folder: Path) -> None:
         for lock in (folder / "home").glob("*/daemon.lock"):
             holder = DaemonLock.holder(lock)
             if holder and holder > 0:
-                kill_group(holder)  # the daemon leads its own session (start_new_session)
+                end_trees([holder], END_GRACE_S)  # the daemon, its turn's command and all below
                 _wait_gone(holder)
     if folder.exists():
         shutil.rmtree(folder)

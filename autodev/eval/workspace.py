@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -132,6 +133,7 @@ def run_shell(argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[s
             stderr=spawn.STDOUT,
             start_new_session=True,
             env=env,
+            die_with_parent=signal.SIGKILL,  # an eval (or its Ray worker) killed takes the task's command with it
         )
         try:
             return p.wait(timeout=timeout)

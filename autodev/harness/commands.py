@@ -170,6 +170,7 @@ def _run_bash(
             stdout=spawn.PIPE,
             stderr=spawn.STDOUT,
             start_new_session=True,
+            die_with_parent=signal.SIGKILL,  # a daemon killed (-9) takes its command with it
         )
     except OSError as e:
         raise ToolError(f"run_command: could not start bash: {e}") from None

@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 # What callers need of subprocess, so that none of them imports it.
@@ -143,16 +144,90 @@ def _checked(argv: Argv, why: str, env: object) -> Env:
     return cast(Env, env)
 
 
+# The process groups started here (a child with `start_new_session`: it leads its own group) whose
+# leader no one has waited for yet: `procgroup.end_all` ends them when this process is told to end
+# (a daemon's SIGTERM, an eval's Ctrl-C), since a group of its own is out of reach of a signal to
+# ours. Its owner ending it (`procgroup.kill_group`) takes it off.
+_GROUPS: dict[int, Popen] = {}
+_GROUPS_LOCK = threading.Lock()
+
+
+def _own(p: Popen) -> Popen:
+    with _GROUPS_LOCK:
+        for pgid in [g for g, q in _GROUPS.items() if q.returncode is not None]:
+            del _GROUPS[pgid]  # waited for by its owner, who ended what it left (or had nothing left)
+        _GROUPS[p.pid] = p
+    return p
+
+
+def live_groups() -> list[int]:
+    """The groups started here whose leader has not been waited for (so its pid is still its)."""
+    with _GROUPS_LOCK:
+        return [g for g, p in _GROUPS.items() if p.returncode is None]
+
+
+def forget_group(pgid: int) -> None:
+    with _GROUPS_LOCK:
+        _GROUPS.pop(pgid, None)
+
+
 def run(argv: Argv, why: str, **kwargs: object) -> CompletedProcess:
-    """subprocess.run(argv, **kwargs), for reason `why`."""
+    """subprocess.run(argv, **kwargs), for reason `why`; a child in a group of its own is known to
+    `live_groups` while it runs (subprocess.run's own steps, on a `popen`)."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    return subprocess.run(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    if not kwargs.get("start_new_session"):
+        return subprocess.run(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    data, timeout, check = kwargs.pop("input", None), kwargs.pop("timeout", None), kwargs.pop("check", False)
+    if kwargs.pop("capture_output", False):
+        kwargs["stdout"] = kwargs["stderr"] = PIPE
+    if data is not None:
+        kwargs["stdin"] = PIPE
+    with _own(subprocess.Popen(argv, **kwargs)) as p:  # pyright: ignore[reportArgumentType, reportCallIssue]
+        try:
+            out, err = p.communicate(data, timeout=cast("float | None", timeout))
+        except TimeoutExpired as e:
+            p.kill()
+            e.stdout, e.stderr = p.communicate()
+            raise
+        except BaseException:
+            p.kill()
+            raise
+    if check and p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
+    return CompletedProcess(p.args, p.returncode, out, err)
 
 
-def popen(argv: Argv, why: str, **kwargs: object) -> Popen:
-    """subprocess.Popen(argv, **kwargs), for reason `why`."""
+def popen(argv: Argv, why: str, *, die_with_parent: int | None = None, **kwargs: object) -> Popen:
+    """subprocess.Popen(argv, **kwargs), for reason `why`. `die_with_parent`: the signal the child
+    gets when this process dies, however it dies (kill -9 included), for a child in a group of
+    its own, which nothing else ends then: a turn's command when its daemon is killed, a run's
+    daemon when its eval (or the Ray worker running it) is."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    return subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    if die_with_parent is not None:
+        kwargs["preexec_fn"] = _parent_death(die_with_parent)
+    p = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    return _own(p) if kwargs.get("start_new_session") else p
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _parent_death(sig: int) -> Callable[[], None]:
+    """A preexec_fn (run in the child between fork and exec): prctl(PR_SET_PDEATHSIG, sig), which
+    lasts across exec and fires when the thread that started the child ends (every caller waits
+    for its child in that thread); and `sig` at once should this process be gone already. Only
+    a C call and a system call run there: nothing that takes a lock another thread could hold."""
+    import ctypes  # only now: autodev's processes drop the repository from sys.path first (hostproc)
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), sig)
+
+    return preexec
 
 
 def execve(argv: list[str], env: dict[str, str], why: str) -> NoReturn:

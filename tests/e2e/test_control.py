@@ -4,21 +4,28 @@ detached daemon controlled by `send`, `pause`, `resume` and `stop`."""
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import signal
 import time
 
 import pytest
 
-from tests.conftest import shape, thread_of, write_team
+from tests.conftest import light, shape, thread_of, write_team
 from tests.e2e.helpers import (
     PAIR,
     QUESTION_SCRIPT,
     SLOW_SCRIPT,
+    call,
     events_of,
     requests_of,
+    running,
     scheduled,
+    sleepers,
     start_detached,
     state_of,
     status_json,
+    step,
     stop_daemon,
     wait_for,
 )
@@ -273,3 +280,69 @@ def test_pause_and_resume_while_awaiting_the_user_keeps_the_question_open(repo, 
     st = status_json(inproc, repo)
     assert st["state"] == "awaiting_user"
     assert st["needs_you"][0]["from"] == "bob"
+
+
+# A pause asked for during the turn that posts `done`: the done's audit waits for it.
+DONE_SLOWLY = """
+[[step]]
+participant = "alice"
+calls = [
+  { tool = "run_command", args = { command = "sleep 3" } },
+  { tool = "post", args = { kind = "done", text = "slept on it" } },
+]
+[[step]]
+participant = "audit"
+calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
+"""
+
+
+def test_a_pause_queued_during_the_done_turn_holds_before_the_audit(repo, autodev, inproc):
+    write_team(repo, PAIR, DONE_SLOWLY)
+    pid = start_detached(autodev, repo, "sleep, then be done")
+    wait_for(
+        "alice's command to start",
+        lambda: any(e["type"] == "tool" and e["name"] == "run_command" for e in events_of(repo)),
+    )
+    assert inproc(repo, "pause").returncode == 0
+    wait_for("paused", lambda: state_of(repo).get("state") == "paused")
+    time.sleep(0.5)  # room for a wrongly started audit to show
+    [done] = [p for p in thread_of(repo) if p["kind"] == "done"]
+    st = state_of(repo)
+    assert (st["state"], st["reason"]["code"], st["audit_pending"]) == ("paused", "user", done["seq"])
+    assert not [e for e in events_of(repo) if e["type"] in ("audit_started", "audit")]
+    assert shape(thread_of(repo))[-1] == ("alice", "done", None, None)
+
+    # Crash-safe: the daemon killed while paused leaves the done awaiting its audit.
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the daemon to die", lambda: status_json(inproc, repo)["daemon_pid"] is None)
+    assert inproc(repo, "resume").returncode == 0
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shape(thread_of(repo))[-2:] == [("alice", "done", None, None), ("audit", "say", None, None)]
+    audits = [(e["seq"], e["accept"]) for e in events_of(repo) if e["type"] == "audit"]
+    assert audits == [(done["seq"], True)]
+    st = state_of(repo)
+    assert (st["state"], st["audit_pending"]) == ("complete", None)
+    assert controls(repo) == ["pause", "resume"]
+
+
+@pytest.mark.parametrize("sandbox", light(["off", "bwrap"]))
+def test_a_daemon_ended_with_sigterm_ends_its_turns_command(repo, autodev, inproc, sandbox):
+    """A participant's command leads a process group of its own, out of reach of a signal to the
+    daemon: the daemon kills it on SIGTERM, then closes (issue 32, item 7)."""
+    from autodev.guard.sandbox import resolve
+
+    if sandbox == "bwrap" and not resolve("auto").active:
+        pytest.skip("bubblewrap cannot run here")
+    marker = f"{sandbox}-{secrets.token_hex(6)}"
+    script = step("alice", call("run_command", command=f"ORPHAN_MARK={marker} sleep 240"))
+    write_team(repo, PAIR, script, f'sandbox = "{sandbox}"\n')
+    pid = start_detached(autodev, repo, "sleep")
+    [sleeper] = wait_for("the command to start", lambda: sleepers(marker))
+    os.kill(pid, signal.SIGTERM)
+    wait_for("the daemon to end", lambda: not running(pid))
+    wait_for("the command to end", lambda: not running(sleeper), timeout=10)
+    assert sleepers(marker) == []
+    st = state_of(repo)
+    assert (st["daemon"], st["pid"]) == ("stopped", None)
+    assert status_json(inproc, repo)["daemon_pid"] is None

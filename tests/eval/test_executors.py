@@ -101,3 +101,32 @@ def test_a_resume_kills_the_old_daemon_only_on_its_own_node(tmp_path, node, kill
         if p.poll() is None:
             os.killpg(p.pid, 9)
         p.wait()
+
+
+class StandInRay:
+    """Ray's cancel and wait as RayExecutor.end uses them (Ray itself: `make real-ray`,
+    tests/eval/test_ray.py): `stuck` tasks outlive a cancel without force."""
+
+    def __init__(self, stuck: set[str]):
+        self.stuck, self.calls = stuck, []
+
+    def cancel(self, ref, *, force=False):
+        self.calls.append(("cancel", ref, force))
+
+    def wait(self, refs, *, num_returns, timeout):
+        forced = {r for (_, r, f) in self.calls if f}
+        left = [r for r in refs if r in self.stuck and r not in forced]
+        self.calls.append(("wait", tuple(refs), timeout))
+        return [r for r in refs if r not in left], left
+
+
+def test_ending_a_ray_eval_cancels_each_task_then_forces_the_ones_left(monkeypatch):
+    ray = StandInRay(stuck={"b"})
+    monkeypatch.setitem(sys.modules, "ray", ray)
+    ex = make_executor("ray", 1, None)
+    ex.pending.update({"a": "job a", "b": "job b"})
+    assert ex.end() == 2 and ex.pending == {}
+    assert ray.calls[:2] == [("cancel", "a", False), ("cancel", "b", False)]
+    assert ray.calls[2][:2] == ("wait", ("a", "b")) and ray.calls[2][2] >= 10  # the daemons' grace
+    assert ray.calls[3:5] == [("cancel", "b", True), ("wait", ("b",), 10)]
+    assert ex.end() == 0  # nothing in flight: nothing to cancel

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +102,46 @@ def test_keys_are_checked_on_a_worker_and_an_unreachable_head_is_one_line(suite,
     r = autodev(tmp_path, *args, "--address", f"127.0.0.1:{free_port()}", timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "the Ray head cannot be reached" in r.stderr.splitlines()[0]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("way", ["ctrl-c", "kill-9"])
+def test_ending_the_eval_ends_its_ray_tasks_and_every_process_below_them(
+    suite, tmp_path, autodev, ray_head, way
+):
+    """Ctrl-C: the driver cancels each task, whose worker ends the run's daemon whole (SIGTERM, then
+    SIGKILL to it and all below it). kill -9: Ray ends the dead driver's workers, and each daemon,
+    which ends with its parent, ends its own command. Either way no `sleep 240` is left."""
+    from tests.e2e.helpers import running, sleepers
+    from tests.eval.test_interrupt import sleeping_team
+
+    tasks_file, _ = suite
+    tasks = subset(tasks_file, SUBSET[:2], tasks_file.parent / f"ray-end-{tmp_path.name}.jsonl")
+    marker = f"ray-{way}-{secrets.token_hex(6)}"
+    team = sleeping_team(tmp_path / "teams", marker)
+    (tmp_path / "config.toml").write_text(CONFIG)
+    out = tmp_path / "out"
+    p = autodev.popen(
+        tmp_path, "eval", str(tasks), "--team", str(team), "--out", str(out),
+        "--config", str(tmp_path / "config.toml"), "--executor", "ray", "--address", ray_head, *grade_flags(),
+    )  # fmt: skip
+    deadline = time.monotonic() + 300
+    while len(sleepers(marker)) < 2 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.2)
+    assert len(sleepers(marker)) == 2, (p.poll(), p.stderr.read() if p.poll() is not None else "")
+    daemons = [int(f.read_text().split()[0]) for f in out.glob("runs/*/*/daemon.pid")]
+    for pid in daemons:
+        autodev.adopt(pid)
+    os.kill(p.pid, signal.SIGINT if way == "ctrl-c" else signal.SIGKILL)
+    p.wait(timeout=120)
+    if way == "ctrl-c":
+        said = p.stdout.read()
+        assert p.returncode == 130 and "interrupted: 2 run(s) in flight ended" in said, said + p.stderr.read()
+    deadline = time.monotonic() + 60
+    while (sleepers(marker) or any(running(d) for d in daemons)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = sleepers(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == [], f"the participants' `sleep 240` outlived the eval on Ray ({way})"
+    assert not [d for d in daemons if running(d)], "a run's daemon outlived the eval on Ray"

@@ -1,0 +1,112 @@
+"""host/procgroup: what a process told to end ends (issue 32, item 7), on real processes.
+
+`end_all` kills the groups this process started through the door and did not end itself;
+`end_trees` ends an autodev child and everything below it, even what leads a session of its own
+and even when the child ignores SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autodev.host import procgroup, spawn
+
+
+def running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(check, timeout: float = 10.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
+
+
+def test_end_all_kills_the_groups_started_and_not_ended(tmp_path):
+    pidfile = tmp_path / "bg"
+    # A leader with a child in the background: both in the leader's group.
+    p = spawn.popen(
+        ["sh", "-c", f"sleep 240 & echo $! > {pidfile}; wait"], "user-command", start_new_session=True
+    )
+    done = spawn.popen(["true"], "user-command", start_new_session=True)
+    done.wait()
+    ended = spawn.popen(["sleep", "240"], "user-command", start_new_session=True)
+    procgroup.kill_group(ended.pid)  # its owner ended it
+    ended.wait()
+    assert wait_until(lambda: pidfile.exists() and pidfile.read_text().strip())
+    bg = int(pidfile.read_text())
+    assert spawn.live_groups() == [p.pid]  # neither the waited-for one nor the one ended
+    assert procgroup.end_all() == 1
+    p.wait(timeout=10)
+    assert wait_until(lambda: not running(bg)), "the background child outlived end_all"
+    assert p.returncode == -signal.SIGKILL and spawn.live_groups() == []
+
+
+def test_a_run_in_its_own_group_is_killed_on_timeout_as_subprocess_run_does():
+    r = spawn.run(
+        [sys.executable, "-c", "print('ok')"], "user-command", start_new_session=True,
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert (r.returncode, r.stdout) == (0, "ok\n") and spawn.live_groups() == []
+    with pytest.raises(spawn.TimeoutExpired) as e:
+        spawn.run(
+            [sys.executable, "-c", "print('hi', flush=True); import time; time.sleep(60)"], "user-command",
+            start_new_session=True, capture_output=True, text=True, timeout=2,
+        )  # fmt: skip
+    assert e.value.stdout == "hi\n" and spawn.live_groups() == []
+
+
+# A root that leaves a grandchild in a session of its own (as a participant's command is), and
+# either ignores SIGTERM (a daemon stuck) or ends at once.
+ROOT = """
+import os, signal, subprocess, sys, time
+if sys.argv[1] == "stuck":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+p = subprocess.Popen(["sleep", "240"], start_new_session=True)
+open(sys.argv[2], "w").write(str(p.pid))
+time.sleep(240)
+"""
+
+
+def start_root(tmp_path: Path, how: str) -> tuple[spawn.Popen, int]:
+    out = tmp_path / f"{how}.pid"
+    root = spawn.popen(
+        [sys.executable, "-c", ROOT, how, str(out)],
+        "user-command",
+        start_new_session=True,
+    )
+    assert wait_until(lambda: out.exists() and out.read_text().strip())
+    return root, int(out.read_text())
+
+
+def test_end_trees_ends_a_stuck_root_and_what_leads_its_own_session_below_it(tmp_path):
+    stuck, below_stuck = start_root(tmp_path, "stuck")
+    quick, below_quick = start_root(tmp_path, "quick")
+    started = time.monotonic()
+    procgroup.end_trees([stuck.pid, quick.pid], grace=1.5)
+    took = time.monotonic() - started
+    stuck.wait(timeout=10)
+    quick.wait(timeout=10)
+    assert stuck.returncode == -signal.SIGKILL and quick.returncode == -signal.SIGTERM
+    assert 1.5 <= took < 10
+    for pid in (below_stuck, below_quick):
+        assert wait_until(lambda pid=pid: not running(pid)), "a process below the root outlived end_trees"
+
+
+def test_end_trees_is_quick_when_the_roots_end_on_sigterm(tmp_path):
+    quick, below = start_root(tmp_path, "quick")
+    started = time.monotonic()
+    procgroup.end_trees([quick.pid], grace=30)
+    assert time.monotonic() - started < 10
+    quick.wait(timeout=10)
+    assert wait_until(lambda: not running(below))
