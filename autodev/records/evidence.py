@@ -69,7 +69,14 @@ class Evidence(Open):
             return f"✘ {len(self.pass_to_fail)} broke: {_ids(self.pass_to_fail)}"
         if not self.fail_to_pass and self.code_changed:
             return "✘ 0 now pass, 0 broke"
+        if self.only_tests():
+            return f"✘ only tests changed ({len(self.fail_to_pass)} now pass)"
         return f"✔ {len(self.fail_to_pass)} now pass, 0 broke"
+
+    def only_tests(self) -> bool:
+        """The run changed tests and no code (docs aside): whatever newly passes, passes because
+        the tests changed, since the code they test is the base's (decision in docs/evidence.md)."""
+        return bool(self.tests_changed) and not self.code_changed
 
     def gaps(self) -> list[str]:
         """Why `doneEvidence = "required"` reopens this done; empty: it goes to the audit."""
@@ -83,6 +90,12 @@ class Evidence(Open):
         if not self.fail_to_pass and self.code_changed:
             still = f" (still failing: {_ids(self.still_failing, 10)})" if self.still_failing else ""
             out.append("no test newly passes, and the run changed code" + still)
+        if self.only_tests():
+            now = f"; newly passing: {_ids(self.fail_to_pass, 10)}" if self.fail_to_pass else ""
+            out.append(
+                f"the run changed only tests ({_ids(self.tests_changed, 10)}) and no code, so no test "
+                f"shows the code fixed{now}"
+            )
         return out
 
 

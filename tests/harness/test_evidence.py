@@ -2,8 +2,8 @@
 scratch copies (base commit; head plus working tree), cached, capped by the timeout (SPEC §22).
 
 pytest inside the sandbox: the system's python3 here has no pytest, so the test command is this
-checkout's venv python, made visible with the room's `expose` (config `sandboxExpose`; the
-sandbox's own `sandboxRead` replaces it once it lands)."""
+checkout's venv python, made visible with the room's `expose` (what config `sandboxRead` gives
+it): `sandbox.own_python()`, the venv and its base installation."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from autodev.store.paths import RunPaths
 from tests.conftest import git
 
 PYTEST = f"{sys.executable} -m pytest -q"
-EXPOSE = sorted({sys.prefix, sys.base_prefix})
+EXPOSE = sandbox.own_python()
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 TESTS = (
     "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
