@@ -98,8 +98,48 @@ def evidence(setup: TestSetup, base: str | None, post_key: str) -> Evidence:
         base_commit=base,
         base_cached=cached,
     )
+    if base and ev.outcome == "ran" and ev.fail_to_pass and ev.code_changed and ev.tests_changed:
+        ev = _without_code(setup, ev, base, head_tree)
     _write(kept, ev.model_dump_json())
     return ev
+
+
+def _without_code(setup: TestSetup, ev: Evidence, base: str, head_tree: str) -> Evidence:
+    """The run's test files on the base's code (a third run): a newly passing test that passes
+    there too was written to pass, whatever the code does, so it does not show the change. No
+    answer (a timeout, an error): the evidence stands as the two runs gave it."""
+    run, _ = _run(setup, _tests_over(setup.repo, base, head_tree, ev.tests_changed))
+    if run.outcome != "ran":
+        return ev
+    without = [t for t in ev.fail_to_pass if run.results.get(t) == "passed"]
+    return ev.model_copy(update={"pass_without_code": without, "without_code_sec": round(run.seconds, 3)})
+
+
+def _tests_over(repo: Path, base: str, head_tree: str, tests: list[str]) -> str:
+    """The tree of `base` with the files `tests` as in `head_tree` (a deleted one deleted)."""
+    with tempfile.TemporaryDirectory(prefix="autodev-index-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_LITERAL_PATHSPECS": "1"}
+        hostgit.run(repo, "read-tree", base, env=index)
+        present: dict[str, str] = {}
+        for i in range(0, len(tests), 500):
+            listed = hostgit.out(repo, "ls-tree", "-r", "-z", head_tree, "--", *tests[i : i + 500], env=index)
+            for entry in filter(None, listed.split("\0")):
+                meta, path = entry.split("\t", 1)
+                mode, _, sha = meta.split()
+                present[path] = f"{mode},{sha},{path}"
+        gone = [t for t in tests if t not in present]
+        infos = list(present.values())
+        for i in range(0, len(infos), 500):
+            hostgit.run(
+                repo,
+                "update-index",
+                "--add",
+                *[a for c in infos[i : i + 500] for a in ("--cacheinfo", c)],
+                env=index,
+            )
+        for i in range(0, len(gone), 500):
+            hostgit.run(repo, "update-index", "--force-remove", "--", *gone[i : i + 500], env=index)
+        return hostgit.out(repo, "write-tree", env=index).strip()
 
 
 def _key(*parts: str) -> str:

@@ -216,3 +216,16 @@ def test_cargo_binaries_and_libtest_json():
     }
     with pytest.raises(ValueError, match="wrote no libtest JSON"):
         tr.parse_libtest_json("running 1 test\ntest t::ok ... ok\n", "src/lib.rs")
+
+
+def test_newly_passing_tests_that_pass_without_the_code_change_are_no_evidence():
+    ev = classify(run(t__x="failed"), run(t__x="passed", t__new="passed"), ("calc.py", "tests/test_x.py"))
+    assert ev.gaps() == [] and ev.by_the_code() == ["t::new", "t::x"]
+    some = ev.model_copy(update={"pass_without_code": ["t::new"]})
+    assert some.gaps() == [] and some.by_the_code() == ["t::x"] and some.summary() == "✔ 2 now pass, 0 broke"
+    assert some.counts()["pass_without_code"] == 1
+    none = ev.model_copy(update={"pass_without_code": ["t::new", "t::x"]})
+    assert none.summary() == "✘ 2 now pass without the code change, 0 broke"
+    assert none.gaps() == [
+        "no test newly passes because of the code change: t::new, t::x pass on the base's code with the run's tests too"
+    ]
