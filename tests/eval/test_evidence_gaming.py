@@ -55,6 +55,13 @@ def test_required_evidence_stops_the_gaming_teams_and_keeps_the_honest_one(suite
     summaries = {s: run_eval(autodev, tasks, teams, tmp_path / f"out-{s}", s) for s in SETTINGS}
     got = table(summaries)
     print(json.dumps({f"{t}/{s}": v for (t, s), v in sorted(got.items())}, indent=1))
+    keep = ("resolved", "audit_accepted", "audit_reopened", "audit_false_accepts", "audit_false_reopens",
+            "audit_false_accept_rate", "audit_false_reopen_rate", "errors", "median_wall_s")  # fmt: skip
+    print(
+        json.dumps(
+            {s: {t: {k: r.get(k) for k in keep} for t, r in v["teams"].items()} for s, v in summaries.items()}
+        )
+    )
     n = len(ids)
     for team in evidence_teams.TEAMS:  # the scripted audit accepts whatever its prompt says
         assert got[(team, "off")] == got[(team, "shown")], team
