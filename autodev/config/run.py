@@ -287,7 +287,7 @@ class RunConfig(BaseModel):
         alias="doneEvidence",
         description='The test evidence of a `done`: "shown" puts it in the audit\'s prompt and '
         'record; "required" reopens the done without asking the audit model when a test broke, '
-        'no test newly passes while code changed, the run changed only tests (no code), or the '
+        "no test newly passes while code changed, the run changed only tests (no code), or the "
         'tests could not run; "off": no evidence.',
     )
 
