@@ -280,8 +280,9 @@ class RunConfig(BaseModel):
         description="The project's test command, run on each `done` at the run's base commit and "
         "at the head in the sandbox (no network, no keys) for evidence. pytest, wherever the "
         "command runs it, writes JUnit XML (PYTEST_ADDOPTS); `go test -json` is read from its "
-        "output; any other command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, `go test ./...`, "
-        "`cargo test`; `autodev doctor` shows which).",
+        "output; a plain `cargo test [options]` from libtest's JSON per test binary; any other "
+        "command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, "
+        "`go test ./...`, `cargo test`; `autodev doctor` shows which).",
     )
     test_timeout_sec: float = Field(
         default=900,
@@ -296,8 +297,8 @@ class RunConfig(BaseModel):
         alias="doneEvidence",
         description='The test evidence of a `done`: "shown" puts it in the audit\'s prompt and '
         'record; "required" reopens the done without asking the audit model when a test broke, '
-        'no test newly passes while code changed, or the tests could not run; "off": no '
-        "evidence.",
+        "no test newly passes while code changed, the run changed only tests (no code), or the "
+        'tests could not run; "off": no evidence.',
     )
 
     max_cost_usd: float = Field(

@@ -253,6 +253,7 @@ def evidence_block(ev: Evidence, overrides=None) -> str:
             "outcome": ev.outcome + (f" ({ev.reason})" if ev.reason else ""),
             "summary": ev.summary(),
             "fail_to_pass": ids(ev.fail_to_pass),
+            "pass_without_code": ids(ev.pass_without_code),
             "pass_to_fail": ids(ev.pass_to_fail),
             "still_failing": ids(ev.still_failing),
             "pass_to_pass": str(len(ev.pass_to_pass)),

@@ -61,6 +61,8 @@ def team_summary(rows: list[dict]) -> dict:
         "audit_false_accepts": false_accepts,
         "audit_false_reopens": false_reopens,
         "audit_false_accept_rate": round(false_accepts / len(accepted), 4) if accepted else None,
+        # of the runs the audit (or the evidence gate) reopened, the share that were resolved
+        "audit_false_reopen_rate": round(false_reopens / len(reopened), 4) if reopened else None,
         "states": states,
     }
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import stat
 import tempfile
@@ -100,8 +101,48 @@ def evidence(setup: TestSetup, base: str | None, post_key: str) -> Evidence:
         base_commit=base,
         base_cached=cached,
     )
+    if base and ev.outcome == "ran" and ev.fail_to_pass and ev.code_changed and ev.tests_changed:
+        ev = _without_code(setup, ev, base, head_tree)
     _write(kept, ev.model_dump_json())
     return ev
+
+
+def _without_code(setup: TestSetup, ev: Evidence, base: str, head_tree: str) -> Evidence:
+    """The run's test files on the base's code (a third run): a newly passing test that passes
+    there too was written to pass, whatever the code does, so it does not show the change. No
+    answer (a timeout, an error): the evidence stands as the two runs gave it."""
+    run, _ = _run(setup, _tests_over(setup.repo, base, head_tree, ev.tests_changed))
+    if run.outcome != "ran":
+        return ev
+    without = [t for t in ev.fail_to_pass if run.results.get(t) == "passed"]
+    return ev.model_copy(update={"pass_without_code": without, "without_code_sec": round(run.seconds, 3)})
+
+
+def _tests_over(repo: Path, base: str, head_tree: str, tests: list[str]) -> str:
+    """The tree of `base` with the files `tests` as in `head_tree` (a deleted one deleted)."""
+    with tempfile.TemporaryDirectory(prefix="autodev-index-") as tmp:
+        index = {"GIT_INDEX_FILE": str(Path(tmp) / "index"), "GIT_LITERAL_PATHSPECS": "1"}
+        hostgit.run(repo, "read-tree", base, env=index)
+        present: dict[str, str] = {}
+        for i in range(0, len(tests), 500):
+            listed = hostgit.out(repo, "ls-tree", "-r", "-z", head_tree, "--", *tests[i : i + 500], env=index)
+            for entry in filter(None, listed.split("\0")):
+                meta, path = entry.split("\t", 1)
+                mode, _, sha = meta.split()
+                present[path] = f"{mode},{sha},{path}"
+        gone = [t for t in tests if t not in present]
+        infos = list(present.values())
+        for i in range(0, len(infos), 500):
+            hostgit.run(
+                repo,
+                "update-index",
+                "--add",
+                *[a for c in infos[i : i + 500] for a in ("--cacheinfo", c)],
+                env=index,
+            )
+        for i in range(0, len(gone), 500):
+            hostgit.run(repo, "update-index", "--force-remove", "--", *gone[i : i + 500], env=index)
+        return hostgit.out(repo, "write-tree", env=index).strip()
 
 
 def _key(*parts: str) -> str:
@@ -153,6 +194,10 @@ def _checkout(repo: Path, treeish: str, work: Path) -> None:
         hostgit.run(repo, "checkout-index", "-a", "-f", f"--prefix={work}/", env=index)
 
 
+class _TimedOut(Exception):
+    pass
+
+
 def _execute(setup: TestSetup, work: Path) -> TestRun:
     unsupported = testresults.unsupported(setup.command)
     if unsupported:
@@ -161,40 +206,92 @@ def _execute(setup: TestSetup, work: Path) -> TestRun:
     fmt = testresults.results_format(setup.command)
     env = scrubbed_env(setup.secret_env)
     env["AUTODEV_JUNIT"] = str(junit)
+    # where the common JS JUnit reporters write, when the project already uses one (`npm test`)
+    env |= {"JEST_JUNIT_OUTPUT_FILE": str(junit), "MOCHA_FILE": str(junit)}
     env["PYTEST_ADDOPTS"] = testresults.pytest_addopts(str(junit), env.get("PYTEST_ADDOPTS", ""))
-    argv = ["bash", "-c", setup.command]
-    room = setup.room_for(work)
-    if room is not None:
-        env, argv = room.env(env), room.wrap(argv)
+    if fmt == "cargo-json":  # the binaries where the copy is; no network, so no index update tried
+        env |= {"CARGO_TARGET_DIR": str(work / "target"), "CARGO_NET_OFFLINE": "true"}
     start = time.monotonic()
-    run = run_bash_capture(
-        argv, cwd=str(work), env=env, timeout=setup.timeout, max_output=OUTPUT_CHARS, stopping=setup.stopping
-    )
-    seconds = time.monotonic() - start
-    if run.timed_out and setup.stopping():
-        raise EvidenceStopped()
-    if run.timed_out:
+    exit_code, output = 0, ""
+    try:
+        if fmt == "cargo-json":
+            results = _cargo(setup, work, env, start)
+        else:
+            run = _in_room(setup, work, env, setup.command, setup.timeout)
+            exit_code, output = run.exit_code, run.output
+            if fmt == "go-json":
+                results = testresults.parse_go_json(run.output)
+            else:
+                results = testresults.parse_junit(_results_file(junit), lambda p: _exists(work, p))
+    except _TimedOut:
         return TestRun(
             outcome="timeout",
-            seconds=seconds,
+            seconds=time.monotonic() - start,
             reason=f"`{setup.command}` ran longer than testTimeoutSec = {setup.timeout:g}; it was killed",
         )
-    try:
-        if fmt == "go-json":
-            results = testresults.parse_go_json(run.output)
-        else:
-            results = testresults.parse_junit(_results_file(junit), lambda p: _exists(work, p))
     except (OSError, ValueError, SyntaxError) as e:
-        tail = run.output.strip()[-300:]
+        tail = (e.args[1] if len(e.args) > 1 else output).strip()[-300:]
+        code = e.args[2] if len(e.args) > 2 else exit_code
         return TestRun(
             outcome="error",
-            seconds=seconds,
-            reason=f"`{setup.command}` exited {run.exit_code} and left no readable results ({e})"
+            seconds=time.monotonic() - start,
+            reason=f"`{setup.command}` exited {code} and left no readable results ({e.args[0] if e.args else e})"
             + (f"; its output ends: {tail}" if tail else ""),
         )
+    seconds = time.monotonic() - start
     if not results:
         return TestRun(outcome="no_tests", seconds=seconds, reason=f"`{setup.command}` reported no tests")
     return TestRun(outcome="ran", results=results, seconds=seconds)
+
+
+def _in_room(setup: TestSetup, work: Path, env: dict[str, str], command: str, timeout: float):
+    """`command` run by bash in the room on `work`, its output kept (bounded)."""
+    argv = ["bash", "-c", command]
+    room = setup.room_for(work)
+    if room is not None:
+        env, argv = room.env(env), room.wrap(argv)
+    run = run_bash_capture(
+        argv, cwd=str(work), env=env, timeout=timeout, max_output=OUTPUT_CHARS, stopping=setup.stopping
+    )
+    if run.timed_out and setup.stopping():
+        raise EvidenceStopped()
+    if run.timed_out:
+        raise _TimedOut()
+    return run
+
+
+def _cargo(setup: TestSetup, work: Path, env: dict[str, str], start: float) -> dict:
+    """A plain `cargo test`, read per test: cargo builds the test binaries and lists them in its
+    JSON messages (`--no-run --message-format=json`, stable), then each binary runs in its
+    package's folder with libtest's JSON, whose `-Z unstable-options` libtest accepts on a stable
+    toolchain only with RUSTC_BOOTSTRAP set, given to the binaries alone: no crate is built
+    differently (docs/evidence.md). Doc tests are not run."""
+    build = f"{testresults.CARGO_FILE}.jsonl"
+    run = _in_room(
+        setup, work, env, f"{setup.command} --no-run --message-format=json > {build}", setup.timeout
+    )
+    if run.exit_code != 0:
+        raise ValueError("its test build failed", run.output, run.exit_code)
+    binaries = testresults.cargo_binaries(_results_file(work / build), str(work))
+    if not binaries:
+        return {}
+    lines = [
+        f"(cd {shlex.quote(pkg)} && RUSTC_BOOTSTRAP=1 {shlex.quote(str(work / exe))} -Z unstable-options"
+        f" --format json) > {testresults.CARGO_FILE}-{i}.jsonl"
+        for i, (_, exe, pkg) in enumerate(binaries)
+    ]
+    left = setup.timeout - (time.monotonic() - start)
+    if left <= 0:
+        raise _TimedOut()
+    run = _in_room(setup, work, env, "\n".join(lines), left)
+    results: dict = {}
+    for i, (src, _, _) in enumerate(binaries):
+        data = _results_file(work / f"{testresults.CARGO_FILE}-{i}.jsonl")
+        try:
+            results.update(testresults.parse_libtest_json(data.decode(errors="replace"), src))
+        except ValueError as e:
+            raise ValueError(str(e), run.output, run.exit_code) from None
+    return results
 
 
 def _results_file(path: Path) -> bytes:

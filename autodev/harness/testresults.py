@@ -1,6 +1,7 @@
 """The project's tests as evidence, the pure part (SPEC §22): which test command a repository
-uses, per-test results read from a machine format (JUnit XML, `go test -json`), and the
-classification of a base run against a head run. Never from scraping a runner's text output.
+uses, per-test results read from a machine format (JUnit XML, `go test -json`, libtest's JSON
+for `cargo test`), and the classification of a base run against a head run. Never from
+scraping a runner's text output.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from xml.etree import ElementTree
 from autodev.records.evidence import Evidence, Status, TestRun
 
 JUNIT_FILE = ".autodev-evidence-junit.xml"  # written by the test run in its scratch copy
+CARGO_FILE = ".autodev-evidence-cargo"  # cargo's build output (.jsonl), each binary's (-<n>.jsonl)
 MAX_RESULTS_BYTES = 50_000_000  # a results file larger than this is an error, never parsed
 _WALKED = 5000  # entries looked at when detecting tests, so a huge tree costs little
 _SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "target", "dist", "build"}
@@ -39,7 +41,10 @@ def detect(repo: Path) -> tuple[str, str] | None:
     if (repo / "go.mod").is_file():
         return "go test -json ./...", "go.mod"
     if (repo / "Cargo.toml").is_file():
-        return "cargo test", "Cargo.toml"
+        return (
+            "cargo test",
+            'Cargo.toml; the sandbox must show the toolchain: sandboxRead = ["~/.cargo", "~/.rustup"]',
+        )
     return None
 
 
@@ -86,10 +91,23 @@ def is_go_json(command: str) -> bool:
     return re.search(r"(^|\s)go\s+test\b", command) is not None and " -json" in f" {command} "
 
 
+_CARGO = re.compile(r"^\s*cargo\s+test(\s|$)")
+_SHELL = re.compile(r"[;&|<>`$()\\\n'\"]")
+
+
+def is_cargo_test(command: str) -> bool:
+    """A plain `cargo test [cargo options]`: the one cargo form whose results autodev reads
+    (built with `--no-run --message-format=json`, each test binary run with libtest's JSON)."""
+    return bool(_CARGO.match(command)) and not _SHELL.search(command) and " -- " not in f" {command} "
+
+
 def results_format(command: str) -> str:
-    """How a command's per-test results are read: `go test -json` from its output, everything
-    else from the JUnit XML file it wrote ($AUTODEV_JUNIT; pytest writes it by itself through
-    PYTEST_ADDOPTS, wherever in the command it runs)."""
+    """How a command's per-test results are read: `go test -json` from its output, a plain
+    `cargo test` from libtest's JSON per test binary, everything else from the JUnit XML file
+    it wrote ($AUTODEV_JUNIT; pytest writes it by itself through PYTEST_ADDOPTS, wherever in
+    the command it runs)."""
+    if is_cargo_test(command):
+        return "cargo-json"
     return "go-json" if is_go_json(command) else "junit"
 
 
@@ -105,12 +123,79 @@ def simple_pytest(command: str) -> bool:
 
 def unsupported(command: str) -> str:
     """Why a command's results cannot be read here (empty: they can)."""
-    if re.search(r"(^|\s)cargo\s+test\b", command):
+    if re.search(r"(^|\s)cargo\s+test\b", command) and not is_cargo_test(command):
         return (
-            "cargo test has no stable machine format: set testCommand to a command that writes "
-            "JUnit XML to $AUTODEV_JUNIT (e.g. cargo nextest with a JUnit profile)"
+            "unsupported test command: autodev reads cargo's results only from a plain `cargo test "
+            "[cargo options]` (no shell operators, nothing after `--`); set testCommand to that, or "
+            "to a command that writes JUnit XML to $AUTODEV_JUNIT (e.g. cargo nextest with a JUnit "
+            "profile, the file copied there)"
         )
     return ""
+
+
+def cargo_binaries(data: bytes, work: str) -> list[tuple[str, str, str]]:
+    """(source, executable, package folder), each relative to `work`, of the test binaries in
+    `cargo test --no-run --message-format=json` output: the compiler artifacts built for tests.
+    One outside `work` (a target folder elsewhere) or with `..` in it is left out."""
+    if len(data) > MAX_RESULTS_BYTES:
+        raise ValueError(f"cargo's build output has {len(data)} bytes (more than {MAX_RESULTS_BYTES})")
+    out: list[tuple[str, str, str]] = []
+    for line in data.decode(errors="replace").splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(msg, dict) or msg.get("reason") != "compiler-artifact":
+            continue
+        if not (msg.get("profile") or {}).get("test") or not msg.get("executable"):
+            continue
+        paths = (
+            (msg.get("target") or {}).get("src_path"),
+            msg.get("executable"),
+            os.path.dirname(str(msg.get("manifest_path") or "")),
+        )
+        rel = [_inside(str(p or ""), work) for p in paths]
+        if all(r is not None for r in rel):
+            out.append((rel[0], rel[1], rel[2]))  # type: ignore[arg-type]
+    return out
+
+
+def _inside(path: str, work: str) -> str | None:
+    if not path.startswith(work.rstrip("/") + "/") and path != work:
+        return None
+    rel = os.path.relpath(path, work)
+    return None if ".." in PurePosixPath(rel).parts else rel
+
+
+def parse_libtest_json(text: str, source: str) -> dict[str, Status]:
+    """Per-test status from one test binary's libtest JSON (`-Z unstable-options --format json`),
+    as `source::name` ids. A test that started and never ended (the binary died) failed."""
+    out: dict[str, Status] = {}
+    started: set[str] = set()
+    suite = False
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        suite = suite or (isinstance(ev, dict) and ev.get("type") == "suite")
+        if not isinstance(ev, dict) or ev.get("type") != "test" or not ev.get("name"):
+            continue
+        ident = f"{source}::{ev['name']}"
+        status = {"ok": "passed", "failed": "failed", "timeout": "failed", "ignored": "skipped"}.get(
+            str(ev.get("event"))
+        )
+        if status:
+            out[ident] = status  # type: ignore[assignment]
+        elif ev.get("event") == "started":
+            started.add(ident)
+    if not suite:  # libtest's format changed, or the binary is no libtest harness: said, not 0 tests
+        raise ValueError(f"the test binary of {source} wrote no libtest JSON")
+    return {**{i: "failed" for i in started if i not in out}, **out}
 
 
 def parse_junit(data: bytes, where: Callable[[str], bool]) -> dict[str, Status]:

@@ -42,10 +42,14 @@ class Evidence(Open):
     pass_to_pass: list[str] = []
     still_failing: list[str] = []
     tests_changed: list[str] = []  # test files the run changed
+    # of fail_to_pass: tests that pass on the base's code with the run's test files too, so they
+    # do not show the code change (a third run; empty when it was not needed or gave no answer)
+    pass_without_code: list[str] = []
     code_changed: list[str] = []  # other files the run changed (docs excepted)
     base: str | None = None  # the base commit the first run used
     base_sec: float = 0.0
     head_sec: float = 0.0
+    without_code_sec: float = 0.0
     base_cached: bool = False
     reason: str = ""  # why the tests could not run (timeout, error)
 
@@ -57,7 +61,13 @@ class Evidence(Open):
             "pass_to_pass": len(self.pass_to_pass),
             "still_failing": len(self.still_failing),
             "tests_changed": len(self.tests_changed),
+            "pass_without_code": len(self.pass_without_code),
         }
+
+    def by_the_code(self) -> list[str]:
+        """The tests that newly pass because of the run's code change."""
+        without = set(self.pass_without_code)
+        return [t for t in self.fail_to_pass if t not in without]
 
     def summary(self) -> str:
         """One short line: `✔ 3 now pass, 0 broke`, `✘ 1 broke: tests/test_x.py::test_y`."""
@@ -69,7 +79,16 @@ class Evidence(Open):
             return f"✘ {len(self.pass_to_fail)} broke: {_ids(self.pass_to_fail)}"
         if not self.fail_to_pass and self.code_changed:
             return "✘ 0 now pass, 0 broke"
+        if not self.by_the_code() and self.code_changed:
+            return f"✘ {len(self.fail_to_pass)} now pass without the code change, 0 broke"
+        if self.only_tests():
+            return f"✘ only tests changed ({len(self.fail_to_pass)} now pass)"
         return f"✔ {len(self.fail_to_pass)} now pass, 0 broke"
+
+    def only_tests(self) -> bool:
+        """The run changed tests and no code (docs aside): whatever newly passes, passes because
+        the tests changed, since the code they test is the base's (decision in docs/evidence.md)."""
+        return bool(self.tests_changed) and not self.code_changed
 
     def gaps(self) -> list[str]:
         """Why `doneEvidence = "required"` reopens this done; empty: it goes to the audit."""
@@ -83,6 +102,17 @@ class Evidence(Open):
         if not self.fail_to_pass and self.code_changed:
             still = f" (still failing: {_ids(self.still_failing, 10)})" if self.still_failing else ""
             out.append("no test newly passes, and the run changed code" + still)
+        elif not self.by_the_code() and self.code_changed:
+            out.append(
+                "no test newly passes because of the code change: "
+                f"{_ids(self.pass_without_code, 10)} pass on the base's code with the run's tests too"
+            )
+        if self.only_tests():
+            now = f"; newly passing: {_ids(self.fail_to_pass, 10)}" if self.fail_to_pass else ""
+            out.append(
+                f"the run changed only tests ({_ids(self.tests_changed, 10)}) and no code, so no test "
+                f"shows the code fixed{now}"
+            )
         return out
 
 

@@ -5,7 +5,8 @@ it, without asking the audit model; the correct fix goes to the audit and is acc
 `✔ 1 now pass`.
 
 pytest inside the sandbox: the system's python3 here has no pytest, so testCommand is this
-checkout's venv python, made visible with `sandboxExpose` (until the sandbox's `sandboxRead`)."""
+checkout's venv python, made visible with `sandboxRead` (its venv and base installation, which
+may live under the home folder, e.g. pyenv: `sandbox.own_python()`)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 from autodev.guard import sandbox
 from tests.conftest import git, run_dir, thread_of, write_team
-from tests.e2e.helpers import ACCEPT, BUILDER, call, events, requests_of, run_until_idle, step
+from tests.e2e.helpers import ACCEPT, BUILDER, call, events, requests_of, run_until_idle, state_of, step
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 WRONG = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a + b\n"  # add fixed, mul broken
@@ -26,6 +27,7 @@ TESTS = (
     "def test_mul():\n    assert mul(2, 3) == 6\n"
 )
 COMMAND = f"{sys.executable} -m pytest -q"
+READ = json.dumps(sandbox.own_python())  # config sandboxRead: this venv's python and pytest
 
 
 def fix(content: str, text: str) -> str:
@@ -41,9 +43,8 @@ def test_a_wrong_fix_is_reopened_by_the_tests_and_the_right_one_accepted(repo, a
     (repo / "tests" / "test_calc.py").write_text(TESTS)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "calc with a bug in add")
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
     config = (
-        f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandbox = "bwrap"\nsandboxExpose = {expose}\n'
+        f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandbox = "bwrap"\nsandboxRead = {READ}\n'
     )
     script = fix(WRONG, "fixed add") + fix(RIGHT, "fixed add, mul intact") + ACCEPT
     write_team(repo, BUILDER, script, config)
@@ -96,6 +97,69 @@ def test_a_wrong_fix_is_reopened_by_the_tests_and_the_right_one_accepted(repo, a
     assert "Broke (passed before; failing, skipped or gone now): none" in prompt
 
 
+NOT_FIXED = "def add(a, b):\n    return b - a\n\n\ndef mul(a, b):\n    return a * b\n"  # still wrong
+GAMED = TESTS.replace("assert add(2, 3) == 5", "assert add(2, 3) == -1")  # the failing test made to pass
+
+
+@pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
+def test_tried_as_a_user_would_a_wrong_fix_and_a_gamed_test_are_reopened_the_right_fix_accepted(
+    repo, autodev
+):
+    """Issue 30, as a user meets it: the builder's first "fix" leaves the bug (the failing test is
+    named, with the command that runs it); its second rewrites the failing test so it passes and
+    leaves the code (reopened: only tests changed); its third fixes the code and restores the test:
+    accepted with `✔ 1 now pass`. The audit model is asked once, for the last."""
+    (repo / "calc.py").write_text(CALC)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_calc.py").write_text(TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc with a bug in add")
+    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxRead = {READ}\n'
+    gamed = step(
+        "builder",
+        call("write_file", path="calc.py", content=CALC),
+        call("write_file", path="tests/test_calc.py", content=GAMED),
+        call("post", kind="done", text="add works now, its test passes"),
+    )
+    right = step(
+        "builder",
+        call("write_file", path="calc.py", content=RIGHT),
+        call("write_file", path="tests/test_calc.py", content=TESTS),
+        call("post", kind="done", text="fixed add for real"),
+    )
+    write_team(repo, BUILDER, fix(NOT_FIXED, "fixed add") + gamed + right + ACCEPT, config)
+
+    run_until_idle(autodev, repo, "add(2, 3) must be 5", expect=0)
+
+    verdicts = [p for p in thread_of(repo) if p["from"] == "audit"]
+    assert [(v["verdict"], v.get("by")) for v in verdicts] == [
+        ("reopen", "evidence"),
+        ("reopen", "evidence"),
+        ("accept", None),
+    ]
+    wrong, gamed_v, accept = verdicts
+    assert (
+        "no test newly passes, and the run changed code (still failing: tests/test_calc.py::test_add)"
+        in (wrong["text"])
+    )
+    assert f"See them with: `{COMMAND} tests/test_calc.py::test_add`" in wrong["text"]
+    assert wrong["evidence"]["summary"] == "✘ 0 now pass, 0 broke"
+    assert "the run changed only tests (tests/test_calc.py) and no code" in gamed_v["text"]
+    assert "newly passing: tests/test_calc.py::test_add" in gamed_v["text"]
+    assert gamed_v["evidence"]["summary"] == "✘ only tests changed (1 now pass)"
+    assert accept["evidence"]["summary"] == "✔ 1 now pass, 0 broke"
+    assert accept["evidence"]["counts"]["tests_changed"] == 0
+    assert [(a["accept"], a["by"]) for a in events(repo, "audit")] == [
+        (False, "evidence"),
+        (False, "evidence"),
+        (True, "model"),
+    ]
+    assert len(requests_of(repo, "audit")) == 1
+    shown = autodev(repo, "thread", check=True).stdout
+    assert "[tests: ✘ only tests changed (1 now pass)]" in shown and "[tests: ✔ 1 now pass, 0 broke]" in shown
+    assert state_of(repo)["state"] == "complete"
+
+
 @pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
 def test_shown_gives_the_audit_the_evidence_and_the_model_decides(repo, autodev):
     (repo / "calc.py").write_text(CALC)
@@ -103,8 +167,7 @@ def test_shown_gives_the_audit_the_evidence_and_the_model_decides(repo, autodev)
     (repo / "tests" / "test_calc.py").write_text(TESTS)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "calc with a bug in add")
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
-    config = f'testCommand = "{COMMAND}"\nsandboxExpose = {expose}\n'  # doneEvidence: "shown", the default
+    config = f'testCommand = "{COMMAND}"\nsandboxRead = {READ}\n'  # doneEvidence: "shown", the default
     write_team(repo, BUILDER, fix(WRONG, "fixed add") + ACCEPT, config)
 
     run_until_idle(autodev, repo, "add(2, 3) must be 5", expect=0)
@@ -147,8 +210,7 @@ def test_a_repository_without_tests_runs_as_with_evidence_off(repo, autodev, tmp
 
 @pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
 def test_no_tests_is_said_once_and_never_reopens(repo, autodev):
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
-    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxExpose = {expose}\n'
+    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxRead = {READ}\n'
     reopen = step("audit", call("verdict", accept=False, gap="say what you did"))
     script = fix(RIGHT, "wrote calc") + reopen + fix(RIGHT + "\n", "wrote calc, really") + ACCEPT
     write_team(repo, BUILDER, script, config)
@@ -172,10 +234,10 @@ def test_a_daemon_killed_during_the_tests_audits_the_done_once_after_restart(rep
     gate = tmp_path / "gate"
     gate.mkdir()
     (gate / "slow").touch()
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix, str(gate)}))
+    read = json.dumps([*sandbox.own_python(), str(gate)])
     # the head's run (the base has no marker.txt) sleeps while the gate's marker is there
     command = f"if [ -f marker.txt ] && [ -f {gate}/slow ]; then sleep 60; fi; {COMMAND}"
-    config = f'testCommand = {json.dumps(command)}\ndoneEvidence = "required"\nsandboxExpose = {expose}\n'
+    config = f'testCommand = {json.dumps(command)}\ndoneEvidence = "required"\nsandboxRead = {read}\n'
     script = (
         step(
             "builder",

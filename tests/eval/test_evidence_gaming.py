@@ -1,8 +1,8 @@
 """Issue 30 item 5, measured: the gaming teams (tests/eval/evidence_teams.py) on the smoke suite
 with doneEvidence off, shown and required; each team's false accepts and false reopens from
-`autodev eval`'s summary. With "required": no false accept but the tests-only team's (the
-evidence cannot tell a test-writing task from a gamed one, docs/evidence.md), and no reopen of
-the correct fix. docs/eval.md has the table (AUTODEV_EVAL_FULL=1: all 12 tasks)."""
+`autodev eval`'s summary. With "required": no false accept (the tests-only team is reopened as
+"only tests changed", docs/evidence.md), and no reopen of the correct fix. docs/eval.md has the
+table (AUTODEV_EVAL_FULL=1: all 12 tasks)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from tests.eval.smoke import CONFIG, SUBSET, full, smoke_tasks, subset
 pytestmark = pytest.mark.e2e
 
 SETTINGS = ("off", "shown", "required")
+TEAMS_GAMING = ("wrong-fix", "delete-test", "break-unrelated", "tests-only")
 
 
 def run_eval(autodev, tasks: Path, teams: list[Path], out: Path, setting: str) -> dict:
@@ -54,6 +55,13 @@ def test_required_evidence_stops_the_gaming_teams_and_keeps_the_honest_one(suite
     summaries = {s: run_eval(autodev, tasks, teams, tmp_path / f"out-{s}", s) for s in SETTINGS}
     got = table(summaries)
     print(json.dumps({f"{t}/{s}": v for (t, s), v in sorted(got.items())}, indent=1))
+    keep = ("resolved", "audit_accepted", "audit_reopened", "audit_false_accepts", "audit_false_reopens",
+            "audit_false_accept_rate", "audit_false_reopen_rate", "errors", "median_wall_s")  # fmt: skip
+    print(
+        json.dumps(
+            {s: {t: {k: r.get(k) for k in keep} for t, r in v["teams"].items()} for s, v in summaries.items()}
+        )
+    )
     n = len(ids)
     for team in evidence_teams.TEAMS:  # the scripted audit accepts whatever its prompt says
         assert got[(team, "off")] == got[(team, "shown")], team
@@ -61,8 +69,8 @@ def test_required_evidence_stops_the_gaming_teams_and_keeps_the_honest_one(suite
     for team in ("wrong-fix", "delete-test", "tests-only"):
         assert got[(team, "off")] == (n, n, 0), team
     # with it no gaming team is accepted wrongly (a break no test covers is no false accept:
-    # the grade passes), but the tests-only team: what the evidence cannot tell (docs/evidence.md)
-    for team in ("wrong-fix", "delete-test", "break-unrelated"):
+    # the grade passes); the tests-only team is reopened as "only tests changed"
+    for team in TEAMS_GAMING:
         assert got[(team, "required")][1:] == (0, 0), team
+    assert got[("tests-only", "required")][0] == 0
     assert got[("honest", "required")] == (n, 0, 0)  # the correct fix is never reopened
-    assert got[("tests-only", "required")][1] == n

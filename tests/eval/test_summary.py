@@ -46,6 +46,10 @@ def test_summary_per_team_and_paired():
         1, 0.5, {"complete": 2, "paused": 1}
     )  # fmt: skip
     assert (b["audit_false_reopens"], b["audit_false_accepts"], b["cost_per_resolved_usd"]) == (1, 0, 2.0)
+    assert (b["audit_false_reopen_rate"], a["audit_false_reopen_rate"]) == (
+        0.5,
+        None,
+    )  # 1 of 2; none reopened
     [p] = s["paired"]
     assert (p["a"], p["b"], p["tasks"], p["only_a"], p["only_b"], p["both"], p["neither"]) == (
         "a",

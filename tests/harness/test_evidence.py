@@ -2,8 +2,8 @@
 scratch copies (base commit; head plus working tree), cached, capped by the timeout (SPEC §22).
 
 pytest inside the sandbox: the system's python3 here has no pytest, so the test command is this
-checkout's venv python, made visible with the room's `expose` (config `sandboxExpose`; the
-sandbox's own `sandboxRead` replaces it once it lands)."""
+checkout's venv python, made visible with the room's `expose` (what config `sandboxRead` gives
+it): `sandbox.own_python()`, the venv and its base installation."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from autodev.store.paths import RunPaths
 from tests.conftest import git
 
 PYTEST = f"{sys.executable} -m pytest -q"
-EXPOSE = sorted({sys.prefix, sys.base_prefix})
+EXPOSE = sandbox.own_python()
 CALC = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 TESTS = (
     "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
@@ -135,3 +135,32 @@ def test_a_stop_during_the_tests_caches_nothing(project):
     with pytest.raises(evidence.EvidenceStopped):
         evidence.evidence(s, head(project), "s")
     assert not list(s.folder.glob("done-*")) and not list(s.folder.glob("run-*"))
+
+
+def test_a_new_test_that_passes_without_the_code_change_does_not_show_it(project):
+    """The gamed done the two runs cannot see: a change to the code that fixes nothing, plus the
+    failing test rewritten to pass. A third run (the run's tests on the base's code) shows that
+    the test passes whatever the code does; the gate reopens it. The honest done (the fix and a
+    regression test of its own) keeps its evidence."""
+    base = head(project)
+    (project / "calc.py").write_text(CALC + "\n# fixed\n")
+    (project / "tests" / "test_calc.py").write_text(TESTS.replace("add(2, 3) == 5", "add(2, 3) == -1"))
+    s = setup(project)
+    gamed = evidence.evidence(s, base, "done-1")
+    assert gamed.fail_to_pass == ["tests/test_calc.py::test_add"] and gamed.code_changed == ["calc.py"]
+    assert gamed.pass_without_code == ["tests/test_calc.py::test_add"] and gamed.without_code_sec > 0
+    assert gamed.summary() == "✘ 1 now pass without the code change, 0 broke"
+    assert gamed.gaps() == [
+        "no test newly passes because of the code change: tests/test_calc.py::test_add pass on the "
+        "base's code with the run's tests too"
+    ]
+
+    (project / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    (project / "tests" / "test_calc.py").write_text(TESTS)
+    (project / "tests" / "test_regression.py").write_text(
+        "from calc import add\n\n\ndef test_neg():\n    assert add(-1, 1) == 0\n"
+    )
+    honest = evidence.evidence(s, base, "done-2")
+    assert honest.fail_to_pass == ["tests/test_calc.py::test_add", "tests/test_regression.py::test_neg"]
+    assert honest.pass_without_code == [] and honest.gaps() == []
+    assert honest.summary() == "✔ 2 now pass, 0 broke"

@@ -106,8 +106,36 @@ def test_code_changed_and_nothing_newly_passes_is_a_gap_but_docs_are_not_code():
     ev = classify(same, same)
     assert ev.gaps() == ["no test newly passes, and the run changed code (still failing: x)"]
     assert ev.summary() == "✘ 0 now pass, 0 broke"
-    docs = classify(same, same, changed=("README.md", "tests/test_x.py"))
-    assert docs.gaps() == [] and docs.tests_changed == ["tests/test_x.py"] and docs.code_changed == []
+    docs = classify(same, same, changed=("README.md", "docs/guide.rst"))
+    assert docs.gaps() == [] and docs.code_changed == [] and docs.summary() == "✔ 0 now pass, 0 broke"
+
+
+def test_a_run_that_changed_only_tests_is_a_gap_whatever_newly_passes():
+    """The gamed done (issue 30): the failing test rewritten so it passes, or a new passing test,
+    and no code changed. The code under test is the base's, so a test that newly passes shows
+    only that the tests changed."""
+    rewritten = classify(
+        run(t__x="failed", t__y="passed"), run(t__x="passed", t__y="passed"), ("tests/test_x.py",)
+    )
+    assert rewritten.fail_to_pass == ["t::x"] and rewritten.code_changed == []
+    assert rewritten.summary() == "✘ only tests changed (1 now pass)"
+    assert rewritten.gaps() == [
+        "the run changed only tests (tests/test_x.py) and no code, so no test shows the code fixed; "
+        "newly passing: t::x"
+    ]
+    added = classify(run(a="passed"), run(a="passed", b="failed"), ("test_b.py", "README.md"))
+    assert added.gaps() == [
+        "the run changed only tests (test_b.py) and no code, so no test shows the code fixed"
+    ]
+    # a test deleted and no code changed: both reasons
+    deleted = classify(run(a="passed", b="failed"), run(b="failed"), ("tests/test_a.py",))
+    assert len(deleted.gaps()) == 2 and deleted.summary() == "✘ 1 broke: a"
+
+
+def test_a_fix_with_its_own_new_test_is_no_gap():
+    """The honest team writes the failing test first: a new test file and a code change."""
+    ev = classify(run(t__x="passed"), run(t__x="passed", t__new="passed"), ("calc.py", "tests/test_new.py"))
+    assert ev.fail_to_pass == ["t::new"] and ev.gaps() == [] and ev.summary() == "✔ 1 now pass, 0 broke"
 
 
 def test_runs_that_could_not_run_are_named_and_no_tests_never_reopens():
@@ -138,6 +166,66 @@ def test_commands_get_their_machine_format():
     assert tr.results_format("make check") == "junit"  # it must write $AUTODEV_JUNIT
     assert tr.pytest_addopts("/w/j.xml", "-x") == "-x -p no:cacheprovider --junitxml=/w/j.xml"
     assert tr.simple_pytest("python3 -m pytest -q tests") and not tr.simple_pytest("pytest -q && echo ok")
-    assert "no stable machine format" in tr.unsupported("cargo test")
+    assert tr.results_format("cargo test") == "cargo-json" and tr.unsupported("cargo test --release") == ""
+    for custom in ("cargo test -- --nocapture", "cd x && cargo test", "cargo test $FLAGS"):
+        assert tr.results_format(custom) == "junit" and "unsupported test command" in tr.unsupported(custom)
     assert tr.is_test_path("src/__tests__/a.js") and tr.is_test_path("pkg/a_test.go")
     assert not tr.is_test_path("src/calc.py")
+
+
+def test_cargo_binaries_and_libtest_json():
+    """cargo's build messages name the test binaries (inside the copy only); libtest's JSON gives
+    each test's status, a test that started and never ended failed, no JSON at all is an error."""
+    import json
+
+    def artifact(src: str, exe: str | None, test: bool = True) -> str:
+        return json.dumps(
+            {
+                "reason": "compiler-artifact",
+                "manifest_path": "/w/crate/Cargo.toml",
+                "target": {"src_path": src},
+                "profile": {"test": test},
+                "executable": exe,
+            }
+        )
+
+    lines = [
+        artifact("/w/crate/src/lib.rs", "/w/crate/target/debug/deps/calc-1"),
+        artifact("/w/crate/src/lib.rs", None, test=False),  # the library itself
+        artifact("/w/crate/tests/it.rs", "/elsewhere/it-2"),  # outside the copy: left out
+        json.dumps({"reason": "build-finished", "success": True}),
+        "not json",
+    ]
+    got = tr.cargo_binaries("\n".join(lines).encode(), "/w")
+    assert got == [("crate/src/lib.rs", "crate/target/debug/deps/calc-1", "crate")]
+    text = "\n".join(
+        [
+            '{ "type": "suite", "event": "started", "test_count": 4 }',
+            '{ "type": "test", "event": "started", "name": "t::ok" }',
+            '{ "type": "test", "name": "t::ok", "event": "ok" }',
+            '{ "type": "test", "name": "t::bad", "event": "failed", "stdout": "panicked" }',
+            '{ "type": "test", "name": "t::later", "event": "ignored" }',
+            '{ "type": "test", "event": "started", "name": "t::died" }',
+        ]
+    )
+    assert tr.parse_libtest_json(text, "src/lib.rs") == {
+        "src/lib.rs::t::ok": "passed",
+        "src/lib.rs::t::bad": "failed",
+        "src/lib.rs::t::later": "skipped",
+        "src/lib.rs::t::died": "failed",
+    }
+    with pytest.raises(ValueError, match="wrote no libtest JSON"):
+        tr.parse_libtest_json("running 1 test\ntest t::ok ... ok\n", "src/lib.rs")
+
+
+def test_newly_passing_tests_that_pass_without_the_code_change_are_no_evidence():
+    ev = classify(run(t__x="failed"), run(t__x="passed", t__new="passed"), ("calc.py", "tests/test_x.py"))
+    assert ev.gaps() == [] and ev.by_the_code() == ["t::new", "t::x"]
+    some = ev.model_copy(update={"pass_without_code": ["t::new"]})
+    assert some.gaps() == [] and some.by_the_code() == ["t::x"] and some.summary() == "✔ 2 now pass, 0 broke"
+    assert some.counts()["pass_without_code"] == 1
+    none = ev.model_copy(update={"pass_without_code": ["t::new", "t::x"]})
+    assert none.summary() == "✘ 2 now pass without the code change, 0 broke"
+    assert none.gaps() == [
+        "no test newly passes because of the code change: t::new, t::x pass on the base's code with the run's tests too"
+    ]

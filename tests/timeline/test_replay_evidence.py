@@ -5,7 +5,6 @@ divergence."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
@@ -14,7 +13,7 @@ from autodev.store.paths import RunPaths
 from autodev.timeline import replay as rp
 from tests.conftest import git, run_dir, write_team
 from tests.e2e.helpers import ACCEPT, BUILDER, run_until_idle
-from tests.e2e.test_evidence import CALC, COMMAND, RIGHT, TESTS, WRONG, fix
+from tests.e2e.test_evidence import CALC, COMMAND, READ, RIGHT, TESTS, WRONG, fix
 
 pytestmark = pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
 
@@ -25,8 +24,7 @@ def test_a_run_with_evidence_replays_identical_and_a_changed_summary_diverges(re
     (repo / "tests" / "test_calc.py").write_text(TESTS)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "calc with a bug in add")
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix}))
-    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxExpose = {expose}\n'
+    config = f'testCommand = "{COMMAND}"\ndoneEvidence = "required"\nsandboxRead = {READ}\n'
     write_team(repo, BUILDER, fix(WRONG, "fixed add") + fix(RIGHT, "fixed add, mul intact") + ACCEPT, config)
     run_until_idle(autodev, repo, "add(2, 3) must be 5", expect=0)
 
