@@ -21,7 +21,7 @@ from autodev.cli.edge import guarded, version_line
 Spec = tuple[int, int, dict[str, str], frozenset[str]]
 NONE: frozenset[str] = frozenset()
 COMMANDS: dict[str, Spec] = {
-    "send": (0, 1, {"--file": "file", "-f": "file"}, NONE),
+    "send": (0, 1, {"--file": "file", "-f": "file"}, frozenset({"--all"})),
     "approve": (0, 1, {}, NONE),
     "deny": (0, 1, {"--reason": "reason"}, NONE),
     "answer": (2, 2, {}, NONE),
@@ -86,7 +86,7 @@ def run(argv: list[str]) -> None:
 
     name = argv[0]
     calls: dict[str, Callable[[], None]] = {
-        "send": lambda: steer.send(args[0] if args else None, opts.get("file")),
+        "send": lambda: steer.send(args[0] if args else None, opts.get("file"), "--all" in flags),
         "approve": lambda: steer.approve(args[0] if args else None),
         "deny": lambda: steer.deny(args[0] if args else None, opts.get("reason", "")),
         "answer": lambda: steer.answer(args[0], args[1]),
