@@ -95,6 +95,10 @@ def runs_list(
     from autodev.user import runs_view
 
     _show(runs.listing(), as_json, runs_view.render_listing)
+    if not as_json:
+        from autodev.user.group_view import render_groups
+
+        render_groups()
 
 
 @runs_app.command("stats")
@@ -115,13 +119,37 @@ def _show(data: T, as_json: bool, render: Callable[[T], None]) -> None:
 
 @runs_app.command("prune")
 def runs_prune(
-    older_than: str = typer.Option(..., "--older-than", help="Age of the last activity, e.g. 30d, 12h."),
+    older_than: str | None = typer.Option(
+        None, "--older-than", help="Age of the last activity, e.g. 30d, 12h."
+    ),
+    group: str | None = typer.Option(None, "--group", help="Remove this best-of group's worktrees now."),
 ):
     """Remove run folders older than the age (never one whose daemon is alive), and forget
-    runs whose folder was deleted by hand."""
+    runs whose folder was deleted by hand; best-of groups' worktrees too (their refs stay)."""
+    from autodev.errors import UsageError
+    from autodev.group import prune as groups
     from autodev.store import runs
 
-    out = runs.prune(runs.parse_age(older_than))
+    if older_than is None and group is None:
+        raise UsageError(
+            "say what to prune: --older-than AGE, or --group ID", "e.g. `autodev runs prune --older-than 30d`"
+        )
+    age = runs.parse_age(older_than) if older_than is not None else None
+    kept = False
+    for g in groups.prune(age, group):
+        if g.why_not:
+            kept = True
+            print(f"kept group {g.group.id} ({g.group.repo}): {g.why_not}", file=sys.stderr)
+        else:
+            print(
+                f"removed group {g.group.id}'s worktrees ({len(g.removed)} folders); its runs stay on refs/autodev/best-of/{g.group.id}/"
+            )
+    if age is None:
+        if kept:
+            raise typer.Exit(1)
+        return
+    out = runs.prune(age)
+    kept = kept or bool(out["refused"])
     for r in out["removed"]:
         print(f"removed {r['run_dir']} ({r['repo']}, run {r['run']})")
     for r in out["missing"]:
@@ -130,7 +158,7 @@ def runs_prune(
         print(f"kept {r['run_dir']} ({r['repo']}): {r['why']}", file=sys.stderr)
     if not any(out.values()):
         print("nothing to prune")
-    if out["refused"]:
+    if kept:
         raise typer.Exit(1)
 
 

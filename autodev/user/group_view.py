@@ -98,3 +98,18 @@ def render_pick(p: Pick, applying: bool = False) -> None:
         con.print(
             f"  applied: run {g.applied.get('k')} to {g.applied.get('branch')} ({g.applied.get('how')})"
         )
+
+
+def render_groups() -> None:
+    """`autodev runs`: the best-of groups whose worktrees are still on disk."""
+    from autodev.group.record import all_groups
+
+    live = [g for g in all_groups() if not g.pruned]
+    if not live:
+        return
+    con = console()
+    con.print("\nbest-of groups (worktrees kept until `autodev runs prune --group ID`):")
+    for g in live:
+        state = "ended" if g.ended else ("driving" if g.driver_alive() else "driver stopped")
+        applied = f", run {g.applied.get('k')} applied" if g.applied else ""
+        con.print(f"  {g.id}  {escape(str(g.repo))}  {g.n} runs, {state}{applied}  {escape(str(g.folder))}")

@@ -236,3 +236,47 @@ def test_two_groups_on_one_repository_do_not_collide(repo, autodev):
     assert r.stdout.count("sent (") == 2
     for m in find(repo, second).members.values():
         assert list(m.paths.inbox.iterdir())
+
+
+def test_the_group_cost_cap_counts_every_run_and_stops_the_group(repo, autodev):
+    """--group-max-cost-usd: once the runs together spent it, no further run starts and the
+    going ones are stopped; status says so, and the pick ranks what ended."""
+    price = "[price]\ninput_per_token = 0.001\noutput_per_token = 0.002\n"
+    write_team(repo, BUILDER, price + writes("a.txt", "a\n"))
+    gid = start_group(
+        autodev, repo, "--best-of", "3", "--parallel", "1", "--group-max-cost-usd", "0.0001", "go"
+    )
+    g = ended(autodev, repo)
+    assert g["id"] == gid and g["budget_reached"] and g["max_cost_usd"] == 0.0001
+    assert [r["state"] for r in g["runs"]] == ["complete", "skipped", "skipped"]
+    assert g["spent"] >= 0.0001 and g["runs"][0]["cost"] == g["spent"]
+    shown = " ".join(autodev(repo, "status", check=True, env=WIDE).stdout.split())
+    assert "of $0.00 (group cap)" in shown and "the group's cost cap was reached" in shown
+    picked = json.loads(autodev(repo, "pick", "--json", check=True).stdout)
+    assert picked["order"] == [1] and picked["reason"] == "run 1 is the only run that ended"
+
+
+def test_worktrees_are_listed_and_go_only_with_an_explicit_prune(repo, autodev):
+    write_team(repo, BUILDER, writes("a.txt", "a\n"))
+    gid = start_group(autodev, repo, "--best-of", "2", "go")
+    ended(autodev, repo)
+    from autodev.group.record import find
+
+    g = find(repo, gid)
+    trees = [m.worktree for m in g.members.values()]
+    listed = " ".join(autodev(repo, "runs", check=True, env=WIDE).stdout.split())
+    assert f"{gid} {repo} 2 runs, ended" in listed
+    # an age prune leaves a group's runs alone unless the group is older than the age
+    autodev(repo, "runs", "prune", "--older-than", "30d", check=True)
+    assert all(t.is_dir() for t in trees) and all(m.paths.run_dir.is_dir() for m in g.members.values())
+    r = autodev(repo, "runs", "prune", "--group", gid, check=True)
+    assert f"removed group {gid}'s worktrees" in r.stdout
+    assert not any(t.exists() for t in trees) and not any(
+        m.paths.run_dir.exists() for m in g.members.values()
+    )
+    assert git(repo, "worktree", "list").count("\n") == 1
+    for k in (1, 2):  # the work stays on the refs
+        assert git(repo, "show", f"refs/autodev/best-of/{gid}/{k}:a.txt") == "a\n"
+    assert gid not in autodev(repo, "runs", check=True, env=WIDE).stdout
+    # pick still ranks from the kept record
+    assert json.loads(autodev(repo, "pick", "--group", gid, "--json", check=True).stdout)["group"] == gid
