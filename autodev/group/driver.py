@@ -22,6 +22,7 @@ from autodev.group.record import Group, Member, append, load
 from autodev.guard import keys
 from autodev.host import spawn
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.rules.names import RUN_INDEX
 from autodev.store.lock import DaemonLock
 from autodev.store.state import StateFile
 
@@ -35,6 +36,7 @@ def start_run(g: Group, m: Member, key_names: list[str]) -> int:
     append(g.folder, {"id": f"started:{m.k}", "type": "started", "k": m.k})
     fresh = not m.paths.thread.exists() or m.paths.thread.stat().st_size == 0
     env, fd = keys.handover(key_names, base={**os.environ, **keys.all_keys(key_names)})
+    env[RUN_INDEX] = str(m.k)  # a scripted team's steps may differ by run (`runs = [...]`)
     try:
         with open(g.log, "ab") as log:
             log.write(f"run {m.k}: autodev start in {m.worktree}\n".encode())
