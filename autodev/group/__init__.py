@@ -1,8 +1,8 @@
 """Best of N (SPEC §23, docs/best-of.md): a group of N ordinary runs of the team from one commit,
-each in its own worktree, branch, run folder and daemon, and the pick among them.
+each in its own work tree (a clone), branch, run folder and daemon, and the pick among them.
 
 - `record`: the group's durable record (`$AUTODEV_HOME/groups/<repo-folder>/<group>/group.jsonl`)
-- `worktrees`: a run's worktree, the ref that keeps its work, changed lines, prune
+- `worktrees`: a run's clone, the ref that keeps its work, changed lines, removal
 - `driver`: the detached process that starts up to `parallel` runs, notices their ends, holds
   the group's cost cap (`python -P -m autodev.group FOLDER`)
 - `facts`: what each run shows (state, turns, spend, evidence, audit)

@@ -1,4 +1,4 @@
-"""`autodev runs prune` for best-of groups: a group's worktrees, branches and run folders go only
+"""`autodev runs prune` for best-of groups: a group's clones and run folders go only
 here, when every run has ended and no daemon or driver of it is alive; its refs
 (`refs/autodev/best-of/<group>/<k>`) and its record stay."""
 

@@ -4,7 +4,7 @@ Where it lives: `$AUTODEV_HOME/groups/<repo-folder>/<group>/`, `<repo-folder>` b
 the repository's own run folder (`<project>-<hash>`), so one listing finds a repository's groups
 and two groups on one repository never share a path. The folder holds `group.jsonl` (this
 record), `driver.lock` (the flock of the process that drives the group), `driver.log` and the
-runs' worktrees `<project>-<k>/`.
+runs' clones `<project>-<k>/`.
 
 `group.jsonl` is a journal of intents and effects, every line fsynced before what depends on it,
 idempotent by id: `created` (objective, base commit, branch, N, parallel, caps, team variants),

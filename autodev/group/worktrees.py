@@ -1,9 +1,10 @@
-"""The group's worktrees and refs: one `git worktree` per run, made from the group's base commit
+"""The group's work trees and refs: one clone per run, checked out from the group's base commit
 on a branch of its own; at its end, the run's work (commits, and what it left uncommitted, as a
-commit on top) kept on `refs/autodev/best-of/<group>/<k>`; removed only by `autodev runs prune`.
+commit on top) kept on `refs/autodev/best-of/<group>/<k>` in the user's repository; the clones
+removed only by `autodev runs prune`.
 
-Every step is idempotent against what an interrupted one left (a folder without its worktree, a
-branch without its folder), so a driver killed mid-step redoes it on resume. Git runs through
+Every step is idempotent against what an interrupted one left (a folder without its clone, a
+clone without its branch), so a driver killed mid-step redoes it on resume. Git runs through
 `timeline.git` (hostgit: pinned, hooks off)."""
 
 from __future__ import annotations
@@ -26,17 +27,29 @@ def variant(g: Group, k: int) -> Path | None:
 
 
 def make(g: Group, k: int) -> None:
-    """Worktree `k`: intent, then the worktree, then `made:K`."""
+    """Run `k`'s work tree: intent, then a clone of the repository checked out on the run's
+    branch at the base commit, then `made:K`.
+
+    A clone, not a `git worktree`: a worktree's git folder is the repository's own `.git`, which
+    the sandbox must leave writable for commits, so a run could move the user's branch or another
+    run's. A clone's objects and refs are its own (`--no-local`: not even hard links); the
+    user's repository is not in the run's sandbox at all, and nothing of the run reaches it but
+    the commit `keep` fetches once the run has ended."""
     path, branch = g.worktree_of(k), g.branch_of(k)
     append(g.folder, {"id": f"worktree:{k}", "type": "worktree", "k": k, "path": str(path), "branch": branch})
-    if not (path / ".git").is_file():
+    if not (path / ".git" / "HEAD").is_file():
         if path.exists():
-            shutil.rmtree(path)  # a `worktree add` killed before it finished
-        git.git(g.repo, "worktree", "prune")
-        if git.ref(g.repo, f"refs/heads/{branch}"):
-            git.git(g.repo, "worktree", "add", "-q", str(path), branch)
-        else:
-            git.git(g.repo, "worktree", "add", "-q", "-b", branch, str(path), g.base)
+            shutil.rmtree(path)  # a clone killed before it finished
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            git.clone(g.repo, path)
+        except git.GitError as e:
+            raise git.GitError(f"could not clone {g.repo} for run {k}: {e.message}", git.FIX) from None
+        git.git(path, "remote", "remove", "origin", check=False)  # no way back but `keep`'s fetch
+        with open(path / ".git" / "info" / "exclude", "a") as f:
+            f.write(".autodev/\n")  # the group's config, never the run's work
+    if not git.ref(path, f"refs/heads/{branch}"):
+        git.git(path, "checkout", "-q", "-b", branch, g.base)
     # the run's config is the one the group began with, never what the base commit holds
     # (timeline/safe.py)
     install_config(g.config, path / ".autodev")
@@ -47,13 +60,21 @@ def make(g: Group, k: int) -> None:
 
 
 def keep(g: Group, k: int) -> str:
-    """The run's work on `refs/autodev/best-of/<group>/<k>`: its head, with what it left
-    uncommitted (.autodev/ aside) committed on top. Returns the commit."""
+    """The run's work on `refs/autodev/best-of/<group>/<k>` in the user's repository: its head,
+    with what it left uncommitted (.autodev/ and secret files aside) committed on top, fetched
+    from its clone once its daemon is gone. Returns the commit."""
     tree = g.worktree_of(k)
     head = git.head(tree) or g.base
     sha = _snapshot(tree, head, f"autodev: what run {k} of best-of group {g.id} left uncommitted") or head
-    git.git(g.repo, "update-ref", g.ref_of(k), sha)
+    git.git(tree, "update-ref", KEPT, sha)
+    git.git(g.repo, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(tree), f"+{KEPT}:{g.ref_of(k)}")
+    got = git.ref(g.repo, g.ref_of(k))
+    if got != sha:
+        raise git.GitError(f"run {k}'s work did not arrive on {g.ref_of(k)} ({got} is not {sha})", git.FIX)
     return sha
+
+
+KEPT = "refs/autodev/kept"
 
 
 def _snapshot(repo: Path, parent: str, msg: str) -> str | None:
@@ -83,21 +104,17 @@ def changed_lines(repo: Path, base: str, sha: str) -> int:
 
 
 def remove(g: Group) -> list[str]:
-    """The worktrees, their branches and run folders removed (the refs stay); what was removed."""
+    """The runs' clones and run folders removed (the refs in the user's repository stay); what
+    was removed."""
     gone: list[str] = []
     for k in range(1, g.n + 1):
         path = g.worktree_of(k)
         run_dir = RunPaths(path).run_dir
         if path.exists():
-            git.git(g.repo, "worktree", "remove", "--force", str(path), check=False)
-            if path.exists():
-                shutil.rmtree(path)
+            shutil.rmtree(path)
             gone.append(str(path))
-        if git.ref(g.repo, f"refs/heads/{g.branch_of(k)}"):
-            git.git(g.repo, "branch", "-q", "-D", g.branch_of(k), check=False)
         if run_dir.exists():
             shutil.rmtree(run_dir)
             gone.append(str(run_dir))
-    git.git(g.repo, "worktree", "prune", check=False)
     append(g.folder, {"id": "pruned", "type": "pruned"})
     return gone
