@@ -124,6 +124,9 @@ def test_best_of_three_picks_the_fix_that_breaks_nothing_and_applies_it(repo, au
         assert json.loads(autodev(t, "status", "--json", check=True).stdout)["state"] == "complete"
     shown = " ".join(autodev(repo, "status", check=True, env=WIDE).stdout.split())
     assert f"best-of group {gid}: 3 runs" in shown and "✔ 1 now pass, 0 broke" in shown
+    # replay takes a group run by its id, from anywhere
+    replayed = autodev(repo, "replay", runs[2]["run"], timeout=120)
+    assert replayed.returncode == 0 and "identical" in replayed.stdout, replayed.stdout + replayed.stderr
 
     picked = json.loads(autodev(repo, "pick", "--json", check=True).stdout)
     assert picked["winner"] == 2 and picked["order"] == [2, 3, 1]
@@ -280,3 +283,25 @@ def test_worktrees_are_listed_and_go_only_with_an_explicit_prune(repo, autodev):
     assert gid not in autodev(repo, "runs", check=True, env=WIDE).stdout
     # pick still ranks from the kept record
     assert json.loads(autodev(repo, "pick", "--group", gid, "--json", check=True).stdout)["group"] == gid
+
+
+def test_the_group_cost_cap_stops_runs_that_are_going(repo, autodev):
+    """Both runs at once: after their first turns the group is over its cap, and the driver stops
+    them mid-way (the second turn's slow request is cut); neither reaches done."""
+    price = "[price]\ninput_per_token = 0.001\noutput_per_token = 0.002\n"
+    script = (
+        price
+        + step("builder", call("post", kind="say", text="thinking"))
+        + step("builder", call("post", kind="done", text="done"), delay_sec=20)
+        + ACCEPT
+    )
+    write_team(repo, BUILDER, script)
+    start_group(autodev, repo, "--best-of", "2", "--group-max-cost-usd", "0.0001", "go")
+    g = ended(autodev, repo, timeout=60)
+    assert g["budget_reached"]
+    assert [r["state"] for r in g["runs"]] == ["stopped", "stopped"]
+    from autodev.group.record import find
+
+    for m in find(repo, g["id"]).members.values():
+        kinds = [json.loads(p)["kind"] for p in m.paths.thread.read_text().splitlines()]
+        assert "done" not in kinds
