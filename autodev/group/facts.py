@@ -50,7 +50,8 @@ def _count(ev: JsonObject | None, key: str) -> int | None:
     return v if isinstance(v, int) else None
 
 
-def of_run(g: Group, k: int) -> RunFacts:
+def of_run(g: Group, k: int, lines: bool = True) -> RunFacts:
+    """Run `k`'s facts; `lines`: also the size of its kept work (a git diff)."""
     from autodev.group import worktrees
 
     m = g.members.get(k)
@@ -66,9 +67,7 @@ def of_run(g: Group, k: int) -> RunFacts:
     figures = usage_of(st) if st else None
     tail = read_tail(paths.thread, 200) if paths.thread.exists() else []
     ev = last_evidence(paths.run_dir)
-    lines = None
-    if m.ref:
-        lines = worktrees.changed_lines(g.repo, g.base, m.ref)
+    changed = worktrees.changed_lines(g.repo, g.base, m.ref) if m.ref and lines else None
     return RunFacts(
         k=k,
         run=st.run_id if st else None,
@@ -84,13 +83,13 @@ def of_run(g: Group, k: int) -> RunFacts:
         evidence=str(ev["summary"]) if ev and isinstance(ev.get("summary"), str) else None,
         fail_to_pass=_count(ev, "fail_to_pass"),
         pass_to_fail=_count(ev, "pass_to_fail"),
-        changed_lines=lines,
+        changed_lines=changed,
         ref=m.ref,
     )
 
 
-def of_group(g: Group) -> list[RunFacts]:
-    return [of_run(g, k) for k in range(1, g.n + 1)]
+def of_group(g: Group, lines: bool = True) -> list[RunFacts]:
+    return [of_run(g, k, lines) for k in range(1, g.n + 1)]
 
 
 def spend(g: Group) -> float:

@@ -113,3 +113,24 @@ def render_groups() -> None:
         state = "ended" if g.ended else ("driving" if g.driver_alive() else "driver stopped")
         applied = f", run {g.applied.get('k')} applied" if g.applied else ""
         con.print(f"  {g.id}  {escape(str(g.repo))}  {g.n} runs, {state}{applied}  {escape(str(g.folder))}")
+
+
+def panel_lines(repo: Path) -> list[str]:
+    """The newest group of the repository in a few lines for the panel's header (no diff is
+    computed: the panel asks every second); [] without a group."""
+    from autodev.store.paths import RunPaths, autodev_home
+
+    if not (autodev_home() / "groups" / RunPaths(repo).run_dir.name).is_dir():
+        return []
+    g = newest(repo)
+    if g is None:
+        return []
+    rows = facts.of_group(g, lines=False)
+    spent = sum(r.cost for r in rows)
+    cap = f" of ${g.max_cost_usd:.2f}" if g.max_cost_usd is not None else ""
+    how = "ended: `autodev pick`" if g.ended else ("driving" if g.driver_alive() else "driver stopped")
+    out = [f"best-of group {g.id}: {g.n} runs, ${spent:.4f}{cap} spent, {how}"]
+    for r in rows:
+        tests = line(r.evidence) if r.evidence else "-"
+        out.append(f"  run {r.k}: {r.state} · turns {r.turns} · ${r.cost:.4f} · {tests} · audit {r.audit}")
+    return out
