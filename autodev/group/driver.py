@@ -37,21 +37,21 @@ def start_run(g: Group, m: Member, key_names: list[str]) -> int:
     fresh = not m.paths.thread.exists() or m.paths.thread.stat().st_size == 0
     env, fd = keys.handover(key_names, base={**os.environ, **keys.all_keys(key_names)})
     env[RUN_INDEX] = str(m.k)  # a scripted team's steps may differ by run (`runs = [...]`)
+    argv = [sys.executable, *PYTHON_SAFE, "-m", "autodev", "start", *([g.objective] if fresh else [])]
     try:
         with open(g.log, "ab") as log:
             log.write(f"run {m.k}: autodev start in {m.worktree}\n".encode())
             log.flush()
-            r = spawn.run(
-                [sys.executable, *PYTHON_SAFE, "-m", "autodev", "start", *([g.objective] if fresh else [])],
-                "autodev",
-                cwd=m.worktree,
-                env=env,
-                pass_fds=(fd,),
-                stdin=spawn.DEVNULL,
-                stdout=log,
-                stderr=log,
-                timeout=120,
-            )
+            try:
+                r = spawn.run(
+                    argv, "autodev", cwd=m.worktree, env=env, pass_fds=(fd,), stdin=spawn.DEVNULL,
+                    stdout=log, stderr=log, timeout=120,
+                )  # fmt: skip
+            except spawn.TimeoutExpired:
+                # `start` waits for its daemon; one slow to come up is seen on a later pass (its
+                # lock), or started once more if it never did
+                log.write(f"run {m.k}: autodev start did not return in 120 s\n".encode())
+                return 0
     finally:
         os.close(fd)
     return r.returncode
