@@ -15,11 +15,16 @@ T = TypeVar("T")  # what a listing command shows: as JSON, or through its render
 
 
 @app.command()
-def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+def status(
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
+):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
     from autodev.cli import steer
 
-    steer.status(as_json)
+    steer.status(as_json, run)
 
 
 @app.command()
@@ -163,11 +168,16 @@ def runs_prune(
 
 
 @app.command()
-def panel():
+def panel(
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
+):
     """Watch the run live and answer it from the keyboard (works with or without a daemon)."""
+    from autodev.cli.edge import run_paths
     from autodev.panel import run_panel  # Textual loads only here; never litellm
 
-    run_panel(_paths().repo)
+    run_panel(run_paths(run).repo)
 
 
 @app.command()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from autodev.cli.edge import _paths
+from autodev.cli.edge import _paths, run_paths
 from autodev.errors import UsageError
 from autodev.store.paths import RunPaths
 from autodev.user import actions
@@ -49,14 +49,16 @@ def _read_text(source: str) -> str:
     return safe_text(raw.decode("utf-8", errors="surrogateescape"))
 
 
-def send(text: str | None, file: str | None, to_all: bool = False) -> None:
+def send(text: str | None, file: str | None, to_all: bool = False, run: str | None = None) -> None:
     if (text is None) == (file is None):
         raise UsageError(
             "give the message as an argument, as - (stdin), or with --file, exactly one of them",
             'autodev send "..."  |  autodev send - < notes.txt  |  autodev send --file notes.txt',
         )
     body = _read_text(file if file is not None else "-") if text in (None, "-") else text
-    paths = _paths()
+    if to_all and run is not None:
+        raise UsageError("--all and --run name different runs: give one of them", 'autodev send --all "..."')
+    paths = run_paths(run)
     if to_all:
         _send_all(paths, body)
         return
@@ -147,15 +149,15 @@ def control(action: str) -> None:
     _if_no_daemon(paths, result, action)
 
 
-def status(as_json: bool) -> None:
+def status(as_json: bool, run: str | None = None) -> None:
     import json
 
     from autodev.store.paths import find_repo
     from autodev.user.status import gather, render
 
     # Status works without .autodev/ when a run folder exists: it says what is missing.
-    paths = RunPaths(find_repo())
-    if not paths.team_file.exists() and not paths.run_dir.exists():
+    paths = RunPaths(find_repo()) if run is None else run_paths(run)
+    if run is None and not paths.team_file.exists() and not paths.run_dir.exists():
         paths = _paths()  # nothing here at all: the usual "run autodev init"
     data = gather(paths)
     group = _group(paths.repo)

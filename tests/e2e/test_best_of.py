@@ -269,6 +269,16 @@ def test_worktrees_are_listed_and_go_only_with_an_explicit_prune(repo, autodev):
     trees = [m.worktree for m in g.members.values()]
     listed = " ".join(autodev(repo, "runs", check=True, env=WIDE).stdout.split())
     assert f"{gid} {repo} 2 runs, ended" in listed
+    # each run by its id, from the repository the group started from
+    run2 = g.members[2]
+    rid = json.loads(autodev(repo, "status", "--json", "--run", _run_id(run2), check=True).stdout)["run_id"]
+    assert rid == _run_id(run2)
+    r = autodev(repo, "send", "--run", rid, "hello run 2", check=True)
+    assert "sent (" in r.stdout and [p.name for p in run2.paths.inbox.iterdir()]
+    assert not list(g.members[1].paths.inbox.iterdir())
+    r = autodev(repo, "rewind", "1", "--run", rid, check=True)
+    assert "rewound to post 1" in r.stdout
+    assert autodev(repo, "status", "--run", "nosuch").returncode == 2
     # an age prune leaves a group's runs alone unless the group is older than the age
     autodev(repo, "runs", "prune", "--older-than", "30d", check=True)
     assert all(t.is_dir() for t in trees) and all(m.paths.run_dir.is_dir() for m in g.members.values())
@@ -305,3 +315,7 @@ def test_the_group_cost_cap_stops_runs_that_are_going(repo, autodev):
     for m in find(repo, g["id"]).members.values():
         kinds = [json.loads(p)["kind"] for p in m.paths.thread.read_text().splitlines()]
         assert "done" not in kinds
+
+
+def _run_id(m) -> str:
+    return json.loads(m.paths.state.read_text())["run_id"]
