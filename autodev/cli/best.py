@@ -49,7 +49,7 @@ def start_group(
     g = launch.launch(paths, objective, n, parallel, _vary(vary), max_cost_usd)
     print(f"group {g.id}: {g.n} runs of the team from {g.base[:12]}, {g.parallel} at a time")
     for k in range(1, g.n + 1):
-        print(f"  run {k}: worktree {g.worktree_of(k)} (branch {g.branch_of(k)})")
+        print(f"  run {k}: {g.worktree_of(k)} (its own clone, branch {g.branch_of(k)})")
     print("follow them with `autodev status`; when they have ended, `autodev pick` ranks them")
 
 

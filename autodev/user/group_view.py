@@ -78,7 +78,10 @@ def render_group(g: Group, rows: list[facts.RunFacts]) -> None:
             f"  [bold]its driver is not running[/]: continue it with `autodev start --resume-group {g.id}`"
         )
     for r in rows:
-        con.print(f"  run {r.k}: {escape(r.worktree)}  (`cd` there for status, send, panel, rewind)")
+        con.print(f"  run {r.k}: {escape(r.worktree)}")
+    con.print(
+        "  each run by its id: `autodev status --run ID` (send, panel, rewind too), or `cd` into its clone"
+    )
 
 
 def render_pick(p: Pick, applying: bool = False) -> None:
