@@ -11,16 +11,25 @@ from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
 
 
-def _vary(text: str | None) -> list[Path]:
+def _vary(text: str | None, team_file: Path) -> list[tuple[str, str]]:
+    """`--vary team=a.toml,b.toml` (run k gets the k-th team file) or `--vary model=m1,m2` (run k
+    gets the team with every participant's model the k-th): (name, team.toml text) per variant."""
     if not text:
         return []
-    what, eq, files = text.partition("=")
-    if what != "team" or not eq or not files:
+    what, eq, values = text.partition("=")
+    items = [v for v in values.split(",") if v]
+    if what not in ("team", "model") or not eq or not items:
         raise UsageError(
-            f"--vary {text}: give team=FILE,FILE,... (run k uses the k-th file, cycling)",
-            "e.g. --vary team=.autodev/fast.toml,.autodev/careful.toml",
+            f"--vary {text}: give team=FILE,FILE,... or model=MODEL,MODEL,... (run k uses the k-th, cycling)",
+            "e.g. --vary team=.autodev/fast.toml,.autodev/careful.toml  |  --vary model=openai/gpt-5,anthropic/claude-sonnet-4-5",
         )
-    return [Path(f).resolve() for f in files.split(",") if f]
+    if what == "model":
+        from autodev.group.launch import model_variants
+
+        return model_variants(team_file, items)
+    from autodev.group.launch import team_variants
+
+    return team_variants([Path(f).resolve() for f in items])
 
 
 def start_group(
@@ -46,7 +55,7 @@ def start_group(
         raise UsageError("--parallel, --vary and --group-max-cost-usd go with --best-of N", "add --best-of N")
     if not objective:
         raise UsageError("a group needs its objective", 'autodev start --best-of 3 "fix the failing test"')
-    g = launch.launch(paths, objective, n, parallel, _vary(vary), max_cost_usd)
+    g = launch.launch(paths, objective, n, parallel, _vary(vary, paths.team_file), max_cost_usd)
     print(f"group {g.id}: {g.n} runs of the team from {g.base[:12]}, {g.parallel} at a time")
     for k in range(1, g.n + 1):
         print(f"  run {k}: {g.worktree_of(k)} (its own clone, branch {g.branch_of(k)})")

@@ -29,7 +29,9 @@ def start(
     ),
     parallel: int | None = typer.Option(None, "--parallel", help="With --best-of: at most K runs at once."),
     vary: str | None = typer.Option(
-        None, "--vary", help="With --best-of: team=a.toml,b.toml gives run k the k-th team file (cycling)."
+        None,
+        "--vary",
+        help="With --best-of: team=a.toml,b.toml (run k gets the k-th team file, cycling), or model=m1,m2.",
     ),
     group_max_cost_usd: float | None = typer.Option(
         None,

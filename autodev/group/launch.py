@@ -22,7 +22,41 @@ from autodev.timeline import git
 MAX_N = 16
 
 
-def check(paths: RunPaths, n: int, parallel: int | None, vary: list[Path]) -> None:
+def team_variants(files: list[Path]) -> list[tuple[str, str]]:
+    """`--vary team=...`: each file checked, then carried as text (name, team.toml text)."""
+    from autodev.config import load_team
+
+    for team in files:
+        if not team.is_file():
+            raise GroupError(
+                f"--vary team={team}: no such file", "give team files, e.g. --vary team=a.toml,b.toml"
+            )
+        load_team(team)
+    return [(str(t), t.read_text()) for t in files]
+
+
+def model_variants(team_file: Path, models: list[str]) -> list[tuple[str, str]]:
+    """`--vary model=...`: the repository's team with every model participant on that model (agent
+    CLIs keep theirs); checked when the group is made, as the runs will read it."""
+    import tomllib
+
+    import tomli_w
+
+    data = tomllib.loads(team_file.read_text())
+    people = data.get("participants")
+    if not isinstance(people, list) or not any(isinstance(p, dict) and "model" in p for p in people):
+        raise GroupError(
+            f"--vary model=...: {team_file} has no participant with a model to vary",
+            "vary the team instead: --vary team=a.toml,b.toml",
+        )
+    out: list[tuple[str, str]] = []
+    for model in models:
+        varied = [{**p, "model": model} if isinstance(p, dict) and "model" in p else p for p in people]
+        out.append((f"model={model}", tomli_w.dumps({**data, "participants": varied})))
+    return out
+
+
+def check(paths: RunPaths, n: int, parallel: int | None) -> None:
     """Everything a group needs before anything is made: refused with the fix (exit 2)."""
     from autodev.config import load_config, load_team
 
@@ -39,12 +73,6 @@ def check(paths: RunPaths, n: int, parallel: int | None, vary: list[Path]) -> No
         )
     load_config(paths.config_file)
     load_team(paths.team_file)
-    for team in vary:
-        if not team.is_file():
-            raise GroupError(
-                f"--vary team={team}: no such file", "give team files, e.g. --vary team=a.toml,b.toml"
-            )
-        load_team(team)
     if git_head(paths.repo) is None:
         raise GroupError(f"{paths.repo} has no commit yet: a group starts from one", "commit first")
 
@@ -54,13 +82,13 @@ def launch(
     objective: str,
     n: int,
     parallel: int | None,
-    vary: list[Path],
+    teams: list[tuple[str, str]],
     max_cost_usd: float | None,
 ) -> Group:
-    check(paths, n, parallel, vary)
+    """`teams`: the variants (name, team.toml text) run k cycles through (`--vary`)."""
+    check(paths, n, parallel)
     base = git_head(paths.repo) or ""
     branch = git.git(paths.repo, "symbolic-ref", "-q", "--short", "HEAD", check=False) or None
-    teams = [(str(t), t.read_text()) for t in vary]
     g = create(paths.repo, objective, base, branch, n, parallel or n, max_cost_usd, teams)
     try:
         driver.key_names(g)  # each team as the runs will read it (relative paths from .autodev/)

@@ -13,7 +13,7 @@ CASES = [
     (["start", "--best-of", "2", "--parallel", "0", "x"], "--parallel 0: give 1 or more", "--parallel 2"),
     (["start", "--best-of", "2"], "a group needs its objective", "autodev start --best-of 3"),
     (["start", "--parallel", "2", "x"], "--parallel, --vary and --group-max-cost-usd go with --best-of N", "add --best-of N"),
-    (["start", "--best-of", "2", "--vary", "model=a", "x"], "--vary model=a: give team=FILE,FILE", "--vary team="),
+    (["start", "--best-of", "2", "--vary", "color=a", "x"], "--vary color=a: give team=FILE,FILE", "--vary team="),
     (["start", "--best-of", "2", "--vary", "team=nosuch.toml", "x"], "nosuch.toml: no such file", "give team files"),
     (["start", "--best-of", "2", "--foreground", "x"], "--foreground does not go with --best-of", "drop --foreground"),
     (["start", "--resume-group", "abc"], "no best-of group 'abc'", "autodev status"),
@@ -50,3 +50,24 @@ def test_a_variant_whose_script_is_not_in_autodev_is_refused_and_leaves_nothing(
     from autodev.group.record import groups_root, of_repo
 
     assert of_repo(repo) == [] and not any(groups_root(repo).iterdir())
+
+
+def test_vary_model_gives_each_run_the_team_on_its_model(repo, tmp_path):
+    from autodev.config import load_team
+    from autodev.group.launch import model_variants
+
+    team = tmp_path / "team.toml"
+    team.write_text(
+        '[[participants]]\nname = "builder"\nmodel = "openai/gpt-5"\nwrite = true\n\n'
+        '[[participants]]\nname = "reviewer"\nmodel = "openai/gpt-5"\n\n[audit]\nmodel = "openai/gpt-5"\n'
+    )
+    variants = model_variants(team, ["anthropic/claude-sonnet-4-5", "openai/gpt-5-mini"])
+    assert [name for name, _ in variants] == ["model=anthropic/claude-sonnet-4-5", "model=openai/gpt-5-mini"]
+    for (_name, text), model in zip(
+        variants, ["anthropic/claude-sonnet-4-5", "openai/gpt-5-mini"], strict=True
+    ):
+        varied = tmp_path / f"{model.replace('/', '_')}.toml"
+        varied.write_text(text)
+        t = load_team(varied)
+        assert [p.model for p in t.participants] == [model, model]
+        assert t.audit.model == "openai/gpt-5"  # the audit is not a run's participant: it stays
