@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("guard",),  # the command guard, the sandbox, secrets and keys
     ("config",),  # the user's files, prompts, init
     ("timeline", "telemetry"),  # rewind, fork and replay of a run's files; spans from the harness log
+    ("group",),  # best of N: a group's record, worktrees, driver, facts and the pick
     ("harness",),  # a model's turn and its tools
     ("scripted",),  # the scripted model and the contract servers (a harness Model)
     ("agents",),  # an agent CLI's turn

@@ -38,6 +38,9 @@ write = true
         (["runs", "--json"], 0),
         (["runs", "stats"], 0),
         (["trace", "export"], 2),  # no run to export, and telemetry is off: refused cheaply
+        (["pick"], 2),  # no best-of group here: refused with the fix
+        (["send", "--all", "hi"], 2),  # no group to send to
+        (["runs", "prune", "--group", "nosuch"], 0),
     ],
 )
 def test_command_does_not_import_litellm(repo, args, code):

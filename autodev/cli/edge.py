@@ -28,6 +28,23 @@ def _paths(initialized: bool = True) -> RunPaths:
     return paths
 
 
+def run_paths(run: str | None) -> RunPaths:
+    """The run named by its id (`autodev runs` lists them; a best-of group's runs included), or,
+    without one, this repository's."""
+    if run is None:
+        return _paths()
+    from pathlib import Path
+
+    from autodev.errors import UsageError
+    from autodev.store import runs
+
+    rows = [r for r in runs.listing() if r["run"] == run]
+    repo = rows[0]["repo"] if rows else None
+    if not repo:
+        raise UsageError(f"no run {run!r} in the runs index", "`autodev runs` lists the runs on this machine")
+    return RunPaths(Path(repo))
+
+
 def guarded(call: Callable[[], object]) -> None:
     """Run the command: a typed error is said (message, fix) and exits with its code."""
     try:

@@ -49,6 +49,11 @@ def eval_(
         None, "--shard", help="I/N: every N-th selected task from the I-th (1 <= I <= N)."
     ),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N selected tasks."),
+    best_of: int = typer.Option(
+        1,
+        "--best-of",
+        help="Run each task N times per team; report pick@N, pass@1, oracle@N (docs/best-of.md).",
+    ),
 ):
     """Run each team on each task in a fresh clone, grade it with the hidden tests, compare."""
     from autodev.errors import UsageError
@@ -74,5 +79,5 @@ def eval_(
         stop_grace_s=stop_grace,
         grade_unsandboxed=grade_unsandboxed,
     )
-    plan = load_plan(tasks, team, out, settings, repos, test_command, selection)
+    plan = load_plan(tasks, team, out, settings, repos, test_command, selection, best_of)
     raise typer.Exit(run_eval(plan, executor, parallel, address, retry_errors))

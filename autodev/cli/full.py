@@ -6,7 +6,7 @@ from __future__ import annotations
 from autodev.cli.root import _paths, app, main
 
 # isort: off
-from autodev.cli import setup, start, send, look, timeline, evaluate, trace  # noqa: F401
+from autodev.cli import setup, start, best, send, look, timeline, evaluate, trace  # noqa: F401
 # isort: on
 
 __all__ = ["_paths", "app", "main"]

@@ -15,11 +15,16 @@ T = TypeVar("T")  # what a listing command shows: as JSON, or through its render
 
 
 @app.command()
-def status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")):
+def status(
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
+):
     """State, why it stopped, who speaks next, what needs you, and per-participant figures."""
     from autodev.cli import steer
 
-    steer.status(as_json)
+    steer.status(as_json, run)
 
 
 @app.command()
@@ -95,6 +100,10 @@ def runs_list(
     from autodev.user import runs_view
 
     _show(runs.listing(), as_json, runs_view.render_listing)
+    if not as_json:
+        from autodev.user.group_view import render_groups
+
+        render_groups()
 
 
 @runs_app.command("stats")
@@ -115,13 +124,37 @@ def _show(data: T, as_json: bool, render: Callable[[T], None]) -> None:
 
 @runs_app.command("prune")
 def runs_prune(
-    older_than: str = typer.Option(..., "--older-than", help="Age of the last activity, e.g. 30d, 12h."),
+    older_than: str | None = typer.Option(
+        None, "--older-than", help="Age of the last activity, e.g. 30d, 12h."
+    ),
+    group: str | None = typer.Option(None, "--group", help="Remove this best-of group's worktrees now."),
 ):
     """Remove run folders older than the age (never one whose daemon is alive), and forget
-    runs whose folder was deleted by hand."""
+    runs whose folder was deleted by hand; best-of groups' worktrees too (their refs stay)."""
+    from autodev.errors import UsageError
+    from autodev.group import prune as groups
     from autodev.store import runs
 
-    out = runs.prune(runs.parse_age(older_than))
+    if older_than is None and group is None:
+        raise UsageError(
+            "say what to prune: --older-than AGE, or --group ID", "e.g. `autodev runs prune --older-than 30d`"
+        )
+    age = runs.parse_age(older_than) if older_than is not None else None
+    kept = False
+    for g in groups.prune(age, group):
+        if g.why_not:
+            kept = True
+            print(f"kept group {g.group.id} ({g.group.repo}): {g.why_not}", file=sys.stderr)
+        else:
+            print(
+                f"removed group {g.group.id}'s worktrees ({len(g.removed)} folders); its runs stay on refs/autodev/best-of/{g.group.id}/"
+            )
+    if age is None:
+        if kept:
+            raise typer.Exit(1)
+        return
+    out = runs.prune(age)
+    kept = kept or bool(out["refused"])
     for r in out["removed"]:
         print(f"removed {r['run_dir']} ({r['repo']}, run {r['run']})")
     for r in out["missing"]:
@@ -130,16 +163,21 @@ def runs_prune(
         print(f"kept {r['run_dir']} ({r['repo']}): {r['why']}", file=sys.stderr)
     if not any(out.values()):
         print("nothing to prune")
-    if out["refused"]:
+    if kept:
         raise typer.Exit(1)
 
 
 @app.command()
-def panel():
+def panel(
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
+):
     """Watch the run live and answer it from the keyboard (works with or without a daemon)."""
+    from autodev.cli.edge import run_paths
     from autodev.panel import run_panel  # Textual loads only here; never litellm
 
-    run_panel(_paths().repo)
+    run_panel(run_paths(run).repo)
 
 
 @app.command()

@@ -18,11 +18,17 @@ from autodev.cli.root import app
 def send(
     text: str | None = typer.Argument(None, help="Your message to the team; - reads it from stdin."),
     file: str | None = typer.Option(None, "--file", "-f", help="Read the message from this file."),
+    to_all: bool = typer.Option(
+        False, "--all", help="Send it to every run of this repository's best-of group."
+    ),
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
 ):
     """Send a message to the run (queued; a daemon, or the next `autodev start`, applies it)."""
     from autodev.cli import steer
 
-    steer.send(text, file)
+    steer.send(text, file, to_all, run)
 
 
 @app.command()

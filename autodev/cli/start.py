@@ -22,8 +22,36 @@ def start(
     until_idle: bool = typer.Option(
         False, "--until-idle", help="With --foreground: return when the run is complete (0) or needs you (3)."
     ),
+    best_of: int | None = typer.Option(
+        None,
+        "--best-of",
+        help="Start a group of N runs of the team, each in its own worktree (docs/best-of.md).",
+    ),
+    parallel: int | None = typer.Option(None, "--parallel", help="With --best-of: at most K runs at once."),
+    vary: str | None = typer.Option(
+        None,
+        "--vary",
+        help="With --best-of: team=a.toml,b.toml (run k gets the k-th team file, cycling), or model=m1,m2.",
+    ),
+    group_max_cost_usd: float | None = typer.Option(
+        None,
+        "--group-max-cost-usd",
+        help="With --best-of: stop the group's runs once they spent this together.",
+    ),
+    resume_group: str | None = typer.Option(
+        None, "--resume-group", help="Drive the group ID again (after its driver was killed)."
+    ),
 ):
-    """Start (or resume) the run's daemon: detached unless --foreground."""
+    """Start (or resume) the run's daemon: detached unless --foreground; or a best-of-N group."""
+    if best_of is not None or resume_group is not None or parallel or vary or group_max_cost_usd:
+        from autodev.cli.best import start_group
+
+        if foreground or until_idle:
+            raise UsageError(
+                "a group's runs are detached: --foreground does not go with --best-of", "drop --foreground"
+            )
+        start_group(objective, best_of, parallel, vary, group_max_cost_usd, resume_group)
+        return
     from autodev.config import load_config, load_team, provider_problems
     from autodev.errors import DaemonRunningError, ProviderSetupError
     from autodev.guard import keys
@@ -100,7 +128,9 @@ def start(
         raise typer.Exit(code)
     paths.ensure()
     log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
-    env, keys_fd = keys.handover(key_names)  # the daemon starts without the keys in its environment
+    # the daemon starts without the keys in its environment; the keys this process was handed
+    # (a best-of group's driver starts runs so) go on to it
+    env, keys_fd = keys.handover(key_names, base={**os.environ, **keys.all_keys(key_names)})
     try:
         proc = spawn.popen(
             [

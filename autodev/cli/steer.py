@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from autodev.cli.edge import _paths
+from autodev.cli.edge import _paths, run_paths
 from autodev.errors import UsageError
 from autodev.store.paths import RunPaths
 from autodev.user import actions
@@ -49,17 +49,50 @@ def _read_text(source: str) -> str:
     return safe_text(raw.decode("utf-8", errors="surrogateescape"))
 
 
-def send(text: str | None, file: str | None) -> None:
+def send(text: str | None, file: str | None, to_all: bool = False, run: str | None = None) -> None:
     if (text is None) == (file is None):
         raise UsageError(
             "give the message as an argument, as - (stdin), or with --file, exactly one of them",
             'autodev send "..."  |  autodev send - < notes.txt  |  autodev send --file notes.txt',
         )
     body = _read_text(file if file is not None else "-") if text in (None, "-") else text
-    paths = _paths()
+    if to_all and run is not None:
+        raise UsageError("--all and --run name different runs: give one of them", 'autodev send --all "..."')
+    paths = run_paths(run)
+    if to_all:
+        _send_all(paths, body)
+        return
     msg = actions.send(paths, body)
     print(f"sent ({msg['id']})")
     _if_no_daemon(paths, msg, "message")
+
+
+def _send_all(paths: RunPaths, body: str) -> None:
+    """The message to every run of the repository's newest best-of group that has begun."""
+    from autodev.user.group_view import newest
+
+    g = newest(paths.repo)
+    if g is None:
+        raise UsageError(
+            f"--all sends to every run of a best-of group, and {paths.repo} has none",
+            'drop --all, or start a group: autodev start --best-of 3 "..."',
+        )
+    sent = 0
+    for k in range(1, g.n + 1):
+        m = g.members.get(k)
+        if m is None or not m.started:
+            print(f"run {k}: not started yet, nothing sent")
+            continue
+        msg = actions.send(m.paths, body)
+        sent += 1
+        print(
+            f"run {k}: sent ({msg['id']})"
+            + ("" if actions.daemon_running(m.paths) else " (queued: no daemon)")
+        )
+    if not sent:
+        raise UsageError(
+            f"no run of group {g.id} has started yet", "wait a moment (`autodev status`), then send again"
+        )
 
 
 def approve(gate_id: str | None) -> None:
@@ -116,18 +149,42 @@ def control(action: str) -> None:
     _if_no_daemon(paths, result, action)
 
 
-def status(as_json: bool) -> None:
+def status(as_json: bool, run: str | None = None) -> None:
     import json
 
     from autodev.store.paths import find_repo
     from autodev.user.status import gather, render
 
     # Status works without .autodev/ when a run folder exists: it says what is missing.
-    paths = RunPaths(find_repo())
-    if not paths.team_file.exists() and not paths.run_dir.exists():
+    paths = RunPaths(find_repo()) if run is None else run_paths(run)
+    if run is None and not paths.team_file.exists() and not paths.run_dir.exists():
         paths = _paths()  # nothing here at all: the usual "run autodev init"
     data = gather(paths)
+    group = _group(paths.repo)
     if as_json:
-        print(json.dumps(data.to_json(), indent=1, default=str))
+        out = data.to_json()
+        if group is not None:
+            from autodev.user.group_view import group_json
+
+            out["group"] = group_json(*group)
+        print(json.dumps(out, indent=1, default=str))
     else:
         render(data)
+        if group is not None:
+            from autodev.user.group_view import render_group
+
+            render_group(*group)
+
+
+def _group(repo):
+    """The repository's newest best-of group and its runs' facts, or None (no group: nothing
+    of autodev.group is imported)."""
+    from autodev.store.paths import autodev_home
+
+    if not (autodev_home() / "groups" / RunPaths(repo).run_dir.name).is_dir():
+        return None
+    from autodev.group import facts
+    from autodev.user.group_view import newest
+
+    g = newest(repo)
+    return (g, facts.of_group(g)) if g is not None else None

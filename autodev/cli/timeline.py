@@ -7,16 +7,19 @@ from pathlib import Path
 
 import typer
 
+from autodev.cli.edge import run_paths
 from autodev.cli.look import runs_app
 from autodev.cli.root import _paths, app
 from autodev.errors import UsageError
-from autodev.store.paths import RunPaths
 
 
 @app.command()
 def rewind(
     seq: int | None = typer.Argument(None, help="The post the run continues from (its #seq)."),
     undo: bool = typer.Option(False, "--undo", help="Undo the newest rewind."),
+    run: str | None = typer.Option(
+        None, "--run", help="The run's id (`autodev runs`); default: this repository's."
+    ),
 ):
     """Continue the run as if post SEQ were the last: later posts superseded, the branch back at
     its commit (later work kept on refs/autodev/rewound/N), the state as it was then."""
@@ -26,25 +29,12 @@ def rewind(
         raise UsageError(
             "give a post's seq, or --undo, exactly one of them", "autodev rewind 12  |  autodev rewind --undo"
         )
-    paths = _paths()
+    paths = run_paths(run)
     done = rw.request(paths, seq, undo=undo)
     print(
         f"rewound to post {done['to_seq']} (note #{done['note_seq']}); "
         "`autodev resume` (or `autodev start` when no daemon runs) continues the run"
     )
-
-
-def run_paths(run: str | None) -> RunPaths:
-    """The run named by its id (`autodev runs` lists them), or this repository's."""
-    if run is None:
-        return _paths()
-    from autodev.store import runs
-
-    rows = [r for r in runs.listing() if r["run"] == run]
-    repo = rows[0]["repo"] if rows else None
-    if not repo:
-        raise UsageError(f"no run {run!r} in the runs index", "`autodev runs` lists the runs on this machine")
-    return RunPaths(Path(repo))
 
 
 @app.command()

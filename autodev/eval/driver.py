@@ -35,12 +35,21 @@ class EvalPlan:
     settings: RunSettings
     out: EvalDir
     team_files: list[Path]
+    best_of: int = 1  # --best-of N: each task × team N times, numbered 1 to N
 
     def jobs(self) -> list[Job]:
+        runs = range(1, self.best_of + 1) if self.best_of > 1 else [0]
         return [
-            Job(task, team, self.settings, self.out.runs_dir() / task.id / team.name)
+            Job(
+                task,
+                team,
+                self.settings,
+                self.out.runs_dir() / task.id / f"{team.name}{f'@{k}' if k else ''}",
+                k,
+            )
             for task in self.tasks
             for team in self.teams
+            for k in runs
         ]
 
     def pending(self, retry_errors: bool = False) -> tuple[list[Job], list[dict]]:
@@ -64,10 +73,15 @@ def load_plan(
     repos: Path | None = None,
     test_command: str | None = None,
     selection: Selection | None = None,
+    best_of: int = 1,
 ) -> EvalPlan:
+    if best_of < 1:
+        from autodev.errors import UsageError
+
+        raise UsageError(f"--best-of {best_of}: give 1 or more runs per task and team", "e.g. --best-of 3")
     tasks = load_tasks(tasks_file, repos, test_command, selection)
     teams = load_teams(team_files)
-    return EvalPlan(tasks, teams, settings, EvalDir(out), [Path(f) for f in team_files])
+    return EvalPlan(tasks, teams, settings, EvalDir(out), [Path(f) for f in team_files], best_of)
 
 
 def run_eval(
@@ -216,7 +230,7 @@ def finished_line(r: dict) -> str:
     else:
         mark, verdict = ("✓", "resolved") if r["resolved"] else ("✗", "unresolved")
     return (
-        f"{mark} {r['task']} · {r['team']} · {verdict} · {r['state'] or '—'}"
+        f"{mark} {r['task']} · {r['team']}{'#' + str(r['run']) if r.get('run') else ''} · {verdict} · {r['state'] or '—'}"
         f"{' (' + r['reason_code'] + ')' if r.get('reason_code') else ''} · audit {r['audit']}"
         f" · {r['turns']} turns · {r['tokens']} tok · ${r['cost_usd']:.4f} · {r['wall_s']:.1f} s"
     )
@@ -231,8 +245,14 @@ def finish(plan: EvalPlan, con: Console) -> int:
     summary = summarize(results, names)
     summary["generated"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     summary["runs"] = {"expected": len(plan.jobs()), "finished": len(results)}
+    chosen = results
+    if plan.best_of > 1:
+        from autodev.eval import bestof
+
+        summary["best_of"] = bestof.summarize(results, names, plan.best_of)
+        chosen = bestof.picked_results(results)
     write_atomic(plan.out.out / "summary.json", json.dumps(summary, indent=2) + "\n")
-    predictions = plan.out.write_predictions(results, names)
+    predictions = plan.out.write_predictions(chosen, names)
     png = plot(summary, plan.out.out / "report.png")
     print_tables(summary, con)
     con.print(

@@ -58,6 +58,25 @@ def tables(summary: dict) -> list[Table]:
             str(p["only_a"]), str(p["only_b"]), str(p["both"]), str(p["neither"]), f"{p['mcnemar_p']:.3g}"
         )
         out.append(pt)
+    best = summary.get("best_of")
+    if best:
+        bt = Table(
+            title=f"best of {best['n']}: the pick (no model) against one try and a perfect pick",
+            title_justify="left",
+        )
+        for col in ("team", "pick@N", "pass@1", "oracle@N", "pick missed", "cost", "cost/task"):
+            bt.add_column(col, justify="left" if col == "team" else "right")
+        for name, b in best["teams"].items():
+            bt.add_row(
+                name,
+                f"{_pct(b['pick_at_n'])} ({b['picked_resolved']}/{b['tasks']})",
+                _pct(b["pass_at_1"]),
+                f"{_pct(b['oracle_at_n'])} ({b['oracle_resolved']}/{b['tasks']})",
+                str(b["pick_missed"]),
+                _money(b["cost_usd"]),
+                _money(b["cost_per_task_usd"]),
+            )
+        out.append(bt)
     return out
 
 

@@ -65,6 +65,12 @@ class JsonlFile:
                 os.close(fd)
 
 
+def result_key(r: dict) -> tuple[str, ...]:
+    """A result's task and team, and its run number under `--best-of` (one line each)."""
+    run = r.get("run") or 0
+    return (r["task"], r["team"], *((str(run),) if run else ()))
+
+
 class EvalDir:
     """`--out DIR`: what is finished (by task and team), and where new results go.
 
@@ -80,18 +86,19 @@ class EvalDir:
     def runs_dir(self) -> Path:
         return self.out / "runs"
 
-    def patch_file(self, task: str, team: str) -> Path:
-        return self.out / "patches" / f"{task}__{team}.diff"
+    def patch_file(self, task: str, team: str, run: int = 0) -> Path:
+        return self.out / "patches" / f"{task}__{team}{f'@{run}' if run else ''}.diff"
 
-    def finished(self) -> dict[tuple[str, str], dict]:
-        """The newest result per task × team (a re-run after a changed task or team appends anew)."""
-        done: dict[tuple[str, str], dict] = {}
+    def finished(self) -> dict[tuple[str, ...], dict]:
+        """The newest result per task × team (× run, with --best-of; a re-run after a changed
+        task or team appends anew)."""
+        done: dict[tuple[str, ...], dict] = {}
         for r in self.results.read():
-            done[(r["task"], r["team"])] = r
+            done[result_key(r)] = r
         return done
 
     def record(self, result: dict, patch: str) -> None:
-        path = self.patch_file(result["task"], result["team"])
+        path = self.patch_file(result["task"], result["team"], result.get("run") or 0)
         write_atomic(path, patch)
         self.results.append(result)
 
@@ -102,10 +109,11 @@ class EvalDir:
         """predictions/<team>.jsonl in SWE-bench's format, one file per team: SWE-bench's harness
         keys predictions by instance, so two teams in one file would grade only the last one.
         `model_patch` is the diff from the base commit to what the run left; `model_name_or_path`
-        is the team. Every team in `teams` gets its file, empty if none of its runs finished."""
+        is the team. Every team in `teams` gets its file, empty if none of its runs finished.
+        With --best-of, `results` holds the picked run of each task and team only."""
         by_team: dict[str, list[str]] = {name: [] for name in teams}
         for r in results:
-            patch = self.patch_file(r["task"], r["team"])
+            patch = self.patch_file(r["task"], r["team"], r.get("run") or 0)
             by_team.setdefault(r["team"], []).append(
                 json.dumps(
                     {

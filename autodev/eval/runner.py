@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autodev.errors import AutodevError
 from autodev.eval.outcome import Outcome, read_outcome
+from autodev.eval.results import result_key
 from autodev.eval.tasks import Task
 from autodev.eval.teams import RunSettings, TeamSpec
 from autodev.eval.workspace import (
@@ -33,6 +34,7 @@ from autodev.eval.workspace import (
 from autodev.host import spawn
 from autodev.host.hostproc import PYTHON_SAFE
 from autodev.host.procgroup import end_all, end_trees, kill_group
+from autodev.rules.names import RUN_INDEX
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,12 @@ class Job:
     task: Task
     team: TeamSpec
     settings: RunSettings
-    folder: Path  # DIR/runs/<task>/<team>: the clone (repo/), AUTODEV_HOME (home/) and the logs
+    folder: Path  # DIR/runs/<task>/<team>[@<run>]: the clone (repo/), AUTODEV_HOME (home/) and the logs
+    run: int = 0  # with `--best-of N`: this run's number, 1 to N (AUTODEV_RUN_INDEX); else 0
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.task.id, self.team.name)
+    def key(self) -> tuple[str, ...]:
+        return result_key({"task": self.task.id, "team": self.team.name, "run": self.run})
 
     def digest(self) -> str:
         return f"{self.task.digest()}:{self.team.digest()}:{self.settings.digest()}"
@@ -56,7 +59,7 @@ class Job:
         from autodev.config import load_team
         from autodev.store.paths import autodev_home
 
-        out = self.folder.parents[2]  # DIR/runs/<task>/<team>
+        out = self.folder.parents[2]  # DIR/runs/<task>/<team>[@<run>]
         keys = load_team(repo / ".autodev" / "team.toml").key_names()
         return shell_for(self.settings.grade_unsandboxed, (Path.home(), autodev_home(), out), keys)
 
@@ -107,6 +110,7 @@ def run_job(job: Job) -> dict:
         return {"result": result, "patch": patch}
     try:
         patch = model_patch(repo, base)
+        result["changed_lines"] = changed_lines(patch)
         g = grade(
             repo,
             base,
@@ -143,7 +147,13 @@ def blank_result(job: Job) -> dict:
         "test_exit": None,
         "digest": job.digest(),
         "folder": str(job.folder),
+        **({"run": job.run} if job.run else {}),
     }
+
+
+def changed_lines(patch: str) -> int:
+    """Lines added plus removed by a unified diff (`pick`'s fourth rule)."""
+    return sum(1 for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
 
 # The daemons of the runs in flight in this process (their process groups): an interrupted eval
@@ -181,6 +191,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     is the working directory, and an `autodev/` package in it must not be what `-m autodev` runs
     (issue 29)."""
     env = {**os.environ, "AUTODEV_HOME": str(home)}
+    if job.run:
+        env[RUN_INDEX] = str(job.run)  # a scripted team's steps may differ by run (docs/best-of.md)
     log = job.folder / "run.log"
     cmd = [
         sys.executable,

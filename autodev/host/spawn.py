@@ -82,9 +82,16 @@ WHY: dict[str, Reason] = {
         "later git command on it is hostgit's",
     ),
     "autodev": Reason(
-        ("autodev.cli.start", "autodev.eval.runner", "autodev.harness.browser"),
+        (
+            "autodev.cli.start",
+            "autodev.eval.runner",
+            "autodev.harness.browser",
+            "autodev.group.launch",
+            "autodev.group.driver",
+        ),
         "autodev itself: `python -P -m autodev…` (the daemon, `start --foreground` re-executed "
-        "without keys, an eval's runs and their `stop`, the browser check, the stand-in)",
+        "without keys, an eval's runs and their `stop`, the browser check, the stand-in, a "
+        "best-of group's driver and its runs' `start`)",
         "`-P` is required here (checked): the working directory, often a repository, is not on "
         "sys.path; PYTHONPATH loses its relative entries (`hostproc.python_env`)",
     ),

@@ -85,6 +85,7 @@ class PanelApp(App):
         self.failover: dict[str, str] = {}
         self.last_post: dict[str, int] = {}
         self.daemon_pid: int | None = None
+        self.group: list[str] = []  # the repository's best-of group, side by side (docs/best-of.md)
         self.loaded = threading.Event()  # set after the first full render (tests, benchmark)
         self._stop = threading.Event()
 
@@ -105,6 +106,7 @@ class PanelApp(App):
         table.border_title = "Participants"
         table.add_columns(*views.PARTICIPANT_COLUMNS)
         self.paths.ensure()  # the folder to watch (mkdir only; the panel never writes a log)
+        self._read_group()
         self.reload()
         self.set_interval(1.0, self._tick)
         self._watch()
@@ -195,16 +197,24 @@ class PanelApp(App):
         if len(self.screen_stack) > 1:
             return  # a prompt is open: the panel's widgets are not on it; the next tick after it closes
         pid = DaemonLock.holder(self.paths.lock)
+        self._read_group()  # the group's runs live in folders of their own: read each second
         if pid != self.daemon_pid:
             self.daemon_pid = pid
             self.reload()
         else:
             self._render_header()
 
+    def _read_group(self) -> None:
+        from autodev.user.group_view import panel_lines
+
+        self.group = panel_lines(self.paths.repo)
+
     # -- rendering (what is shown comes from `views`) -------------------------------------------
 
     def _render_header(self) -> None:
-        self.query_one("#header", Static).update(views.header(self.status, self.raw_state, self.daemon_pid))
+        self.query_one("#header", Static).update(
+            views.header(self.status, self.raw_state, self.daemon_pid, self.group)
+        )
 
     def needs(self) -> list[Need]:
         """What Needs you lists, in order: why the run stopped, then gate, question, notices."""

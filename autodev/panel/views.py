@@ -29,8 +29,9 @@ PARTICIPANT_COLUMNS = (
 )  # fmt: skip
 
 
-def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
-    """State and why, the daemon, objective, figures, sandbox, refused config, who speaks next.
+def header(status: Status, st: RunState, daemon_pid: int | None, group: list[str] | None = None) -> Text:
+    """State and why, the daemon, objective, figures, sandbox, refused config, who speaks next;
+    the repository's best-of group side by side (`group`: its lines, escaped).
     `status` is what `autodev status` shows, `st` the raw state.json."""
     d = status.shown()  # participants' and providers' words, escaped
     state = d.state
@@ -70,6 +71,8 @@ def header(status: Status, st: RunState, daemon_pid: int | None) -> Text:
         t.append(f"\nnext: {n.speaker} ({n.rule}: {n.why})")
     else:
         t.append("\nnext: -")
+    for g in group or []:
+        t.append(f"\n{g}", style="cyan")
     return t
 
 

@@ -5,6 +5,7 @@ the same scripts."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -18,6 +19,7 @@ from pydantic_core import ErrorDetails
 from autodev.config.base import MODEL_CONFIG, rule_error
 from autodev.config.loading import explain
 from autodev.errors import ConfigError
+from autodev.rules.names import RUN_INDEX
 
 
 class ScriptError(ConfigError):
@@ -110,7 +112,15 @@ def load_script(path: Path) -> Script:
     except ValidationError as e:
         raise _script_error(path, doc, list(e.errors())) from None
     price = checked.price.model_dump() if checked.price is not None else None
-    return Script(path=path, steps=[_step(s) for s in checked.step], price=price)
+    run = run_index()
+    kept = [s for s in checked.step if s.runs is None or run is None or run in s.runs]
+    return Script(path=path, steps=[_step(s) for s in kept], price=price)
+
+
+def run_index() -> int | None:
+    """This run's number in its best-of group (`autodev start --best-of`, `eval --best-of`)."""
+    raw = os.environ.get(RUN_INDEX, "")
+    return int(raw) if raw.isdigit() else None
 
 
 class CallSpec(BaseModel):
@@ -162,6 +172,9 @@ class StepSpec(BaseModel):
     """The error's Retry-After, in seconds."""
     delay_sec: float = Field(default=0.0, ge=0, le=3600)
     """The first answer to this step waits this long (a slow provider)."""
+    runs: list[int] | None = None
+    """Only in these runs of a best-of group or `eval --best-of` (numbered from 1, as
+    AUTODEV_RUN_INDEX says); default: every run. A script whose runs differ, deterministically."""
 
     @field_validator("participant")
     @classmethod

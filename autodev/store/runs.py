@@ -381,6 +381,8 @@ def prune(older_than_sec: float) -> Pruned:
             continue
         if r["last_activity"] is None or now - r["last_activity"] < older_than_sec:
             continue
+        if r["repo"] and Path(r["repo"]).resolve().is_relative_to(home / "groups"):
+            continue  # a best-of group's run: its worktree and folder go with the group's prune
         folder = Path(r["run_dir"])
         if folder.resolve().parent != home:  # only ever a run folder of this AUTODEV_HOME
             refused.append({**r, "why": f"{folder} is not a run folder of {home}"})

@@ -50,6 +50,7 @@ def test_bad_tasks_line_exits_2_naming_it_without_litellm(tmp_path, inproc):
         (["--shard", "two"], "--shard two is not a shard", "e.g. --shard 1/4"),
         (["-i", "nope-*"], "--instance-ids 'nope-*' matches no task of tasks.jsonl", "-i 'django__*'"),
         (["--shard", "3/3"], "--shard 3/3 leaves no task of tasks.jsonl to run", "no larger than"),
+        (["--best-of", "0"], "--best-of 0: give 1 or more runs per task and team", "e.g. --best-of 3"),
     ],
 )
 def test_a_bad_subset_option_is_exit_2_naming_it(tmp_path, inproc, args, says, fix):
