@@ -148,11 +148,19 @@ def run_json(
     timeout), inside `room` when given (a hook), else on the host (notifyCommand, a hook the
     user set `host = true`). Returns (exit code or None on timeout, stdout, stderr)."""
     argv = ["sh", "-c", command]
-    how = dict(cwd=cwd, stdin=spawn.PIPE, stdout=spawn.PIPE, stderr=spawn.PIPE, text=True)
+    pipes = {"stdin": spawn.PIPE, "stdout": spawn.PIPE, "stderr": spawn.PIPE}
     if room is None:
-        p = spawn.popen(argv, "user-command", env=env, start_new_session=True, **how)
+        p = spawn.popen(argv, "user-command", cwd=cwd, env=env, start_new_session=True, text=True, **pipes)
     else:
-        p = spawn.popen(room.wrap(argv), "sandboxed", env=room.env(env), start_new_session=True, **how)
+        p = spawn.popen(
+            room.wrap(argv),
+            "sandboxed",
+            cwd=cwd,
+            env=room.env(env),
+            start_new_session=True,
+            text=True,
+            **pipes,
+        )
     try:
         out, err = p.communicate(json.dumps(data), timeout=timeout)
         return p.returncode, out, err
