@@ -120,14 +120,21 @@ def status(as_json: bool) -> None:
     import json
 
     from autodev.store.paths import find_repo
-    from autodev.user.status import gather, render
+    from autodev.user import quickstatus
 
     # Status works without .autodev/ when a run folder exists: it says what is missing.
     paths = RunPaths(find_repo())
     if not paths.team_file.exists() and not paths.run_dir.exists():
         paths = _paths()  # nothing here at all: the usual "run autodev init"
-    data = gather(paths)
+    # Without pydantic when state.json fits and the status cache knows these team and config
+    # files (quickstatus.py); otherwise through the models, which then fill the cache.
+    data = quickstatus.gather_json(paths)
+    if data is None:
+        from autodev.user.status import gather
+
+        data = gather(paths).to_json()
+        quickstatus.remember(paths)
     if as_json:
-        print(json.dumps(data.to_json(), indent=1, default=str))
+        print(json.dumps(data, indent=1, default=str))
     else:
-        render(data)
+        quickstatus.render(data)
