@@ -8,8 +8,8 @@ while the file is stale). `show` prints them through a console made as typer mak
 the width, colours and terminal detection are rich's, as they are for typer's help; only the
 usage line is made here, with the program's name found as click finds it.
 
-The file is used only while it matches the sources it was made from (every cli/*.py file, and
-the installed typer and rich); otherwise `show` says False and the Typer app prints the help.
+The file is used only while it matches the sources it was made from (the modules that make the
+app, and the installed typer and rich); otherwise `show` says False and the Typer app prints the help.
 """
 
 from __future__ import annotations
@@ -42,11 +42,16 @@ HIGHLIGHTS = [
 USAGE_STYLE = "bold"
 
 
+# The modules that make the Typer app (cli/full.py registers the commands of these): its help
+# comes from them. tests/test_quickhelp.py compares the printed bytes too, whatever changed.
+APP = ("root", "full", "setup", "start", "send", "look", "timeline", "evaluate", "trace")
+
+
 def _key() -> str:
-    """The sources the captured help comes from: cli/*.py and the typer and rich installed."""
+    """The sources the captured help comes from: the app's modules and the typer and rich installed."""
     h = hashlib.sha256()
-    for f in sorted(HERE.glob("*.py")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+    for name in APP:
+        h.update(name.encode() + b"\0" + (HERE / f"{name}.py").read_bytes() + b"\0")
     for pkg in ("typer", "rich"):
         h.update(_installed(pkg).encode())
     return h.hexdigest()

@@ -137,4 +137,6 @@ def status(as_json: bool) -> None:
     if as_json:
         print(json.dumps(data, indent=1, default=str))
     else:
-        quickstatus.render(data)
+        from autodev.user.statustext import render
+
+        render(data)

@@ -14,9 +14,8 @@ from autodev.guard.display import digest
 from autodev.records.state import Figures, Next, Reason, RunState, TurnUsage, Usage, Wait
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
-from autodev.user.quickstatus import (
-    NEEDS_DAEMON,
-    START_WITH,
+from autodev.user.quickstatus import NEEDS_DAEMON, START_WITH
+from autodev.user.statustext import (
     cap_line,
     safe_to_show,
     speaking_text,  # noqa: F401  (the panel's views take it from here)
@@ -348,7 +347,7 @@ def sandbox_of(paths: RunPaths) -> Sandbox:
 
 
 def render(status: Status) -> None:
-    """Print it as `autodev status` does (quickstatus.render: the one renderer)."""
-    from autodev.user.quickstatus import render as render_json
+    """Print it as `autodev status` does (statustext.render: the one renderer)."""
+    from autodev.user.statustext import render as render_json
 
     render_json(status.to_json())

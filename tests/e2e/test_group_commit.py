@@ -18,7 +18,9 @@ TEAM += '[audit]\nmodel = "scripted"\n\n[scripted]\npath = "script.toml"\n'
 
 def test_a_turn_replaces_state_json_three_times(repo, autodev):
     who = [TRIO[t % 3] for t in range(TURNS)]
-    script = "".join(post(who[t], "say", f"turn {t + 1}", handoff=TRIO[(t + 1) % 3]) for t in range(TURNS - 1))
+    script = "".join(
+        post(who[t], "say", f"turn {t + 1}", handoff=TRIO[(t + 1) % 3]) for t in range(TURNS - 1)
+    )
     write_team(repo, TEAM, script + done_accepted(who[-1]), config="maxTalkTurns = 50\n")
     r = autodev(repo, "start", "--foreground", "--until-idle", "talk in turns", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr[-2000:]

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from autodev.store.paths import RunPaths
-from autodev.user import quickstatus
+from autodev.user import quickstatus, statustext
 from autodev.user.status import EvidenceLine, Row, gather
 from tests.conftest import write_team
 from tests.test_status_json import FIXTURES, TEAM, gated_run
@@ -66,7 +66,7 @@ def test_plain_status_prints_the_golden_text(repo, capsys, monkeypatch):
     data = quickstatus.gather_json(paths)
     assert data is not None
     data["sandbox"] = {"mode": "?", "active": False, "describe": "<machine>"}
-    quickstatus.render(data)
+    statustext.render(data)
     got = capsys.readouterr().out.replace(str(paths.run_dir), "<run_dir>").replace(str(paths.repo), "<repo>")
     assert got == (FIXTURES / "status-gated.txt").read_text()
 
