@@ -70,7 +70,8 @@ def bench_commands(reps: int = 7, litellm_baseline: bool = True, posts: int = 10
     steering = max(above[k] for k in STEERING)
     detail = {k: round(v, 3) for k, v in med.items()}
     method = (
-        "fresh interpreter per run, spawn to exit; litellm imported with "
+        "fresh interpreter per run, spawn to exit, after one untimed run (which also fills "
+        "status's cache of the team and config, as any first status does); litellm imported with "
         "LITELLM_LOCAL_MODEL_COST_MAP=True, as autodev does"
     )
 

@@ -193,3 +193,34 @@ def test_a_state_the_previous_release_wrote_reads_typed_and_writes_back_byte_for
     path.write_text(raw)
     StateFile(path).update(lambda s: s)
     assert path.read_text() == raw.replace('"version": 21,', '"version": 22,')
+
+
+def test_a_state_write_fsyncs_the_logs_before_it(tmp_path, monkeypatch):
+    """The daemon's group commit (issue 33): log lines appended without their own fsync are
+    fsynced before state.json is replaced, so state.json is never ahead of its logs."""
+    from autodev.store.journal import Journal
+
+    log = Journal(tmp_path / "events.jsonl", idempotent=False)
+    s = StateFile(tmp_path / "state.json")
+    s.sync_first(log.sync)
+    order: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        order.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        order.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    log.append({"type": "turn_ended"}, durable=False)
+    s.update(lambda st: st.but(state="running"))
+    assert order[0] == ("fsync", str(log.path))
+    assert order.index(("replace", str(s.path))) > 0
+    order.clear()
+    s.update(lambda st: st.but(turn=1))  # nothing pending in the log: no fsync of it
+    assert ("fsync", str(log.path)) not in order
+    log.close()

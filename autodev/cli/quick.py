@@ -77,6 +77,12 @@ def run(argv: list[str]) -> None:
     if argv == ["--version"]:
         print(version_line())
         sys.exit(0)
+    if argv == ["--help"]:
+        from autodev.cli import quickhelp
+
+        if quickhelp.show():  # else help.pickle is stale: the Typer app prints it
+            sys.exit(0)
+        return
     spec = COMMANDS.get(argv[0])
     parsed = parse(argv[1:], spec) if spec is not None else None
     if parsed is None:

@@ -153,22 +153,30 @@ def status(as_json: bool, run: str | None = None) -> None:
     import json
 
     from autodev.store.paths import find_repo
-    from autodev.user.status import gather, render
+    from autodev.user import quickstatus
 
     # Status works without .autodev/ when a run folder exists: it says what is missing.
     paths = RunPaths(find_repo()) if run is None else run_paths(run)
     if run is None and not paths.team_file.exists() and not paths.run_dir.exists():
         paths = _paths()  # nothing here at all: the usual "run autodev init"
-    data = gather(paths)
+    # Without pydantic when state.json fits and the status cache knows these team and config
+    # files (quickstatus.py); otherwise through the models, which then fill the cache.
+    data = quickstatus.gather_json(paths)
+    if data is None:
+        from autodev.user.status import gather
+
+        data = gather(paths).to_json()
+        quickstatus.remember(paths)
     group = _group(paths.repo)
     if as_json:
-        out = data.to_json()
         if group is not None:
             from autodev.user.group_view import group_json
 
-            out["group"] = group_json(*group)
-        print(json.dumps(out, indent=1, default=str))
+            data["group"] = group_json(*group)
+        print(json.dumps(data, indent=1, default=str))
     else:
+        from autodev.user.statustext import render
+
         render(data)
         if group is not None:
             from autodev.user.group_view import render_group

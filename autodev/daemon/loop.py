@@ -83,10 +83,13 @@ class Loop:
         self.run_id: str = state.read().run_id or secrets.token_hex(4)
         thread = Thread(paths.thread, redact=redact)
         closing.callback(thread.close)
-        events = Events(paths.events, self.run_id, redact)
+        events = Events(paths.events, self.run_id, redact, group=True)
         closing.callback(events.close)
         hlog = Journal(paths.harness_log, redact=redact, schema=check_harness)
         closing.callback(hlog.close)
+        # Group commit (issue 33): events and the harness log's records no effect waits for are
+        # written at once and fsynced together before each state.json write (and on idle, on close).
+        state.sync_first(events.sync, hlog.sync)
         self.run = Run(paths, self.run_id, state, thread, events, hlog, redact, out)
         self.events = events
         if rebuilt:
@@ -265,6 +268,9 @@ class Loop:
         (a lost wake-up: a `resume` that sits unread for an hour)."""
         from watchfiles import watch
 
+        self.events.sync()  # the group commit's end: nothing written stays unsynced while idle
+        self.run.hlog.sync()
+
         def relevant(_change, path: str) -> bool:
             return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
 
@@ -402,13 +408,16 @@ class Loop:
             )
             return
         inputs.refuse_turn_edits(self.run, p.name, turn_no, before)
-        if result.post:
+        # Who speaks next is written in the same state update as the turn's outcome.
+        planned = (
             self.after_post(result.post, p.name, turn_no, result)
-        else:
-            self.silent(p.name, result.reason, turn_no, result)
+            if result.post
+            else self.silent(p.name, result.reason, turn_no, result)
+        )
         if self.telemetry is not None:
             self.telemetry.turn_done(turn_no)
-        self._plan_next()
+        if not planned:
+            self._plan_next()
 
     def _budget_reached(self, speaker: str) -> bool:
         """At a turn boundary: pause (reason `budget`) when a cap of the run or of the next
@@ -422,12 +431,13 @@ class Loop:
 
     # -- a turn's outcome ------------------------------------------------------------------------
 
-    def after_post(self, post: Post, author: str, turn: int, figures: Figures) -> None:
-        """Apply a post's effects exactly once: its state change and the turn's figures are
-        written in one update together with `applied_seq` and `accounted_turn`."""
+    def after_post(self, post: Post, author: str, turn: int, figures: Figures) -> bool:
+        """Apply a post's effects exactly once: its state change, the turn's figures and who
+        speaks next are written in one update together with `applied_seq` and `accounted_turn`.
+        False when they were applied before (nothing written)."""
         st = self.state.read()
         if post.seq <= st.applied_seq:
-            return
+            return False
         cfg = self.settings
         ch = effects.post_change(
             post,
@@ -440,16 +450,18 @@ class Loop:
             run_id=self.run_id,
             now=time.time(),
         )
-        self._commit(ch, lambda s: effects.account(ch.apply(s), author, turn, figures, post))
+        self._commit(ch, lambda s: self._with_next(effects.account(ch.apply(s), author, turn, figures, post)))
+        return True
 
-    def silent(self, name: str, why: str, turn: int, figures: Figures) -> None:
-        """A turn that ended without a post: figures, streak and pause rule in one update."""
+    def silent(self, name: str, why: str, turn: int, figures: Figures) -> bool:
+        """A turn that ended without a post: figures, streak, pause rule and who speaks next in
+        one update (True: next is planned)."""
         paused = None
 
         def change(s: RunState) -> RunState:
             nonlocal paused
             s, paused = effects.silent(s, name, turn, figures, self.settings.config.max_silent_turns)
-            return s
+            return self._with_next(s)
 
         st = self.state.update(change)
         mine = st.participants.get(name)
@@ -457,6 +469,7 @@ class Loop:
         self.events.emit(SilentTurnEvent(participant=name, reason=why, streak=n))
         if paused:
             self._state_event("paused", paused)
+        return True
 
     def _audit(self, post: Post, st: RunState) -> Change:
         return auditing.audit(
@@ -507,11 +520,14 @@ class Loop:
         )
 
     def _plan_next(self) -> None:
+        self.state.update(self._with_next)
+
+    def _with_next(self, s: RunState) -> RunState:
+        """`s` with who speaks next (for status and the panel), from the thread as it is now."""
         thread = self.run.thread
-        nxt = effects.plan_next(
-            self.state.read(), self.settings.team.names(), thread.tail(TAIL), thread.last_spoke
+        return s.but(
+            next=effects.plan_next(s, self.settings.team.names(), thread.tail(TAIL), thread.last_spoke)
         )
-        self.state.update(lambda s: s.but(next=nxt))
 
     def _settle(self) -> None:
         """Settle the newest turn of the harness log (`recovery.settle`)."""

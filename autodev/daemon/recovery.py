@@ -105,8 +105,8 @@ def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
 def settle(
     run: Run,
     members: list[str],
-    after_post: Callable[[Post, str, int, Resume], None],
-    silent: Callable[[str, str, int, Resume], None],
+    after_post: Callable[[Post, str, int, Resume], object],
+    silent: Callable[[str, str, int, Resume], object],
 ) -> tuple[Resume | None, bool]:
     """Settle the newest turn of `run`'s harness log. Returns the turn to
     resume (or None) and whether effects or figures were applied now (then who speaks next

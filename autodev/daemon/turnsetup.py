@@ -187,7 +187,8 @@ def take(
     try:
         result = kinds.kind_of(p).runner.run(ctx, seat, resume)
     finally:
-        run.state.update(lambda s: s.but(limited_until=ctx.limited_until))
+        if ctx.limited_until != st.limited_until:  # no state.json replacement when nothing changed
+            run.state.update(lambda s: s.but(limited_until=ctx.limited_until))
     if ctx.workspace.after_command is not None:
         ctx.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
     if delivered and not resume:

@@ -66,9 +66,18 @@ class TurnContext:
 
     def record(self, type: str, **fields: object) -> dict[str, object]:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
+        return self._append(type, fields, durable=True)
+
+    def record_later(self, type: str, **fields: object) -> dict[str, object]:
+        """`record` for a record no effect waits for (the group commit, issue 33): written now,
+        fsynced with the next intent record of this log or before the next state.json write."""
+        return self._append(type, fields, durable=False)
+
+    def _append(self, type: str, fields: dict[str, object], durable: bool) -> dict[str, object]:
         # ts: when it happened, for the spans autodev/telemetry derives from this log
         return self.hlog.append(
-            {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields}
+            {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields},
+            durable=durable,
         )
 
     def emit(self, ev: TurnEvent) -> dict:

@@ -86,7 +86,7 @@ def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
     """The turn's last record (its post's seq, or why there is none) and its event."""
     result.compactions = ctx.compactions
     seq = result.post.seq if result.post else None
-    ctx.record("turn_finished", seq=seq, reason=result.reason)
+    ctx.record_later("turn_finished", seq=seq, reason=result.reason)  # fsynced before state.json
     ctx.emit(TurnEndedEvent(steps=result.steps, posted=seq, reason=result.reason or None))
 
 

@@ -66,7 +66,7 @@ def post(env: ToolEnv, **args: object) -> str:
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
     ctx.record("post_started", id=pid + ":intent")
     posted = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
-    ctx.record("post_committed", seq=posted.seq)
+    ctx.record_later("post_committed", seq=posted.seq)  # the post itself is fsynced
     ctx.events.posted(posted)
     result.post = posted
     if ctx.hooks:

@@ -151,7 +151,7 @@ def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
         "cached_tokens": gen.cached_tokens,
         "cost": gen.cost,
     }
-    ctx.record(
+    ctx.record_later(  # what comes next (a tool's or the post's intent) is fsynced, and this with it
         "generation_finished",
         step=step,
         message=gen.message,

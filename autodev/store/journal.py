@@ -132,6 +132,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._id_window = id_window
         self._ids: OrderedDict[str, JsonObject] = OrderedDict()
+        self._unsynced = False  # written by append(durable=False), not yet fsynced (`sync`)
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         if created:
@@ -237,9 +238,14 @@ class Journal:
         """The record already appended under this provisioned id, if it is in the recent window."""
         return self._ids.get(rid)
 
-    def append(self, record: JsonObject) -> JsonObject:
+    def append(self, record: JsonObject, durable: bool = True) -> JsonObject:
         """Append `record` durably. A record whose `id` was already appended is not written again;
-        the earlier record is returned instead."""
+        the earlier record is returned instead.
+
+        `durable=False` is the group commit (issue 33): the line is written now, in one write()
+        (a reader and a `kill -9` see it), and fsynced by the next durable append to this file
+        or by `sync`, which the daemon calls before every state.json write, before it idles and
+        on close. Only a record that no effect waits for may be appended so."""
         rid = record.get("id") if self._idempotent else None
         if isinstance(rid, str) and rid in self._ids:
             return self._ids[rid]
@@ -266,7 +272,9 @@ class Journal:
             written = os.write(self._fd, data)
             if written != len(data):
                 raise OSError(f"short write ({written} of {len(data)} bytes)")
-            os.fsync(self._fd)
+            if durable:
+                os.fsync(self._fd)  # and with it every line written before
+            self._unsynced = not durable
         except OSError as e:
             # Take back a partial line so the file stays a valid prefix.
             try:
@@ -280,8 +288,22 @@ class Journal:
         self._remember(record)
         return record
 
+    def sync(self) -> None:
+        """fsync the lines `append(durable=False)` wrote since the last fsync (none: no call)."""
+        if not self._unsynced or self._fd < 0:
+            return
+        try:
+            os.fsync(self._fd)
+        except OSError as e:
+            raise LogWriteError(
+                f"could not append to {self.path}: {e}",
+                "free disk space or fix the I/O problem, then run `autodev start` to resume",
+            ) from e
+        self._unsynced = False
+
     def close(self) -> None:
         if self._fd >= 0:
+            self.sync()
             os.close(self._fd)
             self._fd = -1
 

@@ -55,6 +55,13 @@ class StateFile:
         self.path = Path(path)
         self._redact = redact
         self._lock_path = self.path.with_name(self.path.name + ".lock")
+        self._sync_first: list[Callable[[], None]] = []
+
+    def sync_first(self, *syncs: Callable[[], None]) -> None:
+        """Call `syncs` (the logs' `sync`) before every write: the daemon's group commit (issue
+        33). Records appended without their own fsync are fsynced together here, so state.json
+        is never ahead of the logs it counts from."""
+        self._sync_first.extend(syncs)
 
     def read(self) -> RunState:
         from pydantic import ValidationError
@@ -145,6 +152,8 @@ class StateFile:
         self._write_plain(st.model_dump(mode="json", by_alias=True, exclude_unset=True))
 
     def _write_plain(self, data: object) -> None:
+        for sync in self._sync_first:
+            sync()
         if self._redact is not None:
             data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

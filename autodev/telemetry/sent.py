@@ -45,6 +45,8 @@ class Sent:
             return
         if self._journal is None:
             self._journal = Journal(self.path)
+        # Not fsynced one by one (issue 33: telemetry's cost per turn): a mark a power cut loses
+        # only re-sends its turn with the same ids; `close` fsyncs what is written.
         self._journal.append(
             {
                 "id": rid,
@@ -54,7 +56,8 @@ class Sent:
                 "part": part,
                 "spans": spans,
                 "ts": time.time(),
-            }
+            },
+            durable=False,
         )
         self._done.add(rid)
 

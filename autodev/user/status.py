@@ -6,18 +6,21 @@ Reads state.json and the team file only: no model, no litellm, no thread scan.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autodev.guard.display import digest, line
+from autodev.guard.display import digest
 from autodev.records.state import Figures, Next, Reason, RunState, TurnUsage, Usage, Wait
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
-
-START_WITH = 'autodev start "your objective"'
-NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
-
+from autodev.user.quickstatus import NEEDS_DAEMON, START_WITH
+from autodev.user.statustext import (
+    cap_line,
+    safe_to_show,
+    speaking_text,  # noqa: F401  (the panel's views take it from here)
+    spend_line,
+)
 
 Number = int | float  # as summed: 0 for nothing, a float once a cost is in
 
@@ -306,20 +309,6 @@ def gone_reason(paths: RunPaths, was: str) -> Reason:
     return Reason.model_validate({"code": "daemon_gone", "text": text, "continue": "autodev start"})
 
 
-def safe_to_show(value: Any) -> Any:
-    """Status data as it may be printed with rich: every string on one line with control
-    characters escaped (display.line) and rich's markup escaped (`[link=...]` stays text)."""
-    from rich.markup import escape
-
-    if isinstance(value, str):
-        return escape(line(value))
-    if isinstance(value, dict):
-        return {k: safe_to_show(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [safe_to_show(v) for v in value]
-    return value
-
-
 def _budget(paths: RunPaths, st: RunState) -> Budget:
     """The run's spend (audits included) against its caps (None: no cap)."""
     from autodev.config import load_config
@@ -336,22 +325,12 @@ def _budget(paths: RunPaths, st: RunState) -> Budget:
 
 def spend_text(b: Budget) -> str:
     """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
-    cost = f"spend ${b.cost:.4f}"
-    if b.max_cost_usd is not None:
-        cost += f" of ${b.max_cost_usd:.4f} (maxCostUsd)"
-    tokens = f"{b.tokens:,}"
-    tokens += f" of {b.max_tokens:,} tokens (maxTokens)" if b.max_tokens is not None else " tokens"
-    return f"{cost} · {tokens}"
+    return spend_line(b.model_dump())
 
 
 def cap_text(p: Row) -> str:
     """A participant's cost, with its cap when it has one."""
-    out = f"${p.cost:.4f}"
-    if p.max_cost_usd is not None:
-        out += f" of ${p.max_cost_usd:.4f}"
-    if p.max_tokens is not None:
-        out += f" ({p.prompt_tokens + p.completion_tokens:,} of {p.max_tokens:,} tokens)"
-    return out
+    return cap_line(p.model_dump())
 
 
 def sandbox_of(paths: RunPaths) -> Sandbox:
@@ -367,82 +346,8 @@ def sandbox_of(paths: RunPaths) -> Sandbox:
     return Sandbox.model_validate(box.as_dict())
 
 
-def speaking_text(speaking: str, daemon_running: bool) -> str:
-    """Who speaks: now, with a daemon running; else whose turn was open when the run stopped
-    (it continues on the next start), never "speaking now" on a run nobody runs."""
-    if daemon_running:
-        return f"speaking now: {speaking}"
-    return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
-
-
 def render(status: Status) -> None:
-    from rich.table import Table
+    """Print it as `autodev status` does (statustext.render: the one renderer)."""
+    from autodev.user.statustext import render as render_json
 
-    from autodev.user.render import console
-
-    d = status.escaped()  # every string escaped for rich, as printed
-    con = console()
-    daemon = f"daemon pid {d.daemon_pid}" if d.daemon_pid else "no daemon running"
-    if d.no_run_yet:
-        con.print(f"[bold]no run yet[/] in {d.repo}\n  start one with: {d.start_with}")
-    else:
-        con.print(f"[bold]{d.state}[/]  ({daemon})  turn {d.turn}  objective: {d.objective or '-'}")
-    if d.reason and d.state not in ("running",):
-        con.print("\n[bold]The run stopped and why[/]" if d.state != "complete" else "\n[bold]Outcome[/]")
-        con.print(f"  {d.reason.text}")
-        if d.continue_:
-            con.print(f"  continue: {d.continue_}")
-    if d.budget and not d.no_run_yet:
-        con.print(f"\n{spend_text(d.budget)}")
-    if d.evidence:
-        con.print(f"\ntests on done #{d.evidence.of}: {d.evidence.summary}  ({d.evidence.command})")
-    if d.speaking:
-        con.print(f"\n{speaking_text(d.speaking, bool(d.daemon_pid))}")
-    elif d.next:
-        con.print(f"\nnext: {d.next.speaker} ({d.next.rule}: {d.next.why})")
-    due = d.wait.due if d.wait else None
-    if due:
-        import time
-
-        con.print(f"next check in {max(0, due - time.time()):.0f}s")
-    if d.queued_text:
-        con.print(f"\n{d.queued_text}")
-    if d.needs_you:
-        con.print("\n[bold yellow]Needs you[/]")
-        for n in d.needs_you:
-            ident = f" {n.id}" if n.id else ""
-            held = f" \\[holds {n.hold}{', pinned' if n.pinned else ''}]" if n.hold else ""
-            sha = f" \\[text sha256 {n.digest}]" if n.digest else ""
-            con.print(f"  {n.type}{ident}{sha} from {n.from_}{held}: {n.text[:300]}")
-            con.print(f"    → {n.do}")
-    sb = d.sandbox
-    if sb and sb.warning:
-        con.print(f"\n[bold red]sandbox:[/] {sb.warning}")
-    elif sb:
-        con.print(f"\nsandbox: {sb.describe}")
-    if d.config_refused:
-        con.print(f"\n[red]change to .autodev/ refused:[/] {d.config_refused}")
-    if d.team_error:
-        kept = "" if d.no_run_yet else " (the old team is kept)"
-        con.print(f"\n[red]team file problem{kept}:[/] {d.team_error}")
-    for w in d.warnings:
-        con.print(f"[yellow]warning:[/] {w}")
-    t = Table(show_edge=False)
-    for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
-        t.add_column(col)
-    for p in d.participants:
-        t.add_row(
-            p.name,
-            str(p.model),
-            "yes" if p.write else "no",
-            str(p.turns),
-            str(p.credited),
-            str(p.prompt_tokens + p.completion_tokens),
-            cap_text(p),
-        )
-    con.print()
-    con.print(t)
-    tot = d.totals
-    if tot.cached_tokens or tot.compactions:
-        # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
-        con.print(f"cached input tokens: {tot.cached_tokens}  compacted: {tot.compactions} times")
+    render_json(status.to_json())

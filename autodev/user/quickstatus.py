@@ -1,0 +1,319 @@
+"""`autodev status` without pydantic: importing pydantic and building the records' and the
+config's models costs more than the 120 ms a status may take on a run of 10⁵ posts (issue 33).
+
+`gather_json(paths)` is `status.gather(paths).to_json()` computed on plain JSON: state.json when
+it fits the model as it is (store/plain.py), and the team's and config's values from the
+status cache, which the model path writes (`remember`) once the exact bytes of team.toml and
+config.toml loaded without error. Anything else (a state.json to rebuild or one that does not
+fit, no cache for these bytes, a daemon gone) returns None and the caller takes the model path,
+so its errors and conversions stay the only ones. statustext.py prints the status JSON, for
+both paths. tests/user/test_quickstatus.py holds both
+equal to the model path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from autodev.guard.display import digest
+from autodev.store.paths import RunPaths
+
+CACHE = "status-cache.json"  # in the run folder
+START_WITH = 'autodev start "your objective"'
+NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
+
+# Field order of the models `status --json` dumps (pydantic dumps set fields in this order, then
+# extras); tests/user/test_quickstatus.py keeps them equal to the models.
+ORDER: dict[str, tuple[str, ...]] = {
+    "Row": (
+        "name",
+        "model",
+        "effort",
+        "write",
+        "max_cost_usd",
+        "max_tokens",
+        "turns",
+        "credited",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "compactions",
+        "cost",
+        "silent_streak",
+    ),
+    "Reason": ("code", "text", "continue"),
+    "Next": ("speaker", "rule", "why"),
+    "Wait": ("author", "due", "seq", "delay", "streak", "since", "usage_limit"),
+    "Usage": ("prompt_tokens", "completion_tokens", "cost"),
+    "EvidenceLine": ("of", "summary", "outcome", "command", "counts"),
+}
+FIGURES = {
+    "turns": 0,
+    "credited": 0,
+    "prompt_tokens": 0,
+    "completion_tokens": 0,
+    "cached_tokens": 0,
+    "compactions": 0,
+    "cost": 0.0,
+    "silent_streak": 0,
+}
+
+
+def _ordered(d: dict[str, Any], model: str) -> dict[str, Any]:
+    order = ORDER[model]
+    return {**{k: d[k] for k in order if k in d}, **{k: v for k, v in d.items() if k not in order}}
+
+
+# -- the status cache --------------------------------------------------------------------------
+
+
+def _key(paths: RunPaths) -> str:
+    """What the cached values depend on: the bytes of both files and the code that reads them
+    (autodev's version and its config package's files), so an edit of either misses it."""
+    import autodev
+
+    h = hashlib.sha256(autodev.__version__.encode())
+    for f in (paths.team_file, paths.config_file):
+        try:
+            h.update(b"\0%d\0" % f.stat().st_size + f.read_bytes())
+        except FileNotFoundError:
+            h.update(b"\0missing")
+    code = Path(__file__).resolve().parent.parent / "config"
+    for e in sorted(os.scandir(code), key=lambda e: e.name):
+        if e.name.endswith(".py"):
+            st = e.stat()
+            h.update(f"\0{e.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return h.hexdigest()
+
+
+def remember(paths: RunPaths) -> None:
+    """After the model path: keep what status needs of team.toml and config.toml for these exact
+    bytes. Only a team and config that load without error are kept; writing is best effort (a
+    read-only run folder makes status slower, not wrong)."""
+    from autodev.config import load_config, load_team
+    from autodev.errors import ConfigError
+
+    if not paths.run_dir.is_dir():
+        return
+    key = _key(paths)
+    try:
+        team, cfg = load_team(paths.team_file), load_config(paths.config_file)
+    except ConfigError:
+        return
+    data = {
+        "key": key,
+        "models": {
+            p.name: {
+                "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
+                "effort": p.effort,
+                "write": p.write,
+                "max_cost_usd": p.max_cost_usd,
+                "max_tokens": p.max_tokens,
+            }
+            for p in team.participants
+        },
+        "caps": {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None},
+        "sandbox": cfg.sandbox,
+    }
+    cache = paths.run_dir / CACHE
+    tmp = cache.with_name(f".{CACHE}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, cache)
+    except OSError:
+        # Only a cache: a read-only or full run folder keeps status on the model path.
+        tmp.unlink(missing_ok=True)
+
+
+def _cached(paths: RunPaths) -> dict[str, Any] | None:
+    try:
+        data = json.loads((paths.run_dir / CACHE).read_bytes())
+    except (OSError, ValueError):
+        return None  # no cache (yet), or one a crash cut: the model path writes it again
+    if not isinstance(data, dict) or data.get("key") != _key(paths):
+        return None
+    return data
+
+
+# -- gathering ---------------------------------------------------------------------------------
+
+
+def _state(paths: RunPaths) -> dict[str, Any] | None:
+    from autodev.store import plain
+    from autodev.store.state import BLANK, lost
+
+    if lost(paths.state, paths.thread):
+        return None  # rebuilt from the logs: the model path
+    try:
+        raw = paths.state.read_bytes()
+    except FileNotFoundError:
+        return json.loads(json.dumps(BLANK))
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None  # the model path says what is wrong with it
+    if not isinstance(data, dict):
+        return None
+    st: dict[str, Any] = {**BLANK, **data}
+    return st if plain.fits("RunState", st) else None
+
+
+def _needs(st: dict[str, Any]) -> list[dict[str, Any]]:
+    needs: list[dict[str, Any]] = []
+    if q := st.get("question"):
+        needs.append(
+            {
+                "type": "question",
+                "from": q["from"],
+                "text": q.get("text", ""),
+                "do": 'autodev send "your answer"',
+            }
+        )
+    if g := st.get("gate"):
+        text = g.get("text", "")
+        needs.append(
+            {
+                "type": "gate",
+                "id": g["id"],
+                "from": g["declarer"],
+                "text": text,
+                "digest": digest(text),
+                "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
+            }
+        )
+    notices: dict[str, dict[str, Any]] = st.get("notices") or {}
+    for nid, n in sorted(notices.items(), key=lambda kv: int(kv[0])):
+        hold = n.get("hold")
+        if n.get("answer") is None or hold:
+            needs.append(
+                {
+                    "type": "notice",
+                    "id": nid,
+                    "from": n["from"],
+                    "text": n.get("text", ""),
+                    "hold": hold,
+                    "pinned": n.get("pinned", False),
+                    "answered": n.get("answer") is not None,
+                    "do": f'autodev answer {nid} "..."'
+                    + (f"  |  autodev notice --release {nid}" if hold else ""),
+                }
+            )
+    return needs
+
+
+def _spend(st: dict[str, Any]) -> dict[str, Any]:
+    """rules.budget.run_spend on the plain state: Usage's `+`, in the same order."""
+    used = [f for f in (st.get("participants") or {}).values()]
+    if st.get("audit_usage") is not None:
+        used.append(st["audit_usage"])
+    if not used:
+        return {"cost": 0, "tokens": 0}
+    cost, tokens = 0.0, 0
+    for u in used:
+        cost = cost + (u.get("cost") or 0)
+        tokens = tokens + (u.get("prompt_tokens") or 0) + (u.get("completion_tokens") or 0)
+    return {"cost": round(cost, 6), "tokens": tokens}
+
+
+def last_evidence(run_dir: Path, posts: int = 200) -> dict[str, Any] | None:
+    """The test evidence on the newest audit verdict among the thread's last `posts` posts."""
+    from autodev.store.journal import is_object, read_tail
+
+    thread = run_dir / "thread.jsonl"
+    if not thread.exists():
+        return None
+    for p in reversed(read_tail(thread, posts)):
+        ev = p.get("evidence")
+        if p.get("from") == "audit" and is_object(ev):
+            return ev
+    return None
+
+
+def gather_json(paths: RunPaths) -> dict[str, Any] | None:
+    """`status.gather(paths).to_json()`, or None when only the model path can say it."""
+    from autodev.guard import sandbox
+    from autodev.rules.reasons import continue_line
+    from autodev.store import queued
+    from autodev.store.lock import DaemonLock
+
+    st = _state(paths)
+    cfg = _cached(paths) if st is not None else None
+    if st is None or cfg is None:
+        return None
+    pid = DaemonLock.holder(paths.lock)
+    no_run_yet = not st.get("run_id") and not pid
+    state = st.get("state", "stopped")
+    if not pid and not no_run_yet and state in NEEDS_DAEMON:
+        return None  # the daemon is gone: the model path says why
+    models: dict[str, dict[str, Any]] = cfg["models"]
+    figures: dict[str, dict[str, Any]] = st.get("participants") or {}
+    parts: list[dict[str, Any]] = []
+    for name in sorted(set(models) | set(figures)):
+        f = figures.get(name) or {}
+        row = {"name": name, **models.get(name, {"model": "(not on the team now)"})}
+        row.update({k: f.get(k, d) for k, d in FIGURES.items()})
+        parts.append(_ordered(row, "Row"))
+    queue = queued.items(paths)
+    why = st.get("reason")
+    box = sandbox.resolve(cfg["sandbox"]).as_dict()
+    refused = st.get("config_refused")
+    cost = 0.0
+    for p in parts:
+        cost = cost + p["cost"]
+    data: dict[str, Any] = {
+        "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},
+        "config_refused": refused.get("text") if refused else None,
+        "repo": str(paths.repo),
+        "run_dir": str(paths.run_dir),
+        "run_id": st.get("run_id"),
+        "state": "not_started" if no_run_yet else state,
+        "no_run_yet": no_run_yet,
+        "start_with": START_WITH if no_run_yet else None,
+        "reason": _ordered(why, "Reason") if why else None,
+        "daemon_pid": pid,
+        "continue": continue_line(why, bool(pid)),
+        "objective": (st.get("objective") or "").split("\n")[0][:200],
+        "turn": st.get("turn", 0),
+        "speaking": st.get("speaking"),
+        "next": _ordered(st["next"], "Next") if st.get("next") is not None else None,
+        "wait": _ordered(st["wait"], "Wait") if st.get("wait") is not None else None,
+        "needs_you": _needs(st),
+        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+        "queued_text": queued.queued_line(queue, bool(pid)),
+        "participants": parts,
+        "audits": st.get("audits", 0),
+        "talk_turns": st.get("talk_turns", 0),
+        "team_error": st.get("team_error"),
+        "warnings": st.get("warnings", []),
+        "audit_usage": _ordered(st["audit_usage"], "Usage") if st.get("audit_usage") is not None else None,
+        "budget": {**_spend(st), **cfg["caps"]},
+        "totals": {
+            "turns": sum(p["turns"] for p in parts),
+            "credited": sum(p["credited"] for p in parts),
+            "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+            "cached_tokens": sum(p["cached_tokens"] for p in parts),
+            "compactions": sum(p["compactions"] for p in parts),
+            "cost": round(cost, 6) if parts else 0,
+        },
+    }
+    if (ev := last_evidence(paths.run_dir)) is not None:
+        line_ = {k: v for k, v in ev.items() if k in ORDER["EvidenceLine"]}
+        if not _evidence_fits(line_):
+            return None  # the model converts or refuses it
+        data["evidence"] = _ordered(line_, "EvidenceLine")
+    return data
+
+
+def _evidence_fits(ev: dict[str, Any]) -> bool:
+    """The values EvidenceLine takes as they are (anything else: the model path)."""
+    counts = ev.get("counts", {})
+    return (
+        (ev.get("of") is None or type(ev.get("of")) is int)
+        and all(type(ev.get(k, "")) is str for k in ("summary", "outcome", "command"))
+        and type(counts) is dict
+        and all(type(v) is int for v in counts.values())
+    )

@@ -1,0 +1,136 @@
+"""How `autodev status` prints: the status JSON (`quickstatus.gather_json`, or the model's
+`status.Status.to_json`) as lines and a table with rich; the one renderer of both paths. The
+panel's views share the line helpers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autodev.guard.display import line
+
+
+def safe_to_show(value: Any) -> Any:
+    """Status data as it may be printed with rich: every string on one line with control
+    characters escaped (display.line) and rich's markup escaped (`[link=...]` stays text)."""
+    from rich.markup import escape
+
+    if isinstance(value, str):
+        return escape(line(value))
+    if isinstance(value, dict):
+        return {k: safe_to_show(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_to_show(v) for v in value]
+    return value
+
+
+def spend_line(b: dict[str, Any]) -> str:
+    """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
+    cost = f"spend ${b.get('cost', 0):.4f}"
+    if b.get("max_cost_usd") is not None:
+        cost += f" of ${b['max_cost_usd']:.4f} (maxCostUsd)"
+    tokens = f"{b.get('tokens', 0):,}"
+    tokens += f" of {b['max_tokens']:,} tokens (maxTokens)" if b.get("max_tokens") is not None else " tokens"
+    return f"{cost} · {tokens}"
+
+
+def cap_line(p: dict[str, Any]) -> str:
+    """A participant's cost, with its cap when it has one."""
+    out = f"${p.get('cost', 0.0):.4f}"
+    if p.get("max_cost_usd") is not None:
+        out += f" of ${p['max_cost_usd']:.4f}"
+    if p.get("max_tokens") is not None:
+        out += (
+            f" ({p.get('prompt_tokens', 0) + p.get('completion_tokens', 0):,} of {p['max_tokens']:,} tokens)"
+        )
+    return out
+
+
+def speaking_text(speaking: str, daemon_running: bool) -> str:
+    """Who speaks: now, with a daemon running; else whose turn was open when the run stopped
+    (it continues on the next start), never "speaking now" on a run nobody runs."""
+    if daemon_running:
+        return f"speaking now: {speaking}"
+    return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
+
+
+def render(status: dict[str, Any]) -> None:
+    """Print the status JSON (`gather_json`, or the model's `to_json`)."""
+    from rich.table import Table
+
+    from autodev.user.render import console
+
+    d = safe_to_show(status)  # every string escaped for rich, as printed
+    con = console()
+    pid = d.get("daemon_pid")
+    daemon = f"daemon pid {pid}" if pid else "no daemon running"
+    if d.get("no_run_yet"):
+        con.print(f"[bold]no run yet[/] in {d.get('repo', '')}\n  start one with: {d.get('start_with')}")
+    else:
+        con.print(
+            f"[bold]{d.get('state', '?')}[/]  ({daemon})  turn {d.get('turn', 0)}  objective: {d.get('objective') or '-'}"
+        )
+    reason = d.get("reason")
+    if reason and d.get("state") not in ("running",):
+        con.print(
+            "\n[bold]The run stopped and why[/]" if d.get("state") != "complete" else "\n[bold]Outcome[/]"
+        )
+        con.print(f"  {reason.get('text', '')}")
+        if d.get("continue"):
+            con.print(f"  continue: {d['continue']}")
+    if d.get("budget") and not d.get("no_run_yet"):
+        con.print(f"\n{spend_line(d['budget'])}")
+    if ev := d.get("evidence"):
+        con.print(f"\ntests on done #{ev.get('of')}: {ev.get('summary', '')}  ({ev.get('command', '')})")
+    if d.get("speaking"):
+        con.print(f"\n{speaking_text(d['speaking'], bool(pid))}")
+    elif nxt := d.get("next"):
+        con.print(f"\nnext: {nxt.get('speaker')} ({nxt.get('rule')}: {nxt.get('why')})")
+    due = (d.get("wait") or {}).get("due")
+    if due:
+        import time
+
+        con.print(f"next check in {max(0, due - time.time()):.0f}s")
+    if d.get("queued_text"):
+        con.print(f"\n{d['queued_text']}")
+    if d.get("needs_you"):
+        con.print("\n[bold yellow]Needs you[/]")
+        for n in d["needs_you"]:
+            ident = f" {n['id']}" if n.get("id") else ""
+            hold = n.get("hold")
+            held = f" \\[holds {hold}{', pinned' if n.get('pinned') else ''}]" if hold else ""
+            sha = f" \\[text sha256 {n['digest']}]" if n.get("digest") else ""
+            con.print(f"  {n['type']}{ident}{sha} from {n.get('from', '')}{held}: {n['text'][:300]}")
+            con.print(f"    → {n['do']}")
+    sb = d.get("sandbox")
+    if sb and sb.get("warning"):
+        con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
+    elif sb:
+        con.print(f"\nsandbox: {sb['describe']}")
+    if d.get("config_refused"):
+        con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
+    if d.get("team_error"):
+        kept = "" if d.get("no_run_yet") else " (the old team is kept)"
+        con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
+    for w in d.get("warnings") or []:
+        con.print(f"[yellow]warning:[/] {w}")
+    t = Table(show_edge=False)
+    for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
+        t.add_column(col)
+    for p in d.get("participants") or []:
+        t.add_row(
+            p["name"],
+            str(p.get("model")),
+            "yes" if p.get("write") else "no",
+            str(p.get("turns", 0)),
+            str(p.get("credited", 0)),
+            str(p.get("prompt_tokens", 0) + p.get("completion_tokens", 0)),
+            cap_line(p),
+        )
+    con.print()
+    con.print(t)
+    tot = d.get("totals") or {}
+    if tot.get("cached_tokens") or tot.get("compactions"):
+        # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
+        con.print(
+            f"cached input tokens: {tot.get('cached_tokens', 0)}  compacted: {tot.get('compactions', 0)} times"
+        )
