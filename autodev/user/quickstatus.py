@@ -62,8 +62,12 @@ FIGURES = {
     "silent_streak": 0,
 }
 
+# state.json and status's JSON as parsed, read without the models for speed (issue 33); the
+# model path (user/status.py) is the reference, and tests/user/test_quickstatus.py holds them equal
+Plain = dict[str, Any]
 
-def _ordered(d: dict[str, Any], model: str) -> dict[str, Any]:
+
+def _ordered(d: Plain, model: str) -> Plain:
     order = ORDER[model]
     return {**{k: d[k] for k in order if k in d}, **{k: v for k, v in d.items() if k not in order}}
 
@@ -129,7 +133,7 @@ def remember(paths: RunPaths) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _cached(paths: RunPaths) -> dict[str, Any] | None:
+def _cached(paths: RunPaths) -> Plain | None:
     try:
         data = json.loads((paths.run_dir / CACHE).read_bytes())
     except (OSError, ValueError):
@@ -142,7 +146,7 @@ def _cached(paths: RunPaths) -> dict[str, Any] | None:
 # -- gathering ---------------------------------------------------------------------------------
 
 
-def _state(paths: RunPaths) -> dict[str, Any] | None:
+def _state(paths: RunPaths) -> Plain | None:
     from autodev.store import plain
     from autodev.store.state import BLANK, lost
 
@@ -158,12 +162,12 @@ def _state(paths: RunPaths) -> dict[str, Any] | None:
         return None  # the model path says what is wrong with it
     if not isinstance(data, dict):
         return None
-    st: dict[str, Any] = {**BLANK, **data}
+    st: Plain = {**BLANK, **data}
     return st if plain.fits("RunState", st) else None
 
 
-def _needs(st: dict[str, Any]) -> list[dict[str, Any]]:
-    needs: list[dict[str, Any]] = []
+def _needs(st: Plain) -> list[Plain]:
+    needs: list[Plain] = []
     if q := st.get("question"):
         needs.append(
             {
@@ -185,7 +189,7 @@ def _needs(st: dict[str, Any]) -> list[dict[str, Any]]:
                 "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
             }
         )
-    notices: dict[str, dict[str, Any]] = st.get("notices") or {}
+    notices: dict[str, Plain] = st.get("notices") or {}
     for nid, n in sorted(notices.items(), key=lambda kv: int(kv[0])):
         hold = n.get("hold")
         if n.get("answer") is None or hold:
@@ -205,7 +209,7 @@ def _needs(st: dict[str, Any]) -> list[dict[str, Any]]:
     return needs
 
 
-def _spend(st: dict[str, Any]) -> dict[str, Any]:
+def _spend(st: Plain) -> Plain:
     """rules.budget.run_spend on the plain state: Usage's `+`, in the same order."""
     used = [f for f in (st.get("participants") or {}).values()]
     if st.get("audit_usage") is not None:
@@ -219,7 +223,7 @@ def _spend(st: dict[str, Any]) -> dict[str, Any]:
     return {"cost": round(cost, 6), "tokens": tokens}
 
 
-def last_evidence(run_dir: Path, posts: int = 200) -> dict[str, Any] | None:
+def last_evidence(run_dir: Path, posts: int = 200) -> Plain | None:
     """The test evidence on the newest audit verdict among the thread's last `posts` posts."""
     from autodev.store.journal import is_object, read_tail
 
@@ -233,7 +237,7 @@ def last_evidence(run_dir: Path, posts: int = 200) -> dict[str, Any] | None:
     return None
 
 
-def gather_json(paths: RunPaths) -> dict[str, Any] | None:
+def gather_json(paths: RunPaths) -> Plain | None:
     """`status.gather(paths).to_json()`, or None when only the model path can say it."""
     from autodev.guard import sandbox
     from autodev.rules.reasons import continue_line
@@ -249,9 +253,9 @@ def gather_json(paths: RunPaths) -> dict[str, Any] | None:
     state = st.get("state", "stopped")
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         return None  # the daemon is gone: the model path says why
-    models: dict[str, dict[str, Any]] = cfg["models"]
-    figures: dict[str, dict[str, Any]] = st.get("participants") or {}
-    parts: list[dict[str, Any]] = []
+    models: dict[str, Plain] = cfg["models"]
+    figures: dict[str, Plain] = st.get("participants") or {}
+    parts: list[Plain] = []
     for name in sorted(set(models) | set(figures)):
         f = figures.get(name) or {}
         row = {"name": name, **models.get(name, {"model": "(not on the team now)"})}
@@ -264,7 +268,7 @@ def gather_json(paths: RunPaths) -> dict[str, Any] | None:
     cost = 0.0
     for p in parts:
         cost = cost + p["cost"]
-    data: dict[str, Any] = {
+    data: Plain = {
         "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},
         "config_refused": refused.get("text") if refused else None,
         "repo": str(paths.repo),
@@ -308,7 +312,7 @@ def gather_json(paths: RunPaths) -> dict[str, Any] | None:
     return data
 
 
-def _evidence_fits(ev: dict[str, Any]) -> bool:
+def _evidence_fits(ev: Plain) -> bool:
     """The values EvidenceLine takes as they are (anything else: the model path)."""
     counts = ev.get("counts", {})
     return (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from autodev.guard.display import line
+from autodev.user.quickstatus import Plain
 
 
 def safe_to_show(value: Any) -> Any:
@@ -23,7 +24,7 @@ def safe_to_show(value: Any) -> Any:
     return value
 
 
-def spend_line(b: dict[str, Any]) -> str:
+def spend_line(b: Plain) -> str:
     """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
     cost = f"spend ${b.get('cost', 0):.4f}"
     if b.get("max_cost_usd") is not None:
@@ -33,7 +34,7 @@ def spend_line(b: dict[str, Any]) -> str:
     return f"{cost} · {tokens}"
 
 
-def cap_line(p: dict[str, Any]) -> str:
+def cap_line(p: Plain) -> str:
     """A participant's cost, with its cap when it has one."""
     out = f"${p.get('cost', 0.0):.4f}"
     if p.get("max_cost_usd") is not None:
@@ -53,7 +54,7 @@ def speaking_text(speaking: str, daemon_running: bool) -> str:
     return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
 
 
-def render(status: dict[str, Any]) -> None:
+def render(status: Plain) -> None:
     """Print the status JSON (`gather_json`, or the model's `to_json`)."""
     from rich.table import Table
 

@@ -145,3 +145,31 @@ def test_ending_the_eval_ends_its_ray_tasks_and_every_process_below_them(
         os.kill(pid, signal.SIGKILL)
     assert left == [], f"the participants' `sleep 240` outlived the eval on Ray ({way})"
     assert not [d for d in daemons if running(d)], "a run's daemon outlived the eval on Ray"
+
+
+@pytest.mark.timeout(1200)
+def test_eval_best_of_three_through_a_ray_cluster_picks_as_the_local_one(suite, tmp_path, autodev, ray_head):
+    """`eval --best-of 3 --executor ray` (issue 34 item 4): each run a Ray task with its run
+    number, and the same picks as the local executor's (tests/eval/test_best_of_eval.py)."""
+    from tests.eval.test_best_of_eval import TASKS, best_of_team
+
+    tasks_file, solutions = suite
+    tasks = subset(tasks_file, TASKS, tasks_file.parent / f"ray-best-of-{tmp_path.name}.jsonl")
+    team = best_of_team(tmp_path / "teams", solutions)
+    expose = json.dumps(sorted({sys.prefix, sys.base_prefix, str(tmp_path / "teams")}))
+    (tmp_path / "config.toml").write_text(
+        f'sandbox = "bwrap"\nsandboxRead = {expose}\ntestCommand = "{sys.executable} -m pytest -q"\n'
+        "waitFirstSec = 0.1\nwaitCapSec = 0.2\n"
+    )
+    out = tmp_path / "out"
+    args = ["eval", str(tasks), "--team", str(team), "--out", str(out), "--best-of", "3",
+            "--config", str(tmp_path / "config.toml"), "--max-cost-usd", "5",
+            "--executor", "ray", "--address", ray_head]  # fmt: skip
+    r = autodev(tmp_path, *args, timeout=1000)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    results = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    got = {(x["task"], x["run"]): x["resolved"] for x in results}
+    assert got == {(t, k): k == 2 for t in TASKS for k in (1, 2, 3)}
+    b = json.loads((out / "summary.json").read_text())["best_of"]
+    assert (b["teams"]["varied"]["pick_at_n"], b["teams"]["varied"]["pass_at_1"]) == (0.5, 0.3333)
+    assert b["picks"]["varied"]["wordcount-spaces"]["run"] == 2
