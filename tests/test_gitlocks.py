@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
+from pathlib import Path
 
 from autodev.host import gitlocks
 from tests.conftest import git
@@ -31,6 +33,12 @@ def test_a_lock_is_kept_while_a_git_process_works_in_the_repository(repo, tmp_pa
     (repo / ".git" / "HEAD.lock").write_bytes(b"")
     live = subprocess.Popen(["git", "cat-file", "--batch"], cwd=repo, stdin=subprocess.PIPE)
     try:
+        # until it has exec'd, the child is still a copy of this Python, not yet a git process
+        comm = Path(f"/proc/{live.pid}/comm")
+        deadline = time.monotonic() + 10
+        while not comm.read_text().startswith("git"):
+            assert time.monotonic() < deadline, "git did not start"
+            time.sleep(0.01)
         assert gitlocks.clear_stale(repo) == []
         assert (repo / ".git" / "HEAD.lock").exists()
     finally:

@@ -35,6 +35,7 @@ def test_each_call_sees_its_own_path_and_leaves_no_cache_or_environment_behind(r
     write_team(repo, SOLO, done_accepted("solo"))
     before = (dict(os.environ), os.getcwd(), list(sys.path), sys.argv, sys.stdin, sys.stdout, sys.stderr)
     cached = list(hostgit._git_binary)
+    pins = dict(hostgit._run_pins)  # what tests before this one in the same worker left
     empty = tmp_path / "empty"
     empty.mkdir()
     # git_binary() keeps the first git it finds for the life of a process: each call is a new one.
@@ -47,7 +48,7 @@ def test_each_call_sees_its_own_path_and_leaves_no_cache_or_environment_behind(r
     shutil.rmtree(own)  # a git cached from that call would now be a missing file
     r = inproc(repo, "doctor", env=WIDE)
     assert _doctor_lines(r)["git"][0] == "ok", r.stdout + r.stderr
-    assert hostgit._git_binary == cached and hostgit._run_pins == {}
+    assert hostgit._git_binary == cached and hostgit._run_pins == pins
     after = (dict(os.environ), os.getcwd(), list(sys.path), sys.argv, sys.stdin, sys.stdout, sys.stderr)
     assert after == before
 
