@@ -399,3 +399,16 @@ def iter_records_reverse(path: Path) -> Iterator[JsonObject]:
                             f"inspect {path} after byte {pos}",
                         ) from None
             buf = buf + b"\n" if pos > 0 else b""
+
+
+def last_evidence(run_dir: Path, posts: int = 200) -> JsonObject | None:
+    """The test evidence on the newest audit verdict among the thread's last `posts` posts (here,
+    beside `read_tail`, so status's quick path reads it without the records)."""
+    thread = run_dir / "thread.jsonl"
+    if not thread.exists():
+        return None
+    for p in reversed(read_tail(thread, posts)):
+        ev = p.get("evidence")
+        if p.get("from") == "audit" and is_object(ev):
+            return ev
+    return None

@@ -28,7 +28,7 @@ from typing import NotRequired, TypedDict
 from autodev.errors import StateConflictError, UsageError
 from autodev.records.state import RunState
 from autodev.rules.budget import run_spend
-from autodev.store.journal import Journal, JsonObject, fsync_dir, is_object, iter_records
+from autodev.store.journal import Journal, JsonObject, fsync_dir, is_object, iter_records, last_evidence
 from autodev.store.paths import autodev_home
 from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
@@ -159,20 +159,6 @@ def end_record(run: str, session: int, repo: Path, run_dir: Path, st: RunState) 
             else {}
         ),
     }
-
-
-def last_evidence(run_dir: Path, posts: int = 200) -> JsonObject | None:
-    """The test evidence on the newest audit verdict among the thread's last `posts` posts."""
-    from autodev.store.journal import read_tail
-
-    thread = run_dir / "thread.jsonl"
-    if not thread.exists():
-        return None
-    for p in reversed(read_tail(thread, posts)):
-        ev = p.get("evidence")
-        if p.get("from") == "audit" and is_object(ev):
-            return ev
-    return None
 
 
 # -- reading --------------------------------------------------------------------------------------

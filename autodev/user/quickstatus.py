@@ -223,25 +223,12 @@ def _spend(st: Plain) -> Plain:
     return {"cost": round(cost, 6), "tokens": tokens}
 
 
-def last_evidence(run_dir: Path, posts: int = 200) -> Plain | None:
-    """The test evidence on the newest audit verdict among the thread's last `posts` posts."""
-    from autodev.store.journal import is_object, read_tail
-
-    thread = run_dir / "thread.jsonl"
-    if not thread.exists():
-        return None
-    for p in reversed(read_tail(thread, posts)):
-        ev = p.get("evidence")
-        if p.get("from") == "audit" and is_object(ev):
-            return ev
-    return None
-
-
 def gather_json(paths: RunPaths) -> Plain | None:
     """`status.gather(paths).to_json()`, or None when only the model path can say it."""
     from autodev.guard import sandbox
     from autodev.rules.reasons import continue_line
     from autodev.store import queued
+    from autodev.store.journal import last_evidence
     from autodev.store.lock import DaemonLock
 
     st = _state(paths)

@@ -83,16 +83,22 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
     return team
 
 
+def write_config(tmp_path: Path) -> None:
+    """The eval's config.toml: every run and test run in bubblewrap, this Python and the team's
+    files shown to it, pytest as the evidence's command."""
+    read = json.dumps(sorted({sys.prefix, sys.base_prefix, str(tmp_path / "teams")}))
+    (tmp_path / "config.toml").write_text(
+        f'sandbox = "bwrap"\nsandboxRead = {read}\ntestCommand = "{sys.executable} -m pytest -q"\n'
+        "waitFirstSec = 0.1\nwaitCapSec = 0.2\n"
+    )
+
+
 @pytest.mark.timeout(900)
 def test_eval_best_of_three_reports_pick_pass_and_oracle(suite, tmp_path, autodev):
     tasks_file, solutions = suite
     tasks = subset(tasks_file, TASKS, tasks_file.parent / f"best-of-{tmp_path.name}.jsonl")
     team = best_of_team(tmp_path / "teams", solutions)
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix, str(tmp_path / "teams")}))
-    (tmp_path / "config.toml").write_text(
-        f'sandbox = "bwrap"\nsandboxExpose = {expose}\ntestCommand = "{sys.executable} -m pytest -q"\n'
-        "waitFirstSec = 0.1\nwaitCapSec = 0.2\n"
-    )
+    write_config(tmp_path)
     out = tmp_path / "out"
     args = ["eval", str(tasks), "--team", str(team), "--out", str(out), "--best-of", "3",
             "--config", str(tmp_path / "config.toml"), "--parallel", "2", "--max-cost-usd", "5"]  # fmt: skip

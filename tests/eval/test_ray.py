@@ -151,16 +151,12 @@ def test_ending_the_eval_ends_its_ray_tasks_and_every_process_below_them(
 def test_eval_best_of_three_through_a_ray_cluster_picks_as_the_local_one(suite, tmp_path, autodev, ray_head):
     """`eval --best-of 3 --executor ray` (issue 34 item 4): each run a Ray task with its run
     number, and the same picks as the local executor's (tests/eval/test_best_of_eval.py)."""
-    from tests.eval.test_best_of_eval import TASKS, best_of_team
+    from tests.eval.test_best_of_eval import TASKS, best_of_team, write_config
 
     tasks_file, solutions = suite
     tasks = subset(tasks_file, TASKS, tasks_file.parent / f"ray-best-of-{tmp_path.name}.jsonl")
     team = best_of_team(tmp_path / "teams", solutions)
-    expose = json.dumps(sorted({sys.prefix, sys.base_prefix, str(tmp_path / "teams")}))
-    (tmp_path / "config.toml").write_text(
-        f'sandbox = "bwrap"\nsandboxRead = {expose}\ntestCommand = "{sys.executable} -m pytest -q"\n'
-        "waitFirstSec = 0.1\nwaitCapSec = 0.2\n"
-    )
+    write_config(tmp_path)
     out = tmp_path / "out"
     args = ["eval", str(tasks), "--team", str(team), "--out", str(out), "--best-of", "3",
             "--config", str(tmp_path / "config.toml"), "--max-cost-usd", "5",
