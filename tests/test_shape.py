@@ -1,0 +1,142 @@
+"""The code stays in small, typed parts (issue 31): module and function sizes, bare `dict`/`list`
+in signatures, lines that mention `Any`, and string dispatch on a log line's "type".
+
+Each figure has a ceiling that only goes down: lower it when you remove more, never raise it.
+Run as a script to print the figures and the offenders: `python tests/test_shape.py`."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import autodev
+
+PKG = Path(autodev.__file__).parent
+
+MODULE_LINES = 400
+FUNCTION_LINES = 60
+# Generated, not written: the plain-JSON shapes of the records (store/plain.py makes it).
+GENERATED = {"store/shapes.py"}
+
+# How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 Any lines).
+CEILING_BIG_MODULES = 13
+CEILING_BIG_FUNCTIONS = 27
+CEILING_BARE_SIGNATURES = 244
+CEILING_ANY_LINES = 68
+CEILING_TYPE_STRINGS = 57
+
+_BARE = re.compile(r"(^|[\s|\[(,])(dict|list)($|[\s|\]),])")
+_TYPE_STRING = re.compile(r"""\.get\(["']type["']\)\s*(==|!=|in\b)""")
+_ANY = re.compile(r"\bAny\b")
+
+
+def _sources() -> list[tuple[str, str]]:
+    return [
+        (str(p.relative_to(PKG)), p.read_text())
+        for p in sorted(PKG.rglob("*.py"))
+        if str(p.relative_to(PKG)) not in GENERATED
+    ]
+
+
+def _functions(src: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def big_modules() -> list[str]:
+    return [
+        f"{rel}: {len(src.splitlines())} lines"
+        for rel, src in _sources()
+        if len(src.splitlines()) > MODULE_LINES
+    ]
+
+
+def big_functions() -> list[str]:
+    out = []
+    for rel, src in _sources():
+        for fn in _functions(src):
+            n = (fn.end_lineno or fn.lineno) - fn.lineno + 1
+            if n > FUNCTION_LINES:
+                out.append(f"{rel}:{fn.lineno} {fn.name}: {n} lines")
+    return out
+
+
+def bare_signatures() -> list[str]:
+    """Parameters and returns typed as a bare `dict` or `list` (say what they hold, or pass a model)."""
+    out = []
+    for rel, src in _sources():
+        for fn in _functions(src):
+            a = fn.args
+            args = (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+            anns = [x.annotation for x in args if x is not None and x.annotation is not None]
+            for ann in [*anns, fn.returns]:
+                if ann is not None and _BARE.search(ast.unparse(ann).strip("'\"")):
+                    out.append(f"{rel}:{fn.lineno} {fn.name}: {ast.unparse(ann)}")
+    return out
+
+
+def any_lines() -> list[str]:
+    return [
+        f"{rel}:{i}"
+        for rel, src in _sources()
+        for i, line in enumerate(src.splitlines(), 1)
+        if _ANY.search(line)
+    ]
+
+
+def type_strings() -> list[str]:
+    """`.get("type") == "..."`: a line dispatched by its string where its model should be matched."""
+    return [
+        f"{rel}:{i}"
+        for rel, src in _sources()
+        for i, line in enumerate(src.splitlines(), 1)
+        if _TYPE_STRING.search(line)
+    ]
+
+
+def test_modules_stay_small():
+    assert len(big_modules()) <= CEILING_BIG_MODULES, big_modules()
+
+
+def test_functions_stay_small():
+    assert len(big_functions()) <= CEILING_BIG_FUNCTIONS, big_functions()
+
+
+def test_no_new_bare_dict_or_list_in_signatures():
+    assert len(bare_signatures()) <= CEILING_BARE_SIGNATURES, bare_signatures()
+
+
+def test_any_does_not_spread():
+    assert len(any_lines()) <= CEILING_ANY_LINES, any_lines()
+
+
+def test_lines_are_matched_by_model_not_by_type_string():
+    assert len(type_strings()) <= CEILING_TYPE_STRINGS, type_strings()
+
+
+def test_the_checks_see_what_they_count():
+    src = "def f(x: dict, y: list[int] | None) -> dict[str, int]:\n    return {}\n"
+    fn = _functions(src)[0]
+    found = [
+        ast.unparse(a.annotation)
+        for a in fn.args.args
+        if a.annotation and _BARE.search(ast.unparse(a.annotation))
+    ]
+    assert found == ["dict"]
+    assert _BARE.search("list | None") and not _BARE.search("list[str]") and not _BARE.search("JsonList")
+    assert _TYPE_STRING.search('if rec.get("type") == "post":') and not _TYPE_STRING.search(
+        'rec.get("types")'
+    )
+
+
+if __name__ == "__main__":
+    for title, found in [
+        ("modules over 400 lines", big_modules()),
+        ("functions over 60 lines", big_functions()),
+        ("bare dict/list in signatures", bare_signatures()),
+        ("lines mentioning Any", any_lines()),
+        ('.get("type") comparisons', type_strings()),
+    ]:
+        print(f"{title}: {len(found)}")
+        for f in found:
+            print(f"  {f}")
