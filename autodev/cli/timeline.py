@@ -51,8 +51,8 @@ def replay(
     report "identical" or the first divergence: exit 0 or 1."""
     import tempfile
 
-    from autodev.timeline import bundle
-    from autodev.timeline import replay as rp
+    from autodev.replay import bundle
+    from autodev.replay import replay as rp
 
     if tools not in ("real", "recorded"):
         raise UsageError(f"--tools {tools!r} is not real or recorded", "autodev replay --tools recorded")
@@ -80,7 +80,7 @@ def export(
     redacted) that `autodev replay` reads."""
     import tempfile
 
-    from autodev.timeline import bundle
+    from autodev.replay import bundle
 
     paths = run_paths(run)
     if out is not None:

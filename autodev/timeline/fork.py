@@ -21,13 +21,13 @@ from typing import TypedDict
 from autodev.config.project import HISTORY
 from autodev.errors import UsageError
 from autodev.records.state import PausedFrom, RunState
+from autodev.rules.live import Live
 from autodev.rules.reasons import reason
 from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import head_of, read_live, seq_of
 from autodev.timeline import git
-from autodev.timeline.live import Live
 from autodev.timeline.safe import install_config
 
 
