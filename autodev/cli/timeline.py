@@ -98,10 +98,12 @@ def export(
 @app.command()
 def fork(
     seq: int = typer.Argument(..., help="The post the new run starts from (its #seq)."),
-    into: Path = typer.Option(..., "--into", help="A new folder: the git worktree of the new run."),
+    into: Path = typer.Option(
+        ..., "--into", help="A new folder: the git repository of the new run (a clone of its own)."
+    ),
 ):
-    """Start a new run beside this one: a git worktree at the commit of post SEQ, and a run whose
-    thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
+    """Start a new run beside this one: a clone of the repository at the commit of post SEQ, and a
+    run whose thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
     import shlex
 
     from autodev.timeline import fork as fk
