@@ -15,26 +15,20 @@ PKG = Path(autodev.__file__).parent
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "records", "__init__"),  # what every part shares
     ("host",),  # autodev's own processes: git on the host, Python children, process groups
-    ("rules", "timeline.live"),  # pure: who speaks, what a post may be, caps, reasons, live posts
+    ("rules",),  # pure: who speaks, what a post may be, caps, reasons, live posts
     ("store",),  # what survives a crash: journal, thread, events, state, inbox, paths, runs
     ("guard",),  # the command guard, the sandbox, secrets and keys
     ("config",),  # the user's files, prompts, init
-    ("timeline", "telemetry"),  # rewind, fork and replay of a run's files; spans from the harness log
+    ("timeline", "telemetry"),  # rewind and fork of a run's files; spans from the harness log
     ("group",),  # best of N: a group's record, worktrees, driver, facts and the pick
     ("harness",),  # a model's turn and its tools
     ("scripted",),  # the scripted model and the contract servers (a harness Model)
     ("agents",),  # an agent CLI's turn
     ("daemon", "setup.doctor"),  # the run loop; doctor (status shows its checks)
     ("user",),  # what the user sees and does (CLI and panel share it)
+    ("replay",),  # a recorded run replayed through the daemon and the user's actions; bundles
     ("setup",),  # doctor, demo
-    (
-        "eval",
-        "evals",
-        "timeline.replay",
-        "timeline.standin",
-        "timeline.recorded",
-        "timeline.bundle",
-    ),  # eval; replaying a run through the daemon
+    ("eval", "evals"),  # autodev eval and its shipped smoke suite
     ("panel",),
     ("cli", "__main__"),
 ]

@@ -51,8 +51,8 @@ def replay(
     report "identical" or the first divergence: exit 0 or 1."""
     import tempfile
 
-    from autodev.timeline import bundle
-    from autodev.timeline import replay as rp
+    from autodev.replay import bundle
+    from autodev.replay import replay as rp
 
     if tools not in ("real", "recorded"):
         raise UsageError(f"--tools {tools!r} is not real or recorded", "autodev replay --tools recorded")
@@ -80,7 +80,7 @@ def export(
     redacted) that `autodev replay` reads."""
     import tempfile
 
-    from autodev.timeline import bundle
+    from autodev.replay import bundle
 
     paths = run_paths(run)
     if out is not None:
@@ -98,10 +98,12 @@ def export(
 @app.command()
 def fork(
     seq: int = typer.Argument(..., help="The post the new run starts from (its #seq)."),
-    into: Path = typer.Option(..., "--into", help="A new folder: the git worktree of the new run."),
+    into: Path = typer.Option(
+        ..., "--into", help="A new folder: the git repository of the new run (a clone of its own)."
+    ),
 ):
-    """Start a new run beside this one: a git worktree at the commit of post SEQ, and a run whose
-    thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
+    """Start a new run beside this one: a clone of the repository at the commit of post SEQ, and a
+    run whose thread is this run's up to SEQ (`autodev runs` shows the lineage)."""
     import shlex
 
     from autodev.timeline import fork as fk

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.errors import CorruptLogError
+from autodev.rules.live import Live, rewind_of
 from autodev.store.journal import (
     Journal,
     JsonObject,
@@ -23,7 +24,6 @@ from autodev.store.journal import (
     iter_records_reverse,
     read_tail,
 )
-from autodev.timeline.live import Live, rewind_of
 
 if TYPE_CHECKING:
     from autodev.records.post import Post
@@ -70,7 +70,7 @@ class Thread:
 
     @property
     def live(self) -> Live:
-        """Which posts the run continues from (`timeline.live`): all of them until a rewind."""
+        """Which posts the run continues from (`rules.live`): all of them until a rewind."""
         return Live.of(self.rewinds, self.last_seq)
 
     def _check_tail_contiguous(self) -> None:

@@ -1,12 +1,18 @@
-"""`autodev fork SEQ --into DIR`: a new git worktree at the commit of post SEQ and a new run
+"""`autodev fork SEQ --into DIR`: a new git repository at the commit of post SEQ and a new run
 whose thread is this run's up to SEQ, with `forked_from` (run, seq) in its state and in the runs
 index. The original run is untouched (its daemon may keep running); each goes on with its own
 daemon, since a run folder belongs to one repository path.
 
+The repository is a clone of its own (`--no-local`), not a `git worktree`: a worktree's git
+folder is the original's `.git`, which the fork's sandbox leaves writable for commits, so the
+fork's participants could move the user's branches (best-of's clones are made so for the same
+reason, group/worktrees.py). Nothing of the fork reaches the user's repository but what the user
+fetches from it.
+
 The copy: thread lines up to SEQ as they are (superseded posts and rewind notes included, so
 seq stays contiguous and the live line is the same), the events up to SEQ's effects and the
 harness records of the turns up to SEQ's (`prefix.prefix_records`), the scripted model's ledger,
-and `.autodev/` when the worktree does not bring it. The state is rebuilt from that prefix under
+and `.autodev/` when the clone does not bring it. The state is rebuilt from that prefix under
 a new run id; turn numbers carry on from the copied turns.
 """
 
@@ -21,13 +27,13 @@ from typing import TypedDict
 from autodev.config.project import HISTORY
 from autodev.errors import UsageError
 from autodev.records.state import PausedFrom, RunState
+from autodev.rules.live import Live
 from autodev.rules.reasons import reason
 from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import head_of, read_live, seq_of
 from autodev.timeline import git
-from autodev.timeline.live import Live
 from autodev.timeline.safe import install_config
 
 
@@ -44,7 +50,7 @@ class Origin(TypedDict):
 
 
 class Forked(TypedDict):
-    """A fork made: its worktree, branch and commit, and the new run's id."""
+    """A fork made: its repository, branch and commit, and the new run's id."""
 
     into: str
     branch: str
@@ -88,7 +94,7 @@ def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
     src = read_state(paths)
     commit = commit_at(paths, seq)
     branch = f"autodev-fork-{secrets.token_hex(3)}"
-    git.git(paths.repo, "worktree", "add", "-q", "-b", branch, str(into), commit)
+    _clone(paths.repo, into, branch, commit)
     new = RunPaths(into)
     # the run's own config, never the one the commit at SEQ may hold (timeline/safe.py)
     config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
@@ -103,6 +109,32 @@ def fork(paths: RunPaths, seq: int, into: Path) -> Forked:
     events = list(iter_records(paths.events)) if paths.events.exists() else []
     st = seed(new, posts, events, harness, seq, origin, live)
     return {"into": str(into), "branch": branch, "commit": commit, "run": st.run_id, "forked_from": origin}
+
+
+def _clone(repo: Path, into: Path, branch: str, commit: str) -> None:
+    """`into`: a clone of `repo` with objects and refs of its own, on `branch` at `commit`, with
+    no remote back to `repo`; the identity and the excludes the original's own config gave."""
+    from autodev.config.project import exclude_from_git
+
+    into.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        git.clone(repo, into)
+        if git.ref(into, commit) is None:  # a commit no branch or tag reaches (a detached HEAD)
+            allow = "uploadpack.allowAnySHA1InWant=true"
+            git.git(into, "-c", allow, "fetch", "-q", "--no-tags", "--no-write-fetch-head", str(repo), commit)
+    except git.GitError as e:
+        raise git.GitError(f"could not clone {repo} for the fork: {e.message}", git.FIX) from None
+    git.git(into, "remote", "remove", "origin", check=False)
+    git.git(into, "checkout", "-q", "-b", branch, commit)
+    for key in ("user.name", "user.email"):
+        if value := git.git(repo, "config", "--local", "--get", key, check=False):
+            git.git(into, "config", key, value)
+    src = git.git(repo, "rev-parse", "--git-path", "info/exclude", check=False)
+    mine = into / ".git" / "info" / "exclude"
+    if src and (found := repo / src).is_file():
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_text(found.read_text())
+    exclude_from_git(into)  # the fork's .autodev/ is the run's copy, never its work
 
 
 def seed(

@@ -10,7 +10,7 @@ figures are kept from the current state.
 
 from __future__ import annotations
 
-from autodev.records.state import PausedFrom, RunState
+from autodev.records.state import Figures, PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
 from autodev.store.journal import JsonObject, iter_records
@@ -73,7 +73,7 @@ def rewound_state(
     """`cur` as it was at post `to_seq`, spend kept; the rewind note `note_seq` is applied."""
     then = rebuild.from_records(*prefix_records(paths, thread, to_seq))
     kept = {k: getattr(cur, k) for k in KEEP if k in cur.model_fields_set}
-    parts = {}
+    parts: dict[str, Figures] = {}
     for name, fig in cur.participants.items():
         was = then.participants.get(name)
         parts[name] = fig.but(**{k: getattr(was, k) if was else 0 for k in REWOUND_FROM_PREFIX})

@@ -11,7 +11,7 @@ anywhere leaves the old position (no intent yet) or a rewind that the next owner
 4. turn: a turn the harness log left open is closed (`turn_finished`, reason `rewound`), so a
    restart never resumes it;
 5. note: the `system` rewind note on the thread (id `rewind-<n>`): from here the later posts are
-   superseded (`timeline.live`);
+   superseded (`rules.live`);
 6. state: the run's state as it was at SEQ (`timeline.prefix`), spend kept, marked
    `rewind_applied = n`;
 7. done: `rewind_finished`.
@@ -36,13 +36,13 @@ from autodev.records.events import RewindEvent, WarningEvent
 from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState
+from autodev.rules.live import rewind_of
 from autodev.store.events import Events
 from autodev.store.journal import Journal, JsonObject, iter_records, iter_records_reverse
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import Thread, head_of, now_ts, seq_of
 from autodev.timeline import git, prefix
-from autodev.timeline.live import rewind_of
 
 STEPS = ("intent", "refs", "reset", "turn", "note", "state", "done")
 KILL_AT = "AUTODEV_REWIND_KILL_AT"  # tests: kill -9 this process right after the named step

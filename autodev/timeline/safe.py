@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import shutil
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeGuard
 
 import tomli_w
 
 from autodev.errors import UsageError
+from autodev.store.journal import is_object
 
 __all__ = ["BundleRefused", "install_config", "safe_config"]
 
@@ -97,7 +100,7 @@ def install_config(src: Path, target: Path) -> None:
     shutil.copytree(src, target)
 
 
-def _load(path: Path, member: str) -> dict:
+def _load(path: Path, member: str) -> dict[str, object]:
     try:
         return tomllib.loads(path.read_text()) if path.exists() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as e:
@@ -113,30 +116,25 @@ def safe_config(config_dir: Path) -> None:
 
     cfg = config_dir / "config.toml"
     data = _load(cfg, "config/config.toml")
-    out: dict = {k: v for k, v in data.items() if k in KEPT}
+    out: dict[str, object] = {k: v for k, v in data.items() if k in KEPT}
     for key in NARROWED:
-        default = RunConfig.model_fields[_field(key)].get_default(call_default_factory=True)
+        default: list[str] = RunConfig.model_fields[_field(key)].get_default(call_default_factory=True)
         extra = data.get(key)
-        added = (
-            [p for p in extra if isinstance(p, str) and p not in default] if isinstance(extra, list) else []
-        )
+        added = [p for p in _items(extra) if isinstance(p, str) and p not in default]
         out[key] = [*default, *added]
     out |= FORCED
     cfg.write_text(tomli_w.dumps(out))
 
     team_file = config_dir / "team.toml"
     team = _load(team_file, "config/team.toml")
-    safe: dict = {}
+    safe: dict[str, object] = {}
     people = team.get("participants")
-    if isinstance(people, list):
-        safe["participants"] = [
-            {k: v for k, v in p.items() if k in PARTICIPANT_KEPT} if isinstance(p, dict) else p
-            for p in people
-        ]
-    if isinstance(team.get("audit"), dict):
-        safe["audit"] = {k: v for k, v in team["audit"].items() if k in AUDIT_KEPT}
+    if _is_array(people):
+        safe["participants"] = [_kept(p, PARTICIPANT_KEPT) for p in people]
+    if is_object(audit := team.get("audit")):
+        safe["audit"] = _kept(audit, AUDIT_KEPT)
     scripted = team.get("scripted")
-    if isinstance(scripted, dict):
+    if is_object(scripted):
         path = scripted.get("path", "script.toml")
         # the script is read from the bundle's own config folder, never from elsewhere on the host
         if not isinstance(path, str) or not (config_dir / path).resolve().is_relative_to(
@@ -150,6 +148,21 @@ def safe_config(config_dir: Path) -> None:
     # `mcp` (servers started with the daemon) and every other table are dropped
     team_file.write_text(tomli_w.dumps(safe))
     _check(cfg, team_file)
+
+
+def _is_array(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
+
+
+def _items(value: object) -> list[object]:
+    """A TOML array's items (anything else: none)."""
+    return value if _is_array(value) else []
+
+
+def _kept(value: object, keys: Iterable[str]) -> object:
+    """A TOML table (its keys are strings, as a JSON object's) with only `keys`; anything else
+    as it is."""
+    return {k: v for k, v in value.items() if k in keys} if is_object(value) else value
 
 
 def _check(cfg: Path, team_file: Path) -> None:

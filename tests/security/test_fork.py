@@ -113,3 +113,40 @@ def test_the_printed_cd_hint_is_shell_quoted(recorded_run, tmp_path, inproc):  #
     )
     assert pasted.stdout.strip() == str(into.resolve()), pasted.stderr
     assert not (tmp_path / "pwned").exists() and not (into / "pwned").exists()
+
+
+def test_a_forks_repository_cannot_reach_the_originals_git(recorded_run, tmp_path, inproc):  # noqa: F811
+    """The fork's sandbox leaves its repository's `.git` writable (commits): it is a clone of its
+    own, never a worktree sharing the user's `.git`, so a participant of the fork moving a branch
+    there (as `git update-ref` in the sandbox would) moves nothing of the user's."""
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    branches = git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads")
+    into = tmp_path / "fork"
+    r = inproc(repo, "fork", "3", "--into", str(into))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (into / ".git").is_dir() and not (into / ".git").is_symlink()  # not a `gitdir:` link
+    assert Path(git(into, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()) == into / ".git"
+    assert not (into / ".git" / "objects" / "info" / "alternates").exists()
+    assert not (repo / ".git" / "worktrees").exists()
+    assert git(into, "remote").strip() == ""  # no way back to the user's repository
+
+    (into / "x.txt").write_text("the fork's work\n")
+    git(into, "add", "x.txt")
+    git(into, "commit", "-qm", "the fork's commit")
+    mine = git(into, "rev-parse", "HEAD").strip()
+    git(into, "update-ref", "refs/heads/main", mine)
+    git(into, "branch", "-f", "hijacked", mine)
+    assert git(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads") == branches
+    assert subprocess.run(["git", "cat-file", "-e", mine], cwd=repo, capture_output=True).returncode != 0
+
+
+def test_a_fork_at_a_commit_no_branch_reaches_has_it(recorded_run, tmp_path, inproc):  # noqa: F811
+    """A clone takes branches and tags; a post's commit on a detached HEAD is fetched by its id."""
+    repo = copy_run(recorded_run, tmp_path / "repo")
+    planted = _plant(repo, [("100644", "detached.txt", "only here\n")])
+    git(repo, "update-ref", "refs/heads/main", planted + "^")
+    into = tmp_path / "fork"
+    r = inproc(repo, "fork", "5", "--into", str(into))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert git(into, "rev-parse", "HEAD").strip() == planted
+    assert (into / "detached.txt").read_text() == "only here\n"

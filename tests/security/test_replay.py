@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 import tomli_w
 
+from autodev.replay import bundle
 from autodev.store.paths import RunPaths
-from autodev.timeline import bundle
 from tests.timeline.conftest import copy_run, recorded_run  # noqa: F401 - the session's recorded run
 
 ROOT = bundle.ROOT
@@ -161,14 +161,14 @@ def test_every_agent_cli_is_the_stand_in_even_with_no_recorded_cli_run(tmp_path)
     can name is found (AUTODEV_<NAME>_BIN, which the daemon reads before PATH) at the stand-in."""
     from autodev.agents.adapters import adapter, find_binary
     from autodev.config.participant import AGENTS
-    from autodev.timeline import standin
+    from autodev.replay import standin
 
     env = standin.prepare([], [], None, tmp_path / "agents")
     for name in AGENTS:
         exe = find_binary(name, {**env, "PATH": os.environ["PATH"]})
         assert exe is not None and exe == env[adapter(name).bin_env], name
         assert exe.startswith(str(tmp_path / "agents")), exe
-        assert "autodev.timeline.standin" in Path(exe).read_text()
+        assert "autodev.replay.standin" in Path(exe).read_text()
 
 
 # -- finding 11: a bundle's config cannot widen what replayed commands may do ----------------------

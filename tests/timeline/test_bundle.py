@@ -10,8 +10,8 @@ import tomllib
 
 import pytest
 
+from autodev.replay import bundle
 from autodev.store.paths import RunPaths
-from autodev.timeline import bundle
 from tests.timeline.conftest import copy_run
 
 

@@ -1,6 +1,6 @@
 """Which posts are live after rewinds: the pure arithmetic the thread, the panel and prompts share."""
 
-from autodev.timeline.live import Live
+from autodev.rules.live import Live
 
 
 def test_no_rewind_everything_is_live():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
-from autodev.timeline import replay as rp
 from tests.timeline.conftest import copy_run
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from autodev.replay import bundle, standin
+from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
-from autodev.timeline import bundle, standin
-from autodev.timeline import replay as rp
 from tests.agents.conftest import Fakes
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import ACCEPT

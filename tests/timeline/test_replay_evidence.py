@@ -9,8 +9,8 @@ import json
 import pytest
 
 from autodev.guard import sandbox
+from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
-from autodev.timeline import replay as rp
 from tests.conftest import git, run_dir, write_team
 from tests.e2e.helpers import ACCEPT, BUILDER, run_until_idle
 from tests.e2e.test_evidence import CALC, COMMAND, READ, RIGHT, TESTS, WRONG, fix

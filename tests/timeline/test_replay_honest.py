@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
-from autodev.timeline import replay as rp
 from tests.conftest import git, thread_of
 from tests.timeline.conftest import copy_run
 from tests.timeline.scenarios import EDITED_LANE, LANE
@@ -149,7 +149,7 @@ def test_init_keeps_autodev_out_of_git(tmp_path, inproc):
 
 def _rec(result: str, head: str, commits: list[str]):
     """One turn: a run_command result, then a work_done crediting `commits` at `head`."""
-    from autodev.timeline.compare import Recording
+    from autodev.replay.compare import Recording
 
     harness = [
         {"type": "turn_started", "turn": 1, "head": "b" * 40, "messages": [{"content": "go"}]},
@@ -172,7 +172,7 @@ def _rec(result: str, head: str, commits: list[str]):
 
 
 def test_commit_ids_are_compared_by_their_mapping_and_nothing_else_is_masked():
-    from autodev.timeline.compare import compare
+    from autodev.replay.compare import compare
 
     a1, b1 = "1" * 40, "2" * 40  # the recorded commit, the replayed one
     same = compare(_rec(f"[main {a1[:7]}] a", a1, [a1]), _rec(f"[main {b1[:7]}] a", b1, [b1]), paths=[])
@@ -189,7 +189,7 @@ def test_commit_ids_are_compared_by_their_mapping_and_nothing_else_is_masked():
 
 def test_a_commit_paired_twice_diverges():
     """The post names, as its HEAD, a commit other than the one it credited in the replay."""
-    from autodev.timeline.compare import compare
+    from autodev.replay.compare import compare
 
     a1, b1, b2 = "1" * 40, "2" * 40, "5" * 40
     d = compare(_rec("ok", a1, [a1]), _rec("ok", b2, [b1]), paths=[])

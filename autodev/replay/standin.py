@@ -41,7 +41,7 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path | None, into: 
     no CLI run)."""
     from autodev.agents.adapters import ADAPTERS
     from autodev.host.hostproc import PYTHON_SAFE
-    from autodev.timeline.refused import ReplayRefused
+    from autodev.replay.refused import ReplayRefused
 
     heads = {p["turn"]: p.get("head") for p in posts if isinstance(p.get("turn"), int)}
     plays: list[dict] = []
@@ -86,7 +86,7 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path | None, into: 
     for name, ad in ADAPTERS.items():
         launcher = into / "bin" / name
         launcher.parent.mkdir(exist_ok=True)
-        cmd = [sys.executable, *PYTHON_SAFE, "-m", "autodev.timeline.standin", str(into), name]
+        cmd = [sys.executable, *PYTHON_SAFE, "-m", "autodev.replay.standin", str(into), name]
         launcher.write_text(f'#!/bin/sh\nexec {shlex.join(cmd)} "$@"\n')
         launcher.chmod(0o755)
         env[ad.bin_env] = str(launcher)

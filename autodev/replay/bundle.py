@@ -76,8 +76,8 @@ def _secrets_in_history(repo: Path, refs: list[str], patterns: list[str]) -> lis
 
 def export(paths: RunPaths, out: Path) -> Path:
     """Write the run of `paths` to `out` (a .tar.gz)."""
+    from autodev.replay.replay import base_of
     from autodev.store.rebuild import read_state
-    from autodev.timeline.replay import base_of
 
     if not paths.thread.exists():
         raise UsageError(f"there is no run in {paths.run_dir}", "run `autodev start` first")
@@ -303,7 +303,7 @@ def depth_of(data: bytes, *, kind: str) -> int | None:
 def recording(bundle: Path, into: Path):
     """The `replay.Recording` a bundle holds (untrusted)."""
     from autodev.guard.display import line
-    from autodev.timeline.replay import Recording
+    from autodev.replay.replay import Recording
 
     root = unpack(bundle, into)
     try:

@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autodev.records.post import Post
 
 
 def rewind_of(post: Mapping[str, object]) -> tuple[int, int] | None:
@@ -21,11 +25,22 @@ def rewind_of(post: Mapping[str, object]) -> tuple[int, int] | None:
     rw = post.get("rewind")
     if post.get("from") != "system" or not isinstance(rw, Mapping):
         return None
-    to = rw.get("to_seq")
-    if not isinstance(to, int) or isinstance(to, bool):
-        return None
+    to = _int(rw, "to_seq")  # pyright: ignore[reportUnknownArgumentType] - a JSON table: str keys
     seq = post["seq"]
-    return (seq, to) if isinstance(seq, int) else None
+    return (seq, to) if isinstance(seq, int) and to is not None else None
+
+
+def rewind_note(post: Post) -> tuple[int, int] | None:
+    """`rewind_of` for a post read as its model."""
+    if post.from_ != "system" or post.rewind is None:
+        return None
+    to = _int(post.rewind, "to_seq")
+    return (post.seq, to) if to is not None else None
+
+
+def _int(table: Mapping[str, object], key: str) -> int | None:
+    v = table.get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 @dataclass(frozen=True)
@@ -56,7 +71,8 @@ class Live:
 
     def superseded(self) -> list[tuple[int, int]]:
         """The superseded ranges (inclusive), oldest first."""
-        out, nxt = [], 1
+        out: list[tuple[int, int]] = []
+        nxt = 1
         for a, b in self.spans:
             if a > nxt:
                 out.append((nxt, a - 1))
@@ -86,12 +102,3 @@ def _merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((a, b))
     return out
-
-
-def last_spoke(posts: Iterable[Mapping]) -> dict[str, int]:
-    """Each author's newest seq among `posts` (system notes aside), as the scheduler reads it."""
-    spoke: dict[str, int] = {}
-    for p in posts:
-        if p.get("from") != "system":
-            spoke[str(p["from"])] = max(spoke.get(str(p["from"]), 0), int(p["seq"]))
-    return spoke

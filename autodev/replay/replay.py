@@ -31,14 +31,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from autodev.records.state import RunState
+from autodev.replay.compare import Divergence, Recording, compare
+from autodev.replay.recorded import RecordedModel
+from autodev.replay.refused import ReplayRefused
+from autodev.rules.live import rewind_of
 from autodev.store.journal import iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.thread import head_of
 from autodev.timeline import git
-from autodev.timeline.compare import Divergence, Recording, compare
-from autodev.timeline.live import rewind_of
-from autodev.timeline.recorded import RecordedModel
-from autodev.timeline.refused import ReplayRefused
 
 __all__ = ["Divergence", "Recording", "compare"]
 
@@ -262,7 +262,7 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
         teams = Teams(rec, repo)
         teams.install_for(_first_turn(rec))
         _agents_recorded(rec, repo, teams)
-        from autodev.timeline import standin
+        from autodev.replay import standin
 
         # Every agent CLI is the stand-in that plays the recorded runs back (SPEC §16's
         # AUTODEV_<NAME>_BIN, where the daemon finds every CLI), a recording with no CLI run
@@ -322,8 +322,8 @@ def _first_turn(rec: Recording) -> int:
 def _seed_fork(rec: Recording, paths: RunPaths) -> None:
     """A fork's run folder as `autodev fork` made it: the recording's thread, events and
     harness records up to its post (the same prefix the fork copied), its state rebuilt."""
+    from autodev.rules.live import Live
     from autodev.timeline.fork import seed
-    from autodev.timeline.live import Live
 
     at = rec.forked_at or 0
     live = Live.of([rw for p in rec.posts if p["seq"] <= at and (rw := rewind_of(p))], at)
