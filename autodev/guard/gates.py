@@ -287,7 +287,7 @@ def _could_match(command: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
+def _match_gates(parts: list[str], gates: list[Mapping[str, object]]) -> dict[int, int]:
     """Assign each part a distinct covering gate, oldest first, as many parts as possible
     (augmenting paths, so an early choice never blocks a later part needlessly)."""
     covering = [[g for g, gate in enumerate(gates) if covers(str(gate.get("text", "")), p)] for p in parts]
@@ -311,7 +311,7 @@ def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
 def guard(
     command: str,
     patterns: Sequence[str],
-    approved: Sequence[Mapping],
+    approved: Sequence[Mapping[str, object]],
     *,
     opaque: str = "allow",
     written: Callable[[str], bool | None] | None = None,
@@ -369,7 +369,7 @@ def guard(
 
 
 def tool_guard(
-    tool: str, patterns: Sequence[str], approved: Sequence[Mapping]
+    tool: str, patterns: Sequence[str], approved: Sequence[Mapping[str, object]]
 ) -> tuple[str | None, list[str]]:
     """Decide whether the tool `tool` may be called: (refusal message or None, ids of the gates it
     uses). A tool matching a gateRequiredTools glob needs an approved gate whose text names it;

@@ -18,7 +18,10 @@ those where code runs that no parser could read from the command line.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+
+from tree_sitter import Language, Node, Parser
 
 from autodev.guard.shellnested import assignment, command
 from autodev.guard.shellwords import (
@@ -60,9 +63,8 @@ _WORDLIKE = {
 
 
 @lru_cache(maxsize=1)
-def _parser():
+def _parser() -> Parser:
     import tree_sitter_bash
-    from tree_sitter import Language, Parser
 
     return Parser(Language(tree_sitter_bash.language()))
 
@@ -76,6 +78,14 @@ def parse(command: str) -> list[Part]:
         raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses") from None
 
 
+@dataclass
+class _Flags:
+    """What the pieces of one word have shown so far."""
+
+    dynamic: bool = False  # an expansion or substitution: the value is known at run time
+    brace: bool = False  # a brace expression: the shell may make several words of it
+
+
 class _Walker:
     def __init__(self, src: str, depth: int = 0, open_: int = 0):
         if depth > MAX_DEPTH:
@@ -84,14 +94,14 @@ class _Walker:
         self.src = src.encode("utf-8", "surrogatepass")
         self.open = open_  # tree levels being walked, nested scripts included
 
-    def text(self, node) -> str:
+    def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
-    def _adjacent(self, nodes: list) -> list[list]:
+    def _adjacent(self, nodes: list[Node]) -> list[list[Node]]:
         """Group nodes that make one shell word: touching (tree-sitter sometimes splits `$"..."`),
         or separated only by backslash-newlines, which bash removes (`gi\\<newline>t` is `git`;
         tree-sitter takes them for blanks)."""
-        groups: list[list] = []
+        groups: list[list[Node]] = []
         for n in nodes:
             gap = self.src[groups[-1][-1].end_byte : n.start_byte] if groups else b" "
             if not gap.replace(b"\\\n", b""):
@@ -133,7 +143,7 @@ class _Walker:
 
     # - structure -
 
-    def _walk(self, node, out: list[Part]) -> None:
+    def _walk(self, node: Node, out: list[Part]) -> None:
         self.open += 1
         if self.open > 2 * MAX_OPEN:  # bounded so deep nesting cannot exhaust Python's stack
             raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses")
@@ -142,7 +152,7 @@ class _Walker:
         finally:
             self.open -= 1
 
-    def _node(self, node, out: list[Part]) -> None:
+    def _node(self, node: Node, out: list[Part]) -> None:
         t = node.type
         if t == "comment":
             return
@@ -201,7 +211,7 @@ class _Walker:
         for c in node.named_children:
             self._walk(c, out)
 
-    def _redirected(self, body, redirects: list, out: list[Part]) -> None:
+    def _redirected(self, body: Node | None, redirects: list[Node], out: list[Part]) -> None:
         """A compound command with redirections: no word may follow them (`{ a; } > f b`)."""
         if body is not None:
             self._walk(body, out)
@@ -210,10 +220,10 @@ class _Walker:
             raise UnparseableCommand(f"`{self.text(stray[0])}` follows the redirection of a compound command")
         self._simple(redirects, out)
 
-    def _simple(self, children, out: list[Part]) -> None:
+    def _simple(self, children: list[Node], out: list[Part]) -> None:
         """A simple command: its words, then what its substitutions and redirections run."""
         nested: list[Part] = []
-        word_nodes = []
+        word_nodes: list[Node] = []
         assigns: list[str] = []
         stdin: Word | None = None
         for c in children:
@@ -246,9 +256,9 @@ class _Walker:
             command(self, words, out, assigns=assigns, stdin=stdin)
         out.extend(nested)
 
-    def _bracket_test(self, node, out: list[Part]) -> None:
+    def _bracket_test(self, node: Node, out: list[Part]) -> None:
         """`[ -f x ]` is the command `[` (tree-sitter reads it as a test expression)."""
-        leaves = []
+        leaves: list[Node] = []
         stack = [node]
         while stack:
             n = stack.pop()
@@ -261,7 +271,7 @@ class _Walker:
         command(self, words, out)
         out.extend(nested)
 
-    def _heredoc(self, node, out: list[Part]) -> Word:
+    def _heredoc(self, node: Node, out: list[Part]) -> Word:
         """A here-document is data, but the shell expands its $(...) and `...` unless the
         delimiter is quoted. tree-sitter-bash does not parse backticks (nor `<<-` bodies) there,
         so the body is read again as the inside of a double-quoted word. Returns the text the
@@ -286,10 +296,10 @@ class _Walker:
 
     # - words -
 
-    def _word(self, nodes: list, nested: list[Part]) -> Word:
+    def _word(self, nodes: list[Node], nested: list[Part]) -> Word:
         text: list[str] = []
         skeleton: list[str] = []
-        flags = {"dynamic": False, "brace": False}
+        flags = _Flags()
         for i, n in enumerate(nodes):
             if n.type == "$" and i + 1 < len(nodes) and nodes[i + 1].type == "string":
                 continue  # $"...": a translatable string, otherwise double-quoted
@@ -299,12 +309,14 @@ class _Walker:
         return Word(
             "".join(text),
             raw,
-            dynamic=flags["dynamic"],
+            dynamic=flags.dynamic,
             glob=bool(_GLOB.search(unquoted)),
-            brace=flags["brace"] or bool(_BRACE.search(unquoted)),
+            brace=flags.brace or bool(_BRACE.search(unquoted)),
         )
 
-    def _piece(self, n, text: list[str], skeleton: list[str], nested: list[Part], flags: dict) -> None:
+    def _piece(
+        self, n: Node, text: list[str], skeleton: list[str], nested: list[Part], flags: _Flags
+    ) -> None:
         t = n.type
         raw = self.text(n)
         if t == "concatenation":
@@ -323,17 +335,17 @@ class _Walker:
             self._walk(n, nested)
             text.append(raw)
             skeleton.append(QUOTED)
-            flags["dynamic"] = True
+            flags.dynamic = True
         elif t == "brace_expression":
             text.append(raw)
             skeleton.append(raw)
-            flags["brace"] = True
+            flags.brace = True
         else:  # word, number and the like: unquoted text with backslash escapes
             plain, skel = unescape(raw)
             text.append(plain)
             skeleton.append(skel)
 
-    def _double_quoted(self, node, nested: list[Part], flags: dict) -> str:
+    def _double_quoted(self, node: Node, nested: list[Part], flags: _Flags) -> str:
         """Quote removal inside "...": `\\` escapes only $ ` " \\ and newline there."""
         out: list[str] = []
         start = node.start_byte + 1
@@ -345,7 +357,7 @@ class _Walker:
             out.append(dq_unescape(self.src[start : c.start_byte].decode("utf-8", "surrogatepass")))
             self._walk(c, nested)
             out.append(self.text(c))
-            flags["dynamic"] = True
+            flags.dynamic = True
             start = c.end_byte
         end = node.end_byte - 1 if self.src[node.end_byte - 1 : node.end_byte] == b'"' else node.end_byte
         out.append(dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
@@ -356,7 +368,7 @@ class _Walker:
         out.extend(_Walker(script, self.depth + 1, self.open).parse())
 
 
-def _destinations(redirect) -> list:
+def _destinations(redirect: Node) -> list[Node]:
     return [
         d
         for i, d in enumerate(redirect.children)
@@ -364,8 +376,9 @@ def _destinations(redirect) -> list:
     ]
 
 
-def _raw_strings(root) -> set[tuple[int, int]]:
-    found, stack = set(), [root]
+def _raw_strings(root: Node) -> set[tuple[int, int]]:
+    found: set[tuple[int, int]] = set()
+    stack = [root]
     while stack:
         n = stack.pop()
         if n.type == "raw_string":
@@ -374,7 +387,7 @@ def _raw_strings(root) -> set[tuple[int, int]]:
     return found
 
 
-def _quoted_backticks(root, text: bytes):
+def _quoted_backticks(root: Node, text: bytes) -> tuple[Node, bytes]:
     """tree-sitter-bash can misread a backtick inside single quotes after a backtick substitution
     (`b `ls` && c '` '` fails where `b `ls` && c '`'` parses; make fuzz found it). In single
     quotes a backtick is a plain character, so the parser is given a letter in its place. The
@@ -392,7 +405,7 @@ def _quoted_backticks(root, text: bytes):
     return again, bytes(masked)
 
 
-def _contains(node, types: set[str]) -> bool:
+def _contains(node: Node, types: set[str]) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
@@ -402,9 +415,10 @@ def _contains(node, types: set[str]) -> bool:
     return False
 
 
-def _command_operators(root) -> list[tuple[int, int]]:
+def _command_operators(root: Node) -> list[tuple[int, int]]:
     """Byte ranges of the `==` / `=~` tokens tree-sitter put directly in a simple command."""
-    found, stack = [], [root]
+    found: list[tuple[int, int]] = []
+    stack = [root]
     while stack:
         n = stack.pop()
         if n.type in ("==", "=~") and n.parent is not None and n.parent.type == "command":
@@ -413,7 +427,7 @@ def _command_operators(root) -> list[tuple[int, int]]:
     return found
 
 
-def _diagnose(w: _Walker, root) -> UnparseableCommand:
+def _diagnose(w: _Walker, root: Node) -> UnparseableCommand:
     """Say why the tree has errors, as precisely as the first bad node allows."""
     bad = None
     stack = [root]

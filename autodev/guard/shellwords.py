@@ -115,7 +115,7 @@ WRAPPERS: dict[str, tuple[str, frozenset[str], int, bool]] = {
     "flock": ("wEn", frozenset({"--timeout", "--wait", "--conflict-exit-code"}), 1, False),
 }
 # Wrappers whose options come after a first positional (`setarch ARCH [options] command`).
-LEADING_POSITIONAL = {"setarch": ("", frozenset())}
+LEADING_POSITIONAL: dict[str, tuple[str, frozenset[str]]] = {"setarch": ("", frozenset())}
 # Commands that run a shell command given as the argument of an option:
 # name -> (short options, long options).
 CODE_OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
@@ -287,7 +287,7 @@ def c_unescape(body: str) -> str:
         "?": "?",
     }
 
-    def one(m: re.Match) -> str:
+    def one(m: re.Match[str]) -> str:
         s = m.group(0)[1:]
         if s[0] in simple:
             return simple[s[0]]
@@ -383,7 +383,7 @@ def unwrap(words: tuple[Word, ...]) -> tuple[Word, ...] | None:
     rest = skip_options(words[1:], short_arg, long_arg, assignments)
     if name == "flock" and _flock_script(words[1 : len(words) - len(rest)], rest):
         return None  # flock's script is read by shellnested
-    if name == "chrt" or (name == "runcon" and rest is not None and len(rest) == len(words) - 1):
+    if name == "chrt" or (name == "runcon" and len(rest) == len(words) - 1):
         # chrt's priority may be left out; runcon without options takes a CONTEXT first
         positionals = 1 if name == "runcon" or (rest and re.fullmatch(r"\d+", rest[0].text)) else 0
     return rest[positionals:] or None
