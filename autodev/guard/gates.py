@@ -28,8 +28,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from autodev.guard.opaque import opaque_parts, written_since
+from autodev.guard.shellgit import GIT_OPTS_WITH_ARG
 from autodev.guard.shellparse import parse
-from autodev.guard.shellwords import GIT_OPTS_WITH_ARG, Part, UnparseableCommand, Word, basename, join
+from autodev.guard.shellwords import Part, UnparseableCommand, Word, basename, join
 
 __all__ = [
     "UnparseableCommand",
