@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from typing import TypeVar, overload
+from typing import TypeGuard, TypeVar, overload
 
 K = TypeVar("K")  # the keys of a mapping, kept as they are
 
@@ -36,7 +36,7 @@ _UNSAFE = re.compile(
 _LINE_BREAKS = re.compile("[\n\t]")
 
 
-def _escape(m: re.Match) -> str:
+def _escape(m: re.Match[str]) -> str:
     c = ord(m.group(0))
     if c == 0x0A:
         return "\\n"
@@ -75,11 +75,20 @@ def clean(value: object) -> object:
     """Every string in a JSON-like value (dicts, lists) made safe to show on one line."""
     if isinstance(value, str):
         return line(value)
-    if isinstance(value, dict):
+    if _is_dict(value):
         return {k: clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if _is_sequence(value):
         return [clean(v) for v in value]
     return value
+
+
+# `clean` only reads what it walks: to it any dict holds objects, and so does any list or tuple.
+def _is_dict(value: object) -> TypeGuard[dict[object, object]]:
+    return isinstance(value, dict)
+
+
+def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
 
 
 def digest(text: str) -> str:

@@ -28,8 +28,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 
 from autodev.guard.opaque import opaque_parts, written_since
+from autodev.guard.shellgit import GIT_OPTS_WITH_ARG
 from autodev.guard.shellparse import parse
-from autodev.guard.shellwords import GIT_OPTS_WITH_ARG, Part, UnparseableCommand, Word, basename, join
+from autodev.guard.shellwords import Part, UnparseableCommand, Word, basename, join
 
 __all__ = [
     "UnparseableCommand",
@@ -287,7 +288,7 @@ def _could_match(command: str, patterns: Sequence[str]) -> bool:
     return False
 
 
-def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
+def _match_gates(parts: list[str], gates: list[Mapping[str, object]]) -> dict[int, int]:
     """Assign each part a distinct covering gate, oldest first, as many parts as possible
     (augmenting paths, so an early choice never blocks a later part needlessly)."""
     covering = [[g for g, gate in enumerate(gates) if covers(str(gate.get("text", "")), p)] for p in parts]
@@ -311,7 +312,7 @@ def _match_gates(parts: list[str], gates: list[Mapping]) -> dict[int, int]:
 def guard(
     command: str,
     patterns: Sequence[str],
-    approved: Sequence[Mapping],
+    approved: Sequence[Mapping[str, object]],
     *,
     opaque: str = "allow",
     written: Callable[[str], bool | None] | None = None,
@@ -369,7 +370,7 @@ def guard(
 
 
 def tool_guard(
-    tool: str, patterns: Sequence[str], approved: Sequence[Mapping]
+    tool: str, patterns: Sequence[str], approved: Sequence[Mapping[str, object]]
 ) -> tuple[str | None, list[str]]:
     """Decide whether the tool `tool` may be called: (refusal message or None, ids of the gates it
     uses). A tool matching a gateRequiredTools glob needs an approved gate whose text names it;

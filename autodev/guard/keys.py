@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeGuard, cast
 
 from autodev.guard.redact import is_secret_name, scrubbed_env, secret_values
 
@@ -57,7 +58,7 @@ def receive() -> bool:
     if raw is None:
         return False
     fd = int(raw)
-    chunks = []
+    chunks: list[bytes] = []
     try:
         while True:
             b = os.read(fd, 65536)
@@ -115,11 +116,8 @@ def litellm_kwargs(model: str) -> dict[str, str]:
     one key gets `api_key`; AWS and Vertex credentials get their own keywords."""
     if _store is None:
         return {}  # the keys are in the environment, where litellm reads them itself
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
     try:
-        missing = list(litellm.validate_environment(model=model).get("missing_keys") or [])
+        missing = _missing_keys(model)
     except Exception:  # an unknown provider: the request itself will say what is wrong
         return {}
     found = [n for n in missing if is_secret_name(n) and _store.get(n)]
@@ -137,6 +135,22 @@ def litellm_kwargs(model: str) -> dict[str, str]:
                 out["vertex_credentials"] = _store[n]
                 break
     return out
+
+
+def _missing_keys(model: str) -> list[str]:
+    """The variables litellm says `model` needs and the environment lacks. litellm's
+    `validate_environment` is declared to return a bare `dict`: typed here, at the edge, as what
+    it is (names to values), and its one field used is checked."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    check = cast("Callable[..., Mapping[str, object]]", litellm.validate_environment)
+    missing = check(model=model).get("missing_keys")
+    return [str(n) for n in missing] if _is_names(missing) else []
+
+
+def _is_names(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
 
 
 def env_for(names: Iterable[str], base: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from autodev.guard.shellwords import Word, option_values
+from autodev.guard.shellwords import Word
+from autodev.guard.shellwrappers import option_values
 
 AWK = {"awk", "gawk", "mawk", "nawk", "busybox-awk"}
 # awk code that starts a command or reads more code: system(), `print | cmd`, `cmd | getline`,

@@ -224,7 +224,7 @@ def _state(path: str, dirs: list[str | None], written: Callable[[str], bool | No
     """True when any place `path` may resolve to was written in this run (or is unknown)."""
     if written is None:
         return True
-    states = []
+    states: list[bool | None] = []
     for d in [""] if path.startswith(("/", "~")) else dirs:
         if d is None:
             return True  # a `cd` to a place known only at run time

@@ -18,7 +18,7 @@ import codecs
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TypeVar, overload
+from typing import TypeGuard, TypeVar, overload
 
 K = TypeVar("K")  # the keys of a mapping, kept as they are
 
@@ -79,7 +79,9 @@ def scrubbed_env(extra: Iterable[str] = (), base: Mapping[str, str] | None = Non
     return {k: v for k, v in source.items() if not is_secret_name(k, extra)}
 
 
-def only_named(names: Iterable[str], keys: Mapping[str, str], base: Mapping[str, str] | None = None) -> dict:
+def only_named(
+    names: Iterable[str], keys: Mapping[str, str], base: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """The environment for a process that may see exactly the secrets `names` (an MCP server's
     `env` list, an agent CLI's key): the scrubbed base plus those variables, from the key store
     `keys` first, else from `base`."""
@@ -111,7 +113,7 @@ def _folded(text: str) -> str:
 def _base64_cores(value: bytes) -> set[str]:
     """The base64 characters that depend only on `value`, at each of the three alignments it
     can have inside a longer encoded stream (e.g. `cat /proc/x/environ | base64`)."""
-    out = set()
+    out: set[str] = set()
     for shift in range(3):
         for enc in (base64.b64encode, base64.urlsafe_b64encode):
             text = enc(b"\0" * shift + value).decode()
@@ -125,7 +127,7 @@ def _base64_cores(value: bytes) -> set[str]:
 
 def _base32_cores(value: bytes) -> set[str]:
     """Like `_base64_cores`, for base32 (5-byte groups, five alignments)."""
-    out = set()
+    out: set[str] = set()
     for shift in range(5):
         text = base64.b32encode(b"\0" * shift + value).decode()
         start = 8 if shift else 0
@@ -138,7 +140,7 @@ def _base32_cores(value: bytes) -> set[str]:
 
 def _swapped_words(raw: bytes) -> set[str]:
     """The hex `od -x` prints: 2-byte little-endian words, at both alignments."""
-    out = set()
+    out: set[str] = set()
     for shift in range(2):
         data = raw[shift:]
         data = data[: len(data) - len(data) % 2]
@@ -169,13 +171,14 @@ class Redactor:
         self._by_head: dict[str, list[str]] = {}
         self.learn(values)
 
-    def learn(self, values: Iterable[str]) -> None:
-        """Add secret values (e.g. after a team edit names a new api_key_env)."""
+    def learn(self, values: Iterable[object]) -> None:
+        """Add secret values (e.g. after a team edit names a new api_key_env); what is not a
+        string (a key store read from JSON may hold anything) is no secret value."""
         new = {v for v in values if isinstance(v, str) and len(v) >= MIN_SECRET_LEN}
         if new <= set(self.values):
             return
         self.values = sorted(set(self.values) | new, key=len, reverse=True)
-        forms = set()
+        forms: set[str] = set()
         for v in self.values:
             forms |= {f for f in map(_folded, encodings(v)) if len(f) >= MIN_SECRET_LEN}
         self._forms = sorted(forms, key=len, reverse=True)
@@ -255,8 +258,17 @@ class Redactor:
             return obj
         if isinstance(obj, str):
             return self.text(obj)
-        if isinstance(obj, dict):
+        if _is_dict(obj):
             return {k: self(v) for k, v in obj.items()}
-        if isinstance(obj, (list, tuple)):
+        if _is_sequence(obj):
             return [self(v) for v in obj]
         return obj
+
+
+# The masker only reads what it walks: to it any dict holds objects, and so does any list or tuple.
+def _is_dict(obj: object) -> TypeGuard[dict[object, object]]:
+    return isinstance(obj, dict)
+
+
+def _is_sequence(obj: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(obj, (list, tuple))

@@ -20,7 +20,8 @@ import re
 from collections.abc import Sequence
 
 from autodev.guard import langs
-from autodev.guard.shellwords import UnparseableCommand, Word, basename, option_values
+from autodev.guard.shellwords import UnparseableCommand, Word, basename
+from autodev.guard.shellwrappers import option_values
 
 # Variables that make a program load code or settings the command line does not show, whatever
 # their value (`loads_code` has the ones that do so only for some values).
@@ -185,21 +186,9 @@ def why(words: tuple[Word, ...]) -> str | None:
     if name == "deno" and any(w.text == "task" for w in args[:1]):
         return "`deno task` runs the tasks of deno.json"
     if name == "cargo":
-        sub = next((w.text for w in args if not w.text.startswith(("-", "+"))), "")
-        if sub and sub not in _CARGO_READ_ONLY:
-            return f"`cargo {sub}` runs the crate's build scripts (build.rs) and code"
-        return None
+        return _cargo(args)
     if name == "go":
-        sub = next((w.text for w in args if not w.text.startswith("-")), "")
-        execs = ("-toolexec", "--toolexec", "-exec", "--exec", "-vettool", "--vettool")
-        if sub in _GO_RUNS or any(w.text.split("=")[0] in execs for w in args):
-            what = (
-                "the commands of its //go:generate lines"
-                if sub == "generate"
-                else "the module's code or tools"
-            )
-            return f"`go {sub}` runs {what}"
-        return None
+        return _go(args)
     if _PIP.match(name):
         return _pip(args)
     if name in langs.AWK:
@@ -208,6 +197,12 @@ def why(words: tuple[Word, ...]) -> str | None:
         return langs.sed(args)
     if name in ("tar", "bsdtar", "gtar"):
         return _tar_scripts(args)
+    return _from_own_words(name, args)
+
+
+def _from_own_words(name: str, args: Sequence[Word]) -> str | None:
+    """Programs told by their own options or words to run what the guard does not read: cron
+    entries, package.json scripts, an ssh config, preloaded files, an interactive shell's rc."""
     if name == "crontab" and not any(w.text in ("-l", "-r") for w in args):
         return "`crontab` installs commands that cron runs later"
     if name in ("node", "nodejs") and any(w.text.startswith("--run") for w in args):
@@ -234,6 +229,24 @@ def why(words: tuple[Word, ...]) -> str | None:
         w.text.startswith("+") and re.search(r"[!|]", w.text) for w in args
     ):
         return f"`{name} +...` runs an initial command that starts a shell command"
+    return None
+
+
+def _cargo(args: Sequence[Word]) -> str | None:
+    sub = next((w.text for w in args if not w.text.startswith(("-", "+"))), "")
+    if sub and sub not in _CARGO_READ_ONLY:
+        return f"`cargo {sub}` runs the crate's build scripts (build.rs) and code"
+    return None
+
+
+def _go(args: Sequence[Word]) -> str | None:
+    sub = next((w.text for w in args if not w.text.startswith("-")), "")
+    execs = ("-toolexec", "--toolexec", "-exec", "--exec", "-vettool", "--vettool")
+    if sub in _GO_RUNS or any(w.text.split("=")[0] in execs for w in args):
+        what = (
+            "the commands of its //go:generate lines" if sub == "generate" else "the module's code or tools"
+        )
+        return f"`go {sub}` runs {what}"
     return None
 
 

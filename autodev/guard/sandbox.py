@@ -29,7 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +83,7 @@ class Sandbox:
             "to silence this"
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | bool | None]:
         return {
             "mode": self.mode,
             "active": self.active,
@@ -100,7 +100,14 @@ class Sandbox:
         return [self.binary, "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--", *argv]
 
     def room(
-        self, repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, secret_files=()
+        self,
+        repo: Path,
+        *,
+        hide: Iterable[Path | str] = (),
+        network: bool = False,
+        expose: Iterable[str] = (),
+        writable: bool = True,
+        secret_files: Iterable[str] = (),
     ) -> Room:
         """Where one participant's (or the audit's) commands run. The git identity is read on
         the host at the room's first command (`Room.env`), because the room hides the $HOME that
@@ -124,7 +131,7 @@ class Room:
     repo: Path
     hide: tuple[Path, ...] = ()
     network: bool = False
-    expose: tuple = ()
+    expose: tuple[str, ...] = ()
     # GIT_AUTHOR_*/GIT_COMMITTER_* from git_identity; None: read at the first command, so a turn
     # that runs none costs no git call, and a `git config` fixed mid-run holds from the next turn
     identity: tuple[tuple[str, str], ...] | None = ()
@@ -271,7 +278,13 @@ def system_mounts() -> list[str]:
 
 
 def bwrap_args(
-    repo: Path, *, hide=(), network: bool = False, expose=(), writable: bool = True, home: str | None = None
+    repo: Path,
+    *,
+    hide: Iterable[Path | str] = (),
+    network: bool = False,
+    expose: Iterable[str] = (),
+    writable: bool = True,
+    home: str | None = None,
 ) -> list[str]:
     """The bwrap options (without the command). The root is empty: only SYSTEM (read-only),
     /dev, /proc, a private /tmp, /run and home, the `expose` paths (sandboxRead, read-only) and
@@ -376,7 +389,7 @@ def protected(repo: Path) -> list[Path]:
     """What stays read-only inside the sandbox although it lies in a writable folder: the
     team and config (`.autodev/`), and git's hooks and config, which would run code or change
     what git does outside the sandbox. A missing hooks folder is created so it can be covered."""
-    out = []
+    out: list[Path] = []
     for g in git_dirs(repo):
         hooks = g / "hooks"
         try:

@@ -90,7 +90,7 @@ def find(root: str | os.PathLike[str], patterns: Iterable[str], limit: int | Non
         if rel == ".":
             dirs[:] = [d for d in dirs if d != ".git"]
         prefix = "" if rel == "." else rel + "/"
-        subdirs, keep = set(dirs), set()
+        subdirs, keep = set(dirs), set[str]()
         for name in [*dirs, *files]:
             seen += 1
             # is_secret_file's rule, applied step by step: no folder above matched (it would not

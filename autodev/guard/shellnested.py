@@ -14,21 +14,13 @@ import shlex
 from collections.abc import Sequence
 
 from autodev.guard import runners, shellgit
-from autodev.guard.shellwords import (
+from autodev.guard.shellgit import git_alias, git_opaque
+from autodev.guard.shellwords import Part, UnparseableCommand, Walker, Word, basename, join
+from autodev.guard.shellwrappers import (
     CODE_OPTIONS,
-    ENV_PROGRAMS,
-    ENV_SCRIPTS,
     FIND_EXEC,
     XARGS_LONG_WITH_ARG,
     XARGS_SHORT_WITH_ARG,
-    Part,
-    UnparseableCommand,
-    Walker,
-    Word,
-    basename,
-    git_alias,
-    git_opaque,
-    join,
     option_values,
     skip_options,
     unwrap,
@@ -53,6 +45,24 @@ SHELLS = {
     "oksh",
     "rbash",
 }
+# Environment whose value is a shell command some program runs (git, pagers, editors): the
+# guard reads the value as a script. Those holding one program (no shell) are read as one word.
+ENV_SCRIPTS = frozenset(
+    {
+        "GIT_EXTERNAL_DIFF",
+        "GIT_SSH_COMMAND",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER",
+        "GIT_PROXY_COMMAND",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "PROMPT_COMMAND",
+    }
+)
+ENV_PROGRAMS = frozenset({"GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS"})
 # Files a shell reads its input through: `. /dev/stdin <<< 'script'` runs the here-string.
 STDIN_FILES = {"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
 # Programs that run commands the guard cannot read from their words (typed into a terminal,
@@ -108,6 +118,13 @@ def command(
         shellgit.runs(walk, chain[-1], out, command)
     if name in _UNREAD and any(_UNREAD[name].match(w.text) for w in inner[1:]):
         raise UnparseableCommand(f"`{name}` runs commands the guard cannot read from its words", opaque=True)
+    _runs_inside(walk, name, inner, out, stdin)
+
+
+def _runs_inside(
+    walk: Walker, name: str, inner: tuple[Word, ...], out: list[Part], stdin: Word | None
+) -> None:
+    """The parts of what the command `inner` (named `name`, wrappers taken off) runs inside it."""
     if name in SHELLS:
         _shell(walk, inner, out, stdin)
     elif name in ("source", ".") and len(inner) > 1:
@@ -118,56 +135,75 @@ def command(
             command(walk, (Word("bash", "bash"), *inner[dashes + 1 :]), out, stdin=stdin)
     elif name == "sg" and not option_values(inner[1:], *CODE_OPTIONS["sg"]):
         rest = [w for w in inner[1:] if w.text != "-"][1:]  # sg [-] GROUP command: run with sh -c
-        if any(w.dynamic for w in rest):
-            raise UnparseableCommand("`sg` runs a command computed at run time", opaque=True)
-        if rest:
-            walk.nested(" ".join(w.text for w in rest), out)
+        _joined(walk, "sg", rest, out)
     elif name == "eval":
         args = inner[1:]
         if any(w.dynamic for w in args):
             raise UnparseableCommand(f"`eval` runs text computed at run time ({join(args)})", opaque=True)
         walk.nested(" ".join(w.text for w in args), out)
     elif name in ("trap", "alias"):
-        # a trap's handler runs later in this shell; an alias's value runs when it is used
-        args = [w for w in inner[1:] if w.text not in ("-p", "-l", "-P", "--")]
-        code = args[:1] if name == "trap" else [w for w in args if "=" in w.text or w.dynamic]
-        for w in code:
-            if w.dynamic:
-                raise UnparseableCommand(f"`{name}` is given code computed at run time", opaque=True)
-            if w.text != "-":
-                walk.nested(w.text.split("=", 1)[1] if name == "alias" else w.text, out)
+        _later(walk, name, inner, out)
     elif name in CODE_OPTIONS:
-        for code in option_values(inner[1:], *CODE_OPTIONS[name]):
-            if code.dynamic:
-                raise UnparseableCommand(f"`{name}` runs a command computed at run time", opaque=True)
-            walk.nested(code.text, out)
-        dashes = next((k for k, w in enumerate(inner) if w.text == "--"), None)
-        if name == "runuser" and dashes is not None and dashes + 1 < len(inner):
-            command(walk, inner[dashes + 1 :], out)  # runuser -u user -- command
+        _code_options(walk, name, inner, out)
     elif name == "watch":  # runs its arguments, joined, with sh -c
-        rest = skip_options(inner[1:], "nd", {"--interval", "--differences"})
-        if any(w.dynamic for w in rest):
-            raise UnparseableCommand("`watch` runs a command computed at run time", opaque=True)
-        if rest:
-            walk.nested(" ".join(w.text for w in rest), out)
+        _joined(walk, "watch", skip_options(inner[1:], "nd", {"--interval", "--differences"}), out)
     elif name == "xargs":
-        rest = skip_options(inner[1:], XARGS_SHORT_WITH_ARG, XARGS_LONG_WITH_ARG)
-        token = _xargs_replace(inner[1 : len(inner) - len(rest)])
-        if rest and token:  # -I{}: the input replaces {} inside the words, known at run time
-            rest = tuple(Word(w.text, w.raw, True) if token in w.text else w for w in rest)
-        if rest:
-            command(walk, rest, out, fed=not token)
+        _xargs(walk, inner, out)
     elif name == "find":
-        i = 0
-        while i < len(inner):
-            if inner[i].text in FIND_EXEC:
-                j = i + 1
-                while j < len(inner) and inner[j].text not in (";", "+"):
-                    j += 1
-                if j > i + 1:
-                    command(walk, inner[i + 1 : j], out)
-                i = j
-            i += 1
+        _find_exec(walk, inner, out)
+
+
+def _joined(walk: Walker, name: str, rest: Sequence[Word], out: list[Part]) -> None:
+    """A command that runs its words joined by spaces with `sh -c` (`watch`, `sg GROUP cmd`)."""
+    if any(w.dynamic for w in rest):
+        raise UnparseableCommand(f"`{name}` runs a command computed at run time", opaque=True)
+    if rest:
+        walk.nested(" ".join(w.text for w in rest), out)
+
+
+def _later(walk: Walker, name: str, inner: tuple[Word, ...], out: list[Part]) -> None:
+    """A trap's handler runs later in this shell; an alias's value runs when it is used."""
+    args = [w for w in inner[1:] if w.text not in ("-p", "-l", "-P", "--")]
+    code = args[:1] if name == "trap" else [w for w in args if "=" in w.text or w.dynamic]
+    for w in code:
+        if w.dynamic:
+            raise UnparseableCommand(f"`{name}` is given code computed at run time", opaque=True)
+        if w.text != "-":
+            walk.nested(w.text.split("=", 1)[1] if name == "alias" else w.text, out)
+
+
+def _code_options(walk: Walker, name: str, inner: tuple[Word, ...], out: list[Part]) -> None:
+    """`su -c 'script'`, `flock F -c 'script'`, ...; and `runuser -u user -- command`."""
+    for code in option_values(inner[1:], *CODE_OPTIONS[name]):
+        if code.dynamic:
+            raise UnparseableCommand(f"`{name}` runs a command computed at run time", opaque=True)
+        walk.nested(code.text, out)
+    dashes = next((k for k, w in enumerate(inner) if w.text == "--"), None)
+    if name == "runuser" and dashes is not None and dashes + 1 < len(inner):
+        command(walk, inner[dashes + 1 :], out)
+
+
+def _xargs(walk: Walker, inner: tuple[Word, ...], out: list[Part]) -> None:
+    rest = skip_options(inner[1:], XARGS_SHORT_WITH_ARG, XARGS_LONG_WITH_ARG)
+    token = _xargs_replace(inner[1 : len(inner) - len(rest)])
+    if rest and token:  # -I{}: the input replaces {} inside the words, known at run time
+        rest = tuple(Word(w.text, w.raw, True) if token in w.text else w for w in rest)
+    if rest:
+        command(walk, rest, out, fed=not token)
+
+
+def _find_exec(walk: Walker, inner: tuple[Word, ...], out: list[Part]) -> None:
+    """The commands of `find ... -exec CMD ... ;` (and `-execdir`, `-ok`, `-okdir`)."""
+    i = 0
+    while i < len(inner):
+        if inner[i].text in FIND_EXEC:
+            j = i + 1
+            while j < len(inner) and inner[j].text not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                command(walk, inner[i + 1 : j], out)
+            i = j
+        i += 1
 
 
 def assignment(walk: Walker, name: str, value: Word, out: list[Part]) -> None:

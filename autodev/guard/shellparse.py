@@ -4,7 +4,7 @@ The command guard (`gates.py`) matches gateRequired patterns against simple comm
 see through compound commands (`cd x && git push`), pipes, subshells, command substitution
 (also inside double quotes and here-documents) and the wrappers that run another command
 (`sudo`, `env`, `timeout`, `xargs`, `find -exec`, `sh -c '...'`, `eval`, git aliases given with
-`-c`). tree-sitter-bash gives the structure; this module turns it into parts: each simple command's
+`-c`). tree-sitter-bash gives the structure (`shelltree`); this module turns it into parts: each simple command's
 words after quote removal, and the chain of commands it unwraps to. What a command runs inside
 it (`sh -c`, `eval`, `xargs`, `find -exec`, ...) is read by `shellnested`.
 
@@ -18,9 +18,12 @@ those where code runs that no parser could read from the command line.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+
+from tree_sitter import Node
 
 from autodev.guard.shellnested import assignment, command
+from autodev.guard.shelltree import BRACE, GLOB, contains, destinations, syntax_tree
 from autodev.guard.shellwords import (
     QUOTED,
     Part,
@@ -28,7 +31,6 @@ from autodev.guard.shellwords import (
     Word,
     c_unescape,
     dq_unescape,
-    open_quote,
     unescape,
 )
 
@@ -37,9 +39,6 @@ __all__ = ["MAX_DEPTH", "MAX_OPEN", "Part", "UnparseableCommand", "Word", "parse
 MAX_DEPTH = 8  # nested sh -c / eval / alias levels before we give up (and refuse when relevant)
 MAX_OPEN = 64  # nested ( / $( / ${ inside one script
 
-_GLOB = re.compile(r"[*?]|\[[^\s;&|()<>\[]*\]")
-_BRACE = re.compile(r"\{[^\s{}]*(,|\.\.)[^\s{}]*\}")
-_ASCII_ONLY = bytes(range(128)) + b"a" * 128
 
 _REDIRECTS = {"file_redirect", "heredoc_redirect", "herestring_redirect"}
 _SUBSTITUTIONS = {"command_substitution", "process_substitution"}
@@ -59,14 +58,6 @@ _WORDLIKE = {
 }
 
 
-@lru_cache(maxsize=1)
-def _parser():
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
 def parse(command: str) -> list[Part]:
     """The simple commands `command` would run, outer commands before the ones they contain.
     Raises UnparseableCommand when that cannot be determined."""
@@ -74,6 +65,14 @@ def parse(command: str) -> list[Part]:
         return _Walker(command).parse()
     except RecursionError:  # MAX_OPEN bounds the walk; a caller deep in its own stack may still hit this
         raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses") from None
+
+
+@dataclass
+class _Flags:
+    """What the pieces of one word have shown so far."""
+
+    dynamic: bool = False  # an expansion or substitution: the value is known at run time
+    brace: bool = False  # a brace expression: the shell may make several words of it
 
 
 class _Walker:
@@ -84,14 +83,14 @@ class _Walker:
         self.src = src.encode("utf-8", "surrogatepass")
         self.open = open_  # tree levels being walked, nested scripts included
 
-    def text(self, node) -> str:
+    def text(self, node: Node) -> str:
         return self.src[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
-    def _adjacent(self, nodes: list) -> list[list]:
+    def _adjacent(self, nodes: list[Node]) -> list[list[Node]]:
         """Group nodes that make one shell word: touching (tree-sitter sometimes splits `$"..."`),
         or separated only by backslash-newlines, which bash removes (`gi\\<newline>t` is `git`;
         tree-sitter takes them for blanks)."""
-        groups: list[list] = []
+        groups: list[list[Node]] = []
         for n in nodes:
             gap = self.src[groups[-1][-1].end_byte : n.start_byte] if groups else b" "
             if not gap.replace(b"\\\n", b""):
@@ -101,39 +100,14 @@ class _Walker:
         return groups
 
     def parse(self) -> list[Part]:
-        # tree-sitter-bash's scanner can read outside its tables on non-ASCII input and crash the
-        # process (tree-sitter-bash#337: `{` then a 4-byte character). Bash treats those bytes as
-        # word characters, so the parser sees an ASCII letter in their place; offsets are kept and
-        # words are read from the original bytes.
-        text = self.src.translate(_ASCII_ONLY)
-        root = _parser().parse(text).root_node
-        # tree-sitter-bash reads `==` and `=~` in a plain command as test operators: what follows
-        # becomes a `regex` that can swallow the rest of a subshell (`( echo == x; git push )`
-        # hid the push) or a number that takes a redirection's descriptor (`git == 2>&1`). Bash
-        # sees plain words there, so the parser is given letters in their place (words are
-        # still read from the original bytes) until no command holds such an operator.
-        for _ in range(MAX_DEPTH):
-            operators = _command_operators(root)
-            if not operators:
-                break
-            masked = bytearray(text)
-            for start, end in operators:
-                masked[start:end] = b"q" * (end - start)
-            text = bytes(masked)
-            root = _parser().parse(text).root_node
-        else:
-            raise UnparseableCommand("`==` or `=~` used as words too many times in one line")
-        if root.has_error and b"`" in text:
-            root, text = _quoted_backticks(root, text)
-        if root.has_error:
-            raise _diagnose(self, root)
+        root = syntax_tree(self.src)
         out: list[Part] = []
         self._walk(root, out)
         return out
 
     # - structure -
 
-    def _walk(self, node, out: list[Part]) -> None:
+    def _walk(self, node: Node, out: list[Part]) -> None:
         self.open += 1
         if self.open > 2 * MAX_OPEN:  # bounded so deep nesting cannot exhaust Python's stack
             raise UnparseableCommand(f"more than {MAX_OPEN} nested parentheses")
@@ -142,7 +116,7 @@ class _Walker:
         finally:
             self.open -= 1
 
-    def _node(self, node, out: list[Part]) -> None:
+    def _node(self, node: Node, out: list[Part]) -> None:
         t = node.type
         if t == "comment":
             return
@@ -172,7 +146,7 @@ class _Walker:
             for c in node.named_children:
                 if c.type == "do_group":
                     self._walk(c, out)
-                elif _contains(c, _SUBSTITUTIONS):
+                elif contains(c, _SUBSTITUTIONS):
                     raise UnparseableCommand("a command substitution inside arithmetic")
             return
         if t == "test_command" and node.child_count and node.children[0].type == "[":
@@ -201,19 +175,19 @@ class _Walker:
         for c in node.named_children:
             self._walk(c, out)
 
-    def _redirected(self, body, redirects: list, out: list[Part]) -> None:
+    def _redirected(self, body: Node | None, redirects: list[Node], out: list[Part]) -> None:
         """A compound command with redirections: no word may follow them (`{ a; } > f b`)."""
         if body is not None:
             self._walk(body, out)
-        stray = [d for r in redirects if r.type == "file_redirect" for d in _destinations(r)[1:]]
+        stray = [d for r in redirects if r.type == "file_redirect" for d in destinations(r)[1:]]
         if stray:
             raise UnparseableCommand(f"`{self.text(stray[0])}` follows the redirection of a compound command")
         self._simple(redirects, out)
 
-    def _simple(self, children, out: list[Part]) -> None:
+    def _simple(self, children: list[Node], out: list[Part]) -> None:
         """A simple command: its words, then what its substitutions and redirections run."""
         nested: list[Part] = []
-        word_nodes = []
+        word_nodes: list[Node] = []
         assigns: list[str] = []
         stdin: Word | None = None
         for c in children:
@@ -227,7 +201,7 @@ class _Walker:
                 given = [n for n in c.named_children if n.type != "file_descriptor"]
                 stdin = self._word(given, nested) if given else None
             elif t == "file_redirect":
-                dests = _destinations(c)
+                dests = destinations(c)
                 for d in dests[:1]:
                     self._walk(d, nested)
                 word_nodes.extend(dests[1:])  # `> f y`: y is an argument, not the target
@@ -246,9 +220,9 @@ class _Walker:
             command(self, words, out, assigns=assigns, stdin=stdin)
         out.extend(nested)
 
-    def _bracket_test(self, node, out: list[Part]) -> None:
+    def _bracket_test(self, node: Node, out: list[Part]) -> None:
         """`[ -f x ]` is the command `[` (tree-sitter reads it as a test expression)."""
-        leaves = []
+        leaves: list[Node] = []
         stack = [node]
         while stack:
             n = stack.pop()
@@ -261,7 +235,7 @@ class _Walker:
         command(self, words, out)
         out.extend(nested)
 
-    def _heredoc(self, node, out: list[Part]) -> Word:
+    def _heredoc(self, node: Node, out: list[Part]) -> Word:
         """A here-document is data, but the shell expands its $(...) and `...` unless the
         delimiter is quoted. tree-sitter-bash does not parse backticks (nor `<<-` bodies) there,
         so the body is read again as the inside of a double-quoted word. Returns the text the
@@ -286,10 +260,10 @@ class _Walker:
 
     # - words -
 
-    def _word(self, nodes: list, nested: list[Part]) -> Word:
+    def _word(self, nodes: list[Node], nested: list[Part]) -> Word:
         text: list[str] = []
         skeleton: list[str] = []
-        flags = {"dynamic": False, "brace": False}
+        flags = _Flags()
         for i, n in enumerate(nodes):
             if n.type == "$" and i + 1 < len(nodes) and nodes[i + 1].type == "string":
                 continue  # $"...": a translatable string, otherwise double-quoted
@@ -299,12 +273,14 @@ class _Walker:
         return Word(
             "".join(text),
             raw,
-            dynamic=flags["dynamic"],
-            glob=bool(_GLOB.search(unquoted)),
-            brace=flags["brace"] or bool(_BRACE.search(unquoted)),
+            dynamic=flags.dynamic,
+            glob=bool(GLOB.search(unquoted)),
+            brace=flags.brace or bool(BRACE.search(unquoted)),
         )
 
-    def _piece(self, n, text: list[str], skeleton: list[str], nested: list[Part], flags: dict) -> None:
+    def _piece(
+        self, n: Node, text: list[str], skeleton: list[str], nested: list[Part], flags: _Flags
+    ) -> None:
         t = n.type
         raw = self.text(n)
         if t == "concatenation":
@@ -323,17 +299,17 @@ class _Walker:
             self._walk(n, nested)
             text.append(raw)
             skeleton.append(QUOTED)
-            flags["dynamic"] = True
+            flags.dynamic = True
         elif t == "brace_expression":
             text.append(raw)
             skeleton.append(raw)
-            flags["brace"] = True
+            flags.brace = True
         else:  # word, number and the like: unquoted text with backslash escapes
             plain, skel = unescape(raw)
             text.append(plain)
             skeleton.append(skel)
 
-    def _double_quoted(self, node, nested: list[Part], flags: dict) -> str:
+    def _double_quoted(self, node: Node, nested: list[Part], flags: _Flags) -> str:
         """Quote removal inside "...": `\\` escapes only $ ` " \\ and newline there."""
         out: list[str] = []
         start = node.start_byte + 1
@@ -345,7 +321,7 @@ class _Walker:
             out.append(dq_unescape(self.src[start : c.start_byte].decode("utf-8", "surrogatepass")))
             self._walk(c, nested)
             out.append(self.text(c))
-            flags["dynamic"] = True
+            flags.dynamic = True
             start = c.end_byte
         end = node.end_byte - 1 if self.src[node.end_byte - 1 : node.end_byte] == b'"' else node.end_byte
         out.append(dq_unescape(self.src[start:end].decode("utf-8", "surrogatepass")))
@@ -354,100 +330,3 @@ class _Walker:
     def nested(self, script: str, out: list[Part]) -> None:
         """The parts of a script this line runs (`sh -c`, `eval`, a backtick body, ...)."""
         out.extend(_Walker(script, self.depth + 1, self.open).parse())
-
-
-def _destinations(redirect) -> list:
-    return [
-        d
-        for i, d in enumerate(redirect.children)
-        if redirect.field_name_for_child(i) == "destination" or (d.is_named and d.type != "file_descriptor")
-    ]
-
-
-def _raw_strings(root) -> set[tuple[int, int]]:
-    found, stack = set(), [root]
-    while stack:
-        n = stack.pop()
-        if n.type == "raw_string":
-            found.add((n.start_byte, n.end_byte))
-        stack.extend(n.children)
-    return found
-
-
-def _quoted_backticks(root, text: bytes):
-    """tree-sitter-bash can misread a backtick inside single quotes after a backtick substitution
-    (`b `ls` && c '` '` fails where `b `ls` && c '`'` parses; make fuzz found it). In single
-    quotes a backtick is a plain character, so the parser is given a letter in its place. The
-    new tree is taken only if it has no error and sees each masked string as single-quoted too;
-    else the first tree stands (and the command is unparseable)."""
-    quoted = {r for r in _raw_strings(root) if b"`" in text[r[0] : r[1]]}
-    if not quoted:
-        return root, text
-    masked = bytearray(text)
-    for start, end in quoted:
-        masked[start:end] = text[start:end].replace(b"`", b"q")
-    again = _parser().parse(bytes(masked)).root_node
-    if again.has_error or not quoted <= _raw_strings(again):
-        return root, text
-    return again, bytes(masked)
-
-
-def _contains(node, types: set[str]) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type in types:
-            return True
-        stack.extend(n.children)
-    return False
-
-
-def _command_operators(root) -> list[tuple[int, int]]:
-    """Byte ranges of the `==` / `=~` tokens tree-sitter put directly in a simple command."""
-    found, stack = [], [root]
-    while stack:
-        n = stack.pop()
-        if n.type in ("==", "=~") and n.parent is not None and n.parent.type == "command":
-            found.append((n.start_byte, n.end_byte))
-        stack.extend(n.children)
-    return found
-
-
-def _diagnose(w: _Walker, root) -> UnparseableCommand:
-    """Say why the tree has errors, as precisely as the first bad node allows."""
-    bad = None
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            bad = n
-            break
-        if n.has_error:
-            stack.extend(reversed(n.children))
-    src = w.src.decode("utf-8", "surrogatepass")
-    quote = open_quote(src)
-    if quote:
-        return UnparseableCommand(quote)
-    if bad is not None and bad.is_missing:
-        tok = bad.type
-        parent = bad.parent
-        if tok == ")" and parent is not None and parent.type == "subshell" and parent.parent is not None:
-            if parent.parent.type == "command":
-                return UnparseableCommand("a `(` appears in the middle of a command")
-        if tok == "}" and parent is not None and parent.type == "expansion":
-            return UnparseableCommand("a `${` is not closed")
-        if tok == ")":
-            return UnparseableCommand("a `)` is missing (unbalanced parentheses)")
-        return UnparseableCommand(f"a `{tok}` is missing")
-    text = w.text(bad).strip() if bad is not None else ""
-    if text.startswith(")"):
-        return UnparseableCommand("a `)` has no matching `(`")
-    if re.fullmatch(r"\d*[<>&|]+", text):
-        return UnparseableCommand("a redirection has no target")
-    line_start = src.rfind("\n", 0, bad.start_byte if bad is not None else 0) + 1
-    first = re.match(r"[ \t]*([^\s;&|<>()]+)", src[line_start:])
-    if first and (_GLOB.search(first.group(1)) or _BRACE.search(first.group(1))):
-        return UnparseableCommand(
-            f"the command name `{first.group(1)}` is only known at run time", opaque=True
-        )
-    return UnparseableCommand(f"the shell parser cannot read `{text[:60] or src[:60]}`")

@@ -260,7 +260,7 @@ def config_entries(path: Path) -> list[tuple[str, str]] | None:
         return None
     if r.returncode != 0:
         return None
-    out = []
+    out: list[tuple[str, str]] = []
     for entry in r.stdout.decode(errors="replace").split("\0"):
         if entry:
             key, _, value = entry.partition("\n")

@@ -30,7 +30,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from autodev.errors import AutodevError, NotARepositoryError, RepositoryRefused
@@ -228,7 +228,7 @@ def identify(repo: Path) -> Identity:
             REFUSED_FIX,
         )
     filters = _check_config(base, r.stdout.decode(errors="replace"), {str(f) for f in files})
-    return Identity(**{**base.__dict__, "filters": tuple(sorted(filters))})
+    return replace(base, filters=tuple(sorted(filters)))
 
 
 def _check_config(base: Identity, listing: str, own_files: set[str]) -> set[str]:
@@ -275,7 +275,7 @@ def _argv(ident: Identity, args: list[str]) -> list[str]:
         ]
         argv += ["-c", f"filter.{name}.required=false"]
     if args and args[0] in _SUBMODULE_AWARE.keys() | _DIFFS:
-        extra = []
+        extra: list[str] = []
         if args[0] in _SUBMODULE_AWARE:
             extra.append(f"--ignore-submodules={_SUBMODULE_AWARE[args[0]]}")
         if args[0] in _DIFFS:

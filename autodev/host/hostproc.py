@@ -50,7 +50,7 @@ def drop_repository_from_path(repo: Path | None) -> list[str]:
 
     keep.add(os.path.realpath(os.path.dirname(os.path.dirname(autodev.__file__))))
     real_repo = os.path.realpath(repo) if repo is not None else None
-    removed = []
+    removed: list[str] = []
     for entry in list(sys.path):
         real = os.path.realpath(entry) if entry else ""
         if (

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 # What callers need of subprocess, so that none of them imports it.
 from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
-from typing import NoReturn, cast
+from typing import Literal, NoReturn, cast, overload
 
 from autodev.host.hostproc import PYTHON_SAFE, python_env
 
@@ -48,6 +48,9 @@ __all__ = [
 # what subprocess takes: a list of strings or paths (a str is a shell command here nowhere)
 Argv = Sequence["str | os.PathLike[str]"]
 Env = Mapping[str, str] | None
+# A process started here and its end: str pipes with `text=True`, bytes without.
+Process = Popen[str] | Popen[bytes]
+Completed = CompletedProcess[str] | CompletedProcess[bytes]
 
 
 @dataclass(frozen=True)
@@ -155,11 +158,11 @@ def _checked(argv: Argv, why: str, env: object) -> Env:
 # leader no one has waited for yet: `procgroup.end_all` ends them when this process is told to end
 # (a daemon's SIGTERM, an eval's Ctrl-C), since a group of its own is out of reach of a signal to
 # ours. Its owner ending it (`procgroup.kill_group`) takes it off.
-_GROUPS: dict[int, Popen] = {}
+_GROUPS: dict[int, Process] = {}
 _GROUPS_LOCK = threading.Lock()
 
 
-def _own(p: Popen) -> Popen:
+def _own(p: Process) -> Process:
     with _GROUPS_LOCK:
         for pgid in [g for g, q in _GROUPS.items() if q.returncode is not None]:
             del _GROUPS[pgid]  # waited for by its owner, who ended what it left (or had nothing left)
@@ -178,41 +181,85 @@ def forget_group(pgid: int) -> None:
         _GROUPS.pop(pgid, None)
 
 
-def run(argv: Argv, why: str, **kwargs: object) -> CompletedProcess:
+@overload
+def run(argv: Argv, why: str, *, text: Literal[True], **kwargs: object) -> CompletedProcess[str]: ...
+@overload
+def run(
+    argv: Argv, why: str, *, text: Literal[False] = False, **kwargs: object
+) -> CompletedProcess[bytes]: ...
+def run(argv: Argv, why: str, *, text: bool = False, **kwargs: object) -> Completed:
     """subprocess.run(argv, **kwargs), for reason `why`; a child in a group of its own is known to
-    `live_groups` while it runs (subprocess.run's own steps, on a `popen`)."""
+    `live_groups` while it runs (subprocess.run's own steps, on a `popen`). `text` is subprocess's:
+    str in and out, else bytes."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
+    if text:
+        kwargs["text"] = True
     if not kwargs.get("start_new_session"):
-        return subprocess.run(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+        # the caller's keywords go to subprocess as given: its overloads cannot be picked from them
+        return cast(Completed, subprocess.run(argv, **kwargs))  # pyright: ignore[reportArgumentType, reportCallIssue]
     data, timeout, check = kwargs.pop("input", None), kwargs.pop("timeout", None), kwargs.pop("check", False)
     if kwargs.pop("capture_output", False):
         kwargs["stdout"] = kwargs["stderr"] = PIPE
     if data is not None:
         kwargs["stdin"] = PIPE
-    with _own(subprocess.Popen(argv, **kwargs)) as p:  # pyright: ignore[reportArgumentType, reportCallIssue]
+    started: Process = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    with _own(started) as p:
         try:
-            out, err = p.communicate(data, timeout=cast("float | None", timeout))
+            out, err = _communicate(p, data, cast("float | None", timeout), text=text)
         except TimeoutExpired as e:
             p.kill()
-            e.stdout, e.stderr = p.communicate()
+            # as subprocess.run does: str in text mode, though typeshed declares these bytes only
+            e.stdout, e.stderr = p.communicate()  # pyright: ignore[reportAttributeAccessIssue]
             raise
         except BaseException:
             p.kill()
             raise
     if check and p.returncode:
         raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
-    return CompletedProcess(p.args, p.returncode, out, err)
+    return _completed(p, out, err)
 
 
-def popen(argv: Argv, why: str, *, die_with_parent: int | None = None, **kwargs: object) -> Popen:
+def _communicate(
+    p: Process, data: object, timeout: float | None, *, text: bool
+) -> tuple[str | bytes, str | bytes]:
+    """`p.communicate(data)`. `input` came through the caller's keywords untyped, as subprocess
+    takes it: str for a process started with `text=True`, else bytes (subprocess checks it)."""
+    if text:
+        return cast("Popen[str]", p).communicate(cast("str | None", data), timeout=timeout)
+    return cast("Popen[bytes]", p).communicate(cast("bytes | None", data), timeout=timeout)
+
+
+def _completed(p: Process, out: str | bytes, err: str | bytes) -> Completed:
+    return CompletedProcess(p.args, p.returncode, out, err)  # pyright: ignore[reportReturnType]
+
+
+@overload
+def popen(
+    argv: Argv, why: str, *, text: Literal[True], die_with_parent: int | None = None, **kwargs: object
+) -> Popen[str]: ...
+@overload
+def popen(
+    argv: Argv,
+    why: str,
+    *,
+    text: Literal[False] = False,
+    die_with_parent: int | None = None,
+    **kwargs: object,
+) -> Popen[bytes]: ...
+def popen(
+    argv: Argv, why: str, *, text: bool = False, die_with_parent: int | None = None, **kwargs: object
+) -> Process:
     """subprocess.Popen(argv, **kwargs), for reason `why`. `die_with_parent`: the signal the child
     gets when this process dies, however it dies (kill -9 included), for a child in a group of
     its own, which nothing else ends then: a turn's command when its daemon is killed, a run's
-    daemon when its eval (or the Ray worker running it) is."""
+    daemon when its eval (or the Ray worker running it) is. `text` is subprocess's: str pipes,
+    else bytes."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
+    if text:
+        kwargs["text"] = True
     if die_with_parent is not None:
         kwargs["preexec_fn"] = _parent_death(die_with_parent)
-    p = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    p: Process = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
     return _own(p) if kwargs.get("start_new_session") else p
 
 

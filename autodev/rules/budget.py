@@ -7,10 +7,35 @@ audits included, and nothing resets it: a raised cap is the way on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 if TYPE_CHECKING:
     from autodev.records.state import RunState
+
+
+class RunCaps(Protocol):
+    """The run's caps (config.toml's maxCostUsd, maxTokens; 0 is no cap)."""
+
+    @property
+    def max_cost_usd(self) -> float: ...
+    @property
+    def max_tokens(self) -> int: ...
+
+
+class SeatCaps(Protocol):
+    """A participant's caps (team.toml's max_cost_usd, max_tokens; None is no cap)."""
+
+    @property
+    def max_cost_usd(self) -> float | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+
+
+class Roster(Protocol):
+    """The team, as far as caps go (the rules sit below config/, so they name what they use)."""
+
+    def names(self) -> list[str]: ...
+    def get(self, name: str) -> SeatCaps: ...
 
 
 class Spend(TypedDict):
@@ -38,7 +63,7 @@ def participant_spend(st: RunState, name: str) -> Spend:
     return {"cost": round(p.cost, 6), "tokens": p.prompt_tokens + p.completion_tokens}
 
 
-def reached(config, team, st: RunState, speaker: str | None) -> dict | None:
+def reached(config: RunCaps, team: Roster, st: RunState, speaker: str | None) -> dict[str, str] | None:
     """The `budget` reason when a cap of the run, or of `speaker`, is reached; else None."""
     spent = run_spend(st)
     if config.max_cost_usd and spent["cost"] >= config.max_cost_usd:
@@ -68,7 +93,7 @@ def reached(config, team, st: RunState, speaker: str | None) -> dict | None:
     return None
 
 
-def _reason(text: str, cont: str) -> dict:
+def _reason(text: str, cont: str) -> dict[str, str]:
     from autodev.rules.reasons import reason
 
     return {**reason("budget", text=text), "continue": cont}
