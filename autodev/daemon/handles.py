@@ -11,6 +11,7 @@ from pathlib import Path
 from autodev import config as cfgmod
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import Redactor
+from autodev.records.harness_log import HarnessRecord
 from autodev.records.post import Post
 from autodev.store import userfiles
 from autodev.store.events import Events
@@ -77,6 +78,11 @@ class Run:
         self.events.posted(post)
         self.echo(post)
         return post
+
+    def record(self, rec: HarnessRecord) -> None:
+        """A record the daemon writes to the harness log itself, `type` first as the harness
+        writes its own."""
+        self.hlog.append({"type": rec.type, **rec.dump()})
 
     def echo(self, post: Post) -> None:
         if self.out:

@@ -12,21 +12,30 @@ and prompts and during a turn we cannot tell who did.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Protocol, Unpack
 
+from autodev import records
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
 from autodev.guard import keys
 from autodev.records.base import State
 from autodev.records.events import ConfigRefusedEvent, ControlEvent, TeamReloadedEvent, WarningEvent
-from autodev.records.state import ConfigRefused, Control, PausedFrom, RunState
+from autodev.records.messages import AnyInbox, SendMessage
+from autodev.records.state import ConfigRefused, Control, PausedFrom, RunState, StateChange
 from autodev.rules.reasons import reason
 from autodev.store import inbox, queued, userfiles
 
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
-SetState = Callable[..., None]  # (state, reason, **extra): a state change and its event
+Why = Mapping[str, object] | None  # a reason in its plain form, as `rules.reasons.reason` makes it
+
+
+class SetState(Protocol):
+    """A state change and its event: (state, reason, the other fields it changes)."""
+
+    def __call__(self, state: State, why: Why, /, **extra: Unpack[StateChange]) -> None: ...
 
 
 def todo(st: RunState) -> list[Control]:
@@ -51,7 +60,7 @@ def pending(st: RunState, inbox_dir: Path) -> bool:
     return bool(inbox.pending(inbox_dir)) or bool(todo(st))
 
 
-def after_control(cur: RunState, action: str) -> tuple[State, dict | None, dict[str, object]] | None:
+def after_control(cur: RunState, action: str) -> tuple[State, Why, StateChange] | None:
     """The state a pause or resume leads to from `cur` (pure): (state, reason, extra), or None
     when it changes nothing. A pause remembers what it interrupted: an open question or gate
     comes back on resume."""
@@ -67,7 +76,7 @@ def after_control(cur: RunState, action: str) -> tuple[State, dict | None, dict[
     return None
 
 
-def after_stop(cur: RunState) -> tuple[State, dict, dict[str, object]]:
+def after_stop(cur: RunState) -> tuple[State, Why, StateChange]:
     """The state `stop` leaves (pure): what was going on is kept for `start` to pick up."""
     back = cur.paused_from if cur.state == "paused" else PausedFrom(state=cur.state, reason=cur.reason)
     why = reason("stopped")
@@ -92,7 +101,7 @@ def apply_controls(run: Run, set_state: SetState, rewind: Callable[[Control], No
     if queue:
         last = queue[-1].n
         run.state.update(
-            lambda s: s.but(controls_applied=last, controls=[c for c in s.controls if c.n > last])
+            lambda s: s.changed(controls_applied=last, controls=[c for c in s.controls if c.n > last])
         )
     if stop:
         state, why, extra = after_stop(run.state.read())
@@ -104,7 +113,7 @@ def user_message(s: RunState, text: str) -> RunState:
     """What a user message does to the state (pure): the talk and audit counts start again, the
     run runs (an open gate stays open and approvable; its declarer gets the message, rule 1),
     the open question is answered, and unpinned holds are released."""
-    changes: dict[str, object] = {
+    changes: StateChange = {
         "talk_turns": 0,
         "audits": 0,
         "user_messages": [*s.user_messages, text[:4000]][-USER_KEEP:],
@@ -119,20 +128,20 @@ def user_message(s: RunState, text: str) -> RunState:
             nid: n.but(hold=None, released="a user message") if n.hold and not n.pinned else n
             for nid, n in s.notices.items()
         }
-    return s.but(**changes)
+    return s.changed(**changes)
 
 
-def send(run: Run, msg: dict) -> None:
+def send(run: Run, msg: SendMessage) -> None:
     """`autodev send`: the message on the thread as a `user` post, then its state change."""
-    text = str(msg.get("text", ""))
-    run.note("user", text, id=msg["id"])
+    text = msg.text
+    run.note("user", text, id=msg.id)
     run.state.update(lambda s: user_message(s, text))
 
 
-def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]], before: int | None = None) -> None:
-    """Each inbox message to the handler of its kind, exactly once (with `before`, only those
-    written before that time, ns). A kind this version does not know is kept aside
-    (`.unhandled`), never dropped."""
+def apply_inbox(run: Run, handle: Callable[[AnyInbox], None], before: int | None = None) -> None:
+    """Each inbox message, parsed into its kind, to `handle`, exactly once (with `before`, only
+    those written before that time, ns). `inbox.pending` has set aside what is not a message of
+    a kind this version knows (`.bad`), never dropped."""
 
     def set_aside(path: Path, why: str) -> None:
         run.events.emit(WarningEvent(message=f"inbox file {path.name} set aside: {why}"))
@@ -140,16 +149,7 @@ def apply_inbox(run: Run, handlers: dict[str, Callable[[dict], None]], before: i
     for path, msg in inbox.pending(run.paths.inbox, set_aside):
         if before is not None and queued.message_at(path) >= before:
             break
-        handle = handlers.get(str(msg.get("kind")))
-        if handle is None:
-            run.events.emit(
-                WarningEvent(
-                    message=f"inbox message of kind {msg.get('kind')!r} is not handled by this version; kept aside"
-                )
-            )
-            path.rename(path.with_suffix(".unhandled"))
-            continue
-        handle(msg)
+        handle(records.inbox_message(msg))
         inbox.done(path)
 
 
@@ -169,11 +169,11 @@ def reload(run: Run, settings: Settings) -> Settings | None:
     except ConfigError as e:
         problem = str(e)
         run.events.emit(WarningEvent(message=f"team edit rejected, keeping the old team: {problem}"))
-        run.state.update(lambda s: s.but(team_error=problem, config_refused=None))
+        run.state.update(lambda s: s.changed(team_error=problem, config_refused=None))
         return None
     userfiles.snapshot_prompts(run.paths.prompt_overrides, accepted_prompts(run.paths))
     run.redact.learn(v for k in new.secret_env if (v := keys.get(k)))
-    run.state.update(lambda s: s.but(team_error=None, config_refused=None))
+    run.state.update(lambda s: s.changed(team_error=None, config_refused=None))
     version = save_team(run.paths, run.events)
     run.events.emit(TeamReloadedEvent(participants=new.team.names(), team=version))
     return new
@@ -191,5 +191,5 @@ def refuse_turn_edits(run: Run, name: str, turn: int, before: str) -> None:
         "`autodev pause`, save the file again, then `autodev resume`"
     )
     refused = ConfigRefused(turn=turn, participant=name, stamp=after, text=text)
-    run.state.update(lambda s: s.but(config_refused=refused))
+    run.state.update(lambda s: s.changed(config_refused=refused))
     run.events.emit(ConfigRefusedEvent(participant=name, turn=turn, message=text))

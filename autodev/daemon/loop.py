@@ -17,11 +17,13 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
+from typing import Unpack, assert_never
 
 from autodev import telemetry
 from autodev.daemon import auditing, effects, gitwatch, inputs, notices, notify, recovery, turnsetup
 from autodev.daemon.effects import Change, Figures, Note
 from autodev.daemon.handles import Run, Settings, accepted_prompts
+from autodev.daemon.inputs import Why
 from autodev.daemon.services import Services, hooks_for, save_team
 from autodev.errors import AutodevError, ProviderError, RepositoryRefused
 from autodev.guard.display import digest
@@ -40,8 +42,17 @@ from autodev.records.events import (
     TurnStoppedEvent,
     WarningEvent,
 )
+from autodev.records.harness_log import GenerationFailed, TurnFinished
+from autodev.records.messages import (
+    AnswerMessage,
+    AnyInbox,
+    ApproveMessage,
+    DenyMessage,
+    NoticeMessage,
+    SendMessage,
+)
 from autodev.records.post import Post
-from autodev.records.state import Control, RunState
+from autodev.records.state import Control, Reason, RunState, StateChange, Wait
 from autodev.rules import budget, reasons, scheduler
 from autodev.rules.reasons import reason
 from autodev.store import faults, runs, userfiles
@@ -156,7 +167,7 @@ class Loop:
 
     # -- state changes ---------------------------------------------------------------------------
 
-    def _state_event(self, state: str, why: dict | None) -> None:
+    def _state_event(self, state: State, why: Why) -> None:
         """Every state change: its event, the on_state hooks, and a notification when the run
         now needs the human (or is done)."""
         self.events.emit(
@@ -167,11 +178,12 @@ class Loop:
         if state in notify.NOTIFY_STATES:
             self.notifier.fire(data)
 
-    def _set(self, state: State, why: dict | None = None, **extra: object) -> None:
+    def _set(self, state: State, why: Why = None, /, **extra: Unpack[StateChange]) -> None:
         cur = self.state.read()
         if cur.state == state and (cur.reason.dump() if cur.reason else None) == why and not extra:
             return
-        self.state.update(lambda s: s.but(state=state, reason=why, **extra))
+        change: StateChange = {**extra, "state": state, "reason": why}
+        self.state.update(lambda s: s.changed(**change))
         self._state_event(state, why)
 
     def _emit(self, ch: Change) -> None:
@@ -187,7 +199,7 @@ class Loop:
         self.state.update(change or ch.apply)
         if "state" in ch.state:
             why = ch.state.get("reason")
-            self._state_event(str(ch.state["state"]), why if isinstance(why, dict) else None)
+            self._state_event(ch.state["state"], why.dump() if isinstance(why, Reason) else why)
 
     # -- the loop --------------------------------------------------------------------------------
 
@@ -197,20 +209,13 @@ class Loop:
             if self.feed is not None:
                 self.feed(self.run)  # replay: before the reload, which takes the team it installed
             self._reload_team()
-            handlers = {
-                "send": lambda m: inputs.send(self.run, m),
-                "approve": self._gate_answer,
-                "deny": self._gate_answer,
-                "answer": lambda m: notices.answer(self.run, m),
-                "notice": lambda m: notices.hold(self.run, m),
-            }
             # In the order the user asked: messages older than the first control request first.
             first = inputs.first_control_at(self.state.read())
             if first is not None:
-                inputs.apply_inbox(self.run, handlers, before=first)
+                inputs.apply_inbox(self.run, self._message, before=first)
             if inputs.apply_controls(self.run, self._set, self._rewind):
                 return EXIT_COMPLETE
-            inputs.apply_inbox(self.run, handlers)
+            inputs.apply_inbox(self.run, self._message)
             st = self.state.read()
             state = st.state
             if state == "running" and self.run.thread.last_seq == 0:
@@ -311,7 +316,7 @@ class Loop:
             why = self.state.read().reason
             self._state_event("paused", why.dump() if why else None)
             self._plan_next()
-        self.state.update(lambda s: s.but(rewind_result=result))
+        self.state.update(lambda s: s.changed(rewind_result=result))
 
     def _stop_requested(self) -> bool:
         try:
@@ -333,15 +338,15 @@ class Loop:
         team, run = self.settings.team, self.run
         resume, self.resume = self.resume, None
         if resume and resume.participant not in team.names():
-            run.hlog.append(
-                {
-                    "type": "turn_finished",
-                    "run": self.run_id,
-                    "turn": resume.turn,
-                    "ts": time.time(),
-                    "seq": None,
-                    "reason": "its participant left the team",
-                }
+            run.record(
+                TurnFinished(
+                    type="turn_finished",
+                    run=self.run_id,
+                    turn=resume.turn,
+                    ts=time.time(),
+                    seq=None,
+                    reason="its participant left the team",
+                )
             )
             resume = None
         if resume:
@@ -349,7 +354,7 @@ class Loop:
             if self._budget_reached(p.name):
                 self.resume = resume  # the open turn continues once the cap is raised
                 return
-            self.state.update(lambda s: s.but(speaking=p.name, next=None))
+            self.state.update(lambda s: s.changed(speaking=p.name, next=None))
         else:
             decision = scheduler.next_speaker(team.names(), run.thread.tail(TAIL), run.thread.last_spoke)
             p, why = team.get(decision.speaker), decision.why
@@ -359,7 +364,9 @@ class Loop:
                 self.events.emit(WarningEvent(message=w))
             turn_no = st.turn + 1
             warnings = list(decision.warnings)
-            self.state.update(lambda s: s.but(turn=turn_no, speaking=p.name, next=None, warnings=warnings))
+            self.state.update(
+                lambda s: s.changed(turn=turn_no, speaking=p.name, next=None, warnings=warnings)
+            )
             self.events.emit(ScheduledEvent(participant=p.name, rule=decision.rule, why=why, turn=turn_no))
         before = userfiles.stamp(self.paths.config_dir)
         try:
@@ -377,14 +384,14 @@ class Loop:
             )
         except ProviderError as e:
             # The turn stays open: `resume` continues it from the same step, with fresh retries.
-            run.hlog.append(
-                {
-                    "type": "generation_failed",
-                    "run": self.run_id,
-                    "turn": turn_no,
-                    "ts": time.time(),
-                    "error": str(e)[:500],
-                }
+            run.record(
+                GenerationFailed(
+                    type="generation_failed",
+                    run=self.run_id,
+                    turn=turn_no,
+                    ts=time.time(),
+                    error=str(e)[:500],
+                )
             )
             self.events.emit(
                 ErrorEvent(participant=p.name, message=str(e), detail=getattr(e, "detail", None))
@@ -403,7 +410,7 @@ class Loop:
             self._set(
                 "waiting",
                 why_wait,
-                wait={"author": p.name, "due": e.reset_at, "usage_limit": True},
+                wait=Wait(author=p.name, due=e.reset_at, usage_limit=True),
                 speaking=None,
             )
             return
@@ -492,32 +499,43 @@ class Loop:
         seq = st.audit_pending
         [post] = (self.run.thread.read(seq, seq, 1) if seq else None) or [None]
         if post is None or post.kind != "done":
-            self.state.update(lambda s: s.but(audit_pending=None))
+            self.state.update(lambda s: s.changed(audit_pending=None))
             return
         self._commit(self._audit(post, st))
 
-    def _gate_answer(self, msg: dict) -> None:
+    def _message(self, msg: AnyInbox) -> None:
+        """One inbox message, by its kind."""
+        match msg:
+            case SendMessage():
+                inputs.send(self.run, msg)
+            case ApproveMessage() | DenyMessage():
+                self._gate_answer(msg)
+            case AnswerMessage():
+                notices.answer(self.run, msg)
+            case NoticeMessage():
+                notices.hold(self.run, msg)
+            case _:
+                assert_never(msg)
+
+    def _gate_answer(self, msg: ApproveMessage | DenyMessage) -> None:
         """`autodev approve` / `deny` of the open gate."""
         st = self.state.read()
         gate = st.gate
-        if not gate or (msg.get("gate_id") and msg["gate_id"] != gate.id):
-            self.events.emit(
-                WarningEvent(message=f"no open gate {msg.get('gate_id') or ''} to {msg['kind']}")
-            )
+        if not gate or (msg.gate_id and msg.gate_id != gate.id):
+            self.events.emit(WarningEvent(message=f"no open gate {msg.gate_id or ''} to {msg.kind}"))
             return
-        approved = msg["kind"] == "approve"
-        if approved and msg.get("digest") and msg["digest"] != digest(gate.text):
+        approved = isinstance(msg, ApproveMessage)
+        if isinstance(msg, ApproveMessage) and msg.digest and msg.digest != digest(gate.text):
             self.events.emit(
                 WarningEvent(
                     message=f"approval of gate {gate.id} refused: it was given for a text with sha256 "
-                    f"{msg['digest']}, and the gate's text has {digest(gate.text)}; "
+                    f"{msg.digest}, and the gate's text has {digest(gate.text)}; "
                     f"read the gate again with `autodev status`"
                 )
             )
             return
-        self._commit(
-            effects.gate_decision(gate, approved, "the user", msg.get("reason") or "", st, self.run_id)
-        )
+        why = (msg.reason if isinstance(msg, DenyMessage) else None) or ""
+        self._commit(effects.gate_decision(gate, approved, "the user", why, st, self.run_id))
 
     def _plan_next(self) -> None:
         self.state.update(self._with_next)
@@ -525,7 +543,7 @@ class Loop:
     def _with_next(self, s: RunState) -> RunState:
         """`s` with who speaks next (for status and the panel), from the thread as it is now."""
         thread = self.run.thread
-        return s.but(
+        return s.changed(
             next=effects.plan_next(s, self.settings.team.names(), thread.tail(TAIL), thread.last_spoke)
         )
 

@@ -168,7 +168,7 @@ def fault(
     why = reason("fault", error=text)
     try:
         # A run folder deleted under us starts a fresh state.json: it still names the run.
-        state.update(lambda s: s.but(state="faulted", reason=why, run_id=s.run_id or run_id or None))
+        state.update(lambda s: s.changed(state="faulted", reason=why, run_id=s.run_id or run_id or None))
     except OSError as err:
         print(f"autodev daemon: could not record the fault in {state.path}: {err}", file=sys.stderr)
         return
@@ -178,7 +178,7 @@ def fault(
 
 def mark_stopped(state: StateFile) -> None:
     try:
-        state.update(lambda s: s.but(daemon="stopped", pid=None))
+        state.update(lambda s: s.changed(daemon="stopped", pid=None))
     except OSError as e:
         print(f"autodev daemon: could not record that it stopped: {e}", file=sys.stderr)
 
