@@ -20,6 +20,8 @@ from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import Thread
 
+Out = Callable[[dict[str, object]], None]  # the terminal's echo of a post (its line as a dict)
+
 
 @dataclass
 class Settings:
@@ -62,7 +64,7 @@ class Run:
     events: Events
     hlog: Journal
     redact: Redactor
-    out: Callable[[dict], None] | None = None  # echo of posts as the thread grows
+    out: Out | None = None  # echo of posts as the thread grows
 
     @property
     def overrides(self) -> Path:

@@ -12,23 +12,28 @@ and prompts and during a turn we cannot tell who did.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol, Unpack
 
 from autodev import records
+from autodev.daemon import effects
+from autodev.daemon.effects import Change
 from autodev.daemon.handles import Run, Settings, accepted_prompts
 from autodev.daemon.services import save_team
 from autodev.errors import ConfigError
 from autodev.guard import keys
+from autodev.guard.display import digest
 from autodev.records.base import State
 from autodev.records.events import ConfigRefusedEvent, ControlEvent, TeamReloadedEvent, WarningEvent
-from autodev.records.messages import AnyInbox, SendMessage
+from autodev.records.messages import AnyInbox, ApproveMessage, DenyMessage, SendMessage
 from autodev.records.state import ConfigRefused, Control, PausedFrom, RunState, StateChange
 from autodev.rules.reasons import reason
 from autodev.store import inbox, queued, userfiles
 
 USER_KEEP = 10  # user messages kept in state for the audit's view of the objective
+IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
 Why = Mapping[str, object] | None  # a reason in its plain form, as `rules.reasons.reason` makes it
 
 
@@ -151,6 +156,63 @@ def apply_inbox(run: Run, handle: Callable[[AnyInbox], None], before: int | None
             break
         handle(records.inbox_message(msg))
         inbox.done(path)
+
+
+def gate_answer(run: Run, msg: ApproveMessage | DenyMessage) -> Change | None:
+    """`autodev approve` / `deny` of the open gate: its decision, or None (and a warning) when
+    the gate is not open or the approval was given for another text."""
+    st = run.state.read()
+    gate = st.gate
+    if not gate or (msg.gate_id and msg.gate_id != gate.id):
+        run.events.emit(WarningEvent(message=f"no open gate {msg.gate_id or ''} to {msg.kind}"))
+        return None
+    if isinstance(msg, ApproveMessage) and msg.digest and msg.digest != digest(gate.text):
+        run.events.emit(
+            WarningEvent(
+                message=f"approval of gate {gate.id} refused: it was given for a text with sha256 "
+                f"{msg.digest}, and the gate's text has {digest(gate.text)}; "
+                f"read the gate again with `autodev status`"
+            )
+        )
+        return None
+    approved = isinstance(msg, ApproveMessage)
+    why = (msg.reason if isinstance(msg, DenyMessage) else None) or ""
+    return effects.gate_decision(gate, approved, "the user", why, st, run.run_id)
+
+
+def idle(run: Run, timeout: float | None) -> None:
+    """Sleep until the inbox or state.json changes (or `timeout` passes): no busy loop.
+
+    The watch is re-armed every IDLE_RECHECK_S and the queue re-checked, because a change
+    made after the check but before the watcher is registered would otherwise be missed
+    (a lost wake-up: a `resume` that sits unread for an hour)."""
+    from watchfiles import Change as Changed
+    from watchfiles import watch
+
+    run.events.sync()  # the group commit's end: nothing written stays unsynced while idle
+    run.hlog.sync()
+
+    def relevant(_change: Changed, path: str) -> bool:
+        return path.endswith(".json") and ("/inbox/" in path or path.endswith("/state.json"))
+
+    end = time.monotonic() + (timeout if timeout is not None else 3600)
+    while not pending(run.state.read(), run.paths.inbox):
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        changed = next(
+            watch(
+                run.paths.run_dir,
+                watch_filter=relevant,
+                rust_timeout=int(max(0.01, min(left, IDLE_RECHECK_S)) * 1000),
+                yield_on_timeout=True,
+                debounce=50,
+                step=20,
+                recursive=True,
+            )
+        )
+        if changed:
+            return
 
 
 def reload(run: Run, settings: Settings) -> Settings | None:

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autodev.agents import projectfiles
-from autodev.daemon import notify
+from autodev.daemon import notify, opening
 from autodev.daemon.handles import Settings
 from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
@@ -56,7 +56,7 @@ class Daemon:
         self.closing.callback(self.lock.release)
         if self.staged is not None:
             inbox.publish(self.staged)
-        return Loop(
+        return opening.open_loop(
             self.paths,
             self.settings,
             self.redact,
@@ -110,7 +110,7 @@ class Daemon:
             return EXIT_FAILED
         finally:
             mark_stopped(self.state)
-            loop.index(runs.end_record)
+            opening.index(loop, runs.end_record)
             self.close()
 
 
