@@ -224,3 +224,17 @@ def test_a_state_write_fsyncs_the_logs_before_it(tmp_path, monkeypatch):
     s.update(lambda st: st.but(turn=1))  # nothing pending in the log: no fsync of it
     assert ("fsync", str(log.path)) not in order
     log.close()
+
+
+def test_a_state_change_names_every_field_a_change_can_set(tmp_path):
+    from typing import get_type_hints
+
+    from autodev.records.state import RunState, StateChange
+
+    assert set(get_type_hints(StateChange)) == set(RunState.model_fields) - {"schema_"}
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({**BLANK, "from_a_newer_autodev": {"x": 1}}))
+    sf = StateFile(path)
+    sf.update(lambda s: s.changed(speaking="a", warnings=["w"]))
+    data = json.loads(path.read_text())
+    assert data["from_a_newer_autodev"] == {"x": 1} and data["speaking"] == "a"

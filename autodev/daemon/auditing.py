@@ -91,7 +91,7 @@ def audit(
     if ev is not None and config.done_evidence == "required" and (gaps := ev.gaps()):
         # The tests decided: the audit model is not asked (SPEC §22).
         gap = reopen_text(ev, gaps)
-        run.state.update(lambda s: s.but(audit_pending=None))
+        run.state.update(lambda s: s.changed(audit_pending=None))
         run.events.emit(AuditEvent(seq=post.seq, accept=False, gap=gap[:1000], by="evidence"))
         return _reopened(post, n, audit_id, gap, "evidence", config, shown)
     try:
@@ -130,7 +130,7 @@ def audit(
         run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=getattr(e, "detail", None)))
         # The done post stays unaudited: resuming the run audits it before any turn.
         return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post.seq})
-    run.state.update(lambda s: used(s, v, a.model).but(audit_pending=None))
+    run.state.update(lambda s: used(s, v, a.model).changed(audit_pending=None))
     u = v.used
     run.events.emit(
         AuditEvent(
@@ -266,6 +266,6 @@ def evidence_block(ev: Evidence, overrides=None) -> str:
 def used(s: RunState, v: Verdict, model: str) -> RunState:
     """The audit's tokens and cost added to the run's figures (pure)."""
     had = s.audit_usage or Usage()
-    s = s.but(audit_usage=had.but(**(had + v.used).plain(6)))  # extras a newer autodev wrote stay
+    s = s.changed(audit_usage=had.but(**(had + v.used).plain(6)))  # extras a newer autodev wrote stay
     # One generation per audit the model answered, however many requests it took (as ever).
     return add_models(s, {model: ModelUsage(generations=int(v.by == "model")) + v.used})

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from autodev.config import RunConfig, Team
 from autodev.records.events import Event, GateDecidedEvent, GateOpenEvent, WaitEvent
 from autodev.records.post import Post
-from autodev.records.state import Gate, ModelUsage, RunState, Spent
+from autodev.records.state import Gate, ModelUsage, Next, Question, RunState, Spent, StateChange, Wait
 from autodev.rules import scheduler
 from autodev.rules.reasons import reason
 from autodev.store.state import blank_figures
@@ -43,7 +43,7 @@ class Note:
 class Change:
     """What applying a post (or a decision) changes: state fields, then notes and events in order."""
 
-    state: dict[str, object] = field(default_factory=dict)
+    state: StateChange = field(default_factory=lambda: StateChange())
     out: list[Note | Event] = field(default_factory=list)
 
     def merge(self, other: Change) -> Change:
@@ -53,7 +53,7 @@ class Change:
 
     def apply(self, s: RunState) -> RunState:
         """`s` with this change's fields."""
-        return s.but(**self.state)
+        return s.changed(**self.state)
 
 
 class Figures(Protocol):
@@ -72,7 +72,7 @@ def add_models(s: RunState, used: Mapping[str, ModelUsage]) -> RunState:
     for label, u in used.items():
         had = models.get(label) or ModelUsage()
         models[label] = had.but(**(had + u).plain(6))  # extras a newer autodev wrote stay
-    return s.but(models=models)
+    return s.changed(models=models)
 
 
 def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | None) -> RunState:
@@ -86,7 +86,7 @@ def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | No
     if post and post.credited:
         q.credited += 1
     q.silent_streak = 0 if post else q.silent_streak + 1
-    s = s.but(participants={**s.participants, name: q}, accounted_turn=turn)
+    s = s.changed(participants={**s.participants, name: q}, accounted_turn=turn)
     return add_models(s, figures.spent.models)
 
 
@@ -103,7 +103,7 @@ def silent(
     if n < max_silent:
         return s, None
     paused = reason("silent", who=name, n=n)
-    return s.but(state="paused", reason=paused), paused
+    return s.changed(state="paused", reason=paused), paused
 
 
 def stagnant(tail: Sequence[Post], author: str) -> bool:
@@ -133,26 +133,58 @@ def post_change(
     if st.question and st.question.from_ == author:
         ch.state["question"] = None  # the asker moved on without an answer: no longer open
     if stagnant(tail, author):
-        ch.state.update(state="paused", reason=reason("stagnation", who=author, kind=kind))
-    elif kind == "say" and post.handoff == "user":
-        ch.state.update(
-            state="awaiting_user",
-            reason=reason("question", who=author),
-            question={"from": author, "seq": post.seq, "text": post.text[:2000]},
-        )
-    elif kind == "done":
-        ch.merge(audit(post, st))
-    elif kind == "wait":
-        ch.merge(start_wait(post, author, st, config, now))
-    elif kind == "gate":
-        ch.merge(open_gate(post, author, st, config, run_id))
-    elif talk > config.max_talk_turns:
-        writers = {q.name for q in team.participants if q.write}
-        handed_to_writer = author not in writers and post.handoff in writers
-        if not (handed_to_writer and talk == config.max_talk_turns + 1):
-            ch.state.update(state="paused", reason=reason("talk_limit", n=talk))
+        ch.merge(Change({"state": "paused", "reason": reason("stagnation", who=author, kind=kind)}))
+    else:
+        ch.merge(_move(post, author, st, talk, config, team, audit, run_id, now))
     ch.state["applied_seq"] = post.seq
     return ch
+
+
+def _move(
+    post: Post,
+    author: str,
+    st: RunState,
+    talk: int,
+    config: RunConfig,
+    team: Team,
+    audit: Audit,
+    run_id: str,
+    now: float,
+) -> Change:
+    """What `post`'s move does (a new move must be handled here: the checker says so)."""
+    kind = post.kind
+    match kind:
+        case "say" if post.handoff == "user":
+            return Change(
+                {
+                    "state": "awaiting_user",
+                    "reason": reason("question", who=author),
+                    "question": Question.model_validate(
+                        {"from": author, "seq": post.seq, "text": post.text[:2000]}
+                    ),
+                }
+            )
+        case "done":
+            return audit(post, st)
+        case "wait":
+            return start_wait(post, author, st, config, now)
+        case "gate":
+            return open_gate(post, author, st, config, run_id)
+        case "say" | "work_done" | "handoff":
+            return talk_limit(post, author, talk, config, team)
+        case _:
+            assert_never(kind)
+
+
+def talk_limit(post: Post, author: str, talk: int, config: RunConfig, team: Team) -> Change:
+    """Past the talk limit the run pauses, except once for a handoff from a reader to a writer."""
+    if talk <= config.max_talk_turns:
+        return Change()
+    writers = {q.name for q in team.participants if q.write}
+    handed_to_writer = author not in writers and post.handoff in writers
+    if handed_to_writer and talk == config.max_talk_turns + 1:
+        return Change()
+    return Change({"state": "paused", "reason": reason("talk_limit", n=talk)})
 
 
 def start_wait(post: Post, author: str, st: RunState, config: RunConfig, now: float) -> Change:
@@ -169,14 +201,7 @@ def start_wait(post: Post, author: str, st: RunState, config: RunConfig, now: fl
                 "last_wait": None,
             }
         )
-    wait = {
-        "author": author,
-        "seq": post.seq,
-        "due": now + delay,
-        "delay": delay,
-        "streak": streak,
-        "since": since,
-    }
+    wait = Wait(author=author, seq=post.seq, due=now + delay, delay=delay, streak=streak, since=since)
     return Change(
         {
             "state": "waiting",
@@ -184,7 +209,7 @@ def start_wait(post: Post, author: str, st: RunState, config: RunConfig, now: fl
             "last_wait": wait,
             "reason": reason("wait", who=author, text=post.text[:200]),
         },
-        [WaitEvent(participant=author, delay=delay, due=wait["due"], streak=streak)],
+        [WaitEvent(participant=author, delay=delay, due=now + delay, streak=streak)],
     )
 
 
@@ -232,18 +257,16 @@ def gate_decision(gate: Gate, approved: bool, by: str, why: str, st: RunState, r
     )
 
 
-def plan_next(st: RunState, names: list[str], tail: Sequence[Post], last_spoke: dict[str, int]) -> dict:
+def plan_next(st: RunState, names: list[str], tail: Sequence[Post], last_spoke: dict[str, int]) -> Next:
     """Who speaks next, for status and the panel. While the run waits on the user, that is
     who the user's answer goes to (rule 1), not who would speak without one."""
     if st.state == "gated" and st.gate:
         who = st.gate.declarer
-        return {
-            "speaker": who,
-            "rule": "gate_decision",
-            "why": f"{who} speaks once you approve or deny gate {st.gate.id}",
-        }
+        return Next(
+            speaker=who, rule="gate_decision", why=f"{who} speaks once you approve or deny gate {st.gate.id}"
+        )
     if st.state == "awaiting_user" and st.question:
         who = st.question.from_
-        return {"speaker": who, "rule": "user_message", "why": f"{who} gets your answer"}
+        return Next(speaker=who, rule="user_message", why=f"{who} gets your answer")
     d = scheduler.next_speaker(names, tail, last_spoke)
-    return {"speaker": d.speaker, "rule": d.rule, "why": d.why}
+    return Next(speaker=d.speaker, rule=d.rule, why=d.why)

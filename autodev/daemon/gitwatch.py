@@ -197,7 +197,7 @@ class GitWatch:
 
     def _use(self, ids: list[str]) -> None:
         self.run.state.update(
-            lambda s: s.but(approved_gates=[g for g in s.approved_gates if g.id not in ids])
+            lambda s: s.changed(approved_gates=[g for g in s.approved_gates if g.id not in ids])
         )
         self.run.events.emit(GateUsedEvent(participant=self.name, ids=ids))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from autodev import config as cfgmod
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import Redactor
+from autodev.records.harness_log import HarnessRecord
 from autodev.records.post import Post
 from autodev.store import userfiles
 from autodev.store.events import Events
@@ -18,6 +19,8 @@ from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import Thread
+
+Out = Callable[[dict[str, object]], None]  # the terminal's echo of a post (its line as a dict)
 
 
 @dataclass
@@ -61,7 +64,7 @@ class Run:
     events: Events
     hlog: Journal
     redact: Redactor
-    out: Callable[[dict], None] | None = None  # echo of posts as the thread grows
+    out: Out | None = None  # echo of posts as the thread grows
 
     @property
     def overrides(self) -> Path:
@@ -77,6 +80,11 @@ class Run:
         self.events.posted(post)
         self.echo(post)
         return post
+
+    def record(self, rec: HarnessRecord) -> None:
+        """A record the daemon writes to the harness log itself, `type` first as the harness
+        writes its own."""
+        self.hlog.append({"type": rec.type, **rec.dump()})
 
     def echo(self, post: Post) -> None:
         if self.out:

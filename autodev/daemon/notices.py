@@ -20,6 +20,7 @@ from autodev.records.events import (
     NoticeReleasedEvent,
     WarningEvent,
 )
+from autodev.records.messages import AnswerMessage, NoticeMessage
 from autodev.records.state import Notice, RunState
 from autodev.store.paths import git_head
 from autodev.store.thread import now_ts
@@ -32,7 +33,7 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
         can = holdable()
         if hold is not None and hold not in can:
             raise ToolError(f"unknown capability {hold!r}; holdable: {', '.join(can)}")
-        st = run.state.update(lambda s: s.but(notice_seq=s.notice_seq + 1))
+        st = run.state.update(lambda s: s.changed(notice_seq=s.notice_seq + 1))
         nid = str(st.notice_seq)
         notice = Notice.model_validate(
             {
@@ -56,25 +57,25 @@ def teller(run: Run, name: str, holdable: Callable[[], list[str]]) -> Callable[[
             # to the commit HEAD was on then, not to the one the turn started on
             head=git_head(run.paths.repo),
         )
-        run.state.update(lambda s: s.but(notices={**s.notices, nid: notice}))
+        run.state.update(lambda s: s.changed(notices={**s.notices, nid: notice}))
         run.events.emit(NoticeEvent(id=nid, participant=name, text=text[:500], hold=hold))
         return nid
 
     return tell
 
 
-def answer(run: Run, msg: dict) -> None:
+def answer(run: Run, msg: AnswerMessage) -> None:
     """`autodev answer`: the answer noted on the thread and kept for the asker's next turn."""
-    nid = str(msg.get("notice_id"))
+    nid = msg.notice_id
     n = run.state.read().notices.get(nid)
     if n is None:
         run.events.emit(WarningEvent(message=f"answer to unknown notice {nid} ignored"))
         return
-    text = str(msg.get("text", ""))
+    text = msg.text
     run.note(
         "system",
         f"the user answered notice {nid} from {n.from_}: {text[:300]}",
-        id=msg["id"],
+        id=msg.id,
         notice={"id": nid, "from": n.from_, "answered": True},
     )
 
@@ -82,15 +83,15 @@ def answer(run: Run, msg: dict) -> None:
         m = s.notices[nid].but(answer=text[:4000], delivered=False)
         if m.hold and not m.pinned:
             m = m.but(hold=None, released="answered")
-        return s.but(notices={**s.notices, nid: m})
+        return s.changed(notices={**s.notices, nid: m})
 
     run.state.update(answered)
     run.events.emit(NoticeAnsweredEvent(id=nid, participant=n.from_))
 
 
-def hold(run: Run, msg: dict) -> None:
+def hold(run: Run, msg: NoticeMessage) -> None:
     """`autodev notice N hold|release`: pin a notice's hold, or release it."""
-    nid, action = str(msg.get("notice_id")), msg.get("action")
+    nid, action = msg.notice_id, msg.action
     if nid not in run.state.read().notices:
         run.events.emit(WarningEvent(message=f"notice {nid} does not exist; {action} ignored"))
         return
@@ -101,7 +102,7 @@ def hold(run: Run, msg: dict) -> None:
             n = n.but(pinned=True)
         else:
             n = n.but(pinned=False, hold=None, released="the user")
-        return s.but(notices={**s.notices, nid: n})
+        return s.changed(notices={**s.notices, nid: n})
 
     run.state.update(change)
     run.events.emit(NoticePinnedEvent(id=nid) if action == "hold" else NoticeReleasedEvent(id=nid))

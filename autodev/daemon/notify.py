@@ -14,6 +14,7 @@ import json
 import threading
 import time
 import urllib.request
+from collections.abc import Mapping
 
 from autodev.guard.display import line
 from autodev.host.procgroup import run_json
@@ -22,17 +23,17 @@ from autodev.records.events import NotifiedEvent, NotifyFailedEvent
 NOTIFY_STATES = ("gated", "awaiting_user", "paused", "faulted", "complete")
 
 
-def payload(state: str, why: dict | None, repo: str, run: str) -> dict:
+def payload(state: str, why: Mapping[str, object] | None, repo: str, run: str) -> dict[str, object]:
     why = why or {}
     # A receiver shows the text to a person (a desktop notification, a chat message): control
     # characters from a participant's gate or question arrive escaped, on one line.
     return {
         "state": state,
         "reason": why.get("code"),
-        "text": line(why.get("text", "")),
+        "text": line(str(why.get("text", ""))),
         "repo": repo,
         "run": run,
-        "continue": line(why.get("continue", "")),
+        "continue": line(str(why.get("continue", ""))),
     }
 
 

@@ -11,7 +11,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autodev.agents import projectfiles
-from autodev.daemon import notify
+from autodev.daemon import notify, opening
 from autodev.daemon.handles import Settings
 from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
@@ -56,7 +56,7 @@ class Daemon:
         self.closing.callback(self.lock.release)
         if self.staged is not None:
             inbox.publish(self.staged)
-        return Loop(
+        return opening.open_loop(
             self.paths,
             self.settings,
             self.redact,
@@ -110,7 +110,7 @@ class Daemon:
             return EXIT_FAILED
         finally:
             mark_stopped(self.state)
-            loop.index(runs.end_record)
+            opening.index(loop, runs.end_record)
             self.close()
 
 
@@ -168,7 +168,7 @@ def fault(
     why = reason("fault", error=text)
     try:
         # A run folder deleted under us starts a fresh state.json: it still names the run.
-        state.update(lambda s: s.but(state="faulted", reason=why, run_id=s.run_id or run_id or None))
+        state.update(lambda s: s.changed(state="faulted", reason=why, run_id=s.run_id or run_id or None))
     except OSError as err:
         print(f"autodev daemon: could not record the fault in {state.path}: {err}", file=sys.stderr)
         return
@@ -178,7 +178,7 @@ def fault(
 
 def mark_stopped(state: StateFile) -> None:
     try:
-        state.update(lambda s: s.but(daemon="stopped", pid=None))
+        state.update(lambda s: s.changed(daemon="stopped", pid=None))
     except OSError as e:
         print(f"autodev daemon: could not record that it stopped: {e}", file=sys.stderr)
 

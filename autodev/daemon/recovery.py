@@ -32,8 +32,9 @@ from pathlib import Path
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
+from autodev.records.harness_log import TurnFinished
 from autodev.records.post import Post
-from autodev.records.state import RunState
+from autodev.records.state import RunState, StateChange
 from autodev.store import rebuild as rebuildmod
 from autodev.store.journal import iter_records_reverse
 from autodev.store.paths import RunPaths
@@ -47,6 +48,7 @@ def state_from_logs(paths: RunPaths, state: StateFile) -> bool:
     if not rebuildmod.missing(paths):
         return False
     rebuilt = rebuildmod.rebuild(paths)
+    # the whole rebuilt state (not a change of fields): its set fields, in the version of the file
     state.update(lambda s: s.but(**{**rebuilt.set_fields(), "version": s.version}))
     return True
 
@@ -65,12 +67,25 @@ def restarted(
     defaults (written out); a stopped or faulted run picks up where it was. `branch`: the run's
     branch (the one credit counts commits on), kept from the first start."""
     was = s.model_fields_set
-    first = {"run_id": run_id, "started_at": now_ts(), "base_head": head}
-    changes: dict[str, object] = {k: v for k, v in first.items() if k not in was}
+    changes: StateChange = {}
+    if "run_id" not in was:
+        changes["run_id"] = run_id
+    if "started_at" not in was:
+        changes["started_at"] = now_ts()
+    if "base_head" not in was:
+        changes["base_head"] = head
     if not s.branch:
         changes["branch"] = branch
-    for k in ("turn", "cursors", "participants", "talk_turns", "audits", "user_messages", "objective"):
-        changes[k] = getattr(s, k)  # a state without them gets them written, as they default
+    # a state without them gets them written, as they default
+    changes.update(
+        turn=s.turn,
+        cursors=s.cursors,
+        participants=s.participants,
+        talk_turns=s.talk_turns,
+        audits=s.audits,
+        user_messages=s.user_messages,
+        objective=s.objective,
+    )
     # A state written before turns were accounted by number: its turns are all counted.
     changes["accounted_turn"] = s.accounted_turn if "accounted_turn" in was else s.turn
     changes.update(
@@ -87,7 +102,7 @@ def restarted(
         else:
             changes.update(state="running", reason=None)
         changes["paused_from"] = None
-    return s.but(**changes).without("config_refused")
+    return s.changed(**changes).without("config_refused")
 
 
 def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
@@ -133,18 +148,18 @@ def settle(
                     )
                 )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
-        run.state.update(lambda s: s.but(recovered_turn=turn))
+        run.state.update(lambda s: s.changed(recovered_turn=turn))
         return resume, False
     if not finished and post is not None:
-        run.hlog.append(
-            {
-                "type": "turn_finished",
-                "run": run.run_id,
-                "turn": turn,
-                "ts": time.time(),
-                "seq": post.seq,
-                "reason": "recovered: its post was committed",
-            }
+        run.record(
+            TurnFinished(
+                type="turn_finished",
+                run=run.run_id,
+                turn=turn,
+                ts=time.time(),
+                seq=post.seq,
+                reason="recovered: its post was committed",
+            )
         )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post.seq))
     st = run.state.read()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from contextlib import ExitStack
+from typing import TYPE_CHECKING
 
 from autodev.daemon import notify
 from autodev.daemon.handles import Scripted, Settings
@@ -15,11 +16,14 @@ from autodev.records.events import WarningEvent
 from autodev.store.events import Events
 from autodev.store.paths import RunPaths
 
+if TYPE_CHECKING:
+    from autodev.harness.model import Model
+
 
 class Services:
     def __init__(self, paths: RunPaths, settings: Settings, events: Events, closing: ExitStack):
         self.paths, self.events, self.settings = paths, events, settings
-        self.model = None  # what answers the turns and the audit instead of litellm (replay)
+        self.model: Model | None = None  # what answers the turns and the audit instead of litellm (replay)
         self.scripted = Scripted()
         if settings.team.uses_scripted():
             from autodev.scripted import ScriptedServer, load_script

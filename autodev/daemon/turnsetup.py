@@ -188,18 +188,20 @@ def take(
         result = kinds.kind_of(p).runner.run(ctx, seat, resume)
     finally:
         if ctx.limited_until != st.limited_until:  # no state.json replacement when nothing changed
-            run.state.update(lambda s: s.but(limited_until=ctx.limited_until))
+            run.state.update(lambda s: s.changed(limited_until=ctx.limited_until))
     if ctx.workspace.after_command is not None:
         ctx.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
     if delivered and not resume:
 
         def mark(s: RunState) -> RunState:
             told = {nid: s.notices[nid].but(delivered=True) for nid in delivered}
-            return s.but(notices={**s.notices, **told})
+            return s.changed(notices={**s.notices, **told})
 
         run.state.update(mark)
     upto = result.post.seq if result.post else seen_upto
-    run.state.update(lambda s: s.but(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None))
+    run.state.update(
+        lambda s: s.changed(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None)
+    )
     if result.post:
         run.echo(result.post)
     return result
@@ -332,5 +334,5 @@ def use_gates(run: Run, name: str, used: list[str]) -> None:
     """Each approval covers one use: the gates a command or tool call used are spent."""
     if not used:
         return
-    run.state.update(lambda s: s.but(approved_gates=[g for g in s.approved_gates if g.id not in used]))
+    run.state.update(lambda s: s.changed(approved_gates=[g for g in s.approved_gates if g.id not in used]))
     run.events.emit(GateUsedEvent(participant=name, ids=used))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
@@ -43,13 +43,14 @@ class NoticeMessage(_Inbox):
     action: str
 
 
-INBOX: dict[str, type[_Inbox]] = {
-    "send": SendMessage,
-    "answer": AnswerMessage,
-    "approve": ApproveMessage,
-    "deny": DenyMessage,
-    "notice": NoticeMessage,
-}
-InboxMessage = Annotated[
-    SendMessage | AnswerMessage | ApproveMessage | DenyMessage | NoticeMessage, Field(discriminator="kind")
-]
+AnyInbox = SendMessage | AnswerMessage | ApproveMessage | DenyMessage | NoticeMessage
+"""Every inbox kind: the one list of them (the daemon dispatches on it with `match`)."""
+InboxMessage = Annotated[AnyInbox, Field(discriminator="kind")]
+
+
+def _kind(model: type[_Inbox]) -> str:
+    kind: str = get_args(model.model_fields["kind"].annotation)[0]
+    return kind
+
+
+INBOX: dict[str, type[_Inbox]] = {_kind(m): m for m in get_args(AnyInbox)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, TypedDict, Unpack
 
 from pydantic import Field
 
@@ -230,3 +230,59 @@ class RunState(Open):
     rewind_result: dict[str, Any] | None = None
     forked_from: ForkedFrom | None = None
     rebuilt_from_logs: str | None = None  # when a lost state.json was rebuilt (store/rebuild)
+
+    def changed(self, **change: Unpack[StateChange]) -> RunState:
+        """A copy with `change` (`but`, with the field names and types checked): what the file
+        had stays, the changed fields become set."""
+        return self.but(**change)
+
+
+class StateChange(TypedDict, total=False):
+    """A change of `RunState`: the fields it sets, by name (tests/test_state.py keeps the names
+    equal to the model's). A reason may be the plain form `rules.reasons.reason` makes."""
+
+    version: int
+    state: State
+    reason: Reason | Mapping[str, object] | None
+    controls: list[Control]
+    control_seq: int
+    controls_applied: int
+    controls_cancelled: int
+    run_id: str | None
+    started_at: str | None
+    base_head: str | None
+    branch: str | None
+    pid: int | None
+    daemon: Literal["running", "stopped"] | None
+    sessions: int
+    turn: int
+    accounted_turn: int
+    applied_seq: int
+    recovered_turn: int | None
+    speaking: str | None
+    next: Next | None
+    warnings: list[str]
+    cursors: dict[str, int]
+    objective: str
+    user_messages: list[str]
+    talk_turns: int
+    audits: int
+    audit_pending: int | None
+    question: Question | None
+    wait: Wait | None
+    last_wait: Wait | None
+    gate: Gate | None
+    approved_gates: list[Gate]
+    notices: dict[str, Notice]
+    notice_seq: int
+    paused_from: PausedFrom | None
+    limited_until: dict[str, float]
+    team_error: str | None
+    config_refused: ConfigRefused | None
+    participants: dict[str, Figures]
+    models: dict[str, ModelUsage]
+    audit_usage: Usage | None
+    rewind_applied: int
+    rewind_result: Mapping[str, object] | None
+    forked_from: ForkedFrom | None
+    rebuilt_from_logs: str | None

@@ -74,7 +74,8 @@ def test_a_reader_may_hand_over_to_a_writer_once_past_the_limit() -> None:
 def test_a_question_to_the_user_waits_for_the_answer() -> None:
     ch = change({"kind": "say", "text": "which port?", "handoff": "user"})
     assert ch.state["state"] == "awaiting_user"
-    assert ch.state["question"] == {"from": "builder", "seq": 5, "text": "which port?"}
+    q = ch.state["question"]
+    assert q is not None and q.dump() == {"from": "builder", "seq": 5, "text": "which port?"}
 
 
 def test_the_askers_next_post_closes_its_question() -> None:
@@ -84,11 +85,14 @@ def test_the_askers_next_post_closes_its_question() -> None:
 
 def test_waits_back_off_then_pause_when_they_last_too_long() -> None:
     first = change({"kind": "wait", "text": "CI runs"})
-    assert first.state["state"] == "waiting" and first.state["wait"]["due"] == 1010.0
+    wait, last = first.state["wait"], first.state["last_wait"]
+    assert first.state["state"] == "waiting" and wait is not None and wait.due == 1010.0
+    assert last is not None
     assert first.out == [WaitEvent(participant="builder", delay=10, due=1010.0, streak=1)]
-    second = change({"kind": "wait"}, {"last_wait": first.state["last_wait"]})
-    assert second.state["wait"]["delay"] == 20 and second.state["wait"]["since"] == 1000.0
-    long_ago = {**first.state["last_wait"], "since": 1000.0 - 55, "streak": 3}
+    second = change({"kind": "wait"}, {"last_wait": last.dump()})
+    wait = second.state["wait"]
+    assert wait is not None and wait.delay == 20 and wait.since == 1000.0
+    long_ago = {**last.dump(), "since": 1000.0 - 55, "streak": 3}
     too_long = change({"kind": "wait"}, {"last_wait": long_ago})
     assert too_long.state["state"] == "paused" and too_long.state["reason"]["code"] == "wait_too_long"
 
@@ -171,6 +175,6 @@ def test_silent_turns_pause_at_the_limit_and_not_twice() -> None:
 
 def test_the_next_speaker_while_the_user_is_asked_is_the_asker() -> None:
     st = state(state="awaiting_user", question={"from": "reviewer", "seq": 3, "text": "?"})
-    assert effects.plan_next(st, ["builder", "reviewer"], [], {})["speaker"] == "reviewer"
+    assert effects.plan_next(st, ["builder", "reviewer"], [], {}).speaker == "reviewer"
     gated = state(state="gated", gate={"id": "7", "declarer": "builder"})
-    assert effects.plan_next(gated, ["builder", "reviewer"], [], {})["rule"] == "gate_decision"
+    assert effects.plan_next(gated, ["builder", "reviewer"], [], {}).rule == "gate_decision"
