@@ -16,12 +16,15 @@ import tempfile
 import threading
 from pathlib import Path
 
+from autodev.agents.events import Arrival, ToolCall
+from autodev.store.journal import JsonObject, is_object
+
 ANSWER_TIMEOUT_SEC = 600.0
 MAX_REQUEST = 1 << 20
 
 
 class Bridge:
-    def __init__(self, events: queue.Queue):
+    def __init__(self, events: queue.Queue[Arrival]):
         self.events = events
         self.token = secrets.token_hex(16)
         # /tmp, not the run folder: a socket path must fit in 108 bytes.
@@ -52,14 +55,12 @@ class Bridge:
                     if not chunk:
                         break
                     data += chunk
-                req = json.loads(data or b"{}")
-                if not isinstance(req, dict) or not hmac.compare_digest(
-                    str(req.get("token", "")), self.token
-                ):
+                req: object = json.loads(data or b"{}")
+                if not is_object(req) or not hmac.compare_digest(str(req.get("token", "")), self.token):
                     answer = "refused: this call does not belong to the running turn"
                 else:
-                    reply: queue.Queue = queue.Queue(1)
-                    self.events.put(("call", (str(req.get("tool", "")), req.get("args") or {}, reply)))
+                    reply: queue.Queue[str] = queue.Queue(1)
+                    self.events.put(ToolCall(str(req.get("tool", "")), _args(req.get("args")), reply))
                     answer = reply.get(timeout=ANSWER_TIMEOUT_SEC)
             except (OSError, ValueError, queue.Empty) as e:
                 answer = f"error: autodev could not answer ({type(e).__name__})"
@@ -78,7 +79,12 @@ class Bridge:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def call(path: str, token: str, tool: str, args: dict, timeout: float = ANSWER_TIMEOUT_SEC) -> str:
+def _args(args: object) -> JsonObject:
+    """The call's arguments: an object, or none (the tool's own checks name what is missing)."""
+    return args if is_object(args) else {}
+
+
+def call(path: str, token: str, tool: str, args: JsonObject, timeout: float = ANSWER_TIMEOUT_SEC) -> str:
     """The MCP server's side: one request, one answer."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
@@ -90,4 +96,7 @@ def call(path: str, token: str, tool: str, args: dict, timeout: float = ANSWER_T
             if not chunk:
                 break
             data += chunk
-    return str(json.loads(data)["text"])
+    answer: object = json.loads(data)
+    if not is_object(answer):
+        raise ValueError(f"the daemon's answer is not an object: {data[:200]!r}")
+    return str(answer["text"])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import queue
 from dataclasses import dataclass
 from typing import Literal
+
+from autodev.store.journal import JsonObject
 
 Kind = Literal["text", "tool", "usage", "step", "session", "limit", "final", "error"]
 
@@ -28,3 +31,33 @@ class AgentEvent:
     reset_at: float = 0.0
     is_error: bool = False
     key: str = ""
+
+
+# What reaches a turn's loop while its CLI runs, in arrival order (autodev/agents/stream.py).
+
+
+@dataclass(frozen=True)
+class StreamLine:
+    """A line the CLI printed (masked), from its reader thread (autodev/agents/runner.py)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """The CLI exited: its stream has no more lines."""
+
+    exit_code: int
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A thread tool the CLI called through autodev's MCP server (autodev/agents/bridge.py); the
+    answer goes back on `reply`."""
+
+    tool: str
+    args: JsonObject
+    reply: queue.Queue[str]
+
+
+Arrival = StreamLine | StreamEnd | ToolCall

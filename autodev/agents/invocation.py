@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autodev.agents.events import AgentEvent
 from autodev.host import spawn
+from autodev.store.journal import JsonObject
 
 SERVER = "autodev"  # the name the CLI knows autodev's MCP server by
 
@@ -24,7 +25,7 @@ class McpLaunch:
     args: list[str]
     env: dict[str, str]
 
-    def as_json(self) -> dict:
+    def as_json(self) -> JsonObject:
         return {"command": self.command, "args": self.args, "env": self.env}
 
 
@@ -81,7 +82,8 @@ class Adapter:
         """Variables added to the CLI's environment for this run."""
         return {}
 
-    def parse(self, obj: dict) -> list[AgentEvent]:
+    def read(self, line: str) -> list[AgentEvent]:
+        """One line of the CLI's stream as common events (none for a line of another shape)."""
         raise NotImplementedError
 
     def login_files(self, home: Path, environ: Mapping[str, str]) -> list[Path]:
@@ -124,11 +126,15 @@ class Adapter:
         return False, "no login found"
 
 
-def _ask(exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None) -> spawn.CompletedProcess:
+def _ask(
+    exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None
+) -> spawn.CompletedProcess[str]:
     """One question to the CLI that starts no session (`--version`, its login status)."""
-    return spawn.run(
+    # host/spawn.py's `run` has no type argument for what it captures: text here
+    r: spawn.CompletedProcess[str] = spawn.run(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         [exe, *args], "agent-cli", capture_output=True, text=True, timeout=15, stdin=spawn.DEVNULL, env=env
     )
+    return r
 
 
 def short_name(name: str) -> str:
@@ -140,5 +146,5 @@ def short_name(name: str) -> str:
     return name
 
 
-def as_int(v) -> int:
+def as_int(v: float | None) -> int:
     return int(v) if isinstance(v, int | float) else 0

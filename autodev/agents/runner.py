@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from autodev.agents.events import Arrival, StreamEnd, StreamLine
 from autodev.host import spawn
 from autodev.host.procgroup import kill_group
 
@@ -36,7 +37,7 @@ def kill_stale(pid: int, started: float | None) -> bool:
 
 
 class CliProcess:
-    """One CLI run. Lines arrive on `events` as ("line", text); ("eof", exit_code) ends them."""
+    """One CLI run. Lines arrive on `events` as `StreamLine`s; a `StreamEnd` ends them."""
 
     def __init__(
         self,
@@ -46,12 +47,13 @@ class CliProcess:
         env: dict[str, str],
         raw: Path,
         stderr: Path,
-        events: queue.Queue,
+        events: queue.Queue[Arrival],
         redact: Callable[[str], str] = lambda s: s,
-    ):
+    ) -> None:
         raw.parent.mkdir(parents=True, exist_ok=True)
         self.events, self.redact = events, redact
-        self.proc = spawn.popen(
+        # host/spawn.py's `popen` has no type argument for its pipes: bytes here
+        self.proc: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType]
             argv,
             "agent-cli",
             cwd=cwd,
@@ -78,10 +80,10 @@ class CliProcess:
             # The raw stream is evidence, not state: flushed, not fsync'd.
             self._raw.write(line + "\n")
             self._raw.flush()
-            self.events.put(("line", line))
+            self.events.put(StreamLine(line))
         self._errors.join(timeout=5)
         code = self.proc.wait()
-        self.events.put(("eof", code))
+        self.events.put(StreamEnd(code))
 
     def _copy_stderr(self) -> None:
         assert self.proc.stderr is not None

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autodev.records.harness_log import AgentStarted
+
 __all__ = ["AgentSpec"]
 
 
@@ -21,5 +23,5 @@ class AgentSpec:
     extra_args: list[str] = field(default_factory=list)
     gated: bool = True
     key_env: str | None = None  # api_key_env: the CLI's API-key mode
-    stale: list[dict] = field(default_factory=list)  # agent_started records of a crashed turn
-    redact: Callable[[str], str] = lambda s: s  # the run's masker, for the raw stream and stderr
+    stale: list[AgentStarted] = field(default_factory=list[AgentStarted])  # of a crashed turn
+    redact: Callable[[str], str] = field(default=lambda s: s)  # the run's masker (stream, stderr)

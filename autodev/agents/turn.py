@@ -20,13 +20,14 @@ from __future__ import annotations
 import queue
 import sys
 import time
+from dataclasses import dataclass
 
 from autodev.agents import adapters, projectfiles, runner
 from autodev.agents.bridge import Bridge
-from autodev.agents.events import AgentEvent
+from autodev.agents.events import AgentEvent, Arrival
 from autodev.agents.invocation import Invocation, McpLaunch
 from autodev.agents.spec import AgentSpec
-from autodev.agents.stream import CliRun, pump
+from autodev.agents.stream import CliRun, TurnParts, pump
 from autodev.agents.usage import added, count, label, recovered
 from autodev.errors import AutodevError
 from autodev.guard import keys
@@ -55,6 +56,7 @@ from autodev.records.events import (
     NudgedEvent,
     TurnResumedEvent,
 )
+from autodev.records.harness_log import AgentStarted
 
 __all__ = ["AgentSpec", "AgentTurn", "child_env", "run_agent_turn", "spec_for"]
 
@@ -63,11 +65,11 @@ class AgentTurn:
     """The `TurnRunner` of a participant with `agent`: its coding-agent CLI (SPEC §16)."""
 
     def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
-        stale = [r for r in seat.resumed if r.get("type") == "agent_started"]
+        stale = [AgentStarted.model_validate(r) for r in seat.resumed if r.get("type") == "agent_started"]
         return run_agent_turn(ctx, spec_for(seat, stale), resume)
 
 
-def spec_for(seat: Seat, stale: list[dict]) -> AgentSpec:
+def spec_for(seat: Seat, stale: list[AgentStarted]) -> AgentSpec:
     """How the participant's CLI runs its turn; `stale`: the `agent_started` records of the turn
     being resumed (a dead daemon's CLI is killed by pid and start time)."""
     p = seat.participant
@@ -94,11 +96,24 @@ def child_env(agent: str, key_env: str | None) -> dict[str, str]:
     return env
 
 
+@dataclass(frozen=True)
+class RunAsk:
+    """One run of a CLI in the turn: which one, its prompt, the session it continues ("": a new
+    one), its number in the turn (its stream's file name) and, for a resumed session, what the
+    session's earlier runs were counted for."""
+
+    agent: str
+    prompt: str
+    session: str
+    n: int
+    base: AgentEvent | None = None
+
+
 def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = None) -> TurnResult:
     result, deadline = TurnResult(None), Deadline.of(ctx)
     for rec in spec.stale:
-        if runner.kill_stale(rec.get("pid", 0), rec.get("started")):
-            ctx.emit(AgentKilledEvent(pid=rec["pid"]))
+        if rec.pid and runner.kill_stale(rec.pid, rec.started):
+            ctx.emit(AgentKilledEvent(pid=rec.pid))
     if resume is None:
         baseline = credit.take_baseline(ctx.repo, ctx.branch)
         prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
@@ -111,14 +126,18 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         ctx.emit(TurnResumedEvent(step=0, pending_tools=0))
     if resume is not None and resume.steps:  # the turn had passed to its failover models
         return run_turn(ctx, resume)
+    return _runs(TurnParts(ctx, spec, result, baseline, deadline), str(prompt))
+
+
+def _runs(turn: TurnParts, prompt: str) -> TurnResult:
+    """The CLI run until it posts: nudged once after a silent exit, the next agent after a usage
+    limit, the failover models when every agent is limited."""
+    ctx, spec, result = turn.ctx, turn.spec, turn.result
     nudge, session, runs, so_far = Nudge(), "", 0, AgentEvent("usage")
     while result.post is None:
         ready = usable(ctx, spec.agents, label)
         if not ready:
-            if usable(ctx, ctx.targets, lambda t: t.label):
-                return _to_models(ctx, prompt, baseline, result)
-            labels = [*map(label, spec.agents), *(t.label for t in ctx.targets)]
-            raise all_limited(ctx, labels, f"every agent and model of {ctx.name} is at its usage limit")
+            return _all_agents_limited(turn, prompt)
         agent = ready[0]
         text = prompt
         resumable = nudge.given and bool(adapters.adapter(agent).resumable and session)
@@ -127,9 +146,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             text = reminder if resumable else f"{prompt}\n\n{reminder}"
         runs += 1
         base = so_far if resumable else None
-        run = _run_once(
-            ctx, spec, agent, text, session if nudge.given else "", result, baseline, deadline, runs, base
-        )
+        run = _run_once(turn, RunAsk(agent, text, session if nudge.given else "", runs, base))
         so_far = added(base or AgentEvent("usage"), *run.used.final)
         session = run.session or session
         if result.post is not None:
@@ -140,10 +157,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
             result.reason = TIMED_OUT
             break
         if run.limit is not None:
-            nxt = ready[1:]
-            reset_at = run.limit.reset_at
-            retry_after = max(0.0, reset_at - time.time())
-            failover(ctx, label(agent), reset_at, retry_after, label(nxt[0]) if nxt else None)
+            _limited(ctx, agent, run.limit, ready[1:])
             nudge, session = Nudge(), ""
             continue
         # The CLI's session holds the reminder; the log keeps only that it was given.
@@ -159,6 +173,21 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
     return result
 
 
+def _limited(ctx: TurnContext, agent: str, limit: AgentEvent, rest: list[str]) -> None:
+    """`agent` is at its usage limit: the turn moves to the next of `rest`."""
+    retry_after = max(0.0, limit.reset_at - time.time())
+    failover(ctx, label(agent), limit.reset_at, retry_after, label(rest[0]) if rest else None)
+
+
+def _all_agents_limited(turn: TurnParts, prompt: str) -> TurnResult:
+    """Every agent is limited: the failover models take the turn, or the run waits."""
+    ctx = turn.ctx
+    if usable(ctx, ctx.targets, lambda t: t.label):
+        return _to_models(ctx, prompt, turn.baseline, turn.result)
+    labels = [*map(label, turn.spec.agents), *(t.label for t in ctx.targets)]
+    raise all_limited(ctx, labels, f"every agent and model of {ctx.name} is at its usage limit")
+
+
 def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
     """Every agent is limited: the participant's failover models take the rest of the turn,
     from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
@@ -170,20 +199,12 @@ def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far:
     return run_turn(ctx, resume)
 
 
-def _run_once(
-    ctx: TurnContext,
-    spec: AgentSpec,
-    agent: str,
-    prompt: str,
-    session: str,
-    result: TurnResult,
-    baseline: credit.Baseline,
-    deadline: Deadline,
-    n: int,
-    base: AgentEvent | None = None,
-) -> CliRun:
+def _run_once(turn: TurnParts, ask: RunAsk) -> CliRun:
+    """One run of the CLI: started with autodev's MCP server on a bridge of its own, pumped until
+    it exits, and recorded (agent_started, agent_finished)."""
+    ctx, agent = turn.ctx, ask.agent
     ad = adapters.adapter(agent)
-    run = CliRun(base=base)
+    run = CliRun(base=ask.base)
     projectfiles.check(ctx.repo, agent)  # its settings planted in the repository: not run
     exe = adapters.find_binary(agent)
     if exe is None:
@@ -191,57 +212,16 @@ def _run_once(
             f"{ctx.name}: the {agent} CLI was not found (PATH or ${ad.bin_env})",
             f"install it, or set {ad.bin_env} to its path; `autodev doctor` checks it",
         )
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue[Arrival] = queue.Queue()
     bridge = Bridge(events)
     inv: Invocation | None = None
     try:
-        mcp = McpLaunch(
-            sys.executable,
-            [*PYTHON_SAFE, "-m", "autodev.agents.server"],
-            {
-                "AUTODEV_AGENT_SOCKET": str(bridge.path),
-                "AUTODEV_AGENT_TOKEN": bridge.token,
-                "PYTHONSAFEPATH": "1",
-            },
+        inv = _invocation(turn, ask, bridge)
+        proc = _start(
+            turn, ask, ad.argv(exe, inv), {**child_env(agent, turn.spec.key_env), **ad.env(inv)}, events
         )
-        first = agent == spec.agents[0]
-        inv = Invocation(
-            prompt=prompt,
-            mcp=mcp,
-            workdir=bridge.dir,
-            model=spec.model if first else None,
-            effort=spec.effort,
-            extra_args=list(spec.extra_args) if first else [],
-            gated=spec.gated,
-            write=ctx.can_write,
-            resume=session or None,
-            key_mode=bool(spec.key_env),
-            settings_dir=spec.run_dir / "agents",
-        )
-        argv = ad.argv(exe, inv)
-        env = {**child_env(agent, spec.key_env), **ad.env(inv)}
-        folder = spec.run_dir / "agents"
-        stem = f"t{ctx.turn}-{n}-{agent}"
-        proc = runner.CliProcess(
-            argv,
-            cwd=ctx.repo,
-            env=env,
-            raw=folder / f"{stem}.jsonl",
-            stderr=folder / f"{stem}.stderr",
-            events=events,
-            redact=spec.redact,
-        )
-        ctx.record(
-            "agent_started",
-            agent=agent,
-            pid=proc.pid,
-            started=proc.started,
-            resume=session or None,
-            stream=f"agents/{stem}.jsonl",
-        )
-        ctx.emit(AgentStartedEvent(agent=agent, pid=proc.pid))
         try:
-            pump(ctx, agent, proc, events, run, result, baseline, deadline)
+            pump(turn, agent, proc, events, run)
         finally:
             if run.exit_code is None:
                 proc.kill()
@@ -250,13 +230,78 @@ def _run_once(
         bridge.close()
         if inv is not None:
             ad.cleanup(inv)
+    _finished(turn, agent, proc.pid, run)
+    return run
+
+
+def _invocation(turn: TurnParts, ask: RunAsk, bridge: Bridge) -> Invocation:
+    """What the CLI is given: the prompt, autodev's MCP server (reaching the turn over `bridge`),
+    the participant's model and arguments (for the first of its agents), the session it continues."""
+    spec = turn.spec
+    mcp = McpLaunch(
+        sys.executable,
+        [*PYTHON_SAFE, "-m", "autodev.agents.server"],
+        {
+            "AUTODEV_AGENT_SOCKET": str(bridge.path),
+            "AUTODEV_AGENT_TOKEN": bridge.token,
+            "PYTHONSAFEPATH": "1",
+        },
+    )
+    first = ask.agent == spec.agents[0]
+    return Invocation(
+        prompt=ask.prompt,
+        mcp=mcp,
+        workdir=bridge.dir,
+        model=spec.model if first else None,
+        effort=spec.effort,
+        extra_args=list(spec.extra_args) if first else [],
+        gated=spec.gated,
+        write=turn.ctx.can_write,
+        resume=ask.session or None,
+        key_mode=bool(spec.key_env),
+        settings_dir=spec.run_dir / "agents",
+    )
+
+
+def _start(
+    turn: TurnParts, ask: RunAsk, argv: list[str], env: dict[str, str], events: queue.Queue[Arrival]
+) -> runner.CliProcess:
+    """The CLI's process, its raw stream and stderr in the run folder's agents/, recorded."""
+    ctx, agent = turn.ctx, ask.agent
+    folder = turn.spec.run_dir / "agents"
+    stem = f"t{ctx.turn}-{ask.n}-{agent}"
+    proc = runner.CliProcess(
+        argv,
+        cwd=ctx.repo,
+        env=env,
+        raw=folder / f"{stem}.jsonl",
+        stderr=folder / f"{stem}.stderr",
+        events=events,
+        redact=turn.spec.redact,
+    )
+    ctx.record(
+        "agent_started",
+        agent=agent,
+        pid=proc.pid,
+        started=proc.started,
+        resume=ask.session or None,
+        stream=f"agents/{stem}.jsonl",
+    )
+    ctx.emit(AgentStartedEvent(agent=agent, pid=proc.pid))
+    return proc
+
+
+def _finished(turn: TurnParts, agent: str, pid: int, run: CliRun) -> None:
+    """The run's end, counted and recorded: what it used (reported on the way, for a run killed
+    before its final figure), how it ended."""
+    ctx = turn.ctx
     late = run.used.unreported()
     if late is not None:  # killed before its final figure: what it reported on the way
-        count(ctx, agent, late, result)
+        count(ctx, agent, late, turn.result)
     ctx.record(
         "agent_finished",
         agent=agent,
-        pid=proc.pid,
+        pid=pid,
         exit_code=run.exit_code,
         session=run.session or None,
         timed_out=run.timed_out,
@@ -271,4 +316,3 @@ def _run_once(
             limited=bool(run.limit) or None,
         )
     )
-    return run

@@ -6,16 +6,17 @@ crash counts every earlier run of the turn exactly once (harness/recovery.py add
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypedDict
 
 from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent
+from autodev.records.harness_log import AgentStarted
 from autodev.records.state import TurnUsage
 
 
@@ -24,10 +25,23 @@ def label(agent: str) -> str:
     return f"agent:{agent}"
 
 
+class UsageRecord(TypedDict):
+    """A CLI run's figure as its agent_finished record carries it (recovery adds them up)."""
+
+    model: str
+    generations: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cost: float
+
+
 @dataclass
 class RunUsage:
-    final: list[AgentEvent] = field(default_factory=list)
-    steps: dict[str, AgentEvent] = field(default_factory=dict)  # answer id -> its latest figure
+    final: list[AgentEvent] = field(default_factory=list[AgentEvent])
+    steps: dict[str, AgentEvent] = field(
+        default_factory=dict[str, AgentEvent]
+    )  # answer id -> its latest figure
 
     def see(self, ev: AgentEvent) -> None:
         if ev.kind == "usage":
@@ -48,7 +62,7 @@ class RunUsage:
             cached_tokens=sum(e.cached_tokens for e in s),
         )
 
-    def record(self, model: str) -> dict | None:
+    def record(self, model: str) -> UsageRecord | None:
         """The run's figure for its agent_finished record."""
         counted = self.final or [e for e in [self.unreported()] if e]
         if not counted:
@@ -92,13 +106,8 @@ def from_stream(agent: str, path: Path) -> RunUsage:
         return used
     ad = adapters.adapter(agent)
     for line in path.read_text(errors="replace").splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict):
-            for ev in ad.parse(obj):
-                used.see(ev)
+        for ev in ad.read(line):
+            used.see(ev)
     return used
 
 
@@ -133,11 +142,11 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
     agent_finished records (summed by rebuild, carried by `policy.carry`), and a run the crash cut
     short from its raw stream, closed now with an agent_finished of its own so a second crash does
     not count it twice."""
-    for rec in resume.unfinished_agents:
-        agent = rec.get("agent", "")
-        if agent not in adapters.ADAPTERS or not rec.get("stream"):
+    for rec in map(AgentStarted.model_validate, resume.unfinished_agents):
+        agent = rec.agent
+        if agent not in adapters.ADAPTERS or not rec.stream:
             continue
-        used = from_stream(agent, run_dir / rec["stream"])
+        used = from_stream(agent, run_dir / rec.stream)
         for ev in used.final or [e for e in [used.unreported()] if e]:
             count(ctx, agent, ev, result)
         ctx.hlog.append(
@@ -147,7 +156,7 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
                 "turn": ctx.turn,
                 "ts": time.time(),
                 "agent": agent,
-                "pid": rec.get("pid"),
+                "pid": rec.pid,
                 "exit_code": None,
                 "session": None,
                 "timed_out": False,

@@ -57,7 +57,7 @@ def of_run(g: Group, k: int, lines: bool = True) -> RunFacts:
     m = g.members.get(k)
     path = g.worktree_of(k)
     if m is None or not m.started:
-        state = str(m.ended.get("state")) if m and m.ended else "not started"  # "skipped": the cap
+        state = m.ended.state if m and m.ended else "not started"  # "skipped": the cap
         return RunFacts(
             k, None, str(path), m.team if m else None, state, None, bool(m and m.ended), 0, 0, 0.0,
             "none", None, None, None, None, "",

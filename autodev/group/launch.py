@@ -8,6 +8,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 from autodev.errors import AutodevError, DaemonRunningError
 from autodev.group import driver
@@ -15,6 +16,7 @@ from autodev.group.record import Group, GroupError, create, find
 from autodev.guard import keys
 from autodev.host import spawn
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.store.journal import JsonObject, is_object
 from autodev.store.lock import DaemonLock
 from autodev.store.paths import RunPaths, git_head
 from autodev.timeline import git
@@ -42,18 +44,27 @@ def model_variants(team_file: Path, models: list[str]) -> list[tuple[str, str]]:
 
     import tomli_w
 
-    data = tomllib.loads(team_file.read_text())
-    people = data.get("participants")
-    if not isinstance(people, list) or not any(isinstance(p, dict) and "model" in p for p in people):
+    data: JsonObject = tomllib.loads(team_file.read_text())
+    people = _table_list(data.get("participants"))
+    if not any(is_object(p) and "model" in p for p in people):
         raise GroupError(
             f"--vary model=...: {team_file} has no participant with a model to vary",
             "vary the team instead: --vary team=a.toml,b.toml",
         )
     out: list[tuple[str, str]] = []
     for model in models:
-        varied = [{**p, "model": model} if isinstance(p, dict) and "model" in p else p for p in people]
+        varied = [{**p, "model": model} if is_object(p) and "model" in p else p for p in people]
         out.append((f"model={model}", tomli_w.dumps({**data, "participants": varied})))
     return out
+
+
+def _table_list(value: object) -> list[object]:
+    """A TOML array as read (empty when it is not one)."""
+    return [*value] if _is_list(value) else []
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
 
 
 def check(paths: RunPaths, n: int, parallel: int | None) -> None:
@@ -114,7 +125,8 @@ def start_driver(g: Group) -> None:
     log = open(os.open(g.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     env, fd = keys.handover(names)
     try:
-        proc = spawn.popen(
+        # host/spawn.py's `popen` has no type argument for its pipes (none here)
+        proc: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             [sys.executable, *PYTHON_SAFE, "-m", "autodev.group", str(g.folder)],
             "autodev",
             stdin=spawn.DEVNULL,

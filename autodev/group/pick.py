@@ -68,8 +68,8 @@ def apply(p: Pick, k: int | None) -> str:
             f"run {k} of group {g.id} has not ended with work to apply",
             "`autodev pick` lists the runs that can be applied",
         )
-    ended = g.members[k].ended or {}
-    sha = str(ended.get("head") or "")
+    ended = g.members[k].ended
+    sha = (ended.head if ended else None) or ""
     repo = g.repo
     branch = hostgit.run(repo, "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
     if not branch:

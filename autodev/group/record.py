@@ -23,8 +23,10 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 from autodev.errors import UsageError
+from autodev.records.base import Open
 from autodev.store.journal import Journal, JsonObject, iter_records
 from autodev.store.paths import RunPaths, autodev_home
 from autodev.store.thread import now_ts
@@ -40,6 +42,16 @@ def groups_root(repo: Path) -> Path:
     return autodev_home() / "groups" / RunPaths(repo).run_dir.name
 
 
+class Ended(Open):
+    """A run's `ended:K` line: its end state ("skipped": the group's cap came first), the ref
+    that keeps its work and the commit on it."""
+
+    k: int
+    state: str = "not started"
+    ref: str = ""
+    head: str | None = None
+
+
 @dataclass
 class Member:
     """One run of the group, as its record says."""
@@ -50,7 +62,7 @@ class Member:
     team: str | None = None  # the --vary team file whose content this run uses
     made: bool = False
     started: bool = False
-    ended: JsonObject | None = None  # state, reason, ref, head
+    ended: Ended | None = None
 
     @property
     def paths(self) -> RunPaths:
@@ -58,7 +70,7 @@ class Member:
 
     @property
     def ref(self) -> str:
-        return str(self.ended["ref"]) if self.ended and isinstance(self.ended.get("ref"), str) else ""
+        return self.ended.ref if self.ended else ""
 
 
 @dataclass
@@ -206,7 +218,7 @@ def load(folder: Path) -> Group:
         max_cost_usd=float(cap) if isinstance(cap, (int, float)) else None,
         created=str(c.get("ts") or ""),
     )
-    teams = [str(t) for t in listed] if isinstance(listed := c.get("teams"), list) else []
+    teams = [str(t) for t in listed] if _is_list(listed := c.get("teams")) else []
     for r in recs[1:]:
         t, k = r.get("type"), r.get("k")
         if t == "budget":
@@ -226,8 +238,12 @@ def load(folder: Path) -> Group:
             elif t == "started":
                 m.started = True
             elif t == "ended":
-                m.ended = r
+                m.ended = Ended.model_validate(r)
     return g
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
 
 
 def of_repo(repo: Path) -> list[Group]:

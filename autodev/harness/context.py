@@ -80,7 +80,7 @@ class TurnContext:
             durable=durable,
         )
 
-    def emit(self, ev: TurnEvent) -> dict:
+    def emit(self, ev: TurnEvent) -> dict[str, object]:
         """An event of this participant's turn (its participant and turn filled in)."""
         return self.events.emit(ev.model_copy(update={"participant": self.name, "turn": self.turn}))
 
@@ -116,7 +116,7 @@ class Seat:
     participant: Participant
     config: RunConfig
     run_dir: Path  # the run's folder (an agent CLI's raw streams go to run_dir/agents/)
-    resumed: list[dict] = field(default_factory=list)  # the resumed turn's harness-log records
+    resumed: list[dict[str, object]] = field(default_factory=list)  # the resumed turn's harness-log records
     redact: Callable[[str], str] = lambda s: s  # the run's masker
 
 

@@ -123,7 +123,7 @@ def credit_since(repo: Path, base: Baseline) -> dict | None:
     return out
 
 
-def baseline_to_json(b: Baseline) -> dict:
+def baseline_to_json(b: Baseline) -> dict[str, object]:
     out: dict = {"head": b.head, "dirty": dict(sorted(b.dirty.items()))}
     if b.branch:
         out["branch"] = b.branch
@@ -132,7 +132,7 @@ def baseline_to_json(b: Baseline) -> dict:
     return out
 
 
-def baseline_from_json(d: dict) -> Baseline:
+def baseline_from_json(d: dict[str, object]) -> Baseline:
     """Rebuild a baseline written by :func:`baseline_to_json`; a damaged record is a ValueError."""
     if not isinstance(d, dict):
         raise ValueError(f"a credit baseline must be a JSON object, got {type(d).__name__}")

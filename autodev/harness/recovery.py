@@ -29,8 +29,8 @@ CRASHED = (
 class Resume:
     turn: int
     participant: str
-    messages: list[dict]
-    baseline: dict
+    messages: list[dict[str, object]]
+    baseline: dict[str, object]
     steps: int = 0  # generations finished
     attempts: int = 0  # attempts already made for the next generation
     nudged: bool = False
@@ -41,7 +41,7 @@ class Resume:
     # (call, its newest tool_started with "crashes": how many times it started without a result)
     pending: list[tuple[dict, dict | None]] = field(default_factory=list)
     # agent_started records of CLI runs with no agent_finished: the crash cut them short
-    unfinished_agents: list[dict] = field(default_factory=list)
+    unfinished_agents: list[dict[str, object]] = field(default_factory=list)
 
 
 def rebuild(records: list[dict]) -> Resume:

@@ -3,7 +3,6 @@ version in the name; recorded by `make real-agents` runs against tests/agents/an
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def parsed(agent: str, name: str) -> list:
     out = []
     for line in (FIXTURES / name).read_text().splitlines():
-        out += adapter(agent).parse(json.loads(line))
+        out += adapter(agent).read(line)
     return out
 
 

@@ -11,6 +11,7 @@ import sys
 
 from autodev.agents import server
 from autodev.agents.bridge import Bridge
+from autodev.agents.events import Arrival, ToolCall
 from autodev.host.hostproc import PYTHON_SAFE
 
 
@@ -28,14 +29,15 @@ def _talk(messages: list[dict], env: dict) -> list[dict]:
 
 
 def test_a_cli_lists_the_tools_and_a_post_reaches_the_daemon_through_the_bridge(tmp_path):
-    events: queue.Queue = queue.Queue()
+    events: queue.Queue[Arrival] = queue.Queue()
     bridge = Bridge(events)
     seen: list = []
 
     def daemon() -> None:  # the daemon's side of the bridge: take the call, answer it
-        _, (tool, args, reply) = events.get(timeout=60)
-        seen.append((tool, args))
-        reply.put("posted as #1; your turn is over")
+        call = events.get(timeout=60)
+        assert isinstance(call, ToolCall)
+        seen.append((call.tool, call.args))
+        call.reply.put("posted as #1; your turn is over")
 
     import threading
 
@@ -104,8 +106,12 @@ def test_arguments_are_checked_against_the_schema():
     assert (
         server.check_args(server._BY_NAME["read_thread"], {"from_seq": True}) == "from_seq: must be a integer"
     )
-    assert server.answer({"jsonrpc": "2.0", "method": "notifications/initialized"}) is None
+    note = server.Request.model_validate({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert server.answer(note) is None
     old = server.answer(
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}
+        server.Request.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}
+        )
     )
-    assert old is not None and old["result"]["protocolVersion"] == server.VERSIONS[-1]
+    assert old is not None and "result" in old and old["result"] == server._initialize(server.Params())
+    assert server._initialize(server.Params())["protocolVersion"] == server.VERSIONS[-1]
