@@ -135,6 +135,7 @@ class Loop:
                 lambda: self.telemetry and self.telemetry.close(self.state.read(), TELEMETRY_CLOSE_S)
             )
             self.telemetry.catch_up(st.turn + 1)
+            self.telemetry.watch(hlog, events.journal)  # a finished turn's records, from memory
         self.resume = None
         gitwatch.unnamed(self.run)  # a quarantine a crash left unnamed
         rewind.finish_pending(self._timeline())  # a rewind a crash cut short
