@@ -137,6 +137,7 @@ def start_telemetry(loop: Loop, st: RunState) -> None:
     if background is not None:
         loop.closing.callback(lambda: background.close(loop.state.read(), TELEMETRY_CLOSE_S))
         background.catch_up(st.turn + 1)
+        background.watch(loop.run.hlog, loop.events.journal)  # a finished turn's records, from memory
 
 
 def index(loop: Loop, make: IndexRecord) -> None:

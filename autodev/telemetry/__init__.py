@@ -5,8 +5,9 @@ so a crash cannot tear a trace: a turn is exported once it has finished, whole, 
 from the run, turn and call, and a cursor (`telemetry.jsonl`) keeps a span from going out twice.
 
 - `settings`: on or off, and where to (OTEL_* variables, the `[telemetry]` table); pure
-- `spans`: a turn's spans and the run's root from its records; pure, no OpenTelemetry import
-- `reading`: a run's records, whole or one turn read backwards
+- `spans`: spans as plain data, their ids, the run's root; pure, no OpenTelemetry import
+- `turn`, `turnevents`: a finished turn's spans from its harness records and its events; pure
+- `reading`: a run's records parsed, whole, one turn read backwards, or handed over in memory
 - `sent`: the cursor of what each collector accepted
 - `otel`: the SDK side (spans with derived ids, OTLP/HTTP exporters, the GenAI metrics)
 - `export`: the daemon's background exporter and `autodev trace export`
@@ -16,6 +17,7 @@ Nothing of OpenTelemetry is imported unless telemetry is on (`start` returns Non
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -34,10 +36,12 @@ def not_installed(cfg: Telemetry) -> UsageError | None:
     """Telemetry is on (`cfg`) but this install lacks the `telemetry` extra: the sentence and the
     fix, for pipx, uv and pip (`trace export` refuses, `doctor` and `start` warn), else None."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.metric_exporter  # noqa: F401
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
-
-        import autodev.telemetry.otel  # noqa: F401
+        for name in (
+            "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+            "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+            "autodev.telemetry.otel",
+        ):
+            importlib.import_module(name)
     except ImportError as e:
         return UsageError(
             f"telemetry is on (traces to {cfg.traces_url}) but OpenTelemetry, the `telemetry` extra, "

@@ -13,35 +13,49 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, TypedDict, assert_never
 
+from autodev.records.events import DaemonStartedEvent, ErrorEvent, Event, StateEvent, WarningEvent
+from autodev.records.harness_log import HarnessRecord
+from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.telemetry import reading
+from autodev.telemetry.reading import Batch
 from autodev.telemetry.sent import Sent
 from autodev.telemetry.settings import Telemetry
-from autodev.telemetry.spans import epoch, turn_spans, workflow_span
+from autodev.telemetry.spans import Attr, Redact, SpanEvent, epoch, workflow_span
+from autodev.telemetry.turn import turn_spans
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricReader
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace.export import SpanExporter
 
     from autodev.records.state import RunState
-
-# What the sending thread is given: a finished turn, the earlier turns to catch up on, or the
-# complete run's root span; None stops it.
-_Job: TypeAlias = 'int | tuple[Literal["catch_up"], int] | tuple[Literal["root"], RunState]'
+    from autodev.store.journal import Journal
+    from autodev.telemetry.otel import Metrics
 
 
-def pauses(events: list[dict]) -> list[str]:
+class Exported(TypedDict):
+    """What `export_run` sent, skipped and failed (`autodev trace export --json` prints it)."""
+
+    run: str
+    turns: int
+    spans: int
+    skipped: int
+    failed: int
+    unfinished: int
+
+
+def pauses(events: Iterable[Event]) -> list[str]:
     """The reason codes of the pauses among `events`."""
-    out = []
-    for ev in events:
-        if ev.get("type") == "state" and ev.get("state") == "paused":
-            why = ev.get("reason") or {}
-            out.append(str(why.get("code") if isinstance(why, dict) else why) or "unknown")
-    return out
+    return [
+        str(ev.reason.code if ev.reason else None) or "unknown"
+        for ev in events
+        if isinstance(ev, StateEvent) and ev.state == "paused"
+    ]
 
 
 @dataclass
@@ -52,9 +66,9 @@ class Sender:
     paths: RunPaths
     exporter: SpanExporter
     sent: Sent
-    metrics: Any  # otel.Metrics
-    resource: Any
-    redact: Callable[[str], str]
+    metrics: Metrics
+    resource: Resource
+    redact: Redact
 
     @classmethod
     def open(
@@ -62,7 +76,7 @@ class Sender:
         cfg: Telemetry,
         paths: RunPaths,
         secrets: Mapping[str, str],
-        redact: Callable[[str], str],
+        redact: Redact,
         exporter: SpanExporter | None = None,
         reader: MetricReader | None = None,
     ) -> Sender:
@@ -84,7 +98,9 @@ class Sender:
 
         return otel.sampled(run)
 
-    def turn(self, run: str, turn: int, records: list[dict], events: list[dict]) -> int | None:
+    def turn(
+        self, run: str, turn: int, records: Sequence[HarnessRecord], events: Sequence[Event]
+    ) -> int | None:
         """Send one finished turn; the number of spans sent (0: nothing to send), None when the
         collector did not take them."""
         from autodev.telemetry import otel
@@ -124,7 +140,7 @@ class Sender:
         self.metrics.record([], pauses(rec.events.get(None, [])))
         return 1
 
-    def catch_up(self, run: str, below: int) -> dict:
+    def catch_up(self, run: str, below: int) -> Exported:
         """Finished turns before `below` the collector does not have (a daemon killed before its
         exporter sent them, or one that ran with telemetry off)."""
         return export_run(self, run, None, below=below)
@@ -137,25 +153,26 @@ class Sender:
             self.sent.close()
 
 
-def _run_events(events: list[dict], redact: Callable[[str], str]):
-    from autodev.telemetry.spans import SpanEvent
+_ROOT_EVENTS = (DaemonStartedEvent, StateEvent, WarningEvent, ErrorEvent)
 
+
+def _run_events(events: Iterable[Event], redact: Redact) -> Iterable[SpanEvent]:
     for ev in events:
-        ts = epoch(ev.get("ts"))
-        if ts is not None and ev.get("type") in ("daemon_started", "state", "warning", "error"):
-            attrs = {
-                k: v if isinstance(v, int | float | bool) else redact(str(v)[:500])
-                for k, v in ev.items()
+        ts = epoch(ev.ts)
+        if ts is not None and isinstance(ev, _ROOT_EVENTS):
+            attrs: dict[str, Attr] = {
+                f"autodev.{k}": v if isinstance(v, int | float | bool) else redact(str(v)[:500])
+                for k, v in ev.dump().items()
                 if k not in ("type", "ts", "run", "schema") and v is not None
             }
-            yield SpanEvent(str(ev["type"]), ts, {f"autodev.{k}": v for k, v in attrs.items()})
+            yield SpanEvent(ev.type, ts, attrs)
 
 
-def export_run(sender: Sender, run: str, state: RunState | None, below: int | None = None) -> dict:
+def export_run(sender: Sender, run: str, state: RunState | None, below: int | None = None) -> Exported:
     """`autodev trace export`: every finished turn the collector does not have, then the root
     (unless `below` limits it to turns before that one). What was sent, skipped and failed."""
     rec = reading.whole_run(sender.paths, run)
-    out = {"run": run, "turns": 0, "spans": 0, "skipped": 0, "failed": 0, "unfinished": 0}
+    out = Exported(run=run, turns=0, spans=0, skipped=0, failed=0, unfinished=0)
     finished = set(rec.finished_turns())
     for t in sorted(rec.harness):
         if below is not None and t >= below:
@@ -180,6 +197,27 @@ def export_run(sender: Sender, run: str, state: RunState | None, below: int | No
     return out
 
 
+@dataclass(frozen=True)
+class _TurnJob:
+    turn: int
+    batch: Batch | None  # the turn's lines, handed over in memory (None: read them from the logs)
+
+
+@dataclass(frozen=True)
+class _CatchUp:
+    below: int
+
+
+@dataclass(frozen=True)
+class _Root:
+    state: RunState
+
+
+# What the sending thread is given: a finished turn, the earlier turns to catch up on, or the
+# complete run's root span; None stops it.
+_Job: TypeAlias = "_TurnJob | _CatchUp | _Root"
+
+
 class Background:
     """The daemon's exporter: `turn_done` never blocks; one thread sends."""
 
@@ -188,12 +226,41 @@ class Background:
         self.queue: queue.Queue[_Job | None] = queue.Queue(maxsize=sender.cfg.queue_size)
         self._failing = False
         self._overflowing = False
+        self._batch: Batch | None = None  # the lines written since the last turn done (`watch`)
+        self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._work, name="autodev-telemetry", daemon=True)
         self.thread.start()
 
+    def watch(self, harness_log: Journal, events: Journal) -> None:
+        """Be handed each line the daemon appends to the harness log and events, so a finished
+        turn is exported from memory rather than read back from the files (issue 33: the
+        exporter's cost per turn). Not with content capture: a captured message must be what
+        the log holds, and a turn's messages are a list the turn goes on changing."""
+        if self.sender.cfg.capture_content:
+            return
+        self._batch = Batch()
+        harness_log.tap, events.tap = self._saw_harness, self._saw_event
+
+    def _saw_harness(self, line: JsonObject) -> None:
+        with self._lock:
+            if self._batch is not None:
+                self._batch.harness.append(line)
+
+    def _saw_event(self, line: JsonObject) -> None:
+        with self._lock:
+            if self._batch is not None:
+                self._batch.events.append(line)
+
+    def _take(self) -> Batch | None:
+        with self._lock:
+            batch = self._batch
+            if batch is not None:
+                self._batch = Batch()
+            return batch
+
     def turn_done(self, turn: int) -> None:
         try:
-            self.queue.put_nowait(turn)
+            self.queue.put_nowait(_TurnJob(turn, self._take()))
             self._overflowing = False
         except queue.Full:
             if not self._overflowing:
@@ -214,15 +281,24 @@ class Background:
             finally:
                 self.queue.task_done()
 
-    def _send(self, item: _Job) -> None:
+    def _run_job(self, job: _Job) -> int | None:
+        match job:
+            case _TurnJob():
+                if self.sender.sent.has(self.run, f"t{job.turn}"):
+                    return 0  # settled again after a restart: it went out before
+                got = job.batch.turn(self.run, job.turn) if job.batch is not None else None
+                recs, events = got or reading.one_turn(self.sender.paths, self.run, job.turn)
+                return self.sender.turn(self.run, job.turn, recs, events)
+            case _CatchUp():
+                return None if self.sender.catch_up(self.run, job.below)["failed"] else 0
+            case _Root():
+                return self.sender.root(self.run, job.state)
+            case _:
+                assert_never(job)
+
+    def _send(self, job: _Job) -> None:
         try:
-            if isinstance(item, int):
-                recs, events = reading.one_turn(self.sender.paths, self.run, item)
-                n = self.sender.turn(self.run, item, recs, events)
-            elif item[0] == "catch_up":
-                n = None if self.sender.catch_up(self.run, item[1])["failed"] else 0
-            else:
-                n = self.sender.root(self.run, item[1])
+            n = self._run_job(job)
         except Exception as e:  # telemetry never stops a run: said once, the turn stays in the logs
             n = None
             detail = f"{type(e).__name__}: {e}"
@@ -240,7 +316,7 @@ class Background:
     def catch_up(self, below: int) -> None:
         """Queue the earlier finished turns the collector may not have (at the daemon's start)."""
         try:
-            self.queue.put_nowait(("catch_up", below))
+            self.queue.put_nowait(_CatchUp(below))
         except queue.Full:
             pass
 
@@ -250,7 +326,7 @@ class Background:
         deadline = time.monotonic() + timeout_sec
         try:
             if state is not None and state.state == "complete":
-                self.queue.put(("root", state), timeout=max(0.01, deadline - time.monotonic()))
+                self.queue.put(_Root(state), timeout=max(0.01, deadline - time.monotonic()))
             self.queue.put(None, timeout=max(0.01, deadline - time.monotonic()))
         except queue.Full:
             pass

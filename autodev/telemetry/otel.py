@@ -14,20 +14,24 @@ latest names are emitted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import Decision, Sampler, _get_from_env_or_default
+from opentelemetry.sdk.trace.sampling import (  # the sampler OTEL_TRACES_SAMPLER names: no public way to it
+    Decision,
+    Sampler,
+    _get_from_env_or_default,  # pyright: ignore[reportPrivateUsage]
+)
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from opentelemetry.util.types import AttributeValue
 
 from autodev import __version__
 from autodev.telemetry.settings import Telemetry, headers
-from autodev.telemetry.spans import Span, span_id, trace_id
+from autodev.telemetry.spans import Attr, Span, span_id, trace_id
 
 SCOPE = InstrumentationScope("autodev", __version__, "https://opentelemetry.io/schemas/1.41.0")
 TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
@@ -38,7 +42,7 @@ def resource() -> Resource:
     """service.name from OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES, else "autodev"."""
     import os
 
-    attrs: dict[str, Any] = {"service.version": __version__}
+    attrs: dict[str, AttributeValue] = {"service.version": __version__}
     if not os.environ.get("OTEL_SERVICE_NAME") and "service.name=" not in os.environ.get(
         "OTEL_RESOURCE_ATTRIBUTES", ""
     ):
@@ -62,9 +66,9 @@ def to_sdk(run: str, spans: Sequence[Span], res: Resource, latest: bool = False)
     """Our spans as SDK spans of the run's trace, ids derived from their keys."""
     tid = trace_id(run)
     flags = TraceFlags(TraceFlags.SAMPLED)
-    out = []
+    out: list[ReadableSpan] = []
     for s in spans:
-        attrs = dict(s.attributes)
+        attrs: dict[str, Attr] = dict(s.attributes)
         if not latest and "gen_ai.provider.name" in attrs:
             attrs["gen_ai.system"] = attrs["gen_ai.provider.name"]
         if s.error:
@@ -147,13 +151,14 @@ class Metrics:
         reasons of the pauses that followed it."""
         if not spans:
             return
-        run_attrs: dict[str, Any] = {
+        run_attrs: dict[str, Attr] = {
             "gen_ai.agent.name": str(spans[0].attributes.get("gen_ai.agent.name", ""))
         }
         for s in spans:
             a = s.attributes
             op = a.get("gen_ai.operation.name")
-            base = {"gen_ai.operation.name": op, **run_attrs}
+            op = op if isinstance(op, str) else ""  # "": neither a request nor an agent (no figures)
+            base: dict[str, Attr] = {"gen_ai.operation.name": op, **run_attrs}
             if a.get("gen_ai.agent.name") == "audit":  # the audit's call, in the turn it judged
                 base["gen_ai.agent.name"] = "audit"
             if a.get("gen_ai.provider.name"):
@@ -166,9 +171,9 @@ class Metrics:
                     ("output", "gen_ai.usage.output_tokens"),
                 ):
                     if key in a:
-                        self.tokens.record(int(a[key]), {**base, "gen_ai.token.type": kind})
+                        self.tokens.record(int(s.amount(key)), {**base, "gen_ai.token.type": kind})
                 if a.get("autodev.cost_usd"):
-                    self.cost.add(float(a["autodev.cost_usd"]), base)
+                    self.cost.add(float(s.amount("autodev.cost_usd")), base)
             if op in ("chat", "invoke_agent"):
                 self.duration.record(
                     max(0.0, s.end - s.start), {**base, **({"error.type": s.error} if s.error else {})}

@@ -86,7 +86,7 @@ def headers(signal: str, secrets: Mapping[str, str]) -> dict[str, str]:
         return secrets.get(name) or os.environ.get(name, "")
 
     raw = get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_HEADERS") or get("OTEL_EXPORTER_OTLP_HEADERS")
-    out = {}
+    out: dict[str, str] = {}
     for item in raw.split(","):
         k, sep, v = item.partition("=")
         if sep and k.strip():

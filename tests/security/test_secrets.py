@@ -181,8 +181,9 @@ def test_runs_export_leaves_secret_files_out_of_the_bundle(recorded_run, tmp_pat
 def test_telemetry_spans_of_a_turn_carry_no_secret_file_contents(repo, autodev):
     """A turn whose command prints a secret file (sandbox off): the harness log, and so the
     spans telemetry exports from it with content capture on, hold the mask, not the key."""
+    from autodev.records import harness
     from autodev.store.journal import iter_records
-    from autodev.telemetry.spans import turn_spans
+    from autodev.telemetry.turn import turn_spans
 
     (repo / ".env").write_text(f"API_TOKEN={KEY}\n")
     write_team(
@@ -195,7 +196,7 @@ def test_telemetry_spans_of_a_turn_carry_no_secret_file_contents(repo, autodev):
     assert r.returncode == 0, r.stdout + r.stderr
     paths = RunPaths(repo)
     assert KEY not in paths.harness_log.read_text() and KEY not in paths.thread.read_text()
-    records = [rec for rec in iter_records(paths.harness_log) if rec.get("turn") == 1]
+    records = [harness(rec) for rec in iter_records(paths.harness_log) if rec.get("turn") == 1]
     spans = turn_spans("run", records, [], capture=True)
     text = json.dumps([s.attributes for s in spans], default=str)
     assert "[redacted]" in text and KEY not in text

@@ -1,7 +1,11 @@
 """A turn's spans from its records (pure): names, shape, attributes, the ids, a resumed turn."""
 
+from autodev import records
+from autodev.records.events import Event
+from autodev.records.harness_log import HarnessRecord
 from autodev.records.state import RunState
-from autodev.telemetry.spans import group_events, span_id, trace_id, turn_spans, workflow_span
+from autodev.telemetry.spans import group_events, span_id, trace_id, workflow_span
+from autodev.telemetry.turn import turn_spans
 
 RUN = "r1"
 
@@ -14,12 +18,21 @@ def _e(type_: str, second: float, **f) -> dict:
     return {"type": type_, "run": RUN, "ts": f"2026-12-02T00:00:{second:06.3f}Z", **f}
 
 
+def parsed(recs: list[dict]) -> list[HarnessRecord]:
+    return [records.harness(r) for r in recs]
+
+
+def events_of(evs: list[dict]) -> list[Event]:
+    return [records.event(e) for e in evs]
+
+
 def turn_records(crash: bool = False) -> list[dict]:
     recs = [
         _h(
             "turn_started",
             100.0,
             participant="builder",
+            baseline={},
             messages=[{"role": "system", "content": "sys"}, {"role": "user", "content": "do it"}],
         ),
         _h("generation_started", 100.1, step=1, attempt=1, model="main"),
@@ -90,6 +103,7 @@ def turn_events(crash: bool = False) -> list[dict]:
             1.0,
             seq=2,
             kind="work_done",
+            text="built it",
             handoff="reviewer",
             credit={"commits": ["abc"], "files": []},
             **{"from": "builder"},
@@ -107,7 +121,7 @@ def by_name(spans):
 
 
 def test_turn_spans_shape_names_and_attributes():
-    spans = turn_spans(RUN, turn_records(), turn_events())
+    spans = turn_spans(RUN, parsed(turn_records()), events_of(turn_events()))
     names = by_name(spans)
     assert set(names) == {
         "invoke_agent builder",
@@ -156,7 +170,11 @@ def test_turn_spans_shape_names_and_attributes():
 
 def test_content_is_exported_only_when_asked_and_redacted():
     spans = turn_spans(
-        RUN, turn_records(), turn_events(), capture=True, redact=lambda s: s.replace("do it", "[redacted]")
+        RUN,
+        parsed(turn_records()),
+        events_of(turn_events()),
+        capture=True,
+        redact=lambda s: s.replace("do it", "[redacted]"),
     )
     turn = by_name(spans)["invoke_agent builder"]
     assert (
@@ -171,12 +189,12 @@ def test_content_is_exported_only_when_asked_and_redacted():
 
 def test_an_unfinished_turn_has_no_spans_yet():
     recs = turn_records()
-    assert turn_spans(RUN, recs[:-1], turn_events()) == []
+    assert turn_spans(RUN, parsed(recs[:-1]), events_of(turn_events())) == []
 
 
 def test_a_resumed_turn_is_one_whole_span_with_its_resume_marked():
     before = [r for r in turn_records(crash=True) if r["ts"] < 150]
-    spans = turn_spans(RUN, turn_records(crash=True), turn_events(crash=True))
+    spans = turn_spans(RUN, parsed(turn_records(crash=True)), events_of(turn_events(crash=True)))
     keys = [s.key for s in spans]
     assert len(keys) == len(set(keys))  # nothing twice
     turn = by_name(spans)["invoke_agent builder"]
@@ -186,7 +204,7 @@ def test_a_resumed_turn_is_one_whole_span_with_its_resume_marked():
     tool = by_name(spans)["execute_tool run_command"]
     assert tool.attributes["autodev.tool.outcome"] == "interrupted" and tool.error == "interrupted"
     # the same turn derived again (as `trace export` would) gives the same ids
-    again = turn_spans(RUN, turn_records(crash=True), turn_events(crash=True))
+    again = turn_spans(RUN, parsed(turn_records(crash=True)), events_of(turn_events(crash=True)))
     assert [span_id(s.key) for s in again] == [span_id(s.key) for s in spans]
 
 
@@ -200,14 +218,14 @@ def test_events_are_grouped_by_the_turn_current_when_written():
     evs = [
         _e("daemon_started", 0),
         _e("scheduled", 1, turn=1),
-        _e("post", 2, seq=1),
+        _e("post", 2, seq=1, kind="say", text="hi", **{"from": "builder"}),
         _e("scheduled", 3, turn=2),
         _e("state", 4, state="paused"),
     ]
-    g = group_events(evs)
-    assert [e["type"] for e in g[None]] == ["daemon_started"]
-    assert [e["type"] for e in g[1]] == ["scheduled", "post"]
-    assert [e["type"] for e in g[2]] == ["scheduled", "state"]
+    g = group_events(events_of(evs))
+    assert [e.type for e in g[None]] == ["daemon_started"]
+    assert [e.type for e in g[1]] == ["scheduled", "post"]
+    assert [e.type for e in g[2]] == ["scheduled", "state"]
 
 
 def test_workflow_root():
@@ -237,7 +255,7 @@ def test_the_audit_span_carries_the_evidence_counts_not_the_tests():
         pass_to_fail=["tests/test_x.py::test_y"],
     )
     evs.insert(len(evs) - 1, evidence)
-    a = by_name(turn_spans(RUN, turn_records(), evs))["audit"].attributes
+    a = by_name(turn_spans(RUN, parsed(turn_records()), events_of(evs)))["audit"].attributes
     assert a["autodev.evidence.outcome"] == "ran" and a["autodev.evidence.command"] == "pytest -q"
     assert a["autodev.evidence.pass_to_fail"] == 1 and a["autodev.evidence.pass_to_pass"] == 4
     assert not any("test_y" in str(v) for v in a.values())
@@ -250,7 +268,9 @@ def test_scripted_requests_are_named_as_team_toml_names_their_model():
         {**r, "model": "scripted", "source": "openai/builder"} if "model" in r else r for r in turn_records()
     ]
     chats = [
-        s for s in turn_spans(RUN, recs, turn_events()) if s.attributes.get("gen_ai.operation.name") == "chat"
+        s
+        for s in turn_spans(RUN, parsed(recs), events_of(turn_events()))
+        if s.attributes.get("gen_ai.operation.name") == "chat"
     ]
     chats = [c for c in chats if c.name != "audit"]
     assert [c.name for c in chats] == ["chat scripted", "chat scripted"]
@@ -264,7 +284,7 @@ def test_the_audit_span_carries_its_tokens_and_the_turn_only_its_own():
     evs = turn_events()
     evs[-1] = _e("audit", 1.5, seq=2, accept=True, gap="", by="model", model="anthropic/claude-x",
                  prompt_tokens=900, completion_tokens=12, cost=0.005)  # fmt: skip
-    spans = turn_spans(RUN, turn_records(), evs)
+    spans = turn_spans(RUN, parsed(turn_records()), events_of(evs))
     names = by_name(spans)
     a = names["audit"].attributes
     assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.agent.name"] == "audit"
@@ -281,5 +301,6 @@ def test_the_audit_span_carries_its_tokens_and_the_turn_only_its_own():
     # an audit decided by auditCheck alone made no model call: no figures
     evs[-1] = _e("audit", 1.5, seq=2, accept=True, gap="", by="auditCheck", model="anthropic/claude-x")
     assert (
-        "gen_ai.usage.input_tokens" not in by_name(turn_spans(RUN, turn_records(), evs))["audit"].attributes
+        "gen_ai.usage.input_tokens"
+        not in by_name(turn_spans(RUN, parsed(turn_records()), events_of(evs)))["audit"].attributes
     )
