@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autodev.config import RunConfig
 from autodev.daemon.handles import Run
+from autodev.daemon.recovery import last_turn_records
 from autodev.guard import gates
 from autodev.guard.shellwords import UnparseableCommand
 from autodev.harness import credit
@@ -100,10 +101,13 @@ class GitWatch:
     and, with no command, at the turn's end."""
 
     def __init__(
-        self, run: Run, config: RunConfig, name: str, turn: int, branch: str | None, start: str | None
+        self, run: Run, config: RunConfig, name: str, turn: int, branch: str | None, baseline: dict | None
     ):
+        """`branch`: the run's branch (state `branch`); `baseline`: a resumed turn's credit
+        baseline, else the turn's own is read from its `turn_started` record when first needed."""
         self.run, self.config, self.name, self.turn = run, config, name, turn
-        self.branch, self.start = branch, start
+        self._branch, self._baseline = branch, baseline
+        self._start: tuple[str | None, str | None] | None = None
         self.told: set[str | None] = set()  # tips a move stands at (named once)
         self.times = 0  # moves named in this turn (the notes' ids)
 
@@ -129,7 +133,8 @@ class GitWatch:
     def moved_back(self, approved: bool = False) -> str:
         """ "" unless the branch lost commits of the turn's start; then the note is made.
         `approved`: the command that moved it was covered by an approved gate."""
-        repo, branch, start = self.run.paths.repo, self.branch, self.start
+        repo = self.run.paths.repo
+        branch, start = self.start_of()
         if not branch or not start:
             return ""
         tip = credit.branch_tip(repo, branch)
@@ -201,9 +206,23 @@ class GitWatch:
         )
         self.run.events.emit(GateUsedEvent(participant=self.name, ids=ids))
 
+    def start_of(self) -> tuple[str | None, str | None]:
+        """(the run's branch, its commit at the turn's start), from the turn's credit baseline:
+        the one `git status` the turn took as it began (issue 33: no git process of its own)."""
+        if self._start is None:
+            baseline = self._baseline
+            if baseline is None:
+                recs = last_turn_records(self.run.paths.harness_log)[0]
+                if recs and recs[0].get("turn") == self.turn:
+                    found = recs[0].get("baseline")
+                    baseline = found if isinstance(found, dict) else None
+            self._start = start_of(self.run.paths.repo, self._branch, baseline)
+        return self._start
+
 
 def start_of(repo: Path, branch: str | None, baseline: dict | None) -> tuple[str | None, str | None]:
-    """(the run's branch, its commit at the turn's start): a resumed turn's from its baseline."""
+    """(the run's branch, its commit at the turn's start): from the turn's baseline, else (a
+    turn that recorded none) asked of git."""
     if baseline is not None:
         return baseline.get("branch") or branch, baseline.get("head")
     branch = branch or credit.current_branch(repo)

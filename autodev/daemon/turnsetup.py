@@ -97,8 +97,8 @@ def context(
         from autodev.harness import providers
 
         providers.warm()
-    branch, start = gitwatch.start_of(run.paths.repo, st.branch, resume.baseline if resume else None)
-    workspace.after_command = gitwatch.GitWatch(run, config, p.name, turn_no, branch, start).after_command
+    watch = gitwatch.GitWatch(run, config, p.name, turn_no, st.branch, resume.baseline if resume else None)
+    workspace.after_command = watch.after_command
     # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
     workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
     ctx = TurnContext(

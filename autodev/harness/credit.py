@@ -99,9 +99,11 @@ def _status(repo: Path) -> tuple[str | None, str | None, set[str]]:
 def credit_since(repo: Path, base: Baseline) -> dict | None:
     """``{"commits": [sha, ... newest first], "files": [...]}`` (with ``"removed": [...]``
     after a rewrite) or ``None`` when nothing was credited."""
-    head = _head(repo)
-    tip = _tip(repo, base.branch) if base.branch else head
-    on_branch = base.branch is None or current_branch(repo) == base.branch
+    # One `git status` (issue 33): the branch HEAD is on, HEAD's commit and the dirty files; the
+    # run's branch's tip is asked for apart only when HEAD is elsewhere.
+    on, head, paths = _status(repo)
+    tip = (head if base.branch == on else _tip(repo, base.branch)) if base.branch else head
+    on_branch = base.branch is None or on == base.branch
     rewritten = bool(base.head and tip and tip != base.head and not _is_ancestor(repo, base.head, tip))
     if not rewritten:
         commits, files = _content_commits(repo, base.head, tip)
@@ -109,7 +111,7 @@ def credit_since(repo: Path, base: Baseline) -> dict | None:
             return {"commits": commits, "files": files}
     if not on_branch or base.off_branch:
         return None  # work on another branch or a detached HEAD is not the run's
-    now = _dirty(repo)
+    now = _hashed(repo, paths)
     changed = {p for p in set(base.dirty) | set(now) if base.dirty.get(p) != now.get(p)}
     if head != base.head and base.head and head:
         # the branch moved without new commits (a reset, a rewrite): files whose committed
@@ -164,11 +166,6 @@ def _head(repo: Path) -> str | None:
 
 def _z(out: str) -> list[str]:
     return [p for p in out.split("\0") if p]
-
-
-def _dirty(repo: Path) -> dict[str, str]:
-    """Every path that differs from HEAD or is untracked (not ignored) -> its content hash."""
-    return _hashed(repo, _status(repo)[2])
 
 
 def _hashed(repo: Path, paths: set[str]) -> dict[str, str]:
