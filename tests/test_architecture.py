@@ -24,10 +24,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("harness",),  # a model's turn and its tools
     ("scripted",),  # the scripted model and the contract servers (a harness Model)
     ("agents",),  # an agent CLI's turn
-    ("daemon", "setup.doctor"),  # the run loop; doctor (status shows its checks)
-    ("user",),  # what the user sees and does (CLI and panel share it)
+    ("daemon",),  # the run loop
+    ("setup",),  # doctor: what `start` needs (status shows its checks)
+    ("user",),  # what the user sees and does (CLI and panel share it), the demo
     ("replay",),  # a recorded run replayed through the daemon and the user's actions; bundles
-    ("setup",),  # doctor, demo
     ("eval", "evals"),  # autodev eval and its shipped smoke suite
     ("panel",),
     ("cli", "__main__"),

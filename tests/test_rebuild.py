@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from autodev.records.events import EVENTS
+from autodev.records.post import Post
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
 from autodev.store.events import Events
@@ -19,9 +20,9 @@ def _logs(repo, posts: list[tuple], events: list[tuple]) -> RunPaths:
     paths = RunPaths(repo)
     paths.ensure()
     th = Thread(paths.thread)
-    th.append("user", "say", "build it", id="u1")
+    th.append(Post.draft("user", "say", "build it", id="u1"))
     for n, (frm, kind, text) in enumerate(posts, 1):
-        th.append(frm, kind, text, id=f"r1:t{n}:post", turn=n)
+        th.append(Post.draft(frm, kind, text, id=f"r1:t{n}:post", turn=n))
     th.close()
     ev = Events(paths.events, "r1")
     for type_, fields in events:

@@ -101,9 +101,12 @@ def test_a_harness_record_that_does_not_fit_is_refused_on_open_with_its_line(tmp
 
 def test_a_post_that_does_not_fit_is_refused_before_it_reaches_the_disk(tmp_path):
     t = Thread(tmp_path / "thread.jsonl")
-    t.append("builder", "say", "fine")
+    t.append(records.Post.draft("builder", "say", "fine"))
+    with pytest.raises(records.ValidationError, match="kind"):
+        records.Post.draft("builder", "shout", "not a move")  # not even a draft: nothing to append
     with pytest.raises(RecordError, match="kind"):
-        t.append("builder", "shout", "not a move")
+        line = {"seq": 2, "from": "builder", "kind": "shout", "text": "x", "handoff": None, "ts": "t"}
+        t.journal.append(line)  # below the thread, the journal's check refuses it too
     t.close()
     assert [r["kind"] for r in lines(tmp_path / "thread.jsonl")] == ["say"]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import CorruptLogError
+from autodev.records.post import Post
 from autodev.store.thread import Thread, read_thread_tail
 
 NAMES = ("ann", "bob", "cy", "user")
@@ -16,7 +17,7 @@ NAMES = ("ann", "bob", "cy", "user")
 
 def fill(t: Thread, n: int, pad: int = 0) -> None:
     for i in range(n):
-        t.append(NAMES[i % len(NAMES)], "say", f"post {t.last_seq + 1} " + "p" * pad)
+        t.append(Post.draft(NAMES[i % len(NAMES)], "say", f"post {t.last_seq + 1} " + "p" * pad))
 
 
 def on_disk(p: Path) -> list[dict]:
@@ -40,7 +41,7 @@ def test_seq_starts_at_one_and_is_contiguous(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)
     assert t.last_seq == 0
-    first = t.append("ann", "say", "hello", "bob")
+    first = t.append(Post.draft("ann", "say", "hello", "bob"))
     assert first.seq == 1
     assert first.from_ == "ann" and first.kind == "say" and first.handoff == "bob"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", first.ts)
@@ -49,13 +50,13 @@ def test_seq_starts_at_one_and_is_contiguous(tmp_path):
     assert [r["seq"] for r in on_disk(p)] == list(range(1, 22))
     t2 = Thread(p)
     assert t2.last_seq == 21
-    assert t2.append("bob", "say", "again").seq == 22
+    assert t2.append(Post.draft("bob", "say", "again")).seq == 22
     t2.close()
 
 
 def test_extra_fields_kept_and_credit_none_written(tmp_path):
     t = Thread(tmp_path / "thread.jsonl")
-    post = t.append("ann", "work_done", "did it", credit=None, turn="t-1", notice=None)
+    post = t.append(Post.draft("ann", "work_done", "did it", credit=None, turn="t-1", notice=None))
     rec = post.dump()
     assert rec["credit"] is None and "credit" in rec
     assert rec["turn"] == "t-1"
@@ -67,13 +68,13 @@ def test_extra_fields_kept_and_credit_none_written(tmp_path):
 def test_append_with_same_id_twice_gives_one_post(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)
-    a = t.append("ann", "say", "once", id="post-1")
-    b = t.append("ann", "say", "twice?", id="post-1")
+    a = t.append(Post.draft("ann", "say", "once", id="post-1"))
+    b = t.append(Post.draft("ann", "say", "twice?", id="post-1"))
     assert a == b
     assert t.last_seq == 1
     t.close()
     t2 = Thread(p)  # and after a restart
-    c = t2.append("ann", "say", "thrice?", id="post-1")
+    c = t2.append(Post.draft("ann", "say", "thrice?", id="post-1"))
     assert c.text == "once" and c.seq == 1
     seen = t2.seen("post-1")
     assert seen is not None and seen.seq == 1
@@ -85,11 +86,11 @@ def test_append_with_same_id_twice_gives_one_post(tmp_path):
 def test_last_spoke_is_correct_and_survives_reopen(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)
-    t.append("ann", "say", "a")
-    t.append("bob", "say", "b")
-    t.append("system", "say", "note")
-    t.append("ann", "work_done", "c", credit=None)
-    t.append("user", "say", "hi")
+    t.append(Post.draft("ann", "say", "a"))
+    t.append(Post.draft("bob", "say", "b"))
+    t.append(Post.draft("system", "say", "note"))
+    t.append(Post.draft("ann", "work_done", "c", credit=None))
+    t.append(Post.draft("user", "say", "hi"))
     assert t.last_spoke == {"ann": 4, "bob": 2, "user": 5}
     t.close()
     t2 = Thread(p)
@@ -123,15 +124,15 @@ def test_index_rebuilt_when_missing_or_corrupt(tmp_path, damage):
 def test_index_caught_up_when_behind(tmp_path):
     p = tmp_path / "thread.jsonl"
     t = Thread(p)
-    t.append("ann", "say", "1")
-    t.append("bob", "say", "2")
+    t.append(Post.draft("ann", "say", "1"))
+    t.append(Post.draft("bob", "say", "2"))
     t.close()
     index = tmp_path / "thread-index.json"
     stale = index.read_text()
     t = Thread(p)
-    t.append("cy", "say", "3")
-    t.append("ann", "say", "4")
-    t.append("system", "say", "5")
+    t.append(Post.draft("cy", "say", "3"))
+    t.append(Post.draft("ann", "say", "4"))
+    t.append(Post.draft("system", "say", "5"))
     t.close()
     index.write_text(stale)  # as if the index writes after seq 2 were lost
     t2 = Thread(p)
@@ -195,9 +196,11 @@ def test_posts_are_handed_out_as_the_post_model(tmp_path):
 
     t = Thread(tmp_path / "thread.jsonl")
     t.append(
-        "builder", "work_done", "did it", id="r:t1:post", turn=1, credit={"commits": ["abc"], "files": []}
+        Post.draft(
+            "builder", "work_done", "did it", id="r:t1:post", turn=1, credit={"commits": ["abc"], "files": []}
+        )
     )
-    t.append("reviewer", "handoff", "yours", "builder")
+    t.append(Post.draft("reviewer", "handoff", "yours", "builder"))
     first, second = t.read(1, 2)
     t.close()
     assert isinstance(first, Post) and first.credit and first.credit.commits == ["abc"]
@@ -268,7 +271,7 @@ def test_torn_tail_of_thread_dropped_and_seq_continues(tmp_path):
     p.write_bytes(body + b'{"seq": 4, "from": "ann", "ki')
     t = Thread(p)
     assert t.last_seq == 3
-    assert t.append("bob", "say", "four").seq == 4
+    assert t.append(Post.draft("bob", "say", "four")).seq == 4
     t.close()
     assert [r["seq"] for r in on_disk(p)] == [1, 2, 3, 4]
 
@@ -293,13 +296,15 @@ def test_a_thread_the_previous_release_wrote_reads_as_posts_and_grows_in_the_sam
     assert [q.credited for q in posts if q.kind == "work_done"] == [True, False, True, True]
     assert next_speaker(["builder", "reviewer", "tester"], t.tail(), t.last_spoke).rule == "silent_longest"
     new = t.append(
-        "builder",
-        "work_done",
-        "more",
-        "reviewer",
-        id="3556ffe3:t14:post",
-        turn=14,
-        credit={"commits": ["abc"], "files": ["greet.py"]},
+        Post.draft(
+            "builder",
+            "work_done",
+            "more",
+            "reviewer",
+            id="3556ffe3:t14:post",
+            turn=14,
+            credit={"commits": ["abc"], "files": ["greet.py"]},
+        )
     )
     t.close()
     written = p.read_bytes()
@@ -318,10 +323,10 @@ def test_readers_catch_up_a_stale_index_without_reading_the_whole_thread(tmp_pat
     path = tmp_path / "thread.jsonl"
     th = Thread(path)
     for i in range(5):
-        th.append("alice", "say", f"post {i}")
+        th.append(Post.draft("alice", "say", f"post {i}"))
     stale = (tmp_path / "thread-index.json").read_text()  # the cache as of seq 5
-    th.append("system", "say", "rewound to 2", rewind={"n": 1, "to_seq": 2})
-    th.append("alice", "say", "after the rewind")
+    th.append(Post.draft("system", "say", "rewound to 2", rewind={"n": 1, "to_seq": 2}))
+    th.append(Post.draft("alice", "say", "after the rewind"))
     th.close()
     (tmp_path / "thread-index.json").write_text(stale)  # e.g. a crash before the cache was saved
 

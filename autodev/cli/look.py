@@ -183,6 +183,6 @@ def panel(
 @app.command()
 def demo(keep: bool = typer.Option(False, "--keep", help="Keep the throwaway repository.")):
     """Run a whole scripted team offline on a throwaway repository, showing every move."""
-    from autodev.setup.demo import run_demo
+    from autodev.user.demo import run_demo
 
     raise typer.Exit(run_demo(keep=keep))

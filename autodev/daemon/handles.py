@@ -76,7 +76,7 @@ class Run:
     ) -> Post:
         """A post by user, system or audit: on the thread (idempotent by id), copied into
         events, and echoed to the terminal."""
-        post = self.thread.append(frm, "say", text, handoff, id=id, **extra)
+        post = self.thread.append(Post.draft(frm, "say", text, handoff, id=id, **extra))
         self.events.posted(post)
         self.echo(post)
         return post

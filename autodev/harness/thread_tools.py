@@ -46,26 +46,27 @@ def post(env: ToolEnv, **args: object) -> str:
     if result.post is not None:
         return "refused: you already posted this turn; a turn has exactly one post"
     try:
-        move = check_post(
+        draft = check_post(
             args, author=ctx.name, can_write=ctx.can_write, team=ctx.team_writers, restricted=ctx.restricted
         )
     except PostRefused as e:
         return f"refused: {e}"
     hook_data = {"participant": ctx.name, "turn": ctx.turn}
     if ctx.hooks:
-        draft = {"kind": move.kind, "text": move.text, "handoff": move.handoff}
-        why = ctx.hooks.before_post(draft, hook_data)
+        why = ctx.hooks.before_post(
+            {"kind": draft.kind, "text": draft.text, "handoff": draft.handoff}, hook_data
+        )
         if why:
             return f"refused by a before_post hook: {why}"
-    extra = {}
-    if move.kind == "work_done":
+    credit_note = {}
+    if draft.kind == "work_done":
         if env.baseline is None:
             raise ToolError("post: this turn has no baseline to credit work_done against")
-        extra["credit"] = credit.credit_since(ctx.repo, env.baseline)
-    extra["head"] = git_head(ctx.repo)  # the commit `autodev rewind` to this post goes back to
+        credit_note["credit"] = credit.credit_since(ctx.repo, env.baseline)
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
     ctx.record("post_started", id=pid + ":intent")
-    posted = ctx.thread.append(ctx.name, move.kind, move.text, move.handoff, id=pid, turn=ctx.turn, **extra)
+    # `head`: the commit `autodev rewind` to this post goes back to
+    posted = ctx.thread.append(draft.noted(id=pid, turn=ctx.turn, **credit_note, head=git_head(ctx.repo)))
     ctx.record_later("post_committed", seq=posted.seq)  # the post itself is fsynced
     ctx.events.posted(posted)
     result.post = posted

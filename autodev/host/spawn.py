@@ -66,7 +66,7 @@ WHY: dict[str, Reason] = {
             "autodev.host.hostgit",
             "autodev.host.gitquarantine",
             "autodev.timeline.git",
-            "autodev.setup.demo",
+            "autodev.user.demo",
             "autodev.harness.files",
             "autodev.setup.doctor",
         ),

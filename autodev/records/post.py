@@ -29,7 +29,11 @@ class NoticeNote(Open):
 
 
 class Post(Open):
-    """One line of thread.jsonl (SPEC §3)."""
+    """One line of thread.jsonl (SPEC §3). A post has three forms: the `post` tool's arguments,
+    this model, and its line (`dump`); events.jsonl carries the model too (`PostEvent`).
+
+    A post is drafted (`draft`, by `rules.moves.check_post` or a note's author) without its seq
+    and time; `Thread.append` stamps both and writes the line."""
 
     seq: int = Field(ge=1)
     from_: str = Field(alias="from")
@@ -49,7 +53,32 @@ class Post(Open):
     )
     rewind: dict[str, Any] | None = None  # a system note: posts after `to_seq` are superseded
 
+    @classmethod
+    def draft(cls, frm: str, kind: Move, text: str, handoff: str | None = None, **notes: object) -> Post:
+        """A post before the thread numbers it: its seq and ts are placeholders (`DRAFT_SEQ`, "")
+        that `Thread.append` replaces. `handoff` is always on the line, even when None; a note
+        of None is left out (see `noted`)."""
+        line = {"seq": DRAFT_SEQ, "from": frm, "kind": kind, "text": text, "handoff": handoff, "ts": ""}
+        return cls.model_validate({**line, **_kept(notes)})
+
+    def noted(self, **notes: object) -> Post:
+        """This draft with `notes` (fields such as `id`, `turn`, `head`, or extras), in the order
+        given after the fields a post has: a note of None is left out, but a work_done's
+        `credit` of None is kept (its line says "not credited")."""
+        return self.but(**_kept(notes))
+
+    def stamped(self, seq: int, ts: str) -> Post:
+        """This draft numbered and timed by the thread (both were set as placeholders)."""
+        return self.model_copy(update={"seq": seq, "ts": ts})
+
     @property
     def credited(self) -> bool:
         """work_done with credited work (commits or changed files) on its line."""
         return self.kind == "work_done" and self.credit is not None and bool(self.credit.dump())
+
+
+DRAFT_SEQ = 1  # a draft's seq until the thread stamps it: any valid seq, never written
+
+
+def _kept(notes: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in notes.items() if v is not None or k == "credit"}

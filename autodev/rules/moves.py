@@ -8,11 +8,11 @@ it says what was wrong and what would be accepted instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import cast, get_args
 
 from autodev.errors import PostRefused
 from autodev.records.base import Move
+from autodev.records.post import Post
 from autodev.rules.names import RESERVED
 
 MOVES: tuple[Move, ...] = get_args(Move)  # the one definition is the Literal `records.Move`
@@ -29,22 +29,14 @@ _MEANINGS: dict[Move, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Draft:
-    """A `post` call's arguments once checked: the move, before it is on the thread."""
-
-    kind: Move
-    text: str
-    handoff: str | None
-
-
 MAX_POST_CHARS = 50_000  # a post is read by people and every later prompt: docs/security.md
 
 
 def check_post(
     args: object, *, author: str, can_write: bool, team: Mapping[str, bool], restricted: bool
-) -> Draft:
-    """Validate one `post(kind, text, handoff?)` call by `author` and return the move.
+) -> Post:
+    """Validate one `post(kind, text, handoff?)` call by `author` and return the move: a drafted
+    `Post` (the thread numbers it when it appends it).
 
     `team` maps each participant to whether it can write. `restricted` is the talk limit.
     A handoff to a name not on the team is accepted: the scheduler warns and falls through.
@@ -88,7 +80,7 @@ def check_post(
         )
     if restricted:
         _check_talk_limit(kind, handoff, author=author, can_write=can_write, team=team)
-    return Draft(kind=kind, text=text, handoff=handoff)
+    return Post.draft(author, kind, text, handoff)
 
 
 def _check_kind(kind: object) -> Move:

@@ -1,1 +1,1 @@
-"""Getting started: `autodev doctor` and `autodev demo`."""
+"""Getting started: `autodev doctor`, the checks of what `start` needs (status shows them too)."""

@@ -54,7 +54,7 @@ class Events:
         """A post just appended to the thread, copied into events: the one place that happens."""
         from autodev.records.events import PostEvent
 
-        return self.emit(PostEvent.of(post))
+        return self.emit(PostEvent(post=post))
 
     def close(self) -> None:
         with self._lock:

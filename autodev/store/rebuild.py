@@ -30,7 +30,7 @@ from autodev.store.state import StateFile, blank_figures, blank_state, lost
 from autodev.store.thread import now_ts
 
 if TYPE_CHECKING:
-    from autodev.records.events import Event, PostEvent
+    from autodev.records.events import Event
 
 USER_KEEP = 10
 
@@ -138,17 +138,12 @@ def _figures(events: list[Event]) -> tuple[dict[str, Figures], dict[str, ModelUs
             parts[e.participant] = q.but(
                 turns=q.turns + 1, last_turn=e.turn, silent_streak=0 if e.posted else q.silent_streak + 1
             )
-        elif isinstance(e, PostEvent) and e.turn is not None and _credited(e):
-            q = who(e.from_)
-            parts[e.from_] = q.but(credited=q.credited + 1)
+        elif isinstance(e, PostEvent) and e.post.turn is not None and e.post.credited:
+            q = who(e.post.from_)
+            parts[e.post.from_] = q.but(credited=q.credited + 1)
     # Cost rounded once, when it is all added up (as state.json has always kept it).
     figures = {name: q.but(**spent.get(name, Usage()).plain(6)) for name, q in parts.items()}
     return figures, {label: m.but(cost=round(m.cost, 6)) for label, m in models.items()}
-
-
-def _credited(e: PostEvent) -> bool:
-    """A work_done post with credited work on it (as `Post.credited`)."""
-    return e.kind == "work_done" and e.credit is not None and bool(e.credit.dump())
 
 
 def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunState:
@@ -213,7 +208,7 @@ def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunStat
                 n["pinned"] = True
             else:
                 n.update(pinned=False, hold=None)
-        elif isinstance(e, PostEvent) and e.from_ == "user":
+        elif isinstance(e, PostEvent) and e.post.from_ == "user":
             for n in notices.values():
                 if not n["pinned"]:
                     n["hold"] = None

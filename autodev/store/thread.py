@@ -141,43 +141,27 @@ class Thread:
 
     # -- appending ---------------------------------------------------------------------------
 
-    def append(
-        self,
-        frm: str,
-        kind: str,
-        text: str,
-        handoff: str | None = None,
-        *,
-        id: str | None = None,
-        **extra: object,
-    ) -> Post:
-        """Append one post durably and return it (the earlier one if `id` was already used).
+    def append(self, draft: Post) -> Post:
+        """Append a drafted post (`Post.draft`) durably, numbered and timed, and return it (the
+        earlier one if its `id` was already used).
 
-        The line is written as it always was (the keys in this order, `handoff` and a work_done's
-        `credit` even when null); what comes back is the `Post` it is."""
-        if id is not None:
-            seen = self.seen(id)
+        The line is the post's `dump`: its fields in the model's order (`handoff`, and a
+        work_done's `credit`, even when null), then any extra note."""
+        if draft.id is not None:
+            seen = self.seen(draft.id)
             if seen is not None:
                 return seen
-        rec: JsonObject = {
-            "seq": self.last_seq + 1,
-            "from": frm,
-            "kind": kind,
-            "text": text,
-            "handoff": handoff,
-            "ts": now_ts(),
-        }
-        if id is not None:
-            rec["id"] = id
-        rec.update({k: v for k, v in extra.items() if v is not None or k == "credit"})
-        rec = self.journal.append(rec)
-        post = _post(rec)
+        post = draft.stamped(self.last_seq + 1, now_ts())
+        line = post.dump()
+        rec = self.journal.append(line)
+        if rec != line:  # redacted, or made valid UTF-8: the post is what the line holds
+            post = _post(rec)
         self.last_seq = post.seq
         if rewind_of(rec):
             self.last_spoke = self._rebuild_index()
         else:
-            if frm not in ("system",):
-                self.last_spoke[frm] = post.seq
+            if post.from_ != "system":
+                self.last_spoke[post.from_] = post.seq
             self._save_index(self.last_spoke)
         return post
 

@@ -286,7 +286,7 @@ def _note(h: Handles, intent: RewindStarted) -> Post:
     rewind: JsonObject = {"n": n, "to_seq": to, "from_seq": last, "head": intent.target, "ref": ref}
     if intent.undo_of:
         rewind["undo_of"] = intent.undo_of
-    post = h.thread.append("system", "say", text, id=f"rewind-{n}", rewind=rewind)
+    post = h.thread.append(Post.draft("system", "say", text, id=f"rewind-{n}", rewind=rewind))
     assert rewind_of(post.dump())
     if h.events is not None:
         h.events.posted(post)

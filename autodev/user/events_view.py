@@ -51,9 +51,10 @@ def _who(ev: events.TurnEvent) -> str:
 
 @feed.register
 def _post(ev: events.PostEvent, expanded: bool = False, superseded: bool = False) -> Text | None:
-    post = ev.model_dump(by_alias=True)
-    t = post_text(post, width=None if expanded else FOLD_CHARS, superseded=superseded)
-    if not expanded and len(ev.text) > FOLD_CHARS:
+    t = post_text(
+        ev.post.model_dump(by_alias=True), width=None if expanded else FOLD_CHARS, superseded=superseded
+    )
+    if not expanded and len(ev.post.text) > FOLD_CHARS:
         t.append("  [folded: e expands]", style="dim italic")
     return t
 
