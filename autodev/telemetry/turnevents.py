@@ -112,12 +112,13 @@ def _attributes(line: dict[str, object], envelope: frozenset[str], redact: Redac
 
 
 def _post(turn: Span, ev: PostEvent) -> None:
-    for k, v in (("kind", ev.kind), ("handoff", ev.handoff), ("seq", ev.seq)):
+    post = ev.post
+    for k, v in (("kind", post.kind), ("handoff", post.handoff), ("seq", post.seq)):
         if v is not None:
             turn.attributes[f"autodev.post.{k}"] = v
-    if ev.kind == "work_done":
-        commits = ev.credit.commits if ev.credit else []
-        files = ev.credit.files if ev.credit else []
+    if post.kind == "work_done":
+        commits = post.credit.commits if post.credit else []
+        files = post.credit.files if post.credit else []
         turn.attributes["autodev.harness.credit"] = (
             f"commits:{len(commits)}" if commits else f"files:{len(files)}" if files else "none"
         )
