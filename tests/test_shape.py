@@ -20,11 +20,11 @@ FUNCTION_LINES = 60
 GENERATED = {"store/shapes.py"}
 
 # How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 Any lines).
-CEILING_BIG_MODULES = 13
-CEILING_BIG_FUNCTIONS = 27
-CEILING_BARE_SIGNATURES = 244
-CEILING_ANY_LINES = 68
-CEILING_TYPE_STRINGS = 57
+CEILING_BIG_MODULES = 7
+CEILING_BIG_FUNCTIONS = 19
+CEILING_BARE_SIGNATURES = 172
+CEILING_ANY_LINES = 52
+CEILING_TYPE_STRINGS = 50
 
 _BARE = re.compile(r"(^|[\s|\[(,])(dict|list)($|[\s|\]),])")
 _TYPE_STRING = re.compile(r"""\.get\(["']type["']\)\s*(==|!=|in\b)""")
