@@ -8,7 +8,7 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,9 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from autodev.errors import extra_fix
-from autodev.eval.executors import RayExecutor, make_executor
-from autodev.eval.report import plot, print_tables
+from autodev.eval.chart import plot
+from autodev.eval.executors import Executor, RayExecutor, make_executor
+from autodev.eval.report import print_tables
 from autodev.eval.results import EvalDir, harness_command, write_atomic
+from autodev.eval.rows import EvalResult
 from autodev.eval.runner import Job
 from autodev.eval.summary import summarize
 from autodev.eval.tasks import Selection, Task, load_tasks
@@ -52,13 +54,14 @@ class EvalPlan:
             for k in runs
         ]
 
-    def pending(self, retry_errors: bool = False) -> tuple[list[Job], list[dict]]:
+    def pending(self, retry_errors: bool = False) -> tuple[list[Job], list[EvalResult]]:
         """The jobs to run, and the results already finished (same task, team and settings)."""
         done = self.out.finished()
-        todo, kept = [], []
+        todo: list[Job] = []
+        kept: list[EvalResult] = []
         for job in self.jobs():
             r = done.get(job.key)
-            if r and r.get("digest") == job.digest() and not (retry_errors and r.get("error")):
+            if r and r.digest == job.digest() and not (retry_errors and r.error):
                 kept.append(r)
             else:
                 todo.append(job)
@@ -94,6 +97,33 @@ def run_eval(
 ) -> int:
     con = whole_cells(console or Console())
     ex = make_executor(executor, parallel, address)
+    _check(plan, ex, con)
+    todo, kept = plan.pending(retry_errors)
+    names = [t.name for t in plan.teams]
+    con.print(
+        f"autodev eval: {_count(len(plan.tasks), 'task')} × {_count(len(names), 'team')} ({', '.join(names)})"
+        f" → {plan.out.out}" + (f"; {len(kept)} already finished" if kept else ""),
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        with interruptible():
+            _run(plan, ex, con, todo, kept)
+    except KeyboardInterrupt:
+        with holding_signals():  # ending takes seconds: a second Ctrl-C does not cut it short
+            ended = ex.end()
+        con.print(
+            f"interrupted: {ended} run(s) in flight ended, not recorded; "
+            "the same command resumes (what is finished is kept)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 130
+    return finish(plan, con)
+
+
+def _check(plan: EvalPlan, ex: Executor, con: Console) -> None:
+    """Refused before anything runs: a team's missing keys, no sandbox for the tests."""
     if isinstance(ex, RayExecutor):  # on a cluster the keys are the workers' (their own environment)
         check_worker_keys(ex, plan.teams)
     else:
@@ -109,16 +139,12 @@ def run_eval(
             soft_wrap=True,
             markup=False,
         )
-    todo, kept = plan.pending(retry_errors)
-    names = [t.name for t in plan.teams]
-    con.print(
-        f"autodev eval: {_count(len(plan.tasks), 'task')} × {_count(len(names), 'team')} ({', '.join(names)})"
-        f" → {plan.out.out}" + (f"; {len(kept)} already finished" if kept else ""),
-        highlight=False,
-        soft_wrap=True,
-    )
-    resolved = sum(1 for r in kept if r["resolved"])
-    spent = sum(r.get("cost_usd") or 0.0 for r in kept)
+
+
+def _run(plan: EvalPlan, ex: Executor, con: Console, todo: list[Job], kept: list[EvalResult]) -> None:
+    """The runs, each recorded as it finishes, with the bar (or a line each, in a pipe)."""
+    resolved = sum(1 for r in kept if r.resolved)
+    spent = sum(r.cost_usd or 0.0 for r in kept)
     progress = Progress(
         TextColumn("[bold]eval"),
         BarColumn(),
@@ -131,38 +157,26 @@ def run_eval(
     # Counted over every run of the plan, the ones an earlier invocation finished included, as
     # "resolved" and "spent" are: after a resume the bar starts where the last one stopped.
     total, done = len(todo) + len(kept), len(kept)
-    try:
-        with interruptible(), progress:
-            bar = progress.add_task("eval", total=total, completed=done, resolved=resolved, spent=spent)
-            for _job, out in ex.run(todo):
-                r = out["result"]
-                plan.out.record(r, out["patch"])
-                done += 1
-                resolved += bool(r["resolved"])
-                spent += r.get("cost_usd") or 0.0
-                progress.update(bar, completed=done, resolved=resolved, spent=spent)
-                line = f"[{done}/{total}] {finished_line(r)}"
-                if not con.is_terminal:  # no bar in a pipe: its figures on each line instead
-                    line += f"  (so far {resolved} resolved · ${spent:.4f} spent)"
-                progress.console.print(line, highlight=False, soft_wrap=True, markup=False)
-    except KeyboardInterrupt:
-        with holding_signals():  # ending takes seconds: a second Ctrl-C does not cut it short
-            ended = ex.end()
-        con.print(
-            f"interrupted: {ended} run(s) in flight ended, not recorded; "
-            "the same command resumes (what is finished is kept)",
-            highlight=False,
-            soft_wrap=True,
-        )
-        return 130
-    return finish(plan, con)
+    with progress:
+        bar = progress.add_task("eval", total=total, completed=done, resolved=resolved, spent=spent)
+        for _job, out in ex.run(todo):
+            r = out.result
+            plan.out.record(r, out.patch)
+            done += 1
+            resolved += bool(r.resolved)
+            spent += r.cost_usd or 0.0
+            progress.update(bar, completed=done, resolved=resolved, spent=spent)
+            line = f"[{done}/{total}] {finished_line(r)}"
+            if not con.is_terminal:  # no bar in a pipe: its figures on each line instead
+                line += f"  (so far {resolved} resolved · ${spent:.4f} spent)"
+            progress.console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible() -> Generator[None]:
     """SIGTERM and SIGHUP (`kill`, a closed terminal) end the eval as Ctrl-C does: the runs in
     flight are ended whole and the finished ones kept (Python's default would exit at once and
     leave every run's daemon and command running)."""
@@ -182,7 +196,7 @@ def interruptible() -> Iterator[None]:
 
 
 @contextmanager
-def holding_signals() -> Iterator[None]:
+def holding_signals() -> Generator[None]:
     """Ctrl-C, SIGTERM and SIGHUP wait until the runs in flight are ended."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -224,15 +238,15 @@ def check_worker_keys(ex: RayExecutor, teams: list[TeamSpec]) -> None:
         )
 
 
-def finished_line(r: dict) -> str:
-    if r.get("error"):
-        mark, verdict = "!", "not run: " + r["error"].splitlines()[0][:160]
+def finished_line(r: EvalResult) -> str:
+    if r.error:
+        mark, verdict = "!", "not run: " + (r.error.splitlines() or [""])[0][:160]
     else:
-        mark, verdict = ("✓", "resolved") if r["resolved"] else ("✗", "unresolved")
+        mark, verdict = ("✓", "resolved") if r.resolved else ("✗", "unresolved")
     return (
-        f"{mark} {r['task']} · {r['team']}{'#' + str(r['run']) if r.get('run') else ''} · {verdict} · {r['state'] or '—'}"
-        f"{' (' + r['reason_code'] + ')' if r.get('reason_code') else ''} · audit {r['audit']}"
-        f" · {r['turns']} turns · {r['tokens']} tok · ${r['cost_usd']:.4f} · {r['wall_s']:.1f} s"
+        f"{mark} {r.task} · {r.team}{'#' + str(r.run) if r.run else ''} · {verdict} · {r.state or '—'}"
+        f"{' (' + r.reason_code + ')' if r.reason_code else ''} · audit {r.audit}"
+        f" · {r.turns} turns · {r.tokens} tok · ${r.cost_usd:.4f} · {r.wall_s:.1f} s"
     )
 
 
@@ -270,5 +284,5 @@ def finish(plan: EvalPlan, con: Console) -> int:
     )
     for team, path in predictions.items():
         con.print(f"  {harness_command(path, team)}", highlight=False, soft_wrap=True, markup=False)
-    complete = len(results) == len(plan.jobs()) and not any(r.get("error") for r in results)
+    complete = len(results) == len(plan.jobs()) and all(r.graded for r in results)
     return 0 if complete else 1

@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import socket
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Protocol
+from typing import Protocol, TypeGuard, cast
 
 from autodev.errors import UsageError
+from autodev.eval.rows import JobOutcome
 from autodev.eval.runner import END_GRACE_S, Job, blank_result, kill_live, run_job
 from autodev.eval.teams import TeamSpec, team_key_problems
 
 
 class Executor(Protocol):
-    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]: ...
+    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, JobOutcome]]: ...
 
     def end(self) -> int:
         """After an interruption: end every run in flight, whole (its daemon, the participant's
@@ -27,15 +28,20 @@ class Executor(Protocol):
         ...
 
 
-def guarded(job: Job) -> dict:
+def guarded(job: Job) -> JobOutcome:
     """run_job, with a bug of ours in it turned into that job's error (with its traceback), not the
     end of the whole eval."""
     try:
         return run_job(job)
     except Exception as e:  # noqa: BLE001 - recorded in the result, the eval exits 1
-        result = blank_result(job)
-        result["error"] = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-        return {"result": result, "patch": ""}
+        return failed(job, f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+
+
+def failed(job: Job, error: str) -> JobOutcome:
+    """A job that could not be run: its blank line with the reason, no patch."""
+    result = blank_result(job)
+    result.error = error
+    return JobOutcome(result, "")
 
 
 class LocalExecutor:
@@ -45,7 +51,7 @@ class LocalExecutor:
         self.parallel = parallel
         self.cut = 0  # a run in this thread that the interruption cut (its daemon already ended)
 
-    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]:
+    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, JobOutcome]]:
         if self.parallel == 1:
             for job in jobs:
                 try:
@@ -99,6 +105,31 @@ def probe_head(address: str, timeout: float = 5.0) -> None:
         ) from None
 
 
+class RemoteFunction(Protocol):
+    def remote(self, *args: object) -> object: ...
+
+
+class RayApi(Protocol):
+    """The part of `ray` (2.60.0) this executor calls: a third-party edge, typed here (Ray is not
+    installed where autodev is checked). Object refs are opaque: `object`."""
+
+    def is_initialized(self) -> bool: ...
+
+    def init(self, *, address: str | None, log_to_driver: bool) -> object: ...
+
+    def remote(
+        self, *, num_cpus: float, max_retries: int
+    ) -> Callable[[Callable[..., object]], RemoteFunction]: ...
+
+    def get(self, ref: object) -> object: ...
+
+    def wait(
+        self, refs: list[object], *, num_returns: int, timeout: float | None = None
+    ) -> tuple[list[object], list[object]]: ...
+
+    def cancel(self, ref: object, *, force: bool) -> None: ...
+
+
 class RayExecutor:
     """Each job a Ray task (one CPU each by default): the worker clones, runs the daemon and grades in
     its own folder under --out, which must be on a filesystem the workers share with the driver
@@ -111,11 +142,13 @@ class RayExecutor:
             raise UsageError(
                 "--executor ray needs Ray, which is not installed in this Python", RAY_INSTALL
             ) from e
-        self.ray = ray
+        # a third-party edge: Ray is not installed where autodev is type-checked; RayApi says
+        # what of it this executor calls
+        self.ray = cast(RayApi, ray)
         self.address = address
         self.parallel = parallel
         self.cpus = cpus_per_task
-        self.pending: dict = {}  # task ref → job, of the tasks submitted and not yet recorded
+        self.pending: dict[object, Job] = {}  # task ref → job, of the tasks submitted and not yet recorded
 
     def connect(self) -> None:
         ray = self.ray
@@ -137,14 +170,15 @@ class RayExecutor:
         run reads its keys from the worker's environment (what `ray start` was given)."""
         self.connect()
         task = self.ray.remote(num_cpus=0, max_retries=0)(team_key_problems)
-        return self.ray.get(task.remote(teams))
+        got = self.ray.get(task.remote(teams))
+        return [str(p) for p in got] if _is_list(got) else [f"the worker's check gave {got!r}"]
 
-    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, dict]]:
+    def run(self, jobs: list[Job]) -> Iterator[tuple[Job, JobOutcome]]:
         ray = self.ray
         self.connect()
         remote = ray.remote(num_cpus=self.cpus, max_retries=0)(guarded)
         limit = self.parallel or len(jobs) or 1
-        pending: dict = self.pending
+        pending = self.pending
         queue = list(jobs)
         while queue or pending:
             while queue and len(pending) < limit:
@@ -154,12 +188,13 @@ class RayExecutor:
             for ref in ready:
                 job = pending.pop(ref)
                 try:
-                    out = ray.get(ref)
+                    got = ray.get(ref)
                 except Exception as e:  # noqa: BLE001 - a lost worker: that job's error, recorded
-                    result = blank_result(job)
-                    result["error"] = f"the Ray task failed: {type(e).__name__}: {e}"[:2000]
-                    out = {"result": result, "patch": ""}
-                yield job, out
+                    got = failed(job, f"the Ray task failed: {type(e).__name__}: {e}"[:2000])
+                yield (
+                    job,
+                    got if isinstance(got, JobOutcome) else failed(job, f"the Ray task gave {got!r}"[:2000]),
+                )
 
     def end(self) -> int:
         """Cancel every task in flight: in its worker, KeyboardInterrupt, on which the run's daemon
@@ -177,6 +212,10 @@ class RayExecutor:
             ray.cancel(ref, force=True)
         ray.wait(left, num_returns=len(left), timeout=10)
         return len(refs)
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
 
 
 def make_executor(name: str, parallel: int, address: str | None) -> Executor:

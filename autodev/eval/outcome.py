@@ -7,6 +7,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autodev.eval.rows import EvalResult, Figures, RowEvidence
+from autodev.records.events import AuditEvent, EvidenceEvent
+from autodev.store.journal import is_object
 from autodev.store.state import StateFile
 
 
@@ -15,9 +18,9 @@ class Outcome:
     state: str | None = None
     reason: str | None = None
     reason_code: str | None = None
-    audits: list[bool] = field(default_factory=list)  # each verdict in order: True = accepted
-    participants: dict[str, dict] = field(default_factory=dict)
-    evidence: dict | None = None  # the last done's test evidence (summary, outcome, counts): SPEC §22
+    audits: list[bool] = field(default_factory=list[bool])  # each verdict in order: True = accepted
+    participants: dict[str, Figures] = field(default_factory=dict[str, Figures])
+    evidence: RowEvidence | None = None  # the last done's test evidence (summary, outcome, counts): SPEC §22
 
     @property
     def audit(self) -> str:
@@ -26,20 +29,17 @@ class Outcome:
             return "none"
         return "accepted" if self.audits[-1] else "reopened"
 
-    def fields(self) -> dict:
-        turns = sum(p.get("turns", 0) for p in self.participants.values())
-        return {
-            "state": self.state,
-            "reason": self.reason,
-            "reason_code": self.reason_code,
-            "audit": self.audit,
-            "audits": ["accepted" if a else "reopened" for a in self.audits],
-            "turns": turns,
-            "tokens": sum(p["tokens"] for p in self.participants.values()),
-            "cost_usd": round(sum(p["cost"] for p in self.participants.values()), 6),
-            "participants": self.participants,
-            **({"evidence": self.evidence} if self.evidence else {}),
-        }
+    def fill(self, row: EvalResult) -> None:
+        """The run's figures into its results line (its evidence only when it has some)."""
+        row.state, row.reason, row.reason_code = self.state, self.reason, self.reason_code
+        row.audit = self.audit
+        row.audits = ["accepted" if a else "reopened" for a in self.audits]
+        row.turns = sum(p["turns"] for p in self.participants.values())
+        row.tokens = sum(p["tokens"] for p in self.participants.values())
+        row.cost_usd = round(sum(p["cost"] for p in self.participants.values()), 6)
+        row.participants = self.participants
+        if self.evidence is not None:
+            row.evidence = self.evidence
 
 
 def read_outcome(home: Path) -> Outcome:
@@ -50,7 +50,7 @@ def read_outcome(home: Path) -> Outcome:
         return Outcome()
     run_dir = states[0].parent
     st = StateFile(states[0]).read()
-    people: dict[str, dict] = {}
+    people: dict[str, Figures] = {}
     for name, f in sorted(st.participants.items()):
         people[name] = {
             "turns": f.turns,
@@ -83,17 +83,17 @@ def _verdicts(events: Path) -> list[bool]:
         if '"audit"' not in line:
             continue
         try:
-            e = json.loads(line)
+            e: object = json.loads(line)
         except json.JSONDecodeError:
             if n == len(lines):
                 continue  # a torn final line (the daemon was killed mid-append): never completed
             raise
-        if e.get("type") == "audit":
-            out.append(bool(e.get("accept")))
+        if is_object(e) and e.get("type") == "audit":
+            out.append(AuditEvent.model_validate(e).accept)
     return out
 
 
-def _evidence(events: Path) -> dict | None:
+def _evidence(events: Path) -> RowEvidence | None:
     """The last `evidence` event's summary, outcome, command and counts (never the tests' ids)."""
     last = None
     if not events.exists():
@@ -102,9 +102,19 @@ def _evidence(events: Path) -> dict | None:
         if '"evidence"' not in line:
             continue
         try:
-            e = json.loads(line)
+            e: object = json.loads(line)
         except json.JSONDecodeError:
             continue  # a torn final line; _verdicts names any other
-        if e.get("type") == "evidence":
-            last = {k: e.get(k) for k in ("seq", "summary", "outcome", "command", "counts")}
-    return last
+        if is_object(e) and e.get("type") == "evidence":
+            last = EvidenceEvent.model_validate(e)
+    if last is None:
+        return None
+    # the keys the event carried (an event holds the fields its emitter set), None for the others
+    told = last.model_fields_set
+    return RowEvidence(
+        seq=last.seq,
+        summary=last.summary if "summary" in told else None,
+        outcome=last.outcome if "outcome" in told else None,
+        command=last.command if "command" in told else None,
+        counts=last.counts if "counts" in told else None,
+    )

@@ -10,7 +10,11 @@ import shlex
 import threading
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from autodev.errors import UsageError
+from autodev.eval.rows import EvalResult
+from autodev.store.journal import JsonObject, is_object
 
 
 class EvalFileError(UsageError):
@@ -25,19 +29,20 @@ class JsonlFile:
         self.path = path
         self._lock = threading.Lock()
 
-    def read(self) -> list[dict]:
+    def read(self) -> list[tuple[int, JsonObject]]:
+        """The lines, each with its number (a line that is JSON but not an object is refused)."""
         if not self.path.exists():
             return []
         data = self.path.read_bytes()
         lines = data.split(b"\n")
-        out: list[dict] = []
+        out: list[tuple[int, JsonObject]] = []
         good = 0
         for n, raw in enumerate(lines, start=1):
             if not raw.strip():
                 good += len(raw) + 1
                 continue
             try:
-                out.append(json.loads(raw))
+                out.append((n, _object(raw)))
             except json.JSONDecodeError as e:
                 if n == len(lines):  # the last line, without its newline: an append that died
                     self._truncate(good)
@@ -54,7 +59,7 @@ class JsonlFile:
             f.truncate(size)
             os.fsync(f.fileno())
 
-    def append(self, record: dict) -> None:
+    def append(self, record: JsonObject) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
         with self._lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -65,10 +70,11 @@ class JsonlFile:
                 os.close(fd)
 
 
-def result_key(r: dict) -> tuple[str, ...]:
-    """A result's task and team, and its run number under `--best-of` (one line each)."""
-    run = r.get("run") or 0
-    return (r["task"], r["team"], *((str(run),) if run else ()))
+def _object(raw: bytes) -> JsonObject:
+    obj: object = json.loads(raw)
+    if not is_object(obj):
+        raise json.JSONDecodeError("not an object", raw.decode(errors="replace"), 0)
+    return obj
 
 
 class EvalDir:
@@ -89,23 +95,30 @@ class EvalDir:
     def patch_file(self, task: str, team: str, run: int = 0) -> Path:
         return self.out / "patches" / f"{task}__{team}{f'@{run}' if run else ''}.diff"
 
-    def finished(self) -> dict[tuple[str, ...], dict]:
+    def finished(self) -> dict[tuple[str, ...], EvalResult]:
         """The newest result per task × team (× run, with --best-of; a re-run after a changed
         task or team appends anew)."""
-        done: dict[tuple[str, ...], dict] = {}
-        for r in self.results.read():
-            done[result_key(r)] = r
+        done: dict[tuple[str, ...], EvalResult] = {}
+        for n, line in self.results.read():
+            try:
+                r = EvalResult.model_validate(line)
+            except ValidationError as e:
+                raise EvalFileError(
+                    f"{self.results.path}:{n} is not a result ({e.errors()[0]['msg']})",
+                    "remove that line (its task × team is run again), or use another --out",
+                ) from None
+            done[r.key] = r
         return done
 
-    def record(self, result: dict, patch: str) -> None:
-        path = self.patch_file(result["task"], result["team"], result.get("run") or 0)
+    def record(self, result: EvalResult, patch: str) -> None:
+        path = self.patch_file(result.task, result.team, result.run or 0)
         write_atomic(path, patch)
-        self.results.append(result)
+        self.results.append(result.dump())
 
     def predictions_file(self, team: str) -> Path:
         return self.out / "predictions" / f"{team}.jsonl"
 
-    def write_predictions(self, results: list[dict], teams: list[str]) -> dict[str, Path]:
+    def write_predictions(self, results: list[EvalResult], teams: list[str]) -> dict[str, Path]:
         """predictions/<team>.jsonl in SWE-bench's format, one file per team: SWE-bench's harness
         keys predictions by instance, so two teams in one file would grade only the last one.
         `model_patch` is the diff from the base commit to what the run left; `model_name_or_path`
@@ -113,18 +126,18 @@ class EvalDir:
         With --best-of, `results` holds the picked run of each task and team only."""
         by_team: dict[str, list[str]] = {name: [] for name in teams}
         for r in results:
-            patch = self.patch_file(r["task"], r["team"], r.get("run") or 0)
-            by_team.setdefault(r["team"], []).append(
+            patch = self.patch_file(r.task, r.team, r.run or 0)
+            by_team.setdefault(r.team, []).append(
                 json.dumps(
                     {
-                        "instance_id": r["task"],
-                        "model_name_or_path": r["team"],
+                        "instance_id": r.task,
+                        "model_name_or_path": r.team,
                         "model_patch": patch.read_text() if patch.exists() else "",
                     },
                     ensure_ascii=False,
                 )
             )
-        paths = {}
+        paths: dict[str, Path] = {}
         for team, lines in by_team.items():
             paths[team] = self.predictions_file(team)
             write_atomic(paths[team], "".join(line + "\n" for line in lines))

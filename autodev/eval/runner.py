@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autodev.errors import AutodevError
 from autodev.eval.outcome import Outcome, read_outcome
-from autodev.eval.results import result_key
+from autodev.eval.rows import EvalResult, JobOutcome
 from autodev.eval.tasks import Task
 from autodev.eval.teams import RunSettings, TeamSpec
 from autodev.eval.workspace import (
@@ -47,7 +47,7 @@ class Job:
 
     @property
     def key(self) -> tuple[str, ...]:
-        return result_key({"task": self.task.id, "team": self.team.name, "run": self.run})
+        return (self.task.id, self.team.name, *((str(self.run),) if self.run else ()))
 
     def digest(self) -> str:
         return f"{self.task.digest()}:{self.team.digest()}:{self.settings.digest()}"
@@ -64,91 +64,102 @@ class Job:
         return shell_for(self.settings.grade_unsandboxed, (Path.home(), autodev_home(), out), keys)
 
 
-def run_job(job: Job) -> dict:
-    """Run and grade one task × team; returns {"result": results.jsonl line, "patch": model_patch}."""
+def run_job(job: Job) -> JobOutcome:
+    """Run and grade one task × team: its results.jsonl line and its patch (model_patch)."""
     folder = job.folder
     reset_folder(folder)
     folder.mkdir(parents=True)
     repo, home = folder / "repo", folder / "home"
     result = blank_result(job)
-    patch = ""
     try:
-        if why := bad_patch_path(job.task.test_patch):
-            raise WorkspaceError(why)
-        base = clone(job.task.repo, job.task.base_commit, repo)
-        job.team.install(repo / ".autodev")
-        (repo / ".autodev" / "config.toml").write_text(job.settings.config_toml())
-        shell = job.shell(repo)
-        if job.task.setup.strip():
-            code = shell.run(
-                job.task.setup,
-                repo,
-                folder / "setup.log",
-                job.settings.setup_timeout_s,
-                network=job.task.setup_network,
-            )
-            if code != 0:
-                raise WorkspaceError(f"the setup command exited {code} (see {folder / 'setup.log'})")
+        base, shell = _prepare(job, repo)
     except (WorkspaceError, AutodevError) as e:
-        result["error"] = str(e)
-        return {"result": result, "patch": patch}
+        result.error = str(e)
+        return JobOutcome(result, "")
     if ENDING.is_set():
-        result["error"] = "the eval was interrupted"
-        return {"result": result, "patch": patch}
+        result.error = "the eval was interrupted"
+        return JobOutcome(result, "")
     started = time.monotonic()
     end = run_team(job, repo, home)
     if ENDING.is_set():  # the eval is ending: this run is not recorded, so it is not graded either
-        result["error"] = "the eval was interrupted"
-        return {"result": result, "patch": patch}
-    result["wall_s"] = round(time.monotonic() - started, 3)
+        result.error = "the eval was interrupted"
+        return JobOutcome(result, "")
+    result.wall_s = round(time.monotonic() - started, 3)
     outcome = read_outcome(home)
-    result.update(outcome.fields())
+    outcome.fill(result)
     if end.reason:  # the eval cut it (wall time): that is why the run ended, whatever it says
-        result["reason"], result["reason_code"] = end.reason, "wall"
+        result.reason, result.reason_code = end.reason, "wall"
     if outcome.state is None:
-        result["error"] = f"the run did not start (exit {end.code}; see {folder / 'run.log'}): {end.tail}"
-        return {"result": result, "patch": patch}
+        result.error = f"the run did not start (exit {end.code}; see {folder / 'run.log'}): {end.tail}"
+        return JobOutcome(result, "")
+    return _graded(job, repo, base, shell, result)
+
+
+def _prepare(job: Job, repo: Path) -> tuple[str, TaskShell]:
+    """The clone at the task's base commit with the team and settings installed, and the task's
+    setup run in its sandbox; the base commit and that sandbox."""
+    if why := bad_patch_path(job.task.test_patch):
+        raise WorkspaceError(why)
+    base = clone(job.task.repo, job.task.base_commit, repo)
+    job.team.install(repo / ".autodev")
+    (repo / ".autodev" / "config.toml").write_text(job.settings.config_toml())
+    shell = job.shell(repo)
+    if job.task.setup.strip():
+        log = job.folder / "setup.log"
+        code = shell.run(
+            job.task.setup, repo, log, job.settings.setup_timeout_s, network=job.task.setup_network
+        )
+        if code != 0:
+            raise WorkspaceError(f"the setup command exited {code} (see {log})")
+    return base, shell
+
+
+def _graded(job: Job, repo: Path, base: str, shell: TaskShell, result: EvalResult) -> JobOutcome:
+    """What the run left, as a patch, graded by the task's hidden tests."""
+    patch = ""
     try:
         patch = model_patch(repo, base)
-        result["changed_lines"] = changed_lines(patch)
+        result.changed_lines = changed_lines(patch)
         g = grade(
             repo,
             base,
             job.task.test_patch,
             job.task.test_command,
-            folder / "grade.log",
+            job.folder / "grade.log",
             job.settings.test_timeout_s,
             shell,
         )
     except (WorkspaceError, AutodevError) as e:
-        result["error"] = f"grading failed: {e}"
-        return {"result": result, "patch": patch}
-    result["resolved"], result["test_exit"], result["error"] = g.resolved, g.test_exit, g.error
-    return {"result": result, "patch": patch}
+        result.error = f"grading failed: {e}"
+        return JobOutcome(result, patch)
+    result.resolved, result.test_exit, result.error = g.resolved, g.test_exit, g.error
+    return JobOutcome(result, patch)
 
 
-def blank_result(job: Job) -> dict:
+def blank_result(job: Job) -> EvalResult:
     """A results.jsonl line before anything ran (SPEC §18's keys first, then ours)."""
-    return {
-        "task": job.task.id,
-        "team": job.team.name,
-        "resolved": False,
-        "state": None,
-        "reason": None,
-        "audit": "none",
-        "turns": 0,
-        "tokens": 0,
-        "cost_usd": 0.0,
-        "wall_s": 0.0,
-        "participants": {},
-        "error": None,
-        "reason_code": None,
-        "audits": [],
-        "test_exit": None,
-        "digest": job.digest(),
-        "folder": str(job.folder),
-        **({"run": job.run} if job.run else {}),
-    }
+    r = EvalResult(
+        task=job.task.id,
+        team=job.team.name,
+        resolved=False,
+        state=None,
+        reason=None,
+        audit="none",
+        turns=0,
+        tokens=0,
+        cost_usd=0.0,
+        wall_s=0.0,
+        participants={},
+        error=None,
+        reason_code=None,
+        audits=[],
+        test_exit=None,
+        digest=job.digest(),
+        folder=str(job.folder),
+    )
+    if job.run:
+        r.run = job.run
+    return r
 
 
 def changed_lines(patch: str) -> int:
@@ -208,7 +219,8 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     with open(log, "ab") as out:
         # die_with_parent: should this process die unasked (kill -9, a Ray worker killed), the run
         # ends too (the daemon's SIGTERM ends its turn's command).
-        p = spawn.popen(
+        # host/spawn.py's `popen` has no type argument for its pipes (none here)
+        p: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
             cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True, die_with_parent=signal.SIGTERM,
         )  # fmt: skip
@@ -222,21 +234,7 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
             if not ending:
                 _wait(p, wall * 60 if wall else None)
         except spawn.TimeoutExpired:
-            reason = f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
-            spawn.run(
-                [sys.executable, *PYTHON_SAFE, "-m", "autodev", "stop"],
-                "autodev",
-                cwd=repo,
-                env=env,
-                capture_output=True,
-                timeout=60,
-            )
-            try:
-                p.wait(timeout=job.settings.stop_grace_s)
-            except spawn.TimeoutExpired:
-                reason = f"the eval's wall-time cap ({wall:g} min) was reached: killed"
-                end_trees([p.pid], END_GRACE_S)
-                p.wait()
+            reason = _stop_at_wall(job, p, repo, env)
         finally:
             # Ended whole, however this ends (a Ray task cancelled raises KeyboardInterrupt here);
             # once it has ended by itself, what it left in its group.
@@ -249,7 +247,28 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     return RunEnd(p.returncode, reason, tail)
 
 
-def _wait(p: spawn.Popen, timeout: float | None) -> None:
+def _stop_at_wall(job: Job, p: spawn.Popen[bytes], repo: Path, env: dict[str, str]) -> str:
+    """Past the wall cap: `autodev stop`, then, after the stop's grace, the daemon killed whole;
+    the reason the run ended."""
+    wall = job.settings.caps.max_wall_min or 0
+    spawn.run(  # pyright: ignore[reportUnknownMemberType]  # host/spawn.py: no type argument
+        [sys.executable, *PYTHON_SAFE, "-m", "autodev", "stop"],
+        "autodev",
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    try:
+        p.wait(timeout=job.settings.stop_grace_s)
+    except spawn.TimeoutExpired:
+        end_trees([p.pid], END_GRACE_S)
+        p.wait()
+        return f"the eval's wall-time cap ({wall:g} min) was reached: killed"
+    return f"the eval's wall-time cap ({wall:g} min) was reached: stopped"
+
+
+def _wait(p: spawn.Popen[bytes], timeout: float | None) -> None:
     """p.wait(timeout) in steps of a second: a Ray task cancelled gets KeyboardInterrupt only
     between Python steps, never inside a wait with no timeout (os.waitpid), and so would never
     end its run."""

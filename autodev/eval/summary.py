@@ -8,6 +8,9 @@ from __future__ import annotations
 import math
 from itertools import combinations
 from statistics import median
+from typing import NotRequired, TypedDict
+
+from autodev.eval.rows import EvalResult
 
 Z95 = 1.959963984540054
 
@@ -32,19 +35,99 @@ def mcnemar_exact(b: int, c: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def team_summary(rows: list[dict]) -> dict:
-    graded = [r for r in rows if not r.get("error")]
-    resolved = [r for r in graded if r["resolved"]]
+class TeamSummary(TypedDict):
+    """summary.json's figures of one team."""
+
+    tasks: int
+    graded: int
+    errors: int
+    resolved: int
+    resolved_share: float | None
+    resolved_ci95: list[float]
+    cost_usd: float
+    tokens: int
+    cost_per_resolved_usd: float | None
+    median_wall_s: float | None
+    audit_accepted: int
+    audit_reopened: int
+    audit_false_accepts: int
+    audit_false_reopens: int
+    audit_false_accept_rate: float | None
+    audit_false_reopen_rate: float | None
+    states: dict[str, int]
+
+
+class Paired(TypedDict):
+    """Two teams over the tasks both ran and were graded on: who solved what."""
+
+    a: str
+    b: str
+    tasks: int
+    only_a: int
+    only_b: int
+    both: int
+    neither: int
+    mcnemar_p: float
+    only_a_tasks: list[str]
+    only_b_tasks: list[str]
+
+
+class RunCount(TypedDict):
+    expected: int
+    finished: int
+
+
+class BestOfTeam(TypedDict):
+    """A team's figures under --best-of (eval/bestof.py)."""
+
+    tasks: int
+    runs: int
+    pick_at_n: float | None
+    pass_at_1: float | None
+    oracle_at_n: float | None
+    picked_resolved: int
+    oracle_resolved: int
+    pick_missed: int
+    pick_missed_tasks: list[str]
+    cost_usd: float
+    cost_per_task_usd: float | None
+
+
+class PickSaid(TypedDict):
+    run: int | None
+    resolved: bool
+    reason: str
+
+
+class BestOf(TypedDict):
+    n: int
+    teams: dict[str, BestOfTeam]
+    picks: dict[str, dict[str, PickSaid]]
+
+
+class Summary(TypedDict):
+    """summary.json, in its keys' order: the teams, the pairs, then what `eval` adds at the end."""
+
+    teams: dict[str, TeamSummary]
+    paired: list[Paired]
+    generated: NotRequired[str]
+    runs: NotRequired[RunCount]
+    best_of: NotRequired[BestOf]
+
+
+def team_summary(rows: list[EvalResult]) -> TeamSummary:
+    graded = [r for r in rows if r.graded]
+    resolved = [r for r in graded if r.resolved]
     lo, hi = wilson(len(resolved), len(graded))
-    cost = sum(r.get("cost_usd") or 0.0 for r in rows)
-    accepted = [r for r in graded if r["audit"] == "accepted"]
-    reopened = [r for r in graded if r["audit"] == "reopened"]
-    false_accepts = sum(1 for r in accepted if not r["resolved"])
-    false_reopens = sum(1 for r in reopened if r["resolved"])
-    walls = [r["wall_s"] for r in graded]
+    cost = sum(r.cost_usd or 0.0 for r in rows)
+    accepted = [r for r in graded if r.audit == "accepted"]
+    reopened = [r for r in graded if r.audit == "reopened"]
+    false_accepts = sum(1 for r in accepted if not r.resolved)
+    false_reopens = sum(1 for r in reopened if r.resolved)
+    walls = [r.wall_s for r in graded]
     states: dict[str, int] = {}
     for r in graded:
-        states[r["state"] or "none"] = states.get(r["state"] or "none", 0) + 1
+        states[r.state or "none"] = states.get(r.state or "none", 0) + 1
     return {
         "tasks": len(rows),
         "graded": len(graded),
@@ -53,7 +136,7 @@ def team_summary(rows: list[dict]) -> dict:
         "resolved_share": round(len(resolved) / len(graded), 4) if graded else None,
         "resolved_ci95": [round(lo, 4), round(hi, 4)],
         "cost_usd": round(cost, 6),
-        "tokens": sum(r.get("tokens") or 0 for r in rows),
+        "tokens": sum(r.tokens or 0 for r in rows),
         "cost_per_resolved_usd": round(cost / len(resolved), 6) if resolved else None,
         "median_wall_s": round(median(walls), 3) if walls else None,
         "audit_accepted": len(accepted),
@@ -67,19 +150,22 @@ def team_summary(rows: list[dict]) -> dict:
     }
 
 
-def paired(a: str, b: str, by_task: dict[str, dict[str, dict]]) -> dict:
+def paired(a: str, b: str, by_task: dict[str, dict[str, EvalResult]]) -> Paired:
     """Tasks both teams ran and were graded on: who solved what."""
-    only_a, only_b, both, neither = [], [], [], []
+    only_a: list[str] = []
+    only_b: list[str] = []
+    both: list[str] = []
+    neither: list[str] = []
     for task, teams in sorted(by_task.items()):
         ra, rb = teams.get(a), teams.get(b)
-        if not ra or not rb or ra.get("error") or rb.get("error"):
+        if not ra or not rb or not ra.graded or not rb.graded:
             continue
         {
             (True, False): only_a,
             (False, True): only_b,
             (True, True): both,
             (False, False): neither,
-        }[(bool(ra["resolved"]), bool(rb["resolved"]))].append(task)
+        }[(bool(ra.resolved), bool(rb.resolved))].append(task)
     return {
         "a": a,
         "b": b,
@@ -94,12 +180,12 @@ def paired(a: str, b: str, by_task: dict[str, dict[str, dict]]) -> dict:
     }
 
 
-def summarize(results: list[dict], teams: list[str]) -> dict:
+def summarize(results: list[EvalResult], teams: list[str]) -> Summary:
     """summary.json: `teams` in the order given on the command line."""
-    by_task: dict[str, dict[str, dict]] = {}
+    by_task: dict[str, dict[str, EvalResult]] = {}
     for r in results:
-        by_task.setdefault(r["task"], {})[r["team"]] = r
+        by_task.setdefault(r.task, {})[r.team] = r
     return {
-        "teams": {t: team_summary([r for r in results if r["team"] == t]) for t in teams},
+        "teams": {t: team_summary([r for r in results if r.team == t]) for t in teams},
         "paired": [paired(a, b, by_task) for a, b in combinations(teams, 2)],
     }

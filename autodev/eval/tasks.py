@@ -17,8 +17,10 @@ import re
 import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from autodev.errors import UsageError
+from autodev.store.journal import JsonObject, is_object
 
 # Tuples, not sets: the first missing key reported must not depend on the interpreter's hash seed.
 OWN_REQUIRED = ("id", "repo", "base_commit", "problem_statement", "test_command")
@@ -122,19 +124,19 @@ def load_tasks(
     path = Path(path)
     if not path.is_file():
         raise TaskError(f"{path}: no such tasks file", "name a JSONL file with one task a line")
-    lines: list[tuple[str, str, dict]] = []  # (id, where, raw)
+    lines: list[tuple[str, str, JsonObject]] = []  # (id, where, raw)
     seen: dict[str, int] = {}
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         where = f"{path}:{n}"
         try:
-            raw = json.loads(line)
+            raw: object = json.loads(line)
         except json.JSONDecodeError as e:
             raise TaskError(
                 f"{where}: not JSON ({e.msg} at column {e.colno})", "one JSON object a line"
             ) from e
-        if not isinstance(raw, dict):
+        if not is_object(raw):
             raise TaskError(
                 f"{where}: a task is a JSON object, not {type(raw).__name__}", "one JSON object a line"
             )
@@ -164,7 +166,7 @@ def load_tasks(
     return tasks
 
 
-def _text(raw: dict, key: str, where: str, required: bool) -> str:
+def _text(raw: JsonObject, key: str, where: str, required: bool) -> str:
     value = raw.get(key)
     if value is None:
         if required:
@@ -190,7 +192,7 @@ def _checked_id(value: str, where: str, key: str) -> str:
     return value
 
 
-def _own_task(raw: dict, where: str, tasks_file: Path) -> Task:
+def _own_task(raw: JsonObject, where: str, tasks_file: Path) -> Task:
     unknown = sorted(set(raw) - set(OWN_KEYS))
     if unknown:
         raise TaskError(
@@ -203,7 +205,7 @@ def _own_task(raw: dict, where: str, tasks_file: Path) -> Task:
     return Task(**fields, setup_network=_flag(raw, "setup_network", where))
 
 
-def _flag(raw: dict, key: str, where: str) -> bool:
+def _flag(raw: JsonObject, key: str, where: str) -> bool:
     value = raw.get(key, False)
     if not isinstance(value, bool):
         raise TaskError(
@@ -227,7 +229,7 @@ def _own_repo(repo: str, where: str, tasks_file: Path) -> str:
     return str(p)
 
 
-def _swe_task(raw: dict, where: str, repos: Path | None, template: str | None) -> Task:
+def _swe_task(raw: JsonObject, where: str, repos: Path | None, template: str | None) -> Task:
     fields = {k: _text(raw, k, where, True) for k in SWE_REQUIRED}
     name = fields["repo"]
     if not _OWNER_NAME.match(name):
@@ -248,8 +250,8 @@ def _swe_task(raw: dict, where: str, repos: Path | None, template: str | None) -
     )
 
 
-def _test_list(raw: dict, key: str, where: str) -> list[str]:
-    value = raw.get(key, [])
+def _test_list(raw: JsonObject, key: str, where: str) -> list[str]:
+    value: object = raw.get(key, [])
     if isinstance(value, str):  # the datasets on the hub carry these lists as JSON text
         try:
             value = json.loads(value) if value.strip() else []
@@ -257,9 +259,14 @@ def _test_list(raw: dict, key: str, where: str) -> list[str]:
             raise TaskError(
                 f"{where}: key {key!r} is text but not a JSON list", "a list of test names"
             ) from e
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+    names = [t for t in value if isinstance(t, str)] if _is_list(value) else []
+    if not _is_list(value) or len(names) != len(value):
         raise TaskError(f"{where}: key {key!r} must be a list of test names", "a list of strings")
-    return value
+    return names
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
 
 
 def _mirror(name: str, repos: Path | None, where: str) -> str:

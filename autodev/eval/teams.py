@@ -9,7 +9,6 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import tomli_w
 
@@ -51,7 +50,9 @@ class RunSettings:
     """What every run of the eval shares besides its task and team."""
 
     caps: Caps = field(default_factory=Caps)
-    config: dict[str, Any] = field(default_factory=dict)  # the base config.toml keys (--config)
+    config: dict[str, object] = field(
+        default_factory=dict[str, object]
+    )  # the base config.toml keys (--config)
     setup_timeout_s: float = 1800
     test_timeout_s: float = 1800
     stop_grace_s: float = 60  # after `autodev stop` at the wall cap, how long before kill -9

@@ -23,7 +23,6 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeGuard
 
 from autodev.errors import UsageError
 from autodev.records.base import Open
@@ -40,6 +39,29 @@ class GroupError(UsageError):
 
 def groups_root(repo: Path) -> Path:
     return autodev_home() / "groups" / RunPaths(repo).run_dir.name
+
+
+class Created(Open):
+    """The group's first line: what it was made with."""
+
+    group: str
+    repo: str
+    objective: str | None = ""
+    base: str
+    branch: str | None = None
+    n: int
+    parallel: int
+    max_cost_usd: float | None = None
+    teams: list[str] = []  # the --vary variants' names, run k cycling through them
+    ts: str = ""
+
+
+class MadeAt(Open):
+    """A run's `worktree:K` line: where its clone goes, on which branch."""
+
+    k: int
+    path: str
+    branch: str
 
 
 class Ended(Open):
@@ -204,46 +226,44 @@ def load(folder: Path) -> Group:
         raise GroupError(
             f"{folder}/group.jsonl has no `created` line", "remove the folder: the group never began"
         )
-    c = recs[0]
-    cap = c.get("max_cost_usd")
+    c = Created.model_validate(recs[0])
     g = Group(
         folder=folder,
-        id=str(c["group"]),
-        repo=Path(str(c["repo"])),
-        objective=str(c.get("objective") or ""),
-        base=str(c["base"]),
-        branch=br if isinstance(br := c.get("branch"), str) else None,
-        n=int(str(c["n"])),
-        parallel=int(str(c["parallel"])),
-        max_cost_usd=float(cap) if isinstance(cap, (int, float)) else None,
-        created=str(c.get("ts") or ""),
+        id=c.group,
+        repo=Path(c.repo),
+        objective=c.objective or "",
+        base=c.base,
+        branch=c.branch,
+        n=c.n,
+        parallel=c.parallel,
+        max_cost_usd=c.max_cost_usd,
+        created=c.ts,
     )
-    teams = [str(t) for t in listed] if _is_list(listed := c.get("teams")) else []
     for r in recs[1:]:
-        t, k = r.get("type"), r.get("k")
-        if t == "budget":
-            g.budget = r
-        elif t == "applied":
-            g.applied = r
-        elif t == "pruned":
-            g.pruned = True
-        elif t == "worktree" and isinstance(k, int):
-            g.members[k] = Member(
-                k, Path(str(r["path"])), str(r["branch"]), teams[(k - 1) % len(teams)] if teams else None
-            )
-        elif isinstance(k, int) and k in g.members:
-            m = g.members[k]
-            if t == "made":
-                m.made = True
-            elif t == "started":
-                m.started = True
-            elif t == "ended":
-                m.ended = Ended.model_validate(r)
+        _fold(g, r, c.teams)
     return g
 
 
-def _is_list(value: object) -> TypeGuard[list[object]]:
-    return isinstance(value, list)
+def _fold(g: Group, r: JsonObject, teams: list[str]) -> None:
+    """One line of the record after `created`, into the group."""
+    t, k = r.get("type"), r.get("k")
+    if t == "budget":
+        g.budget = r
+    elif t == "applied":
+        g.applied = r
+    elif t == "pruned":
+        g.pruned = True
+    elif t == "worktree" and isinstance(k, int):
+        w = MadeAt.model_validate(r)
+        g.members[k] = Member(k, Path(w.path), w.branch, teams[(k - 1) % len(teams)] if teams else None)
+    elif isinstance(k, int) and k in g.members:
+        m = g.members[k]
+        if t == "made":
+            m.made = True
+        elif t == "started":
+            m.started = True
+        elif t == "ended":
+            m.ended = Ended.model_validate(r)
 
 
 def of_repo(repo: Path) -> list[Group]:

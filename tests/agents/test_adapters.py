@@ -122,3 +122,16 @@ def test_gemini_settings_go_where_gemini_reads_them(tmp_path):
         None,
     )
     assert gemini_settings_folder(Path("/usr/share/x"), {}) == (Path("/usr/share/x"), None)
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex", "copilot", "gemini"])
+def test_a_line_of_another_shape_yields_nothing(agent):
+    # progress text, a JSON value that is not an object, an unknown type, a used field of
+    # another type: none of them is the CLI's known shape (the raw stream keeps them)
+    for line in (
+        "Loading…",
+        "[1, 2]",
+        '{"type": "something.new"}',
+        '{"type": "result", "usage": 3, "stats": 3}',
+    ):
+        assert adapter(agent).read(line) == []

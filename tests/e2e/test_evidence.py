@@ -84,9 +84,9 @@ def test_a_wrong_fix_is_reopened_by_the_tests_and_the_right_one_accepted(repo, a
     assert row["evidence"] == "✔ 1 now pass, 0 broke"
     from autodev.eval.outcome import read_outcome
 
-    outcome = read_outcome(run_dir(repo).parent).fields()
-    assert outcome["evidence"]["summary"] == "✔ 1 now pass, 0 broke"
-    assert outcome["evidence"]["counts"]["fail_to_pass"] == 1
+    evidence = read_outcome(run_dir(repo).parent).evidence
+    assert evidence is not None and evidence.summary == "✔ 1 now pass, 0 broke"
+    assert evidence.count("fail_to_pass") == 1
 
     [asked] = requests_of(repo, "audit")  # once: the first done never reached the model
     prompt = asked["body"]["messages"][0]["content"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from autodev.eval.rows import EvalResult
 from autodev.eval.summary import mcnemar_exact, summarize, wilson
 
 
@@ -22,8 +23,8 @@ def test_mcnemar_exact():
 
 
 def row(task, team, resolved, audit="none", cost=0.0, wall=1.0, error=None, state="complete"):
-    return {"task": task, "team": team, "resolved": resolved, "audit": audit, "cost_usd": cost,
-            "wall_s": wall, "error": error, "state": state, "tokens": 10}  # fmt: skip
+    return EvalResult(task=task, team=team, resolved=resolved, audit=audit, cost_usd=cost,
+                      wall_s=wall, error=error, state=state, tokens=10)  # fmt: skip
 
 
 def test_summary_per_team_and_paired():

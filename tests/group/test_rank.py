@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from autodev.eval import bestof
+from autodev.eval.rows import EvalResult
 from autodev.group.rank import Candidate, ranked, reason
 
 
@@ -52,11 +53,11 @@ def test_the_ranking_is_deterministic_whatever_the_order_given():
 
 
 def row(task, run, resolved, f2p=0, p2f=0, lines=5, cost=0.1, error=None):
-    return {
+    return EvalResult.model_validate({
         "task": task, "team": "t", "run": run, "resolved": resolved, "audit": "accepted",
         "changed_lines": lines, "cost_usd": cost, "error": error,
         "evidence": {"counts": {"fail_to_pass": f2p, "pass_to_fail": p2f}},
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 def test_eval_best_of_figures():
@@ -77,7 +78,7 @@ def test_eval_best_of_figures():
         "reason": "run 2 wins on rule 2 (most fail_to_pass): 1 now pass against 0 now pass for run 3",
     }
     assert s["picks"]["t"]["b"]["run"] == 1
-    assert sorted((r["task"], r["run"]) for r in bestof.picked_results(results)) == [
+    assert sorted((r.task, r.run) for r in bestof.picked_results(results)) == [
         ("a", 2),
         ("b", 1),
         ("c", 1),
