@@ -8,6 +8,7 @@ the real daemon on them and checks what recovery wrote.
 from __future__ import annotations
 
 from autodev.daemon import Daemon
+from autodev.records import Post
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
@@ -28,9 +29,13 @@ def _lay_down(repo, turn_records: list[dict], post: dict | None = None) -> RunPa
     paths = RunPaths(repo)
     paths.ensure()
     th = Thread(paths.thread)
-    th.append("user", "say", "the objective", id="u1")
+    th.append(Post.draft("user", "say", "the objective", id="u1"))
     if post:
-        th.append("solo", post["kind"], post["text"], id=f"{RUN}:t1:post", turn=1, credit=post.get("credit"))
+        th.append(
+            Post.draft(
+                "solo", post["kind"], post["text"], id=f"{RUN}:t1:post", turn=1, credit=post.get("credit")
+            )
+        )
     th.close()
     StateFile(paths.state).update(
         lambda s: s.but(run_id=RUN, turn=1, accounted_turn=0, state="running", objective="x")
