@@ -10,7 +10,8 @@ from the run, turn and call, and a cursor (`telemetry.jsonl`) keeps a span from 
 - `reading`: a run's records parsed, whole, one turn read backwards, or handed over in memory
 - `sent`: the cursor of what each collector accepted
 - `otel`: the SDK side (spans with derived ids, OTLP/HTTP exporters, the GenAI metrics)
-- `export`: the daemon's background exporter and `autodev trace export`
+- `export`: sending turns and the root; `autodev trace export`
+- `background`: the daemon's exporter (a bounded queue, one thread, turns sent together)
 
 Nothing of OpenTelemetry is imported unless telemetry is on (`start` returns None first).
 """
@@ -27,7 +28,7 @@ from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
 if TYPE_CHECKING:
     from autodev.config.telemetry import TelemetryConfig
     from autodev.store.paths import RunPaths
-    from autodev.telemetry.export import Background
+    from autodev.telemetry.background import Background
 
 __all__ = ["HEADER_VARS", "Telemetry", "not_installed", "resolve", "start"]
 
@@ -71,6 +72,7 @@ def start(
     if missing is not None:
         warn(f"{missing.message}; the run goes on without telemetry. fix: {missing.fix}")
         return None
-    from autodev.telemetry.export import Background, Sender
+    from autodev.telemetry.background import Background
+    from autodev.telemetry.export import Sender
 
     return Background(Sender.open(cfg, paths, secrets, redact), run, warn)

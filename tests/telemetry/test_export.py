@@ -18,7 +18,8 @@ from autodev.records.state import RunState
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
 from autodev.telemetry import otel
-from autodev.telemetry.export import Background, Sender, export_run
+from autodev.telemetry.background import Background
+from autodev.telemetry.export import Sender, export_run
 from autodev.telemetry.sent import Sent
 from autodev.telemetry.settings import resolve
 from autodev.telemetry.spans import span_id, trace_id
@@ -296,3 +297,37 @@ def test_a_turn_begun_before_the_daemon_is_read_from_the_logs(tmp_path):
     assert _shape(live.get_finished_spans()) == _shape(
         [sp for sp in read.get_finished_spans() if sp.parent is not None]
     )
+
+
+class _Counting(InMemorySpanExporter):
+    def __init__(self):
+        super().__init__()
+        self.requests = 0
+
+    def export(self, spans):
+        self.requests += 1
+        return super().export(spans)
+
+
+def test_turns_that_finish_close_together_go_out_in_one_request(tmp_path):
+    """A request costs the exporter more than deriving a turn (issue 33): the turns that finish
+    within `LINGER_S` of the first go out together, each marked sent once the collector took them."""
+    paths = RunPaths(tmp_path / "repo")
+    paths.run_dir.mkdir(parents=True)
+    counting = _Counting()
+    s, reader = sender(paths, counting)
+    bg = Background(s, RUN, lambda m: None)
+    with Journal(paths.harness_log) as h, Journal(paths.events, idempotent=False) as e:
+        bg.watch(h, e)
+        for n in (1, 2, 3):
+            for ev in turn_events():
+                e.append({**ev, "turn": n} if "turn" in ev else ev)
+            for r in turn_records():
+                post = {"id": f"{RUN}:t{n}:post"} if "id" in r else {}  # ids are once per log
+                h.append({**r, "turn": n, "ts": r["ts"] + 10 * n, **post})
+            bg.turn_done(n)
+    bg.close(None, 5)
+    assert counting.requests == 1 and len(counting.get_finished_spans()) == 3 * 7
+    sent = Sent(paths.run_dir / "telemetry.jsonl", s.cfg.traces_url)
+    assert all(sent.has(RUN, f"t{n}") for n in (1, 2, 3))
+    assert sum(p.value for p in metric_points(reader)["autodev.run.turns"]) == 3
