@@ -116,8 +116,13 @@ def litellm_kwargs(model: str) -> dict[str, str]:
     one key gets `api_key`; AWS and Vertex credentials get their own keywords."""
     if _store is None:
         return {}  # the keys are in the environment, where litellm reads them itself
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    # litellm declares a bare `dict`: typed here, at its edge, as what it is (names to values)
+    check = cast("Callable[..., Mapping[str, object]]", litellm.validate_environment)
     try:
-        missing = _missing_keys(model)
+        missing = _names(check(model=model).get("missing_keys"))
     except Exception:  # an unknown provider: the request itself will say what is wrong
         return {}
     found = [n for n in missing if is_secret_name(n) and _store.get(n)]
@@ -137,15 +142,8 @@ def litellm_kwargs(model: str) -> dict[str, str]:
     return out
 
 
-def _missing_keys(model: str) -> list[str]:
-    """The variables litellm says `model` needs and the environment lacks. litellm's
-    `validate_environment` is declared to return a bare `dict`: typed here, at the edge, as what
-    it is (names to values), and its one field used is checked."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    check = cast("Callable[..., Mapping[str, object]]", litellm.validate_environment)
-    missing = check(model=model).get("missing_keys")
+def _names(missing: object) -> list[str]:
+    """The variable names litellm's `missing_keys` lists (none when it lists nothing)."""
     return [str(n) for n in missing] if _is_names(missing) else []
 
 

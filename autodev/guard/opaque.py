@@ -13,8 +13,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import assert_never
 
 from autodev.guard import runners
 from autodev.guard.shellnested import SHELLS, STDIN_FILES
@@ -68,9 +70,38 @@ def _inline(name: str, args: Sequence[Word], flags: tuple[str, ...]) -> str | No
     return None
 
 
-def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] | None:
-    """(kind, script word or None, module) for a part that runs a program file or inline code;
-    None for an ordinary command."""
+@dataclass(frozen=True)
+class _Inline:
+    option: str  # the option that gives the code (`-c`, `-e`, `--eval`)
+
+
+@dataclass(frozen=True)
+class _FromInput:
+    pass
+
+
+@dataclass(frozen=True)
+class _Module:
+    name: str  # `python -m NAME` ("" when the name is missing)
+
+
+@dataclass(frozen=True)
+class _Script:
+    file: Word
+
+
+@dataclass(frozen=True)
+class _NoFile:
+    """`source` without a file: it reads the commands it runs from its input."""
+
+
+_Runs = _Inline | _FromInput | _Module | _Script | _NoFile
+"""What a part runs that is not on the command line."""
+
+
+def _script_of(words: tuple[Word, ...]) -> _Runs | None:
+    """What a part runs from a program file, its input or inline code; None for an ordinary
+    command."""
     head = words[0]
     name = basename(head.text)
     args = words[1:]
@@ -81,7 +112,7 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
         if first is not None and first.text in STDIN_FILES:
             return None  # shellparse read the here-string, or refused the line
     if name in ("source", "."):
-        return ("script", args[0] if args else None, None)
+        return _Script(args[0]) if args else _NoFile()
     if name in _SHELL_NAMES:  # -c and reading stdin: shellparse decided those
         i = 0
         while i < len(args) and args[i].text.startswith(("-", "+")) and args[i].text not in ("-", "--"):
@@ -91,27 +122,27 @@ def _script_of(words: tuple[Word, ...]) -> tuple[str, Word | None, str | None] |
             i += 2 if (t in ("--rcfile", "--init-file") or (not t.startswith("--") and t[-1] in "oO")) else 1
         if i < len(args) and args[i].text in ("-", "--"):
             i += 1
-        return ("script", args[i], None) if i < len(args) else None
+        return _Script(args[i]) if i < len(args) else None
     if name in _INTERPRETERS:
         flags, with_arg = _INTERPRETERS[name]
         code = _inline(name, args, flags)
         if code:
-            return ("inline", None, code)
+            return _Inline(code)
         i = 0
         while i < len(args):
             t = args[i].text
             if name == "python" and t == "-m":
-                return ("module", None, args[i + 1].text if i + 1 < len(args) else "")
+                return _Module(args[i + 1].text if i + 1 < len(args) else "")
             if t == "-" or not t.startswith("-"):
                 break
             i += 2 if (len(t) == 2 and t[1] in with_arg) else 1
         if i < len(args) and args[i].text != "-":
-            return ("script", args[i], None)
+            return _Script(args[i])
         if args and all(w.text in _INFO for w in args):
             return None
-        return ("stdin", None, None)
+        return _FromInput()
     if "/" in head.text:
-        return ("script", head, None)
+        return _Script(head)
     return None
 
 
@@ -141,40 +172,62 @@ def opaque_parts(
         got = _script_of(words)
         if got is None:
             continue
-        kind, script, code = got
+        seen = _Seen(part.text, line, dirs, written, earlier)
         name = basename(words[0].text)
-        if kind == "inline":
-            found.append((part.text, f"`{name} {code}` runs code given inline"))
-        elif kind == "stdin":
-            found.append((part.text, f"`{name}` reads the program it runs from its input"))
-        elif kind == "module":
-            mod = (code or "").replace(".", "/")
-            top = mod.split("/")[0]
-            if code and _named_elsewhere((f"{mod}.py", f"{top}/", f"{top}.py"), part.text, line):
-                found.append((part.text, f"module `{code}` may be written by this same command line"))
-                continue
-            cands = (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py")
-            states = [_state(cand, dirs, written) for cand in cands] if code else []
-            if True in states:
-                cand = cands[states.index(True)]
-                found.append((part.text, f"module `{code}` ({cand}) was written or changed in this run"))
-            elif earlier and code and all(st is None for st in states):
-                found.append(
-                    (part.text, f"module `{code}` is not in the repository and `{earlier}` may write it")
-                )
-        elif script is None:
-            found.append((part.text, f"`{name}` without a file reads the commands it runs from its input"))
-        elif script.dynamic:
-            found.append((part.text, f"the script `{script.raw}` is only known at run time"))
-        elif _named_elsewhere((basename(script.text),), part.text, line):
-            found.append((part.text, f"`{script.text}` may be written by this same command line"))
-        elif _state(script.text, dirs, written) is not False:
-            found.append(
-                (part.text, f"`{script.text}` was written or changed in this run (or is not there yet)")
-            )
-        elif earlier:
-            found.append((part.text, f"`{earlier}` earlier on the line may write `{script.text}`"))
+        match got:
+            case _Inline(option):
+                why = f"`{name} {option}` runs code given inline"
+            case _FromInput():
+                why = f"`{name}` reads the program it runs from its input"
+            case _Module(module):
+                why = _module_why(module, seen)
+            case _NoFile():
+                why = f"`{name}` without a file reads the commands it runs from its input"
+            case _Script(file):
+                why = _script_why(file, seen)
+            case _:
+                assert_never(got)
+        if why is not None:
+            found.append((part.text, why))
     return found
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What a part's file is judged against: the part, its line, the folders `cd` may have made
+    current, the run's `written` predicate, an earlier command that writes files it does not name."""
+
+    part: str
+    line: str
+    dirs: list[str | None]
+    written: Callable[[str], bool | None] | None
+    earlier: str | None
+
+
+def _module_why(code: str, seen: _Seen) -> str | None:
+    mod = code.replace(".", "/")
+    top = mod.split("/")[0]
+    if code and _named_elsewhere((f"{mod}.py", f"{top}/", f"{top}.py"), seen.part, seen.line):
+        return f"module `{code}` may be written by this same command line"
+    cands = (f"{mod}.py", f"{mod}/__main__.py", f"{mod}/__init__.py")
+    states = [_state(cand, seen.dirs, seen.written) for cand in cands] if code else []
+    if True in states:
+        return f"module `{code}` ({cands[states.index(True)]}) was written or changed in this run"
+    if seen.earlier and code and all(st is None for st in states):
+        return f"module `{code}` is not in the repository and `{seen.earlier}` may write it"
+    return None
+
+
+def _script_why(script: Word, seen: _Seen) -> str | None:
+    if script.dynamic:
+        return f"the script `{script.raw}` is only known at run time"
+    if _named_elsewhere((basename(script.text),), seen.part, seen.line):
+        return f"`{script.text}` may be written by this same command line"
+    if _state(script.text, seen.dirs, seen.written) is not False:
+        return f"`{script.text}` was written or changed in this run (or is not there yet)"
+    if seen.earlier:
+        return f"`{seen.earlier}` earlier on the line may write `{script.text}`"
+    return None
 
 
 # Commands that write files without naming each one (archives, patches, git's work tree, copies

@@ -205,7 +205,7 @@ def run(argv: Argv, why: str, *, text: bool = False, **kwargs: object) -> Comple
     started: Process = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
     with _own(started) as p:
         try:
-            out, err = _communicate(p, data, cast("float | None", timeout), text=text)
+            done = _waited(p, data, cast("float | None", timeout), text=text)
         except TimeoutExpired as e:
             p.kill()
             # as subprocess.run does: str in text mode, though typeshed declares these bytes only
@@ -214,23 +214,22 @@ def run(argv: Argv, why: str, *, text: bool = False, **kwargs: object) -> Comple
         except BaseException:
             p.kill()
             raise
-    if check and p.returncode:
-        raise subprocess.CalledProcessError(p.returncode, p.args, out, err)
-    return _completed(p, out, err)
+    if check and done.returncode:
+        raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+    return done
 
 
-def _communicate(
-    p: Process, data: object, timeout: float | None, *, text: bool
-) -> tuple[str | bytes, str | bytes]:
-    """`p.communicate(data)`. `input` came through the caller's keywords untyped, as subprocess
-    takes it: str for a process started with `text=True`, else bytes (subprocess checks it)."""
+def _waited(p: Process, data: object, timeout: float | None, *, text: bool) -> Completed:
+    """`p.communicate(data)` and its end. The process and `input` came through the caller's
+    keywords untyped, as subprocess takes them: str pipes and input with `text=True`, else bytes
+    (subprocess checks the input)."""
     if text:
-        return cast("Popen[str]", p).communicate(cast("str | None", data), timeout=timeout)
-    return cast("Popen[bytes]", p).communicate(cast("bytes | None", data), timeout=timeout)
-
-
-def _completed(p: Process, out: str | bytes, err: str | bytes) -> Completed:
-    return CompletedProcess(p.args, p.returncode, out, err)  # pyright: ignore[reportReturnType]
+        ps = cast("Popen[str]", p)
+        out, err = ps.communicate(cast("str | None", data), timeout=timeout)
+        return CompletedProcess(ps.args, ps.returncode, out, err)
+    pb = cast("Popen[bytes]", p)
+    out_b, err_b = pb.communicate(cast("bytes | None", data), timeout=timeout)
+    return CompletedProcess(pb.args, pb.returncode, out_b, err_b)
 
 
 @overload

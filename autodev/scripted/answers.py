@@ -18,9 +18,14 @@ import re
 import tempfile
 import threading
 from pathlib import Path
+from typing import TypeGuard
+
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict
 
 from autodev.errors import ConfigError
 from autodev.scripted.script import Script, Step, ToolCallSpec
+from autodev.store.journal import JsonObject, is_object
 
 # What an error status is called on the wire (OpenAI's error types).
 ERROR_TYPES = {
@@ -32,7 +37,40 @@ ERROR_TYPES = {
 }
 
 
-def _read_ledger(path: Path) -> dict:
+class TurnRecord(TypedDict, total=False):
+    """A turn's place in a participant's steps."""
+
+    base: int  # the step index where the turn started
+    errors: int  # error steps already served in the turn
+    delayed: list[int]  # step indexes whose delay was served
+
+
+class Seat(TypedDict, total=False):
+    """A participant's ledger."""
+
+    next: int  # the first step index no turn has used yet
+    turns: dict[str, TurnRecord]
+
+
+LedgerFile = dict[str, Seat]
+"""The ledger by participant, as ledger.json holds it (written by `_write_ledger` alone)."""
+_LEDGER = TypeAdapter(LedgerFile)
+
+
+class Function(TypedDict):
+    name: str
+    arguments: str  # JSON text
+
+
+class ToolCall(TypedDict):
+    """A tool call as OpenAI's chat completions API writes it."""
+
+    id: str
+    type: str
+    function: Function
+
+
+def _read_ledger(path: Path) -> LedgerFile:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -47,10 +85,16 @@ def _read_ledger(path: Path) -> dict:
             f"scripted ledger {path} is not a JSON object",
             "delete the file to start the script from its first step",
         )
-    return data
+    try:
+        return _LEDGER.validate_python(data)
+    except ValidationError as e:
+        raise ConfigError(
+            f"scripted ledger {path} is unreadable: {e}",
+            "delete the file to start the script from its first step",
+        ) from e
 
 
-def _write_ledger(path: Path, data: dict) -> None:
+def _write_ledger(path: Path, data: LedgerFile) -> None:
     # tmp + fsync + rename: a crash leaves the old ledger or the new one, never half of one.
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     # mkstemp makes the file 0600, private like every run-folder file; the rename keeps that.
@@ -78,7 +122,7 @@ class Ledger:
         self.script = script
         self.path = Path(path) if path is not None else None
         self.lock = threading.Lock()
-        self._memory: dict = {}
+        self._memory: LedgerFile = {}
         self.by_participant: dict[str, list[Step]] = {}
         for s in script.steps:
             self.by_participant.setdefault(s.participant, []).append(s)
@@ -89,18 +133,19 @@ class Ledger:
         """Pick the step for a request and persist the ledger; called under `lock`."""
         ledger = _read_ledger(self.path) if self.path is not None else self._memory
         mine = ledger.setdefault(participant, {"next": 0, "turns": {}})
-        mine.setdefault("next", 0)
+        first = mine.setdefault("next", 0)
         turns = mine.setdefault("turns", {})
         if turn not in turns:
-            turns[turn] = {"base": mine["next"], "errors": 0}
+            turns[turn] = {"base": first, "errors": 0}
         record = turns[turn]
-        index = record["base"] + assistant_count + record["errors"]
-        mine["next"] = max(mine["next"], index + 1)
+        errors = record.setdefault("errors", 0)
+        index = record.setdefault("base", first) + assistant_count + errors
+        mine["next"] = max(first, index + 1)
         steps = self.by_participant.get(participant, [])
         step = steps[index] if index < len(steps) else None
         if step is not None and step.error is not None:
             # Counted before answering, so the retry of this very request moves on.
-            record["errors"] += 1
+            record["errors"] = errors + 1
         if self.path is not None:
             _write_ledger(self.path, ledger)
         return index, step
@@ -130,12 +175,26 @@ def safe_id(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", s) or "_"
 
 
-def assistants(messages: list) -> int:
+def assistants(messages: object) -> int:
     """How many assistant messages a request holds (the steps its turn has already had)."""
-    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+    return sum(1 for m in objects(messages) if m.get("role") == "assistant")
 
 
-def reply(participant: str, turn: str, index: int, step: Step | None) -> tuple[str | None, list[dict]]:
+def items(value: object) -> list[object]:
+    """The items of a JSON array in a request; none for anything else (a key left out, null)."""
+    return value if is_list(value) else []
+
+
+def objects(value: object) -> list[JsonObject]:
+    """The objects of a JSON array in a request (messages, blocks, parts); other items skipped."""
+    return [v for v in items(value) if is_object(v)]
+
+
+def is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
+
+
+def reply(participant: str, turn: str, index: int, step: Step | None) -> tuple[str | None, list[ToolCall]]:
     """The text and OpenAI-shaped tool calls of a step that is not an error (None: the script
     is exhausted for this participant). Call ids are stable across retries and resume."""
     if step is None:
@@ -143,7 +202,7 @@ def reply(participant: str, turn: str, index: int, step: Step | None) -> tuple[s
         calls: list[ToolCallSpec] = []
     else:
         text, calls = step.text, step.calls
-    tool_calls = [
+    tool_calls: list[ToolCall] = [
         {
             "id": f"call_{safe_id(turn)}_{index}_{j}",
             "type": "function",
@@ -154,7 +213,7 @@ def reply(participant: str, turn: str, index: int, step: Step | None) -> tuple[s
     return text, tool_calls
 
 
-def output_chars(text: str | None, tool_calls: list[dict]) -> int:
+def output_chars(text: str | None, tool_calls: list[ToolCall]) -> int:
     return len(text or "") + sum(len(t["function"]["arguments"]) for t in tool_calls)
 
 

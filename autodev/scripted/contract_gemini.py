@@ -27,11 +27,12 @@ import hmac
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from autodev.scripted import answers
-from autodev.scripted.contract import SIGNING_KEY, ProviderServer, _ContractHandler
+from autodev.scripted.answers import items, objects
+from autodev.scripted.contract import SIGNING_KEY, ContractHandler, ProviderServer
 from autodev.scripted.script import Script
+from autodev.store.journal import JsonObject, is_object
 
 _ROUTE = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _STATUS = {
@@ -49,27 +50,33 @@ _STATUS = {
 SKIP_SIGNATURE = base64.b64encode(b"skip_thought_signature_validator").decode()
 
 
-def signature(call: dict) -> str:
+def signature(call: JsonObject) -> str:
     """The thoughtSignature of a functionCall: an HMAC of its name and arguments."""
     canon = json.dumps({"name": call.get("name"), "args": call.get("args") or {}}, sort_keys=True)
     return hmac.new(SIGNING_KEY, b"gemini:" + canon.encode(), hashlib.sha256).hexdigest()
 
 
-def _first_user_text(contents: list) -> str:
-    for c in contents:
-        if isinstance(c, dict) and c.get("role", "user") == "user":
-            return json.dumps([p.get("text") for p in c.get("parts") or [] if isinstance(p, dict)])
+def _first_user_text(contents: object) -> str:
+    for c in objects(contents):
+        if c.get("role", "user") == "user":
+            return json.dumps([p.get("text") for p in objects(c.get("parts"))])
     return ""
 
 
-def _call(part: object) -> dict[str, object] | None:
-    if not isinstance(part, dict):
-        return None
-    return part.get("functionCall") or part.get("function_call")
+def _call(part: JsonObject) -> JsonObject | None:
+    call = part.get("functionCall") or part.get("function_call")
+    return call if is_object(call) else None
 
 
-class _GeminiHandler(_ContractHandler):
+class _GeminiHandler(ContractHandler):
     server_version = "autodev-contract-gemini/1"
+
+    @property
+    def _server(self) -> GeminiServer:
+        srv = self.scripted
+        if not isinstance(srv, GeminiServer):
+            raise TypeError(f"a Gemini contract handler on a {type(srv).__name__}")
+        return srv
 
     def _google_error(self, status: int, message: str) -> None:
         self._send_json(
@@ -89,11 +96,13 @@ class _GeminiHandler(_ContractHandler):
             self._google_error(401, "API key not valid. Please pass a valid API key.")
             return
         try:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            body: object = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            if not is_object(body):
+                raise ValueError("the payload is not a JSON object")
         except ValueError as e:
             self._google_error(400, f"Invalid JSON payload received. {e}")
             return
-        srv: Any = self.scripted
+        srv = self._server
         problem = self._check(body)
         if problem:
             srv.refusals.append(problem)
@@ -104,13 +113,13 @@ class _GeminiHandler(_ContractHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def _check(self, body: dict) -> str | None:
+    def _check(self, body: JsonObject) -> str | None:
         """Gemini 3's rule: the first function call of every model turn carries its signature."""
-        for i, content in enumerate(body.get("contents") or []):
-            if content.get("role") != "model":
+        for i, content in enumerate(items(body.get("contents"))):
+            if not is_object(content) or content.get("role") != "model":
                 continue
             # The API takes either spelling of a field (protobuf JSON); litellm sends snake_case.
-            signed = [(p, c) for p in content.get("parts") or [] if (c := _call(p)) is not None]
+            signed = [(p, c) for p in objects(content.get("parts")) if (c := _call(p)) is not None]
             if not signed:
                 continue
             part, first = signed[0]
@@ -124,18 +133,17 @@ class _GeminiHandler(_ContractHandler):
                     f", position {i + 1}."
                 )
             ours = signature(first)
-            srv: Any = self.scripted
-            if given != ours and (ours in srv.issued or given != SKIP_SIGNATURE):
+            if given != ours and (ours in self._server.issued or given != SKIP_SIGNATURE):
                 return "Corrupted thought signature."
         return None
 
-    def _answer(self, model: str, body: dict) -> None:
-        srv: Any = self.scripted
+    def _answer(self, model: str, body: JsonObject) -> None:
+        srv = self._server
         participant = self._participant(model)
-        contents = body.get("contents") or []
+        contents = body.get("contents")
         turn = "h" + hashlib.sha1(_first_user_text(contents).encode()).hexdigest()[:12]
-        assistants = sum(1 for c in contents if c.get("role") == "model")
-        with srv._lock:
+        assistants = sum(1 for c in objects(contents) if c.get("role") == "model")
+        with srv.ledger.lock:
             index, step = srv.choose(participant, turn, assistants)
             srv.record({"participant": participant, "turn": turn, "index": index, "body": body})
         if step is not None and step.error is not None:
@@ -144,22 +152,23 @@ class _GeminiHandler(_ContractHandler):
             )
             return
         text = f"(script exhausted for {participant})" if step is None else step.text
-        parts: list[dict] = []
-        if ((body.get("generationConfig") or {}).get("thinkingConfig") or {}).get("includeThoughts"):
+        parts: list[JsonObject] = []
+        if _thoughts_asked(body):
             parts.append({"text": f"{participant} thinks about step {index} of turn {turn}", "thought": True})
         if text:
             parts.append({"text": text})
         for c in step.calls if step else []:
             try:
-                args = json.loads(c.arguments())
+                args: object = json.loads(c.arguments())
             except ValueError:
                 args = {}
-            call = {"name": c.tool, "args": args if isinstance(args, dict) else {}}
-            part: dict = {"functionCall": call}
+            call: JsonObject = {"name": c.tool, "args": args if is_object(args) else {}}
+            part: JsonObject = {"functionCall": call}
             if not any("functionCall" in p for p in parts):  # Gemini signs the first call only
-                part["thoughtSignature"] = signature(call)
-                with srv._lock:
-                    srv.issued.add(part["thoughtSignature"])
+                signed = signature(call)
+                part["thoughtSignature"] = signed
+                with srv.ledger.lock:
+                    srv.issued.add(signed)
             parts.append(part)
         prompt = answers.tokens(len(json.dumps(body)))
         out = answers.tokens(len(json.dumps(parts)))
@@ -178,6 +187,13 @@ class _GeminiHandler(_ContractHandler):
                 "responseId": f"{answers.safe_id(participant)}-{answers.safe_id(turn)}-{index}",
             },
         )
+
+
+def _thoughts_asked(body: JsonObject) -> bool:
+    """generationConfig.thinkingConfig.includeThoughts, either missing level taken as empty."""
+    config = body.get("generationConfig")
+    thinking = config.get("thinkingConfig") if is_object(config) else None
+    return is_object(thinking) and bool(thinking.get("includeThoughts"))
 
 
 class GeminiServer(ProviderServer):

@@ -25,13 +25,14 @@ from autodev.scripted.answers import (
     tokens,
 )
 from autodev.scripted.script import Script, Step, load_script
+from autodev.store.journal import JsonObject
 
 
 class ScriptedModel(Model):
     def __init__(self, script: Script | Path, ledger_path: Path | None = None):
         self.script = script if isinstance(script, Script) else load_script(Path(script))
         self.ledger = Ledger(self.script, ledger_path)
-        self.requests: list[dict] = []  # what each request held, oldest first
+        self.requests: list[JsonObject] = []  # what each request held, oldest first
 
     def targets(self, who: str, *, window: int = providers.SCRIPTED_WINDOW) -> list[providers.Target]:
         """The target of participant `who` on this model (the participant's name is its model id,
@@ -39,8 +40,16 @@ class ScriptedModel(Model):
         cap = providers.output_cap(window, None, providers.DEFAULT_MAX_OUTPUT, None)
         return [providers.Target("scripted", f"openai/{who}", scripted=True, window=window, max_output=cap)]
 
-    # The parameters' types are Model.complete's (a type checker takes them from the protocol).
-    def complete(self, target, messages, tools, *, turn_id, timeout, origins=None) -> providers.Generation:
+    def complete(
+        self,
+        target: providers.Target,
+        messages: list[JsonObject],
+        tools: list[JsonObject],
+        *,
+        turn_id: str,
+        timeout: float,
+        origins: dict[int, str] | None = None,
+    ) -> providers.Generation:
         participant = target.model.rsplit("/", 1)[-1]
         with self.ledger.lock:
             index, step = self.ledger.choose(participant, turn_id, assistants(messages))
@@ -61,7 +70,7 @@ class ScriptedModel(Model):
             steps = len(self.ledger.by_participant.get(participant, []))
             raise providers.Refused("script", exhausted_message(participant, index, steps))
         text, calls = reply(participant, turn_id, index, step)
-        message: dict = {"role": "assistant", "content": text}
+        message: JsonObject = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = calls
         prompt = tokens(len(json.dumps({"model": target.model, "messages": messages, "tools": tools})))

@@ -11,7 +11,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
@@ -20,6 +20,7 @@ from autodev.config.base import MODEL_CONFIG, rule_error
 from autodev.config.loading import explain
 from autodev.errors import ConfigError
 from autodev.rules.names import RUN_INDEX
+from autodev.store.journal import is_object
 
 
 class ScriptError(ConfigError):
@@ -45,7 +46,7 @@ class ScriptError(ConfigError):
 @dataclass
 class ToolCallSpec:
     tool: str
-    args: dict
+    args: dict[str, object]
     raw_args: str | None = None  # sent verbatim instead of args: a model's malformed JSON
 
     def arguments(self) -> str:
@@ -66,7 +67,7 @@ class Step:
 class Script:
     path: Path
     steps: list[Step]
-    price: dict | None = None  # USD per token: {input_per_token, output_per_token}
+    price: dict[str, float] | None = None  # USD per token: {input_per_token, output_per_token}
 
     def for_participant(self, name: str) -> list[Step]:
         return [s for s in self.steps if s.participant == name]
@@ -130,7 +131,7 @@ class CallSpec(BaseModel):
 
     tool: str
     """The tool's name, as the participant's tool list names it."""
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, object] = Field(default_factory=dict)
     """The call's arguments (sent as JSON)."""
     raw_args: str | None = None
     """Sent verbatim instead of `args`: a model's malformed JSON, to test how it is handled."""
@@ -239,14 +240,12 @@ def _script_error(path: Path, doc: Mapping[str, object], errors: Sequence[ErrorD
         if len(loc) >= 2 and loc[0] == "step" and isinstance(loc[1], int):
             steps = doc.get("step")
             step, root = loc[1] + 1, StepSpec
-            data = steps[loc[1]] if isinstance(steps, list) and loc[1] < len(steps) else None
+            data = steps[loc[1]] if _is_list(steps) and loc[1] < len(steps) else None
             err = err.copy()
             err["loc"] = loc[2:]
         else:
             step, root, data = None, ScriptFile, doc
-        (problem, fix), *_ = explain(root, [err], data if isinstance(data, dict) else {}) or [
-            ("is invalid", "")
-        ]
+        (problem, fix), *_ = explain(root, [err], data if is_object(data) else {}) or [("is invalid", "")]
         key = next((str(k) for k in reversed(err["loc"]) if isinstance(k, str)), None)
         placed.append(((f"step {step}: " if step else "") + problem, fix, step, key))
     first = placed[0]
@@ -255,3 +254,7 @@ def _script_error(path: Path, doc: Mapping[str, object], errors: Sequence[ErrorD
     lines = [f"script {path}: {len(placed)} problems"]
     lines += [f"  - {problem}" + (f"\n    fix: {fix}" if fix else "") for problem, fix, _s, _k in placed]
     return ScriptError("\n".join(lines), "correct each key listed", path=path, step=first[2], key=first[3])
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)

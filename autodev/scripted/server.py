@@ -11,14 +11,15 @@ import json
 import os
 import threading
 import time
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 from autodev.scripted.answers import (
     ERROR_TYPES,
     EXHAUSTED_CODE,
     Ledger,
+    ToolCall,
     assistants,
     error_message,
     exhausted_message,
@@ -28,6 +29,7 @@ from autodev.scripted.answers import (
     tokens,
 )
 from autodev.scripted.script import Script, Step
+from autodev.store.journal import JsonObject, is_object
 
 TURN_HEADER = "X-Autodev-Turn"
 NO_TURN = "-"
@@ -36,7 +38,7 @@ NO_TURN = "-"
 class ScriptedServer:
     """Serves a Script over HTTP on 127.0.0.1; `with ScriptedServer(...) as s: s.base_url`."""
 
-    handler_base: type[_Handler] | None = (
+    handler_base: type[ChatHandler] | None = (
         None  # another wire protocol (autodev.scripted.contract); None: OpenAI's
     )
 
@@ -45,10 +47,9 @@ class ScriptedServer:
         self.ledger_path = Path(ledger_path)
         self.request_log = Path(request_log) if request_log else None
         self.port = port
-        self.requests: list[dict] = []
+        self.requests: list[JsonObject] = []
         self.base_url = ""
         self.ledger = Ledger(script, self.ledger_path)  # a broken ledger fails now
-        self._lock = self.ledger.lock
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -59,7 +60,7 @@ class ScriptedServer:
             return self.base_url
         served = self
 
-        class Handler(self.handler_base or _Handler):  # this server's own: the handler finds it here
+        class Handler(self.handler_base or ChatHandler):  # this server's own: the handler finds it here
             scripted = served
 
         httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
@@ -96,7 +97,7 @@ class ScriptedServer:
         """Pick the step for a request and persist the ledger; called under the lock."""
         return self.ledger.choose(participant, turn, assistant_count)
 
-    def record(self, entry: dict) -> None:
+    def record(self, entry: JsonObject) -> None:
         """Keep a received request in memory and in the request log; called under the lock."""
         self.requests.append(entry)
         if self.request_log is None:
@@ -112,7 +113,9 @@ class ScriptedServer:
             os.fsync(f.fileno())
 
 
-class _Handler(BaseHTTPRequestHandler):
+class ChatHandler(BaseHTTPRequestHandler):
+    """OpenAI's chat completions over HTTP; the contract servers' handlers change what differs."""
+
     scripted: ScriptedServer  # set on the per-server subclass
     server_version = "autodev-scripted/1"
 
@@ -121,7 +124,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- plumbing
 
-    def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self, status: int, payload: Mapping[str, object], headers: dict[str, str] | None = None
+    ) -> None:
         body = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -173,8 +178,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            body = json.loads(raw or b"{}")
-            if not isinstance(body, dict):
+            body: object = json.loads(raw or b"{}")
+            if not is_object(body):
                 raise ValueError("body is not a JSON object")
         except ValueError as e:
             self._error(400, f"request body is not valid JSON: {e}", "invalid_request_error")
@@ -189,17 +194,17 @@ class _Handler(BaseHTTPRequestHandler):
             except OSError:
                 pass
 
-    def _complete(self, body: dict, body_chars: int) -> None:
+    def _complete(self, body: JsonObject, body_chars: int) -> None:
         srv = self.scripted
         model = str(body.get("model") or "")
         participant = model.rsplit("/", 1)[-1]  # tolerate a provider prefix left on the name
-        messages = body.get("messages") or []
+        messages: object = body.get("messages") or []
         turn = self.headers.get(TURN_HEADER) or self._default_turn(messages)
         refusal = self._refuse(body)
         if refusal:
             self._error(400, *refusal)
             return
-        with srv._lock:
+        with srv.ledger.lock:
             index, step = srv.choose(participant, turn, assistants(messages))
             srv.record({"participant": participant, "turn": turn, "index": index, "body": body})
             delay = srv.ledger.delay(participant, turn, index, step)
@@ -217,20 +222,19 @@ class _Handler(BaseHTTPRequestHandler):
 
         text, tool_calls = reply(participant, turn, index, step)
         out_chars = output_chars(text, tool_calls)
-        usage = {"prompt_tokens": tokens(body_chars), "completion_tokens": tokens(out_chars)}
+        usage: dict[str, int] = {"prompt_tokens": tokens(body_chars), "completion_tokens": tokens(out_chars)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         finish = "tool_calls" if tool_calls else "stop"
         ident = f"chatcmpl-{safe_id(participant)}-{safe_id(turn)}-{index}"
         created = int(time.time())
 
         if body.get("stream"):
-            opts = body.get("stream_options") or {}
-            self._stream(
-                ident, created, model, text, tool_calls, finish, usage if opts.get("include_usage") else None
-            )
+            opts = body.get("stream_options")
+            include = is_object(opts) and opts.get("include_usage")
+            self._stream(ident, created, model, text, tool_calls, finish, usage if include else None)
             return
 
-        message: dict[str, Any] = {"role": "assistant", "content": text}
+        message: JsonObject = {"role": "assistant", "content": text}
         if tool_calls:
             message["tool_calls"] = tool_calls
         self._send_json(
@@ -245,11 +249,11 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
-    def _default_turn(self, messages: list) -> str:
+    def _default_turn(self, messages: object) -> str:
         """The turn of a request without the turn header (a real provider's client never sends it)."""
         return NO_TURN
 
-    def _refuse(self, body: dict) -> tuple[str, str, str] | None:
+    def _refuse(self, body: JsonObject) -> tuple[str, str, str] | None:
         """(message, type, code) of a contract the request breaks; None when it holds."""
         return None
 
@@ -272,11 +276,11 @@ class _Handler(BaseHTTPRequestHandler):
         created: int,
         model: str,
         text: str | None,
-        tool_calls: list[dict],
+        tool_calls: list[ToolCall],
         finish: str,
-        usage: dict | None,
+        usage: dict[str, int] | None,
     ) -> None:
-        def chunk(delta: dict, finish_reason: str | None) -> dict:
+        def chunk(delta: Mapping[str, object], finish_reason: str | None) -> JsonObject:
             return {
                 "id": ident,
                 "object": "chat.completion.chunk",
@@ -285,7 +289,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
             }
 
-        events = [chunk({"role": "assistant", "content": text or ""}, None)]
+        events: list[JsonObject] = [chunk({"role": "assistant", "content": text or ""}, None)]
         for j, t in enumerate(tool_calls):
             events.append(chunk({"tool_calls": [{"index": j, **t}]}, None))
         events.append(chunk({}, finish))

@@ -9,7 +9,8 @@ import pytest
 from autodev.harness import providers
 from autodev.harness.messages import plain
 from autodev.scripted import load_script
-from autodev.scripted.contract import AnthropicServer, OpenAIServer
+from autodev.scripted.contract import OpenAIServer
+from autodev.scripted.contract_anthropic import AnthropicServer
 
 SCRIPT = """
 [[step]]

@@ -11,7 +11,8 @@ import signal
 import pytest
 
 from autodev.scripted import load_script
-from autodev.scripted.contract import AnthropicServer, OpenAIServer
+from autodev.scripted.contract import OpenAIServer
+from autodev.scripted.contract_anthropic import AnthropicServer
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import ACCEPT, call, events, post, records_of, step, wait_for
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from autodev.config import RunConfig
-from autodev.guard import sandbox
+from autodev.guard import mounts, sandbox
 from autodev.harness.tools import Workspace
 from autodev.store.paths import RunPaths, autodev_home
 
@@ -88,16 +88,16 @@ def test_autodev_home_other_runs_and_home_are_not_visible(repo, outside, monkeyp
     other = home / "runs" / "someone-else"
     other.mkdir(parents=True)
     (other / "thread.jsonl").write_text('{"text": "another run"}\n')
-    (Path(sandbox.private_home()) / ".autodev-view-probe").mkdir(exist_ok=True)
+    (Path(mounts.private_home()) / ".autodev-view-probe").mkdir(exist_ok=True)
     try:
         out = run(
             repo, f"cat {other}/thread.jsonl; ls -A {home}; echo HOME=$HOME; ls -A ~; echo AH=$AUTODEV_HOME"
         )
     finally:
-        (Path(sandbox.private_home()) / ".autodev-view-probe").rmdir()
+        (Path(mounts.private_home()) / ".autodev-view-probe").rmdir()
     assert "another run" not in out, out
     assert f"ls: cannot access '{home}': No such file or directory" in out
-    assert f"HOME={sandbox.private_home()}\nAH=\n" in out, out  # an empty home; AUTODEV_HOME unset
+    assert f"HOME={mounts.private_home()}\nAH=\n" in out, out  # an empty home; AUTODEV_HOME unset
 
 
 @needs_bwrap
@@ -120,7 +120,7 @@ def test_the_repository_and_the_system_folders_work(repo):
     assert out.count("Read-only file system") == 3, out  # /usr, /etc and the root itself
     for path in ("/bin", "/lib", "/sbin", "/lib64"):
         if os.path.islink(path):  # merged /usr: the same link inside
-            assert sandbox.system_mounts()[sandbox.system_mounts().index(path) - 2] == "--symlink"
+            assert mounts.system_mounts()[mounts.system_mounts().index(path) - 2] == "--symlink"
 
 
 @needs_bwrap
@@ -142,7 +142,7 @@ def test_autodev_own_python_is_there_only_when_a_caller_exposes_it(repo):
     caller that runs autodev's own code there exposes `own_python()`."""
     probe = f"{sys.executable} -c 'import autodev; print(\"autodev-imported\")'"
     assert "autodev-imported" in run(repo, probe, expose=sandbox.own_python())
-    if not any(sys.base_prefix.startswith(p) for p in sandbox.SYSTEM):
+    if not any(sys.base_prefix.startswith(p) for p in mounts.SYSTEM):
         assert "autodev-imported" not in run(repo, probe)
 
 
