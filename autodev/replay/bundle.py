@@ -19,18 +19,27 @@ import re
 import tarfile
 import tomllib
 import zlib
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
+from autodev import records
 from autodev.config.project import HISTORY, team_versions
 from autodev.errors import UsageError
 from autodev.guard import secrets
-from autodev.store.journal import iter_records
+from autodev.records.events import Event
+from autodev.replay.recording import BadLine, Recording, read
+from autodev.store.journal import JsonObject, is_object
 from autodev.store.paths import RunPaths
 from autodev.store.thread import now_ts
 from autodev.timeline import git
-from autodev.timeline.safe import BundleRefused
+from autodev.timeline.safe import BundleRefused, is_array
 from autodev.timeline.safe import safe_config as safe_config  # bundles are made safe there (replay shares it)
+
+if TYPE_CHECKING:
+    from autodev.guard.redact import Redactor
+
+R = TypeVar("R")
 
 ROOT = "autodev-bundle"
 LOGS = ("thread.jsonl", "events.jsonl", "harness.jsonl", "rewinds.jsonl", "state.json")
@@ -45,7 +54,7 @@ MAX_DEPTH = 100
 FORMAT = 1
 
 
-def _redactor(paths: RunPaths, secret_files: list[str]):
+def _redactor(paths: RunPaths, secret_files: list[str]) -> Redactor:
     from autodev.config import load_team
     from autodev.guard.redact import Redactor
 
@@ -85,7 +94,10 @@ def export(paths: RunPaths, out: Path) -> Path:
 
     patterns = load_config(paths.config_file).secret_files
     redact = _redactor(paths, patterns)
-    harness = list(iter_records(paths.harness_log)) if paths.harness_log.exists() else []
+    try:
+        harness = read(paths.harness_log, records.harness)
+    except BadLine as e:
+        raise UsageError(f"runs export: {paths.harness_log}: {e}", "restore the file from a backup") from None
     state = read_state(paths)
     base = base_of(harness, state)
     if not base:
@@ -119,27 +131,28 @@ def export(paths: RunPaths, out: Path) -> Path:
         for f in sorted(agents.glob("t*-*.*")) if agents.is_dir() else []:
             if f.suffix in (".jsonl", ".stderr") and f.is_file() and not f.is_symlink():
                 _add(tar, f"run/agents/{f.name}", _redacted(f.read_text(errors="replace"), redact))
-        config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
-        # the team as it is, and every team the run had (replay runs each turn with its own)
-        folders = [(config, "config")]
-        folders += [(d, f"run/{HISTORY}/{n}") for n, d in sorted(team_versions(paths.run_dir).items())]
-        for folder, member in folders:
-            for f in sorted(folder.rglob("*")):
-                if secrets.is_secret_file(f.relative_to(folder).as_posix(), patterns):
-                    continue  # a key file kept next to the team files stays out too
-                if f.is_file() and not f.is_symlink():
-                    _add(
-                        tar,
-                        f"{member}/{f.relative_to(folder).as_posix()}",
-                        _redacted(f.read_text(errors="replace"), redact),
-                    )
+        _add_teams(tar, paths, redact, patterns)
         with _git_bundle(paths.repo, base) as data:
             _add(tar, "repo.bundle", data)
     tmp.replace(out)
     return out
 
 
-def _redacted(text: str, redact) -> bytes:
+def _add_teams(tar: tarfile.TarFile, paths: RunPaths, redact: Redactor, patterns: list[str]) -> None:
+    """The team as it is, and every team the run had (replay runs each turn with its own)."""
+    config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
+    folders = [(config, "config")]
+    folders += [(d, f"run/{HISTORY}/{n}") for n, d in sorted(team_versions(paths.run_dir).items())]
+    for folder, member in folders:
+        for f in sorted(folder.rglob("*")):
+            if secrets.is_secret_file(f.relative_to(folder).as_posix(), patterns):
+                continue  # a key file kept next to the team files stays out too
+            if f.is_file() and not f.is_symlink():
+                name = f"{member}/{f.relative_to(folder).as_posix()}"
+                _add(tar, name, _redacted(f.read_text(errors="replace"), redact))
+
+
+def _redacted(text: str, redact: Redactor) -> bytes:
     return redact.text(text).encode()
 
 
@@ -169,7 +182,7 @@ class _git_bundle:
             git.git(self.repo, "tag", "-d", "autodev-base", check=False)
         return f.read_bytes()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.dir.cleanup()
 
 
@@ -233,7 +246,7 @@ def unpack(bundle: Path, into: Path) -> Path:
     return root
 
 
-def _members(bundle: Path, tar: tarfile.TarFile):
+def _members(bundle: Path, tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     try:
         yield from tar
     except (OSError, EOFError, tarfile.TarError, zlib.error) as e:
@@ -277,7 +290,7 @@ def depth_of(data: bytes, *, kind: str) -> int | None:
         elif kind == "json":
             docs = [json.loads(data)]
         else:
-            docs = []
+            docs: list[object] = []
             for line in data.splitlines():
                 try:
                     docs.append(json.loads(line))
@@ -291,20 +304,17 @@ def depth_of(data: bytes, *, kind: str) -> int | None:
     todo: list[tuple[object, int]] = [(d, 1) for d in docs]
     while todo:
         obj, level = todo.pop()
-        if isinstance(obj, dict):
+        if is_object(obj):  # a TOML table's keys are strings too
             deepest = max(deepest, level)
             todo.extend((v, level + 1) for v in obj.values())
-        elif isinstance(obj, list):
+        elif is_array(obj):
             deepest = max(deepest, level)
             todo.extend((v, level + 1) for v in obj)
     return deepest
 
 
-def recording(bundle: Path, into: Path):
+def recording(bundle: Path, into: Path) -> Recording:
     """The `replay.Recording` a bundle holds (untrusted)."""
-    from autodev.guard.display import line
-    from autodev.replay.replay import Recording
-
     root = unpack(bundle, into)
     try:
         manifest = json.loads((root / "manifest.json").read_text())
@@ -318,43 +328,43 @@ def recording(bundle: Path, into: Path):
             f"{bundle}: its base {base!r} is not a commit id", "give a file `autodev runs export` wrote"
         )
 
-    from autodev.errors import CorruptLogError
-    from autodev.records import check_event, check_harness, check_post
-
-    def logs(name: str, check) -> list[dict]:
-        """The log's records, each checked against its model: replay reads their fields as the
-        daemon wrote them (a turn is a number, a message a table), so a crafted line is refused
-        here, naming it, not met as a KeyError in the middle of a replay."""
-        f = root / "run" / name
-        out: list[dict] = []
-        try:
-            for n, rec in enumerate(iter_records(f), 1):
-                try:
-                    check(rec)
-                except ValueError as e:
-                    raise BundleRefused(
-                        f"{bundle}: run/{name} line {n} is not a record autodev wrote ({line(str(e))})",
-                        "give a file `autodev runs export` wrote",
-                    ) from None
-                out.append(rec)
-        except CorruptLogError as e:
-            raise BundleRefused(
-                f"{bundle}: run/{name} is not JSON lines ({e.message.rsplit(': ', 1)[-1]})",
-                "give a file `autodev runs export` wrote",
-            ) from None
-        return out
-
+    run = root / "run"
     return Recording(
-        logs("thread.jsonl", check_post),
-        logs("events.jsonl", check_event),
-        logs("harness.jsonl", check_harness),
+        _log(bundle, run, "thread.jsonl", records.post),
+        _log(bundle, run, "events.jsonl", _event),
+        _log(bundle, run, "harness.jsonl", records.harness),
         root / "config",
         base,
         root / "repo.bundle",
         True,
-        run_dir=root / "run",
-        forked_at=_forked_at(root / "run" / "state.json"),
+        run_dir=run,
+        forked_at=_forked_at(run / "state.json"),
     )
+
+
+def _event(rec: JsonObject) -> Event:
+    return records.event(rec)
+
+
+def _log(bundle: Path, run: Path, name: str, parse: Callable[[JsonObject], R]) -> list[R]:
+    """The log's lines, each read into its model: replay reads their fields as the daemon wrote
+    them (a turn is a number, a message a table), so a crafted line is refused here, naming it,
+    not met as a KeyError in the middle of a replay."""
+    from autodev.errors import CorruptLogError
+    from autodev.guard.display import line
+
+    try:
+        return read(run / name, parse)
+    except BadLine as e:
+        raise BundleRefused(
+            f"{bundle}: run/{name} line {e.n} is not a record autodev wrote ({line(e.reason)})",
+            "give a file `autodev runs export` wrote",
+        ) from None
+    except CorruptLogError as e:
+        raise BundleRefused(
+            f"{bundle}: run/{name} is not JSON lines ({e.message.rsplit(': ', 1)[-1]})",
+            "give a file `autodev runs export` wrote",
+        ) from None
 
 
 def _forked_at(state: Path) -> int | None:

@@ -19,8 +19,28 @@ diverged there.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import assert_never
+
+from autodev.records import (
+    AgentFinished,
+    AgentStarted,
+    Compacted,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationStarted,
+    Nudged,
+    Post,
+    PostCommitted,
+    PostStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
+from autodev.records.events import ScheduledEvent
+from autodev.replay.recording import Recording, extra
 
 HEX = re.compile(r"\b[0-9a-f]{7,40}\b")  # a commit id, full or abbreviated, if the records name it
 TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
@@ -28,19 +48,10 @@ TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d
 AGENT_CALL = re.compile(r"^(claude|codex|copilot|gemini)-\d+-(\d+)$")
 TIMED_TOOLS = ("read_thread",)  # results that show autodev's post times
 
+__all__ = ["Divergence", "Recording", "compare"]
 
-@dataclass
-class Recording:
-    posts: list[dict]
-    events: list[dict]
-    harness: list[dict]
-    config_dir: Path  # team.toml, config.toml, prompts/, a scripted team's script
-    base: str
-    source: Path  # a git repository, or a git bundle file, holding the base and the run's commits
-    untrusted: bool = False  # a bundle: no hooks, MCP servers or agent CLI args; commands sandboxed
-    repo_path: str = ""  # where the recorded repository was (masked in comparisons)
-    run_dir: Path | None = None  # the run folder: agents/ (CLI runs' raw streams), team-history/
-    forked_at: int | None = None  # a fork: the post it was made at (its replay starts there)
+Place = tuple[str, int, str]  # where the records name a commit: (what, number, of what)
+Norm = Callable[[object, bool], str]  # text, and whether it shows post times -> masked
 
 
 @dataclass
@@ -62,21 +73,20 @@ class Divergence:
 # -- commits, by their mapping -------------------------------------------------------------------
 
 
-def _named(r: Recording) -> dict[tuple, tuple[str, int | None]]:
+def _named(r: Recording) -> dict[Place, tuple[str, int | None]]:
     """Every commit the records name, by its place: (what, where) -> (sha, turn), in order."""
-    out: dict[tuple, tuple[str, int | None]] = {}
+    out: dict[Place, tuple[str, int | None]] = {}
     for h in r.harness:
-        if h.get("type") == "turn_started" and isinstance(t := h.get("turn"), int) and h.get("head"):
-            out.setdefault(("the HEAD turn", t, "started on"), (str(h["head"]), t))
+        if isinstance(h, TurnStarted) and h.head:
+            out.setdefault(("the HEAD turn", h.turn, "started on"), (h.head, h.turn))
     for p in r.posts:
-        turn = p.get("turn") if isinstance(p.get("turn"), int) else None
-        credit, rw = p.get("credit"), p.get("rewind")
-        commits = (credit.get("commits") if isinstance(credit, dict) else None) or []
+        turn = p.turn if isinstance(p.turn, int) else None
+        commits = p.credit.commits if p.credit is not None else []
         for i, c in enumerate(reversed(commits)):  # oldest first
-            out[("credited commit", i + 1, f"of post {p['seq']}")] = (str(c), turn)
-        for head in (p.get("head"), rw.get("head") if isinstance(rw, dict) else None):
+            out[("credited commit", i + 1, f"of post {p.seq}")] = (str(c), turn)
+        for head in (p.head, p.rewind.get("head") if p.rewind is not None else None):
             if isinstance(head, str) and head:
-                out[("the HEAD of post", p["seq"], "")] = (head, turn)
+                out[("the HEAD of post", p.seq, "")] = (head, turn)
     return out
 
 
@@ -118,7 +128,7 @@ class Commits:
             s = TIME.sub("<time>", s)
         known = self.sides[side]
 
-        def one(m: re.Match) -> str:
+        def one(m: re.Match[str]) -> str:
             tok = m.group(0)
             hits = {label for sha, label in known.items() if sha.startswith(tok)}
             return hits.pop() if len(hits) == 1 else tok
@@ -129,50 +139,73 @@ class Commits:
 # -- comparing -----------------------------------------------------------------------------------
 
 
-def _credit(post: dict) -> str:
-    c = post.get("credit")
-    if post.get("kind") != "work_done":
+def _credit(post: Post) -> str:
+    c = post.credit
+    if post.kind != "work_done":
         return "-"
-    if not c:
+    if c is None or not c.dump():
         return "not credited"
-    return f"{len(c.get('commits') or [])} commit(s), files {sorted(c.get('files') or [])}"
+    return f"{len(c.commits)} commit(s), files {sorted(c.files)}"
 
 
-def _turns(r: Recording) -> dict[int, dict]:
-    out: dict[int, dict] = {}
+@dataclass
+class _Turn:
+    """What a turn did, as the comparison reads it."""
+
+    scheduled: str | None = None  # who, and by which rule
+    prompt: str | None = None
+    tools: list[tuple[str, str, bool]] = field(default_factory=lambda: [])  # (call, result, timed)
+    agents: list[str] = field(default_factory=lambda: [])
+    post: Post | None = None
+
+
+def _turns(r: Recording) -> dict[int, _Turn]:
+    out: dict[int, _Turn] = {}
     for e in r.events:
-        if e.get("type") == "scheduled" and isinstance(e.get("turn"), int):
-            out.setdefault(e["turn"], {})["scheduled"] = f"{e.get('participant')} ({e.get('rule')})"
+        if isinstance(e, ScheduledEvent) and e.turn is not None:
+            out.setdefault(e.turn, _Turn()).scheduled = f"{e.participant} ({e.rule})"
     names: dict[tuple[int, str], str] = {}
     for h in r.harness:
-        t = h.get("turn")
-        if not isinstance(t, int):
-            continue
-        slot = out.setdefault(t, {})
-        if h.get("type") == "turn_started" and "prompt" not in slot:
-            slot["prompt"] = "\n".join(str(m.get("content")) for m in h.get("messages") or [])
-        elif h.get("type") == "tool_started":
-            names[(t, str(h.get("call_id")))] = str(h.get("name"))
-        elif h.get("type") == "tool_finished":
-            call = str(h["call_id"])
-            timed = names.get((t, call)) in TIMED_TOOLS
-            slot.setdefault("tools", []).append((AGENT_CALL.sub(r"\1-\2", call), h["result"], timed))
-        elif h.get("type") == "agent_started":
-            slot.setdefault("agents", []).append(str(h.get("agent")))
+        slot = out.setdefault(h.turn, _Turn())
+        match h:
+            case TurnStarted():
+                if slot.prompt is None:
+                    slot.prompt = "\n".join(str(m.get("content")) for m in h.messages)
+            case ToolStarted():
+                names[(h.turn, h.call_id)] = h.name
+            case ToolFinished():
+                timed = names.get((h.turn, h.call_id)) in TIMED_TOOLS
+                slot.tools.append((AGENT_CALL.sub(r"\1-\2", h.call_id), h.result, timed))
+            case AgentStarted():
+                slot.agents.append(h.agent)
+            case (
+                GenerationStarted()
+                | GenerationFinished()
+                | GenerationFailed()
+                | PostStarted()
+                | PostCommitted()
+                | TurnFinished()
+                | Compacted()
+                | Nudged()
+                | AgentFinished()
+            ):
+                pass  # not compared: the model's answers are the recording's own
+            case _:
+                assert_never(h)
     for p in r.posts:
-        if isinstance(p.get("turn"), int):
-            out.setdefault(p["turn"], {})["post"] = p
+        if isinstance(p.turn, int):
+            out.setdefault(p.turn, _Turn()).post = p
     return out
 
 
-def _post_line(p: dict | None, norm, tests: bool = False) -> str:
+def _post_line(p: Post | None, norm: Norm, tests: bool = False) -> str:
     if p is None:
         return "(no post)"
-    handoff = f" -> {p['handoff']}" if p.get("handoff") else ""
+    handoff = f" -> {p.handoff}" if p.handoff else ""
     # The evidence of a done is re-checked like a tool's result: its tests ran again on the clone.
-    ev = p.get("evidence")
-    shown = f" [tests: {ev.get('summary')}]" if tests and isinstance(ev, dict) else ""
-    return f"#{p['seq']} {p['from']} {p['kind']}{handoff}: {norm(p.get('text', ''))[:300]}{shown}"
+    ev = extra(p, "evidence")
+    shown = f" [tests: {ev.get('summary')}]" if tests and ev is not None else ""
+    return f"#{p.seq} {p.from_} {p.kind}{handoff}: {norm(p.text, False)[:300]}{shown}"
 
 
 def compare(
@@ -189,31 +222,13 @@ def compare(
 
     a, b = _turns(want), _turns(got)
     for turn in sorted(set(a) | set(b)):
-        x, y = a.get(turn, {}), b.get(turn, {})
-        if x.get("scheduled") != y.get("scheduled"):
-            return Divergence(turn, "scheduler decision", str(x.get("scheduled")), str(y.get("scheduled")))
-        px, py = nx(x.get("prompt", "")), ny(y.get("prompt", ""))
-        if px != py:
-            return Divergence(turn, "turn prompt", *_first_difference(px, py))
-        if x.get("agents", []) != y.get("agents", []):
-            runs = (", ".join(z.get("agents", [])) or "(none)" for z in (x, y))
-            return Divergence(turn, "agent CLI runs", *runs)
-        if tools:
-            tx, ty = x.get("tools", []), y.get("tools", [])
-            for i in range(max(len(tx), len(ty))):
-                ex = f"{tx[i][0]}: {nx(tx[i][1], tx[i][2])}" if i < len(tx) else "(no call)"
-                gy = f"{ty[i][0]}: {ny(ty[i][1], ty[i][2])}" if i < len(ty) else "(no call)"
-                if ex != gy:
-                    return Divergence(turn, f"tool result {i + 1}", ex[:600], gy[:600])
-        lx, ly = _post_line(x.get("post"), nx), _post_line(y.get("post"), ny)
-        if lx != ly:
-            return Divergence(turn, "post", lx, ly)
-        if x.get("post") and _credit(x["post"]) != _credit(y["post"]):
-            return Divergence(turn, "credit", _credit(x["post"]), _credit(y["post"]))
+        d = _turn_differs(turn, a.get(turn, _Turn()), b.get(turn, _Turn()), nx, ny, tools)
+        if d is not None:
+            return d
         if ids.conflict is not None and ids.conflict.turn == turn:
             return ids.conflict
-    others = [p for p in want.posts if not isinstance(p.get("turn"), int)]
-    mine = [p for p in got.posts if not isinstance(p.get("turn"), int)]
+    others = [p for p in want.posts if not isinstance(p.turn, int)]
+    mine = [p for p in got.posts if not isinstance(p.turn, int)]
     for i in range(max(len(others), len(mine))):
         lx = _post_line(others[i] if i < len(others) else None, nx, tools)
         ly = _post_line(mine[i] if i < len(mine) else None, ny, tools)
@@ -223,6 +238,32 @@ def compare(
         return ids.conflict
     if missing:
         return Divergence(None, "the recording", "an answer for every request", f"none for {missing[0]}")
+    return None
+
+
+def _turn_differs(turn: int, x: _Turn, y: _Turn, nx: Norm, ny: Norm, tools: bool) -> Divergence | None:
+    """The first difference between a recorded turn `x` and its replay `y`."""
+    if x.scheduled != y.scheduled:
+        return Divergence(turn, "scheduler decision", str(x.scheduled), str(y.scheduled))
+    px, py = nx(x.prompt or "", False), ny(y.prompt or "", False)
+    if px != py:
+        return Divergence(turn, "turn prompt", *_first_difference(px, py))
+    if x.agents != y.agents:
+        return Divergence(
+            turn, "agent CLI runs", ", ".join(x.agents) or "(none)", ", ".join(y.agents) or "(none)"
+        )
+    if tools:
+        tx, ty = x.tools, y.tools
+        for i in range(max(len(tx), len(ty))):
+            ex = f"{tx[i][0]}: {nx(tx[i][1], tx[i][2])}" if i < len(tx) else "(no call)"
+            gy = f"{ty[i][0]}: {ny(ty[i][1], ty[i][2])}" if i < len(ty) else "(no call)"
+            if ex != gy:
+                return Divergence(turn, f"tool result {i + 1}", ex[:600], gy[:600])
+    lx, ly = _post_line(x.post, nx), _post_line(y.post, ny)
+    if lx != ly:
+        return Divergence(turn, "post", lx, ly)
+    if x.post is not None and y.post is not None and _credit(x.post) != _credit(y.post):
+        return Divergence(turn, "credit", _credit(x.post), _credit(y.post))
     return None
 
 

@@ -17,33 +17,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.records import GenerationFinished, HarnessRecord, Post, ToolFinished, ToolStarted
+from autodev.records.events import AuditEvent, Event
+from autodev.store.journal import is_object
+from autodev.timeline.safe import is_array
 
 NOT_RECORDED = "not in the recording"
 
 
 @dataclass
 class RecordedModel:
-    generations: dict[tuple[int, int], dict]  # (turn, step) -> generation_finished record
-    audits: list[dict]  # the audit's `audit` events that asked its model, in order
+    generations: dict[tuple[int, int], GenerationFinished]  # (turn, step) -> its record
+    audits: list[AuditEvent]  # the audit's `audit` events that asked its model, in order
     results: dict[tuple[int, str], str] | None = None  # --tools recorded: (turn, call id) -> result
-    heads: dict[int, str] = field(default_factory=dict)  # turn -> HEAD when its post was made
+    heads: dict[int, str] = field(default_factory=lambda: {})  # turn -> HEAD when its post was made
     repo: Path | None = None
-    missing: list[str] = field(default_factory=list)  # requests it could not answer
-    notice_heads: dict[int, str] = field(default_factory=dict)  # turn -> HEAD when its notice was raised
-    _audits_used: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=lambda: [])  # requests it could not answer
+    notice_heads: dict[int, str] = field(
+        default_factory=lambda: {}
+    )  # turn -> HEAD when its notice was raised
+    _audits_used: dict[str, int] = field(default_factory=lambda: {})
 
     @classmethod
     def of(
-        cls, harness: list[dict], posts: list[dict], events: list[dict], *, recorded_tools: bool, repo: Path
+        cls,
+        harness: list[HarnessRecord],
+        posts: list[Post],
+        events: list[Event],
+        *,
+        recorded_tools: bool,
+        repo: Path,
     ) -> RecordedModel:
-        gens = {(r["turn"], r["step"]): r for r in harness if r.get("type") == "generation_finished"}
-        audits = [e for e in events if e.get("type") == "audit" and e.get("by", "model") == "model"]
+        gens = {(r.turn, r.step): r for r in harness if isinstance(r, GenerationFinished)}
+        # an `audit` event without `by` is the model's (written before `by` was)
+        audits = [
+            e
+            for e in events
+            if isinstance(e, AuditEvent) and (e.by == "model" or "by" not in e.model_fields_set)
+        ]
         results = None
         if recorded_tools:
-            results = {
-                (r["turn"], r["call_id"]): r["result"] for r in harness if r.get("type") == "tool_finished"
-            }
-        heads = {p["turn"]: p["head"] for p in posts if isinstance(p.get("turn"), int) and p.get("head")}
+            results = {(r.turn, r.call_id): r.result for r in harness if isinstance(r, ToolFinished)}
+        heads = {p.turn: p.head for p in posts if isinstance(p.turn, int) and p.head}
         return cls(gens, audits, results, heads, repo, notice_heads=_notice_heads(harness, posts))
 
     @property
@@ -60,8 +75,8 @@ class RecordedModel:
     def complete(
         self,
         target: providers.Target,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[dict[str, object]],
+        tools: list[dict[str, object]],
         *,
         turn_id: str,
         timeout: float,
@@ -75,8 +90,7 @@ class RecordedModel:
         if rec is None:
             self.missing.append(f"turn {turn}, step {step}")
             raise providers.Refused("request", f"turn {turn}, step {step}: {NOT_RECORDED}")
-        calls = rec["message"].get("tool_calls") or []
-        names = {(c.get("function") or {}).get("name") for c in calls}
+        names = _called(rec.message)
         if self.results is not None and self.repo:
             # The recorded tools changed nothing here: the repository takes the commit the
             # notice (a mid-turn post) or the post was made on, so its HEAD and credit are the
@@ -91,12 +105,12 @@ class RecordedModel:
 
                 git.git(self.repo, "reset", "-q", "--hard", head)
         return providers.Generation(
-            message=rec["message"],
+            message=rec.message,
             prompt_tokens=0,
             completion_tokens=0,
             cost=0.0,
-            model=str(rec.get("model") or target.label),
-            source=str(rec.get("source") or ""),
+            model=str(rec.model or target.label),
+            source=str(rec.source or ""),
         )
 
     def _audit(self, audit_id: str) -> providers.Generation:
@@ -105,8 +119,7 @@ class RecordedModel:
             self.missing.append(f"audit {audit_id.rsplit(':', 1)[-1]}")
             raise providers.Refused("request", f"the audit {NOT_RECORDED}")
         event = self.audits[n]
-        accept = bool(event.get("accept"))
-        gap = str(event.get("gap") or "")
+        accept, gap = event.accept, event.gap
         call = {
             "id": f"replay-audit-{n}",
             "type": "function",
@@ -118,22 +131,29 @@ class RecordedModel:
         )
 
 
-def _notice_heads(harness: list[dict], posts: list[dict]) -> dict[int, str]:
+def _called(message: dict[str, object]) -> set[str]:
+    """The names of the tools an assistant message calls."""
+    calls = message.get("tool_calls")
+    out: set[str] = set()
+    for c in calls if is_array(calls) else []:
+        fn: object = c.get("function") if is_object(c) else None
+        if is_object(fn) and isinstance(name := fn.get("name"), str):
+            out.add(name)
+    return out
+
+
+def _notice_heads(harness: list[HarnessRecord], posts: list[Post]) -> dict[int, str]:
     """turn -> the HEAD its `tell_user` notice recorded (the result names the notice)."""
-    calls = {
-        r["call_id"]: r["turn"]
-        for r in harness
-        if r.get("type") == "tool_started" and r.get("name") == "tell_user"
-    }
+    calls = {r.call_id: r.turn for r in harness if isinstance(r, ToolStarted) and r.name == "tell_user"}
     raised: dict[str, int] = {}
     for r in harness:
-        if r.get("type") == "tool_finished" and r.get("call_id") in calls:
-            words = str(r.get("result", "")).split()
+        if isinstance(r, ToolFinished) and r.call_id in calls:
+            words = r.result.split()
             if len(words) > 1 and words[0] == "notice":
-                raised[words[1]] = calls[r["call_id"]]
+                raised[words[1]] = calls[r.call_id]
     out: dict[int, str] = {}
     for p in posts:
-        n = p.get("notice")
-        if isinstance(n, dict) and str(n.get("id")) in raised and p.get("head") and not n.get("answered"):
-            out[raised[str(n.get("id"))]] = p["head"]
+        n = p.notice
+        if n is not None and n.id in raised and p.head and not n.answered:
+            out[raised[n.id]] = p.head
     return out

@@ -26,30 +26,43 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
+from autodev import records
+from autodev.records import AgentStarted, HarnessRecord, Post, TurnStarted
+from autodev.records.events import DaemonStartedEvent, Event, ScheduledEvent, TeamReloadedEvent
 from autodev.records.state import RunState
-from autodev.replay.compare import Divergence, Recording, compare
+from autodev.replay.compare import Divergence, compare
 from autodev.replay.recorded import RecordedModel
+from autodev.replay.recording import BadLine, Recording, head_of, read
 from autodev.replay.refused import ReplayRefused
-from autodev.rules.live import rewind_of
-from autodev.store.journal import iter_records
+from autodev.rules.live import rewind_note
+from autodev.store.journal import JsonObject, is_object
 from autodev.store.paths import RunPaths
-from autodev.store.thread import head_of
 from autodev.timeline import git
+
+if TYPE_CHECKING:
+    from autodev.daemon.handles import Run
 
 __all__ = ["Divergence", "Recording", "compare"]
 
-
-def _records(path: Path) -> list[dict]:
-    return list(iter_records(path)) if path.exists() else []
+R = TypeVar("R")
 
 
-def base_of(harness: list[dict], state: RunState) -> str | None:
-    first = next((r for r in harness if r.get("type") == "turn_started" and r.get("head")), None)
-    return (first or {}).get("head") or state.base_head
+def base_of(harness: list[HarnessRecord], state: RunState) -> str | None:
+    first = next((r for r in harness if isinstance(r, TurnStarted) and r.head), None)
+    return (first.head if first is not None else None) or state.base_head
+
+
+def _read(path: Path, parse: Callable[[JsonObject], R]) -> list[R]:
+    """A log of the run folder, each line as its record."""
+    try:
+        return read(path, parse)
+    except BadLine as e:
+        raise ReplayRefused(f"{path}: {e}", "restore the file from a backup, or replay another run") from None
 
 
 def from_run(paths: RunPaths) -> Recording:
@@ -58,15 +71,15 @@ def from_run(paths: RunPaths) -> Recording:
 
     if not paths.thread.exists():
         raise ReplayRefused(f"there is no run in {paths.run_dir}", "run `autodev start` first")
-    harness = _records(paths.harness_log)
+    harness = _read(paths.harness_log, records.harness)
     state = read_state(paths)
     base = base_of(harness, state)
     if not base:
         raise ReplayRefused("the run recorded no base commit", "replay a run that made at least one turn")
     config = paths.config_dir if (paths.config_dir / "team.toml").exists() else paths.run_dir / "team"
     return Recording(
-        _records(paths.thread),
-        _records(paths.events),
+        _read(paths.thread, records.post),
+        _read(paths.events, _event),
         harness,
         config,
         base,
@@ -78,11 +91,15 @@ def from_run(paths: RunPaths) -> Recording:
     )
 
 
+def _event(rec: JsonObject) -> Event:
+    return records.event(rec)
+
+
 # -- running it again ----------------------------------------------------------------------------
 
 
 @contextmanager
-def _env(values: dict[str, str]) -> Iterator[None]:
+def _env(values: dict[str, str]) -> Generator[None]:
     old = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
@@ -110,16 +127,16 @@ def _clone(rec: Recording, to: Path) -> None:
 def _config_seen(rec: Recording) -> bool:
     """Did git see .autodev/ in the recorded repository? Its first turn's baseline lists the
     files that differ from HEAD or are untracked, .gitignore and info/exclude respected."""
-    first = next((r for r in rec.harness if r.get("type") == "turn_started"), None)
-    dirty = ((first or {}).get("baseline") or {}).get("dirty") or {}
-    return any(str(k).startswith(".autodev/") for k in dirty)
+    first = next((r for r in rec.harness if isinstance(r, TurnStarted)), None)
+    dirty: object = first.baseline.get("dirty") if first is not None else None
+    return is_object(dirty) and any(k.startswith(".autodev/") for k in dirty)
 
 
 def start_commit(rec: Recording) -> str:
     """Where the replay starts: the base, or a fork's commit (the HEAD of its post)."""
     if rec.forked_at is None:
         return rec.base
-    heads = [h for p in rec.posts if p["seq"] <= rec.forked_at and (h := head_of(p))]
+    heads = [h for p in rec.posts if p.seq <= rec.forked_at and (h := head_of(p))]
     return heads[-1] if heads else rec.base
 
 
@@ -137,12 +154,13 @@ class Teams:
         self.per_turn: dict[int, int] = {}
         cur = None
         for e in rec.events:
-            if e.get("type") in ("daemon_started", "team_reloaded") and isinstance(e.get("team"), int):
-                cur = e["team"]
-            elif (
-                e.get("type") == "scheduled" and isinstance(t := e.get("turn"), int) and cur in self.versions
-            ):
-                self.per_turn[t] = cur
+            match e:
+                case DaemonStartedEvent() | TeamReloadedEvent():
+                    cur = e.team if e.team is not None else cur
+                case ScheduledEvent() if e.turn is not None and cur is not None and cur in self.versions:
+                    self.per_turn[e.turn] = cur
+                case _:
+                    pass  # no other kind changes the team
         self.installed: int | None = None
 
     def install_for(self, turn: int) -> None:
@@ -170,83 +188,86 @@ def _config(rec: Recording, repo: Path) -> None:
         safe_config(repo / ".autodev")
 
 
-def _feed(rec: Recording, teams: Teams):
+def _feed(rec: Recording, teams: Teams) -> Callable[[Run], None]:
     """At each turn boundary: the team of the next turn installed, then the user's inputs whose
     seqs come next, put in the inbox in order (each makes one post: a message, a notice's
     answer, a gate's decision); a rewind the user made there is asked of the daemon again (and
     the run resumed, as the recording went on after it)."""
-    from autodev.user import actions
-
     start = rec.forked_at or 1
     inputs = [
         p
         for p in rec.posts
-        if p["seq"] > start and (p["from"] == "user" or _user_gate(p) or _answer_of(p) or rewind_of(p))
+        if p.seq > start and (p.from_ == "user" or _user_gate(p) or _answer_of(p) or rewind_note(p))
     ]
-    last = rec.posts[-1]["seq"] if rec.posts else 0
+    last = rec.posts[-1].seq if rec.posts else 0
     # the seq the next input's post takes: after what the daemon posted, and after what the
     # inbox still holds (the objective, queued before the daemon starts, included)
     queued = [start + 1]
 
-    def feed(run) -> None:
+    def feed(run: Run) -> None:
         teams.install_for(run.state.read().turn + 1)
         nxt = max(run.thread.last_seq + 1, queued[0])
-        while inputs and inputs[0]["seq"] <= nxt:
+        while inputs and inputs[0].seq <= nxt:
             p = inputs.pop(0)
-            if p["seq"] != nxt:
+            if p.seq != nxt:
                 continue  # the replay already went elsewhere: the comparison says where
-            if rewind_of(p):
-                _rewind_again(run, p, resume=p["seq"] < last)
+            if rewind_note(p):
+                _rewind_again(run, p, resume=p.seq < last)
                 return  # the daemon applies it now; the next input waits for the next boundary
-            if p["from"] == "user":
-                actions.send(run.paths, p["text"])
-            elif answer := _answer_of(p):
-                actions.answer(run.paths, *answer)
-            elif p["gate"]["decision"] == "approved":
-                actions.approve(run.paths, str(p["gate"]["id"]))
-            else:
-                actions.deny(run.paths, str(p["gate"]["id"]), p["text"])
+            _hand_in(run, p)
             nxt += 1
             queued[0] = nxt
 
     return feed
 
 
-def _answer_of(p: dict) -> tuple[str, str] | None:
+def _hand_in(run: Run, p: Post) -> None:
+    """The user's input that made post `p`, put in the inbox as the user put it there."""
+    from autodev.user import actions
+
+    # (user/actions answers with a plain dict, its queued message, unused here: "Unknown" to
+    # the checker until the inbox's messages are typed there)
+    if p.from_ == "user":
+        actions.send(run.paths, p.text)  # pyright: ignore[reportUnknownMemberType]
+    elif answer := _answer_of(p):
+        actions.answer(run.paths, *answer)  # pyright: ignore[reportUnknownMemberType]
+    elif p.gate is not None and p.gate.decision == "approved":
+        actions.approve(run.paths, p.gate.id)  # pyright: ignore[reportUnknownMemberType]
+    elif p.gate is not None:
+        actions.deny(run.paths, p.gate.id, p.text)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _answer_of(p: Post) -> tuple[str, str] | None:
     """(notice id, answer) of the system note of the user's answer to a notice. The note keeps
     the answer's first 300 characters, all a turn prompt is given of it (daemon/notices.py)."""
-    n = p.get("notice")
-    if p["from"] != "system" or not isinstance(n, dict) or not n.get("answered"):
+    n = p.notice
+    if p.from_ != "system" or n is None or not n.answered:
         return None
-    prefix = f"the user answered notice {n.get('id')} from {n.get('from')}: "
-    text = str(p.get("text", ""))
-    return (str(n.get("id")), text.removeprefix(prefix)) if text.startswith(prefix) else None
+    prefix = f"the user answered notice {n.id} from {n.from_}: "
+    return (n.id, p.text.removeprefix(prefix)) if p.text.startswith(prefix) else None
 
 
-def _rewind_again(run, note: dict, *, resume: bool) -> None:
+def _rewind_again(run: Run, note: Post, *, resume: bool) -> None:
     """Queue the recorded rewind (or its undo) as `autodev rewind` queues it for a daemon."""
     from autodev.store.queued import now_ns
 
-    rw = note["rewind"]
+    rw = note.rewind or {}
     undo = bool(rw.get("undo_of"))
     run.state.request("rewind", seq=None if undo else rw["to_seq"], undo=undo, at=now_ns())
     if resume:
         run.state.request("resume", at=now_ns())
 
 
-def _user_gate(p: dict) -> bool:
-    g = p.get("gate")
+def _user_gate(p: Post) -> bool:
+    g = p.gate
     return (
-        p["from"] == "system"
-        and isinstance(g, dict)
-        and g.get("by") == "the user"
-        and g.get("decision") in ("approved", "denied")
+        p.from_ == "system" and g is not None and g.by == "the user" and g.decision in ("approved", "denied")
     )
 
 
 def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = None) -> Divergence | None:
     """Replay `rec`; None when identical, else the first divergence."""
-    agents = sorted({r["agent"] for r in rec.harness if r.get("type") == "agent_started"})
+    agents = sorted({r.agent for r in rec.harness if isinstance(r, AgentStarted)})
     if agents and rec.run_dir is None:
         raise ReplayRefused(
             f"this recording has coding-agent CLI turns ({', '.join(agents)}) but not their raw streams",
@@ -299,8 +320,8 @@ def _agents_recorded(rec: Recording, repo: Path, teams: Teams) -> None:
         rec.config_dir / "team.toml",
         *(v / "team.toml" for _, v in sorted(teams.versions.items())),
     ]
-    who = {r["turn"]: r.get("participant") for r in rec.harness if r.get("type") == "turn_started"}
-    ran = {who.get(r.get("turn")) for r in rec.harness if r.get("type") == "agent_started"}
+    who = {r.turn: r.participant for r in rec.harness if isinstance(r, TurnStarted)}
+    ran = {who.get(r.turn) for r in rec.harness if isinstance(r, AgentStarted)}
     everyone = [p for f in files if f.is_file() for p in load_team(f).participants]
     for p in everyone:
         if p.agent and p.name not in ran:
@@ -315,7 +336,7 @@ def _first_turn(rec: Recording) -> int:
     """The first turn the replay runs: 1, or a fork's first turn after its post."""
     if rec.forked_at is None:
         return 1
-    turns = [t for p in rec.posts if p["seq"] <= rec.forked_at and isinstance(t := p.get("turn"), int)]
+    turns = [t for p in rec.posts if p.seq <= rec.forked_at and isinstance(t := p.turn, int)]
     return max(turns, default=0) + 1
 
 
@@ -323,11 +344,14 @@ def _seed_fork(rec: Recording, paths: RunPaths) -> None:
     """A fork's run folder as `autodev fork` made it: the recording's thread, events and
     harness records up to its post (the same prefix the fork copied), its state rebuilt."""
     from autodev.rules.live import Live
-    from autodev.timeline.fork import seed
+    from autodev.timeline.fork import Origin, seed
 
     at = rec.forked_at or 0
-    live = Live.of([rw for p in rec.posts if p["seq"] <= at and (rw := rewind_of(p))], at)
-    seed(paths, rec.posts, rec.events, rec.harness, at, {"run": None, "seq": at, "repo": rec.repo_path}, live)
+    live = Live.of([rw for p in rec.posts if p.seq <= at and (rw := rewind_note(p))], at)
+    origin: Origin = {"run": None, "seq": at, "repo": rec.repo_path}
+    # the records as their lines: what the fork copied (a field's default is not written)
+    posts, events = [p.dump() for p in rec.posts], [e.dump() for e in rec.events]
+    seed(paths, posts, events, [h.dump() for h in rec.harness], at, origin, live)
 
 
 def _run_here(rec: Recording, repo: Path, recorded_tools: bool, teams: Teams) -> Divergence | None:
@@ -336,19 +360,19 @@ def _run_here(rec: Recording, repo: Path, recorded_tools: bool, teams: Teams) ->
 
     paths = RunPaths(repo)
     paths.ensure()
-    objective = next((p for p in rec.posts if p["from"] == "user"), None)
+    objective = next((p for p in rec.posts if p.from_ == "user"), None)
     if objective is None:
         raise ReplayRefused("the run has no objective", "replay a run that started")
     if rec.forked_at is not None:
         _seed_fork(rec, paths)
     else:
-        actions.send(paths, objective["text"])
+        actions.send(paths, objective.text)  # pyright: ignore[reportUnknownMemberType] - as in _hand_in
     model = RecordedModel.of(rec.harness, rec.posts, rec.events, recorded_tools=recorded_tools, repo=repo)
     Daemon(repo, until_idle=True, model=model, feed=_feed(rec, teams)).run()
     got = Recording(
-        _records(paths.thread),
-        _records(paths.events),
-        _records(paths.harness_log),
+        _read(paths.thread, records.post),
+        _read(paths.events, _event),
+        _read(paths.harness_log, records.harness),
         paths.config_dir,
         rec.base,
         repo,

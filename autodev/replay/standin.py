@@ -24,6 +24,13 @@ import shutil
 import sys
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
+
+from autodev.store.journal import JsonObject, is_object
+from autodev.timeline.safe import is_array
+
+if TYPE_CHECKING:  # the stand-in's side never loads the records (pydantic): it starts per CLI run
+    from autodev.records import AgentFinished, AgentStarted, HarnessRecord, Post
 
 SERVER = "autodev"
 THREAD_TOOLS = ("post", "read_thread", "tell_user")
@@ -31,58 +38,60 @@ SHA = re.compile(r"[0-9a-f]{7,40}")
 STREAM = re.compile(r"agents/t\d+-\d+-[a-z]+\.jsonl")
 
 
+class Play(TypedDict):
+    """One recorded CLI run, as plays.json holds it for the stand-in."""
+
+    agent: str
+    turn: int
+    head: str | None  # the commit its post was made on
+    exit_code: int
+
+
 # -- the replay's side ----------------------------------------------------------------------------
 
 
-def prepare(harness: list[dict], posts: list[dict], run_dir: Path | None, into: Path) -> dict[str, str]:
+def prepare(
+    harness: list[HarnessRecord], posts: list[Post], run_dir: Path | None, into: Path
+) -> dict[str, str]:
     """The plays of the recorded CLI runs in `into`, and the variables that make every agent
     CLI this stand-in (a CLI the recording never ran included, and with no recorded run at all:
     a replay calls no real CLI). `run_dir`: where the streams are (None: a recording that has
     no CLI run)."""
     from autodev.agents.adapters import ADAPTERS
     from autodev.host.hostproc import PYTHON_SAFE
-    from autodev.replay.refused import ReplayRefused
+    from autodev.records import AgentFinished, AgentStarted
 
-    heads = {p["turn"]: p.get("head") for p in posts if isinstance(p.get("turn"), int)}
-    plays: list[dict] = []
-    started: dict[int, dict] = {}
+    heads = {p.turn: p.head for p in posts if isinstance(p.turn, int)}
+    plays: list[Play] = []
+    started: dict[int, Play] = {}
     streams = into / "streams"
     streams.mkdir(parents=True, exist_ok=True)
     for r in harness:
-        if r.get("type") == "agent_started":
-            stream = str(r.get("stream") or "")
-            if run_dir is None:
-                raise ReplayRefused(
-                    f"turn {r.get('turn')}: the recording keeps no raw stream of its {r.get('agent')} run",
-                    "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
+        match r:
+            case AgentStarted():
+                src = _stream(r, run_dir)
+                n = len(plays)
+                shutil.copyfile(src, streams / f"{n}.jsonl")
+                err = src.with_suffix(".stderr")
+                (streams / f"{n}.stderr").write_text(err.read_text(errors="replace") if err.is_file() else "")
+                head = heads.get(r.turn)
+                plays.append(
+                    {
+                        "agent": r.agent,
+                        "turn": r.turn,
+                        "head": head if isinstance(head, str) and SHA.fullmatch(head) else None,
+                        "exit_code": 1,  # a run the daemon's crash cut short has no recorded end
+                    }
                 )
-            src = run_dir / stream
-            # a bundle's harness log is untrusted: only a stream of its own agents/ folder
-            if not STREAM.fullmatch(stream) or src.is_symlink() or not src.is_file():
-                raise ReplayRefused(
-                    f"turn {r.get('turn')}: the raw stream of its {r.get('agent')} run is missing ({src})",
-                    "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
-                )
-            n = len(plays)
-            shutil.copyfile(src, streams / f"{n}.jsonl")
-            err = src.with_suffix(".stderr")
-            (streams / f"{n}.stderr").write_text(err.read_text(errors="replace") if err.is_file() else "")
-            head = heads.get(r.get("turn"))
-            plays.append(
-                {
-                    "agent": r["agent"],
-                    "turn": r.get("turn"),
-                    "head": head if isinstance(head, str) and SHA.fullmatch(head) else None,
-                    "exit_code": 1,  # a run the daemon's crash cut short has no recorded end
-                }
-            )
-            started[int(r.get("pid") or 0)] = plays[-1]
-        elif r.get("type") == "agent_finished" and int(r.get("pid") or 0) in started:
-            code = r.get("exit_code")
-            started.pop(int(r.get("pid") or 0))["exit_code"] = code if isinstance(code, int) else 1
+                started[r.pid or 0] = plays[-1]
+            case AgentFinished() if _pid(r) in started:
+                code = r.exit_code
+                started.pop(_pid(r))["exit_code"] = code if isinstance(code, int) else 1
+            case _:
+                pass  # the rest of a turn: the stand-in plays the CLI's own stream
     (into / "plays.json").write_text(json.dumps(plays, indent=1))
     (into / "next").write_text("0")
-    env = {}
+    env: dict[str, str] = {}
     for name, ad in ADAPTERS.items():
         launcher = into / "bin" / name
         launcher.parent.mkdir(exist_ok=True)
@@ -93,47 +102,77 @@ def prepare(harness: list[dict], posts: list[dict], run_dir: Path | None, into: 
     return env
 
 
+def _stream(r: AgentStarted, run_dir: Path | None) -> Path:
+    """The raw stream the recorded CLI run wrote, checked: a bundle's harness log is untrusted,
+    so only a stream of its own agents/ folder."""
+    from autodev.replay.refused import ReplayRefused
+
+    stream = r.stream or ""
+    if run_dir is None:
+        raise ReplayRefused(
+            f"turn {r.turn}: the recording keeps no raw stream of its {r.agent} run",
+            "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
+        )
+    src = run_dir / stream
+    if not STREAM.fullmatch(stream) or src.is_symlink() or not src.is_file():
+        raise ReplayRefused(
+            f"turn {r.turn}: the raw stream of its {r.agent} run is missing ({src})",
+            "replay the run folder or a bundle that kept its agents/ (`autodev runs export`)",
+        )
+    return src
+
+
+def _pid(r: AgentFinished) -> int:
+    """The process an `agent_finished` record ends (its `pid`, a field the model does not
+    declare), 0 when it has none."""
+    pid: object = (r.model_extra or {}).get("pid")
+    return pid if isinstance(pid, int) else 0
+
+
 # -- the stand-in's side --------------------------------------------------------------------------
 
 
-def thread_calls(agent: str, obj: object) -> list[tuple[str, dict]]:
+def thread_calls(agent: str, obj: object) -> list[tuple[str, JsonObject]]:
     """The calls of autodev's thread tools one line of `agent`'s stream shows, as (tool,
     arguments): the lines each adapter reads a tool call from (autodev/agents/adapters.py), each
-    call shown once."""
+    call shown once. The lines are the CLI's own JSON, not autodev's records."""
     from autodev.agents.invocation import short_name
 
-    if not isinstance(obj, dict):
+    if not is_object(obj):
         return []
     found: list[tuple[str, object]] = []
     t = obj.get("type")
     if agent == "claude" and t == "assistant":
-        for b in (obj.get("message") or {}).get("content") or []:
-            if isinstance(b, dict) and b.get("type") == "tool_use":
+        content = _table(obj.get("message")).get("content")
+        for b in content if is_array(content) else []:
+            if is_object(b) and b.get("type") == "tool_use":
                 found.append((short_name(str(b.get("name", ""))), b.get("input")))
     elif agent == "codex" and t == "item.started":
-        item = obj.get("item") or {}
+        item = _table(obj.get("item"))
         if item.get("type") == "mcp_tool_call" and item.get("server") == SERVER:
             found.append((str(item.get("tool", "")), item.get("arguments")))
     elif agent == "copilot" and t == "tool.execution_start":
-        d = obj.get("data") or {}
+        d = _table(obj.get("data"))
         name = short_name(str(d.get("toolName") or d.get("name") or ""))
         found.append((name, d.get("arguments")))
     elif agent == "gemini" and t == "tool_use":
         name = short_name(str(obj.get("tool_name") or obj.get("name") or ""))
         found.append((name, obj.get("parameters")))
-    out = []
+    out: list[tuple[str, JsonObject]] = []
     for name, args in found:
         if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except ValueError:
-                args = {}
+            args = _json(args)
         if name in THREAD_TOOLS:
-            out.append((name, args if isinstance(args, dict) else {}))
+            out.append((name, _table(args)))
     return out
 
 
-def mcp_launch(agent: str, argv: list[str], environ: dict[str, str]) -> dict:
+def _table(value: object) -> JsonObject:
+    """A JSON object, or an empty one for anything else."""
+    return value if is_object(value) else {}
+
+
+def mcp_launch(agent: str, argv: list[str], environ: dict[str, str]) -> JsonObject:
     """autodev's MCP server ({command, args, env}) as this CLI finds it in its invocation
     (autodev/agents/adapters.py writes it there)."""
 
@@ -149,7 +188,7 @@ def mcp_launch(agent: str, argv: list[str], environ: dict[str, str]) -> dict:
     if agent == "gemini":
         settings = Path(environ["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
         return json.loads(settings.read_text())["mcpServers"][SERVER]
-    conf = {}
+    conf: dict[str, object] = {}
     for i, a in enumerate(argv[:-1]):
         if a == "-c":
             key, _, value = argv[i + 1].partition("=")
@@ -158,9 +197,9 @@ def mcp_launch(agent: str, argv: list[str], environ: dict[str, str]) -> dict:
     return {"command": conf[p + "command"], "args": conf.get(p + "args", []), "env": conf.get(p + "env", {})}
 
 
-def _take(plays_dir: Path, agent: str) -> tuple[int, dict] | None:
+def _take(plays_dir: Path, agent: str) -> tuple[int, Play] | None:
     """The next recorded run, when it is one of `agent`'s (the replay is one turn at a time)."""
-    plays = json.loads((plays_dir / "plays.json").read_text())
+    plays: list[Play] = json.loads((plays_dir / "plays.json").read_text())  # `prepare` wrote it
     n = int((plays_dir / "next").read_text() or 0)
     if n >= len(plays) or plays[n]["agent"] != agent:
         want = plays[n]["agent"] if n < len(plays) else "no CLI run"
@@ -170,19 +209,15 @@ def _take(plays_dir: Path, agent: str) -> tuple[int, dict] | None:
     return n, plays[n]
 
 
-def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
+def _play(agent: str, lines: list[str], play: Play, server: JsonObject) -> None:
     from autodev.agents import bridge
 
-    env = server.get("env") or {}
+    env = _table(server.get("env"))
     for line in lines:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        for name, args in thread_calls(agent, obj):
-            if name == "post" and play.get("head"):
+        for name, args in thread_calls(agent, _json(line)):
+            if name == "post" and play["head"]:
                 # The CLI's own edits are not re-run: the repository takes the commit its post
                 # was made on (the credit is then the recorded one).
                 from autodev.errors import AutodevError
@@ -197,9 +232,10 @@ def _play(agent: str, lines: list[str], play: dict, server: dict) -> None:
                     print(f"stand-in {agent}: git reset to {play['head']}: {failed}", file=sys.stderr)
             # What autodev's MCP server forwards for this call (autodev/agents/server.py), on the
             # turn's socket with its token.
-            bridge.call(
-                env["AUTODEV_AGENT_SOCKET"],
-                env["AUTODEV_AGENT_TOKEN"],
+            # (bridge.call's `args` is a plain dict: "partly unknown" to the checker)
+            bridge.call(  # pyright: ignore[reportUnknownMemberType]
+                str(env["AUTODEV_AGENT_SOCKET"]),
+                str(env["AUTODEV_AGENT_TOKEN"]),
                 name,
                 {k: v for k, v in args.items() if v is not None},
             )
@@ -217,7 +253,7 @@ def main(argv: list[str]) -> int:
     needs_server = any(thread_calls(agent, _json(line)) for line in lines)
     server = mcp_launch(agent, rest, dict(os.environ)) if needs_server else {}
     _play(agent, lines, play, server)
-    return int(play["exit_code"])
+    return play["exit_code"]
 
 
 def _json(line: str) -> object:

@@ -33,7 +33,7 @@ from autodev.store.journal import JsonObject, iter_records
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import head_of, read_live, seq_of
-from autodev.timeline import git
+from autodev.timeline import git, prefix
 from autodev.timeline.safe import install_config
 
 
@@ -153,7 +153,7 @@ def seed(
     kept = [p for p in posts if seq_of(p) <= seq]
     turns = [t for p in kept if isinstance(t := p.get("turn"), int)]
     upto = max(turns, default=0)
-    events = _events_upto(events, seq)
+    events = prefix.events_upto(events, seq)
     harness = [r for r in harness if isinstance(t := r.get("turn", 0), int) and t <= upto]
     _write(new.thread, kept)
     _write(new.events, events)
@@ -175,20 +175,6 @@ def seed(
     )
     StateFile(new.state).update(lambda s: st.but(version=s.version))
     return st
-
-
-def _events_upto(records: list[JsonObject], seq: int) -> list[JsonObject]:
-    out: list[JsonObject] = []
-    seen_post = False
-    for e in records:
-        if e.get("type") == "post" and isinstance(at := e.get("seq"), int):
-            if at > seq:
-                break
-            seen_post = seen_post or at == seq
-        elif seen_post and e.get("type") == "scheduled":
-            break
-        out.append(e)
-    return out
 
 
 def _write(path: Path, records: list[JsonObject]) -> None:

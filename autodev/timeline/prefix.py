@@ -10,6 +10,8 @@ figures are kept from the current state.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+
 from autodev.records.state import Figures, PausedFrom, RunState
 from autodev.rules.reasons import reason
 from autodev.store import rebuild
@@ -49,22 +51,40 @@ def prefix_records(
         p.get("turn") for p in iter_records(paths.thread) if not live.is_live(seq_of(p)) and p.get("turn")
     }
     dead_seqs = {seq_of(p) for p in iter_records(paths.thread) if not live.is_live(seq_of(p))}
-    events: list[JsonObject] = []
-    seen_post = False
-    for e in iter_records(paths.events):
-        if e.get("type") == "post" and isinstance(seq := e.get("seq"), int):
-            if seq in dead_seqs:
-                continue
-            if seq > to_seq:
-                break
-            seen_post = seen_post or seq == to_seq
-        elif seen_post and e.get("type") == "scheduled":
-            break
-        if e.get("turn") in dead_turns:
-            continue
-        events.append(e)
+    events = events_upto(iter_records(paths.events), to_seq, dead_seqs, dead_turns)
     harness = list(iter_records(paths.harness_log)) if paths.harness_log.exists() else []
     return posts, events, harness
+
+
+def events_upto(
+    lines: Iterable[JsonObject],
+    seq: int,
+    dead_seqs: Collection[int] = (),
+    dead_turns: Collection[object] = (),
+) -> list[JsonObject]:
+    """The events (as their lines: a fork copies them verbatim) up to post `seq`'s effects: up
+    to the next scheduling after its copy, leaving out the copies of the posts `dead_seqs` and
+    the events of the turns `dead_turns` (superseded by a rewind)."""
+    from autodev.records.events import PostEvent, ScheduledEvent, parse
+
+    out: list[JsonObject] = []
+    seen_post = False
+    for line in lines:
+        match parse(line):
+            case PostEvent(seq=at):
+                if at in dead_seqs:
+                    continue
+                if at > seq:
+                    break
+                seen_post = seen_post or at == seq
+            case ScheduledEvent() if seen_post:
+                break
+            case _:
+                pass  # every other kind is kept (or not) by its turn
+        if line.get("turn") in dead_turns:
+            continue
+        out.append(line)
+    return out
 
 
 def rewound_state(

@@ -31,9 +31,10 @@ from typing import TypedDict
 from autodev.errors import UsageError
 from autodev.host import gitlocks
 from autodev.records import RewindFinished, RewindRecord, RewindStarted
+from autodev.records import harness as read_harness
 from autodev.records import rewind as read_rewind
 from autodev.records.events import RewindEvent, WarningEvent
-from autodev.records.harness_log import TurnStarted
+from autodev.records.harness_log import TurnFinished, TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState
 from autodev.rules.live import rewind_of
@@ -122,8 +123,8 @@ def commit_at(h: Handles, seq: int) -> str:
     base = h.state.read().base_head
     if not base:
         for r in iter_records(h.paths.harness_log):
-            if r.get("type") == "turn_started" and isinstance(head := r.get("head"), str) and head:
-                base = head
+            if isinstance(rec := read_harness(r), TurnStarted) and rec.head:
+                base = rec.head
                 break
     if not base:
         raise RewindRefused(
@@ -257,22 +258,23 @@ def _carry_out(h: Handles, intent: RewindStarted) -> Rewound:
 
 
 def _close_open_turn(h: Handles, n: int) -> None:
-    for rec in iter_records_reverse(h.paths.harness_log):
-        if rec.get("type") == "turn_finished":
-            return
-        if rec.get("type") == "turn_started":
-            started = TurnStarted.model_validate(rec)
-            h.hlog.append(
-                {
-                    "type": "turn_finished",
-                    "run": started.run,
-                    "turn": started.turn,
-                    "seq": None,
-                    "reason": "rewound",
-                }
-            )
-            h.state.update(lambda s, t=started.turn: s.but(accounted_turn=max(s.accounted_turn, t)))
-            return
+    for line in iter_records_reverse(h.paths.harness_log):
+        match read_harness(line):
+            case TurnFinished():
+                return
+            case TurnStarted() as started:
+                _finish(h, started)
+                return
+            case _:
+                pass  # a record inside the turn: its start is further back
+
+
+def _finish(h: Handles, started: TurnStarted) -> None:
+    """The open turn `started` ended by the rewind, as a `turn_finished` record."""
+    h.hlog.append(
+        {"type": "turn_finished", "run": started.run, "turn": started.turn, "seq": None, "reason": "rewound"}
+    )
+    h.state.update(lambda s, t=started.turn: s.but(accounted_turn=max(s.accounted_turn, t)))
 
 
 def _note(h: Handles, intent: RewindStarted) -> Post:

@@ -129,7 +129,7 @@ def safe_config(config_dir: Path) -> None:
     team = _load(team_file, "config/team.toml")
     safe: dict[str, object] = {}
     people = team.get("participants")
-    if _is_array(people):
+    if is_array(people):
         safe["participants"] = [_kept(p, PARTICIPANT_KEPT) for p in people]
     if is_object(audit := team.get("audit")):
         safe["audit"] = _kept(audit, AUDIT_KEPT)
@@ -150,13 +150,14 @@ def safe_config(config_dir: Path) -> None:
     _check(cfg, team_file)
 
 
-def _is_array(value: object) -> TypeGuard[list[object]]:
+def is_array(value: object) -> TypeGuard[list[object]]:
+    """`value`, parsed from TOML or JSON, is an array."""
     return isinstance(value, list)
 
 
 def _items(value: object) -> list[object]:
     """A TOML array's items (anything else: none)."""
-    return value if _is_array(value) else []
+    return value if is_array(value) else []
 
 
 def _kept(value: object, keys: Iterable[str]) -> object:

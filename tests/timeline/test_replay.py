@@ -48,6 +48,6 @@ def test_a_rewound_run_replays_identical_with_its_rewind(run_copy, autodev):
     assert rp.run(rec) is None
     # ...and the rewind is compared like any other post: a recording whose rewind note went
     # elsewhere diverges there.
-    rec.posts[5] = {**rec.posts[5], "text": rec.posts[5]["text"].replace("post 3", "post 2")}
+    rec.posts[5] = rec.posts[5].but(text=rec.posts[5].text.replace("post 3", "post 2"))
     d = rp.run(rec)
     assert d is not None and d.step == "post (user, system or audit)" and "post 2" in d.expected

@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from autodev.records import Post
 from autodev.replay import bundle, standin
 from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
 from tests.agents.conftest import Fakes
 from tests.conftest import run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import ACCEPT
+from tests.timeline import typed
 
 TEAM = """
 [[participants]]
@@ -87,8 +89,12 @@ def test_an_agent_cli_run_replays_identical_and_a_changed_post_diverges(repo, au
 
 def test_an_agent_posts_credit_and_schedule_are_compared():
     post = {"seq": 2, "from": "builder", "kind": "work_done", "text": "hello added", "turn": 1}
-    want = _recording([{**post, "credit": {"commits": ["abc1234"], "files": ["hello.txt"]}}], "builder")
-    got = _recording([{**post, "credit": {"commits": ["def5678"], "files": ["other.txt"]}}], "builder")
+    want = _recording(
+        typed.posts({**post, "credit": {"commits": ["abc1234"], "files": ["hello.txt"]}}), "builder"
+    )
+    got = _recording(
+        typed.posts({**post, "credit": {"commits": ["def5678"], "files": ["other.txt"]}}), "builder"
+    )
     d = rp.compare(want, got, paths=[])
     assert d is not None and (d.turn, d.step) == (1, "credit"), d
     assert "hello.txt" in d.expected and "other.txt" in d.got
@@ -99,7 +105,7 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
     assert d is not None and (d.turn, d.step, d.got) == (1, "agent CLI runs", "claude, claude"), d
     # the thread-tool call ids name the CLI's pid, and read_thread shows times: both masked
     calls = [
-        [
+        typed.harness(
             {"type": "tool_started", "turn": 1, "call_id": f"claude-{pid}-1", "name": "read_thread"},
             {
                 "type": "tool_finished",
@@ -107,7 +113,7 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
                 "call_id": f"claude-{pid}-1",
                 "result": f"#1 user [say] {t}",
             },
-        ]
+        )
         for pid, t in ((41, "2026-12-02T04:51:31.467Z"), (97, "2026-12-03T01:00:00.000Z"))
     ]
     a, b = _recording(want.posts, "builder"), _recording(want.posts, "builder")
@@ -116,10 +122,12 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
     assert rp.compare(a, b, paths=[]) is None
 
 
-def _recording(posts: list[dict], scheduled: str, agents: list[str] | None = None) -> rp.Recording:
-    harness = [{"type": "turn_started", "turn": 1, "messages": [{"content": "p"}]}]
-    harness += [{"type": "agent_started", "turn": 1, "agent": a} for a in agents or ["claude"]]
-    events = [{"type": "scheduled", "turn": 1, "participant": scheduled, "rule": "handoff"}]
+def _recording(posts: list[Post], scheduled: str, agents: list[str] | None = None) -> rp.Recording:
+    harness = typed.harness(
+        {"type": "turn_started", "turn": 1, "messages": [{"content": "p"}]},
+        *({"type": "agent_started", "turn": 1, "agent": a} for a in agents or ["claude"]),
+    )
+    events = typed.events({"type": "scheduled", "turn": 1, "participant": scheduled, "rule": "handoff"})
     return rp.Recording(posts, events, harness, Path("."), "base", Path("."))
 
 

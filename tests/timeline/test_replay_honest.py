@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from autodev.records import ToolFinished, ToolStarted
 from autodev.replay import replay as rp
 from autodev.store.paths import RunPaths
 from tests.conftest import git, thread_of
+from tests.timeline import typed
 from tests.timeline.conftest import copy_run
 from tests.timeline.scenarios import EDITED_LANE, LANE
 
@@ -36,12 +38,8 @@ def test_with_real_tools_only_the_clock_diverges(scenario, monkeypatch):
     """The tools run again: every turn is identical up to `date +%s%N`, whose output differs and
     is not masked (a 7-to-40-digit run was taken for a commit id)."""
     rec = recording(scenario, monkeypatch)
-    ran = next(h for h in rec.harness if "date +%s%N" in json.dumps(h.get("args", "")))
-    recorded = next(
-        h["result"]
-        for h in rec.harness
-        if h.get("type") == "tool_finished" and h.get("call_id") == ran["call_id"]
-    )
+    ran = next(h for h in rec.harness if isinstance(h, ToolStarted) and "date +%s%N" in json.dumps(h.args))
+    recorded = next(h.result for h in rec.harness if isinstance(h, ToolFinished) and h.call_id == ran.call_id)
     d = rp.run(rec)
     assert d is not None and (d.turn, d.step) == (5, "tool result 1"), str(d)
     assert recorded.split("output:\n")[1].strip() in d.expected and "<sha>" not in d.expected + d.got
@@ -81,21 +79,22 @@ def test_each_change_diverges_where_it_was_made(scenario, monkeypatch, tmp_path,
         team.write_text(team.read_text().replace(EDITED_LANE, "Reviews nothing"))
         rec.run_dir = tmp_path / "run"
     elif change == "answer":
-        i = next(i for i, p in enumerate(rec.posts) if (p.get("notice") or {}).get("answered"))
-        rec.posts[i] = {**rec.posts[i], "text": rec.posts[i]["text"] + " please"}
+        i = next(i for i, p in enumerate(rec.posts) if p.notice and p.notice.answered)
+        rec.posts[i] = rec.posts[i].but(text=rec.posts[i].text + " please")
     else:
-        i = next(i for i, p in enumerate(rec.posts) if p.get("credit"))
-        credit = rec.posts[i]["credit"]
-        files = [f for f in credit["files"] if not f.startswith(".autodev/")]
-        rec.posts[i] = {**rec.posts[i], "credit": {**credit, "files": files}}
+        i = next(i for i, p in enumerate(rec.posts) if p.credit and p.credit.dump())
+        credit = rec.posts[i].credit
+        assert credit is not None
+        files = [f for f in credit.files if not f.startswith(".autodev/")]
+        rec.posts[i] = rec.posts[i].but(credit=credit.but(files=files))
     d = rp.run(rec, recorded_tools=True)
     assert d is not None and (d.turn, d.step) == where, str(d)
 
 
 def test_a_changed_fork_diverges_at_its_own_turn(scenario_fork, monkeypatch):
     rec = recording(scenario_fork, monkeypatch)
-    i = next(i for i, p in enumerate(rec.posts) if p["text"] == "c added")
-    rec.posts[i] = {**rec.posts[i], "text": "c changed"}
+    i = next(i for i, p in enumerate(rec.posts) if p.text == "c added")
+    rec.posts[i] = rec.posts[i].but(text="c changed")
     d = rp.run(rec, recorded_tools=True)
     assert d is not None and (d.turn, d.step) == (1, "post"), str(d)
 
@@ -149,13 +148,13 @@ def test_init_keeps_autodev_out_of_git(tmp_path, inproc):
 
 def _rec(result: str, head: str, commits: list[str]):
     """One turn: a run_command result, then a work_done crediting `commits` at `head`."""
-    from autodev.replay.compare import Recording
+    from autodev.replay.recording import Recording
 
-    harness = [
+    harness = typed.harness(
         {"type": "turn_started", "turn": 1, "head": "b" * 40, "messages": [{"content": "go"}]},
         {"type": "tool_started", "turn": 1, "call_id": "c1", "name": "run_command"},
         {"type": "tool_finished", "turn": 1, "call_id": "c1", "result": result},
-    ]
+    )
     post = {
         "seq": 2,
         "from": "builder",
@@ -165,10 +164,9 @@ def _rec(result: str, head: str, commits: list[str]):
         "head": head,
         "credit": {"commits": commits, "files": ["a.txt"]},
     }
-    events = [{"type": "scheduled", "turn": 1, "participant": "builder", "rule": "r"}]
-    return Recording(
-        [{"seq": 1, "from": "user", "kind": "say", "text": "x"}, post], events, harness, Path(), "", Path()
-    )
+    events = typed.events({"type": "scheduled", "turn": 1, "participant": "builder", "rule": "r"})
+    posts = typed.posts({"seq": 1, "from": "user", "kind": "say", "text": "x"}, post)
+    return Recording(posts, events, harness, Path(), "", Path())
 
 
 def test_commit_ids_are_compared_by_their_mapping_and_nothing_else_is_masked():
