@@ -9,18 +9,18 @@ limit or on a provider error, with `audit_pending` so that resuming audits the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.config import RunConfig, Team
 from autodev.daemon import gitwatch
 from autodev.daemon.effects import Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
-from autodev.daemon.inputs import todo
+from autodev.daemon.inputs import SetState, todo
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.harness.evidence import EvidenceStopped
-from autodev.records.base import State
 from autodev.records.events import (
     EVIDENCE_IDS,
     AuditEvent,
@@ -38,6 +38,7 @@ from autodev.rules.reasons import reason
 
 if TYPE_CHECKING:
     from autodev.harness.audit import Verdict
+    from autodev.harness.model import Model
 
 
 def audit(
@@ -50,8 +51,8 @@ def audit(
     secret_env: list[str],
     room: Room,
     scripted: Scripted,
-    model=None,
-    set_state: Callable[[State, dict | None], None],
+    model: Model | None = None,
+    set_state: SetState,
     stopping: Callable[[], bool],
 ) -> Change:
     from autodev.harness.audit import AuditStopped
@@ -77,6 +78,12 @@ def audit(
     )
     n = st.audits + 1
     audit_id = f"{run.run_id}:audit{post.seq}"
+
+    def retried(attempt: int, delay: float, error: str) -> None:
+        run.events.emit(
+            RetryEvent(participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300])
+        )
+
     run.events.emit(AuditStartedEvent(seq=post.seq, n=n))
     ev: Evidence | None = None
     if config.done_evidence != "off":
@@ -87,7 +94,9 @@ def audit(
         except EvidenceStopped:
             run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
             return Change({"state": "running", "reason": None, "audit_pending": post.seq})
-    shown = {"evidence": {"of": post.seq, **EvidenceNote.of(ev).model_dump()}} if ev is not None else {}
+    shown: dict[str, object] = (
+        {"evidence": {"of": post.seq, **EvidenceNote.of(ev).model_dump()}} if ev is not None else {}
+    )
     if ev is not None and config.done_evidence == "required" and (gaps := ev.gaps()):
         # The tests decided: the audit model is not asked (SPEC §22).
         gap = reopen_text(ev, gaps)
@@ -110,11 +119,7 @@ def audit(
             room=room,
             max_retries=config.max_retries,
             backoff_sec=config.retry_backoff_sec,
-            on_retry=lambda attempt, delay, error: run.events.emit(
-                RetryEvent(
-                    participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
-                )
-            ),
+            on_retry=retried,
             stopping=stopping,
             model=model,
             # auditCheck ran the repository's code (its tests) with the repository writable
@@ -142,7 +147,8 @@ def audit(
         verdict = Note(
             "audit",
             f"Accepted. {v.gap}".strip(),
-            extra={"id": f"{audit_id}:verdict", "verdict": "accept", **shown},
+            id=f"{audit_id}:verdict",
+            extra={"verdict": "accept", **shown},
         )
         return Change(
             {
@@ -155,12 +161,15 @@ def audit(
     return _reopened(post, n, audit_id, v.gap, v.by, config, shown)
 
 
-def _reopened(post: Post, n: int, audit_id: str, gap: str, by: str, config: RunConfig, shown: dict) -> Change:
+def _reopened(
+    post: Post, n: int, audit_id: str, gap: str, by: str, config: RunConfig, shown: dict[str, object]
+) -> Change:
     verdict = Note(
         "audit",
         f"Reopened: {gap}",
         post.from_,
-        extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": by, **shown},
+        id=f"{audit_id}:verdict",
+        extra={"verdict": "reopen", "by": by, **shown},
     )
     if n >= config.max_accept_checks:
         return Change({"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}, [verdict])
@@ -239,7 +248,7 @@ def reopen_text(ev: Evidence, gaps: list[str]) -> str:
     )
 
 
-def evidence_block(ev: Evidence, overrides=None) -> str:
+def evidence_block(ev: Evidence, overrides: Path | None = None) -> str:
     """The fixed, short block of the evidence in the audit's prompt."""
     from autodev.config import prompts
 

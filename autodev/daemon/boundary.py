@@ -25,6 +25,7 @@ from autodev.harness.hooks import Hooks
 from autodev.harness.recovery import Resume
 from autodev.records.base import State
 from autodev.records.events import BudgetReachedEvent, SilentTurnEvent, StateEvent
+from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import Reason, RunState, StateChange
 from autodev.rules import budget
@@ -96,7 +97,7 @@ class Boundary:
         """A change's notes and events, in order (before its state update: notes are idempotent)."""
         for item in ch.out:
             if isinstance(item, Note):
-                self.run.note(item.frm, item.text, item.handoff, **item.extra)
+                self.run.note(item.frm, item.text, item.handoff, id=item.id, **item.extra)
             else:
                 self.events.emit(item)
 
@@ -222,4 +223,6 @@ class Boundary:
         if self.telemetry is not None and self.resume is None:
             recs, finished = recovery.last_turn_records(self.paths.harness_log)
             if finished and recs:
-                self.telemetry.turn_done(int(recs[0]["turn"]))  # a turn settled here (the cursor dedups)
+                self.telemetry.turn_done(
+                    TurnStarted.model_validate(recs[0]).turn
+                )  # a turn settled here (the cursor dedups)

@@ -32,11 +32,11 @@ from pathlib import Path
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
-from autodev.records.harness_log import TurnFinished
+from autodev.records.harness_log import TurnFinished, TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState, StateChange
 from autodev.store import rebuild as rebuildmod
-from autodev.store.journal import iter_records_reverse
+from autodev.store.journal import JsonObject, iter_records_reverse
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
@@ -105,10 +105,11 @@ def restarted(
     return s.changed(**changes).without("config_refused")
 
 
-def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
+def last_turn_records(harness_log: Path) -> tuple[list[JsonObject], bool]:
     """The newest turn's harness records, oldest first, and whether it finished (read
-    backwards, bounded by the size of that one turn)."""
-    recs: list[dict] = []
+    backwards, bounded by the size of that one turn). As lines: the harness rebuilds its turn
+    from them (`harness.recovery.rebuild`, an agent CLI's `Seat.resumed`)."""
+    recs: list[JsonObject] = []
     for rec in iter_records_reverse(harness_log):
         recs.append(rec)
         if rec.get("type") == "turn_started":
@@ -131,7 +132,8 @@ def settle(
     recs, finished = last_turn_records(run.paths.harness_log)
     if not recs:
         return None, False
-    turn, who = recs[0]["turn"], recs[0]["participant"]
+    start = TurnStarted.model_validate(recs[0])
+    turn, who = start.turn, start.participant
     post = run.thread.seen(f"{run.run_id}:t{turn}:post")
     if not finished and post is None:
         resume = rebuild(recs)
@@ -172,7 +174,8 @@ def settle(
         and who in members
     ):
         run.events.emit(EffectsRecoveredEvent(turn=turn))
-        silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
+        last = TurnFinished.model_validate(recs[-1])
+        silent(who, last.reason or "", turn, rebuild(recs))
     else:
         return None, False
     return None, True

@@ -138,7 +138,7 @@ def _below(roots: list[int]) -> dict[tuple[int, int], int]:
 
 def run_json(
     command: str,
-    data: dict,
+    data: dict[str, object],
     cwd: str | Path,
     timeout: float,
     env: dict[str, str],
