@@ -179,19 +179,18 @@ class Boundary:
         return True
 
     def _audit(self, post: Post, st: RunState) -> Change:
-        return auditing.audit(
-            post,
-            st,
+        call = auditing.AuditCall(
             run=self.run,
             config=self.settings.config,
             team=self.settings.team,
             secret_env=self.settings.secret_env,
             room=turnsetup.room(self.run, self.settings.config, self.settings),
             scripted=self.services.scripted,
-            model=self.services.model,
             set_state=self._set,
             stopping=self._stop_requested,
+            model=self.services.model,
         )
+        return auditing.audit(post, st, call)
 
     def _pending_audit(self, st: RunState) -> None:
         """Audit a done post whose audit failed on its provider (the run was paused, then

@@ -118,6 +118,27 @@ def last_turn_records(harness_log: Path) -> tuple[list[JsonObject], bool]:
     return [], False
 
 
+def _resumed(run: Run, recs: list[JsonObject], turn: int, who: str) -> Resume:
+    """The open turn rebuilt to continue, its tools that were running when the daemon died
+    named (`tool_crashed`)."""
+    resume = rebuild(recs)
+    for call, began in resume.pending:
+        if began is not None:  # it was running when the daemon died: say so
+            run.events.emit(
+                ToolCrashedEvent(
+                    turn=turn,
+                    participant=who,
+                    name=began.get("name"),
+                    call_id=call["id"],
+                    crashes=began.get("crashes", 1),
+                    replay_safe=bool(began.get("replay_safe")),
+                )
+            )
+    run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
+    run.state.update(lambda s: s.changed(recovered_turn=turn))
+    return resume
+
+
 def settle(
     run: Run,
     members: list[str],
@@ -136,22 +157,7 @@ def settle(
     turn, who = start.turn, start.participant
     post = run.thread.seen(f"{run.run_id}:t{turn}:post")
     if not finished and post is None:
-        resume = rebuild(recs)
-        for call, began in resume.pending:
-            if began is not None:  # it was running when the daemon died: say so
-                run.events.emit(
-                    ToolCrashedEvent(
-                        turn=turn,
-                        participant=who,
-                        name=began.get("name"),
-                        call_id=call["id"],
-                        crashes=began.get("crashes", 1),
-                        replay_safe=bool(began.get("replay_safe")),
-                    )
-                )
-        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
-        run.state.update(lambda s: s.changed(recovered_turn=turn))
-        return resume, False
+        return _resumed(run, recs, turn, who), False
     if not finished and post is not None:
         run.record(
             TurnFinished(
