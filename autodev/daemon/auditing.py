@@ -9,18 +9,20 @@ limit or on a provider error, with `audit_pending` so that resuming audits the s
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.config import RunConfig, Team
+from autodev.config.team import AuditConfig
 from autodev.daemon import gitwatch
 from autodev.daemon.effects import Change, Note, add_models
 from autodev.daemon.handles import Run, Scripted
-from autodev.daemon.inputs import todo
+from autodev.daemon.inputs import SetState, todo
 from autodev.errors import ProviderError
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
 from autodev.harness.evidence import EvidenceStopped
-from autodev.records.base import State
 from autodev.records.events import (
     EVIDENCE_IDS,
     AuditEvent,
@@ -38,22 +40,29 @@ from autodev.rules.reasons import reason
 
 if TYPE_CHECKING:
     from autodev.harness.audit import Verdict
+    from autodev.harness.model import Model
 
 
-def audit(
-    post: Post,
-    st: RunState,
-    *,
-    run: Run,
-    config: RunConfig,
-    team: Team,
-    secret_env: list[str],
-    room: Room,
-    scripted: Scripted,
-    model=None,
-    set_state: Callable[[State, dict | None], None],
-    stopping: Callable[[], bool],
-) -> Change:
+@dataclass
+class AuditCall:
+    """What the audit is given besides the post and the state: the run, its settings, where the
+    check runs, the model (replay) and the loop's state change and stop check."""
+
+    run: Run
+    config: RunConfig
+    team: Team
+    secret_env: list[str]
+    room: Room
+    scripted: Scripted
+    set_state: SetState
+    stopping: Callable[[], bool]
+    model: Model | None = None
+
+
+def audit(post: Post, st: RunState, call: AuditCall) -> Change:
+    """The audit of a `done` post: the tests' evidence, then the audit model's verdict, as the
+    change it leads to (the verdict's note, complete or reopened, or paused on a provider)."""
+    run, config, secret_env, room, stopping = call.run, call.config, call.secret_env, call.room, call.stopping
     from autodev.harness.audit import AuditStopped
     from autodev.harness.audit import audit as ask
 
@@ -62,38 +71,18 @@ def audit(
         # audit: the done waits unaudited (`audit_pending`, in the same update as `applied_seq`),
         # the loop applies the requests at this boundary, and the audit runs once the run runs.
         return Change({"audit_pending": post.seq})
-    set_state("auditing", None)
-    a = team.audit_model()
-    targets = providers.targets_for(
-        "audit",
-        a.model,
-        [],
-        effort=a.effort,
-        api_base=a.api_base,
-        api_key_env=a.api_key_env,
-        scripted_url=scripted.url,
-        scripted_price=scripted.price,
-        configured_output=config.max_output_tokens,
-    )
+    call.set_state("auditing", None)
+    a = call.team.audit_model()
+    targets = _targets(a, call.scripted, config)
     n = st.audits + 1
     audit_id = f"{run.run_id}:audit{post.seq}"
     run.events.emit(AuditStartedEvent(seq=post.seq, n=n))
-    ev: Evidence | None = None
-    if config.done_evidence != "off":
-        try:
-            ev = done_evidence(
-                post, st, run=run, config=config, secret_env=secret_env, room=room, stopping=stopping
-            )
-        except EvidenceStopped:
-            run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
-            return Change({"state": "running", "reason": None, "audit_pending": post.seq})
-    shown = {"evidence": {"of": post.seq, **EvidenceNote.of(ev).model_dump()}} if ev is not None else {}
-    if ev is not None and config.done_evidence == "required" and (gaps := ev.gaps()):
-        # The tests decided: the audit model is not asked (SPEC §22).
-        gap = reopen_text(ev, gaps)
-        run.state.update(lambda s: s.changed(audit_pending=None))
-        run.events.emit(AuditEvent(seq=post.seq, accept=False, gap=gap[:1000], by="evidence"))
-        return _reopened(post, n, audit_id, gap, "evidence", config, shown)
+    ev = _tests_first(
+        post, st, n, audit_id, run=run, config=config, secret_env=secret_env, room=room, stopping=stopping
+    )
+    if isinstance(ev, Change):
+        return ev
+    shown = _shown(post, ev)
     try:
         v = ask(
             repo=run.paths.repo,
@@ -110,13 +99,9 @@ def audit(
             room=room,
             max_retries=config.max_retries,
             backoff_sec=config.retry_backoff_sec,
-            on_retry=lambda attempt, delay, error: run.events.emit(
-                RetryEvent(
-                    participant="audit", model=a.model, attempt=attempt, delay=delay, error=error[:300]
-                )
-            ),
+            on_retry=_on_retry(run, a.model),
             stopping=stopping,
-            model=model,
+            model=call.model,
             # auditCheck ran the repository's code (its tests) with the repository writable
             after_check=lambda: gitwatch.quarantine(run, "audit", st.turn),
             evidence=evidence_block(ev, overrides=run.overrides) if ev is not None else "",
@@ -127,40 +112,112 @@ def audit(
         run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
         return Change({"state": "running", "reason": None, "audit_pending": post.seq})
     except ProviderError as e:
-        run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=getattr(e, "detail", None)))
+        run.events.emit(ErrorEvent(participant="audit", message=str(e), detail=e.detail))
         # The done post stays unaudited: resuming the run audits it before any turn.
         return Change({"state": "paused", "reason": reasons.provider(e), "audit_pending": post.seq})
-    run.state.update(lambda s: used(s, v, a.model).changed(audit_pending=None))
+    return _judged(post, v, a.model, n, audit_id, shown, run=run, config=config)
+
+
+def _shown(post: Post, ev: Evidence | None) -> dict[str, object]:
+    """The evidence as the verdict's note carries it."""
+    return {"evidence": {"of": post.seq, **EvidenceNote.of(ev).model_dump()}} if ev is not None else {}
+
+
+def _tests_first(
+    post: Post,
+    st: RunState,
+    n: int,
+    audit_id: str,
+    *,
+    run: Run,
+    config: RunConfig,
+    secret_env: list[str],
+    room: Room,
+    stopping: Callable[[], bool],
+) -> Evidence | Change | None:
+    """The project's tests on the done post (doneEvidence): their evidence, or the change that
+    ends the audit here (stopped, or reopened by the tests when they decide)."""
+    if config.done_evidence == "off":
+        return None
+    try:
+        ev = done_evidence(
+            post, st, run=run, config=config, secret_env=secret_env, room=room, stopping=stopping
+        )
+    except EvidenceStopped:
+        run.events.emit(AuditStoppedEvent(seq=post.seq, n=n))
+        return Change({"state": "running", "reason": None, "audit_pending": post.seq})
+    if ev is not None and config.done_evidence == "required" and (gaps := ev.gaps()):
+        # The tests decided: the audit model is not asked (SPEC §22).
+        gap = reopen_text(ev, gaps)
+        run.state.update(lambda s: s.changed(audit_pending=None))
+        run.events.emit(AuditEvent(seq=post.seq, accept=False, gap=gap[:1000], by="evidence"))
+        return _reopened(post, n, audit_id, gap, "evidence", config, _shown(post, ev))
+    return ev
+
+
+def _targets(a: AuditConfig, scripted: Scripted, config: RunConfig) -> list[providers.Target]:
+    return providers.targets_for(
+        "audit",
+        a.model,
+        [],
+        effort=a.effort,
+        api_base=a.api_base,
+        api_key_env=a.api_key_env,
+        scripted_url=scripted.url,
+        scripted_price=scripted.price,
+        configured_output=config.max_output_tokens,
+    )
+
+
+def _on_retry(run: Run, label: str) -> Callable[[int, float, str], None]:
+    def retried(attempt: int, delay: float, error: str) -> None:
+        run.events.emit(
+            RetryEvent(participant="audit", model=label, attempt=attempt, delay=delay, error=error[:300])
+        )
+
+    return retried
+
+
+def _judged(
+    post: Post,
+    v: Verdict,
+    label: str,
+    n: int,
+    audit_id: str,
+    shown: dict[str, object],
+    *,
+    run: Run,
+    config: RunConfig,
+) -> Change:
+    """The model's verdict: its usage in state, its event, and the change it leads to."""
+    run.state.update(lambda s: used(s, v, label).changed(audit_pending=None))
     u = v.used
     run.events.emit(
         AuditEvent(
-            seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by, model=a.model,
+            seq=post.seq, accept=v.accept, gap=v.gap[:1000], by=v.by, model=label,
             prompt_tokens=u.prompt_tokens, completion_tokens=u.completion_tokens, cost=round(u.cost, 9),
         )
     )  # fmt: skip
-    if v.accept:
-        verdict = Note(
-            "audit",
-            f"Accepted. {v.gap}".strip(),
-            extra={"id": f"{audit_id}:verdict", "verdict": "accept", **shown},
-        )
-        return Change(
-            {
-                "state": "complete",
-                "audits": n,
-                "reason": reason("complete"),
-            },
-            [verdict],
-        )
-    return _reopened(post, n, audit_id, v.gap, v.by, config, shown)
+    if not v.accept:
+        return _reopened(post, n, audit_id, v.gap, v.by, config, shown)
+    verdict = Note(
+        "audit",
+        f"Accepted. {v.gap}".strip(),
+        id=f"{audit_id}:verdict",
+        extra={"verdict": "accept", **shown},
+    )
+    return Change({"state": "complete", "audits": n, "reason": reason("complete")}, [verdict])
 
 
-def _reopened(post: Post, n: int, audit_id: str, gap: str, by: str, config: RunConfig, shown: dict) -> Change:
+def _reopened(
+    post: Post, n: int, audit_id: str, gap: str, by: str, config: RunConfig, shown: dict[str, object]
+) -> Change:
     verdict = Note(
         "audit",
         f"Reopened: {gap}",
         post.from_,
-        extra={"id": f"{audit_id}:verdict", "verdict": "reopen", "by": by, **shown},
+        id=f"{audit_id}:verdict",
+        extra={"verdict": "reopen", "by": by, **shown},
     )
     if n >= config.max_accept_checks:
         return Change({"state": "paused", "reason": reason("audit_limit", n=n), "audits": n}, [verdict])
@@ -239,7 +296,7 @@ def reopen_text(ev: Evidence, gaps: list[str]) -> str:
     )
 
 
-def evidence_block(ev: Evidence, overrides=None) -> str:
+def evidence_block(ev: Evidence, overrides: Path | None = None) -> str:
     """The fixed, short block of the evidence in the audit's prompt."""
     from autodev.config import prompts
 

@@ -25,6 +25,7 @@ from autodev.harness.hooks import Hooks
 from autodev.harness.recovery import Resume
 from autodev.records.base import State
 from autodev.records.events import BudgetReachedEvent, SilentTurnEvent, StateEvent
+from autodev.records.harness_log import TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import Reason, RunState, StateChange
 from autodev.rules import budget
@@ -96,7 +97,7 @@ class Boundary:
         """A change's notes and events, in order (before its state update: notes are idempotent)."""
         for item in ch.out:
             if isinstance(item, Note):
-                self.run.note(item.frm, item.text, item.handoff, **item.extra)
+                self.run.note(item.frm, item.text, item.handoff, id=item.id, **item.extra)
             else:
                 self.events.emit(item)
 
@@ -178,19 +179,18 @@ class Boundary:
         return True
 
     def _audit(self, post: Post, st: RunState) -> Change:
-        return auditing.audit(
-            post,
-            st,
+        call = auditing.AuditCall(
             run=self.run,
             config=self.settings.config,
             team=self.settings.team,
             secret_env=self.settings.secret_env,
             room=turnsetup.room(self.run, self.settings.config, self.settings),
             scripted=self.services.scripted,
-            model=self.services.model,
             set_state=self._set,
             stopping=self._stop_requested,
+            model=self.services.model,
         )
+        return auditing.audit(post, st, call)
 
     def _pending_audit(self, st: RunState) -> None:
         """Audit a done post whose audit failed on its provider (the run was paused, then
@@ -222,4 +222,6 @@ class Boundary:
         if self.telemetry is not None and self.resume is None:
             recs, finished = recovery.last_turn_records(self.paths.harness_log)
             if finished and recs:
-                self.telemetry.turn_done(int(recs[0]["turn"]))  # a turn settled here (the cursor dedups)
+                self.telemetry.turn_done(
+                    TurnStarted.model_validate(recs[0]).turn
+                )  # a turn settled here (the cursor dedups)

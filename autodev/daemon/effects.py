@@ -36,7 +36,8 @@ class Note:
     frm: str
     text: str
     handoff: str | None = None
-    extra: dict = field(default_factory=dict)
+    id: str | None = None
+    extra: dict[str, object] = field(default_factory=lambda: {})
 
 
 @dataclass
@@ -92,7 +93,7 @@ def account(s: RunState, name: str, turn: int, figures: Figures, post: Post | No
 
 def silent(
     s: RunState, name: str, turn: int, figures: Figures, max_silent: int
-) -> tuple[RunState, dict | None]:
+) -> tuple[RunState, dict[str, str] | None]:
     """A turn that ended without a post (pure): its figures, the silent streak and the pause
     rule, marked with `accounted_turn` (so a restart neither loses nor repeats it). Returns the
     new state and the pause reason when the streak reached `max_silent`."""
@@ -241,10 +242,8 @@ def gate_decision(gate: Gate, approved: bool, by: str, why: str, st: RunState, r
     note = Note(
         "system",
         text,
-        extra={
-            "id": f"{run_id}:gate:{gate.id}",
-            "gate": {"id": gate.id, "decision": verb, "declarer": gate.declarer, "by": by},
-        },
+        id=f"{run_id}:gate:{gate.id}",
+        extra={"gate": {"id": gate.id, "decision": verb, "declarer": gate.declarer, "by": by}},
     )
     return Change(
         {

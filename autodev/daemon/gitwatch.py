@@ -15,6 +15,7 @@ turn's end (an agent CLI's commands are not seen one by one):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from autodev.config import RunConfig
@@ -220,10 +221,13 @@ class GitWatch:
         return self._start
 
 
-def start_of(repo: Path, branch: str | None, baseline: dict | None) -> tuple[str | None, str | None]:
+def start_of(
+    repo: Path, branch: str | None, baseline: Mapping[str, object] | None
+) -> tuple[str | None, str | None]:
     """(the run's branch, its commit at the turn's start): from the turn's baseline, else (a
     turn that recorded none) asked of git."""
     if baseline is not None:
-        return baseline.get("branch") or branch, baseline.get("head")
+        was, head = baseline.get("branch"), baseline.get("head")
+        return (was if isinstance(was, str) and was else branch), (head if isinstance(head, str) else None)
     branch = branch or credit.current_branch(repo)
     return branch, credit.branch_tip(repo, branch) if branch else None

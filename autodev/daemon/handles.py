@@ -50,7 +50,7 @@ class Scripted:
     """The scripted model server of this run, when the team uses one."""
 
     url: str | None = None
-    price: dict | None = None  # USD per token, from the script's [price] table
+    price: dict[str, float] | None = None  # USD per token, from the script's [price] table
 
 
 @dataclass

@@ -9,7 +9,7 @@ asked before the built-in ones: `agent` (a participant with `agent`: its coding-
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -41,7 +41,7 @@ def register(kind: Kind) -> None:
 
 
 @contextmanager
-def registered(kind: Kind) -> Iterator[Kind]:
+def registered(kind: Kind) -> Generator[Kind, None, None]:
     """`kind` registered for the duration (the kind it replaced, if any, comes back after)."""
     before = _KINDS.get(kind.name)
     register(kind)

@@ -111,7 +111,8 @@ def hold(run: Run, msg: NoticeMessage) -> None:
 def answers_for(name: str, st: RunState) -> tuple[list[str], list[str]]:
     """Answers to `name`'s notices not yet delivered: 300 + 300 characters each, and their ids
     (pure)."""
-    notes, ids = [], []
+    notes: list[str] = []
+    ids: list[str] = []
     for nid, n in sorted(st.notices.items(), key=lambda kv: int(kv[0])):
         if n.from_ == name and n.answer is not None and not n.delivered:
             notes.append(f'the user answered your notice {nid} ("{n.text[:300]}"): {n.answer[:300]}')

@@ -14,11 +14,12 @@ import json
 import threading
 import time
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from autodev.guard.display import line
 from autodev.host.procgroup import run_json
-from autodev.records.events import NotifiedEvent, NotifyFailedEvent
+from autodev.records.events import Event, NotifiedEvent, NotifyFailedEvent
 
 NOTIFY_STATES = ("gated", "awaiting_user", "paused", "faulted", "complete")
 
@@ -37,8 +38,13 @@ def payload(state: str, why: Mapping[str, object] | None, repo: str, run: str) -
     }
 
 
+Emit = Callable[[Event], object]  # events.emit: thread-safe
+
+
 class Notifier:
-    def __init__(self, command: str, url: str, timeout: float, cwd, env: dict, emit):
+    def __init__(
+        self, command: str, url: str, timeout: float, cwd: str | Path, env: dict[str, str], emit: Emit
+    ):
         self.command, self.url, self.timeout, self.cwd, self.env = command, url, timeout, cwd, env
         self.emit = emit  # events.emit: thread-safe
         self.threads: list[threading.Thread] = []
@@ -47,17 +53,17 @@ class Notifier:
     def active(self) -> bool:
         return bool(self.command or self.url)
 
-    def fire(self, data: dict) -> None:
+    def fire(self, data: dict[str, object]) -> None:
         if not self.active:
             return
         t = threading.Thread(target=self._deliver, args=(data,), daemon=True, name="autodev-notify")
         t.start()
         self.threads = [x for x in self.threads if x.is_alive()] + [t]
 
-    def _deliver(self, data: dict) -> None:
+    def _deliver(self, data: dict[str, object]) -> None:
         if self.command:
             try:
-                code, out, err = run_json(self.command, data, self.cwd, self.timeout, self.env)
+                code, _out, err = run_json(self.command, data, self.cwd, self.timeout, self.env)
                 problem = "timed out" if code is None else (f"exited {code}" if code else "")
             except OSError as e:
                 problem, err = f"could not run: {e}", ""
@@ -73,12 +79,13 @@ class Notifier:
                 problem = f"{type(e).__name__}: {e}"
             self._outcome("url", data, problem, "")
 
-    def _outcome(self, via: str, data: dict, problem: str, detail: str) -> None:
+    def _outcome(self, via: str, data: dict[str, object], problem: str, detail: str) -> None:
+        state = str(data["state"])
         try:
             if problem:
-                self.emit(NotifyFailedEvent(via=via, state=data["state"], error=problem, detail=detail))
+                self.emit(NotifyFailedEvent(via=via, state=state, error=problem, detail=detail))
             else:
-                self.emit(NotifiedEvent(via=via, state=data["state"]))
+                self.emit(NotifiedEvent(via=via, state=state))
         except Exception:  # the logs may be what failed (faulted); nothing else to tell
             pass
 

@@ -116,7 +116,7 @@ def start_session(loop: Loop) -> RunState:
     loop.session = st.sessions
     team = save_team(paths, events)
     events.emit(DaemonStartedEvent(pid=os.getpid(), sandbox=settings.sandbox.describe(), team=team))
-    for w in [settings.sandbox.warning, stale and gitlocks.report(stale), *dict.fromkeys(warn)]:
+    for w in [settings.sandbox.warning, gitlocks.report(stale) if stale else None, *dict.fromkeys(warn)]:
         if w:
             events.emit(WarningEvent(message=w))
     index(loop, runs.start_record)

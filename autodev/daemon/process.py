@@ -6,17 +6,19 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from autodev.agents import projectfiles
 from autodev.daemon import notify, opening
-from autodev.daemon.handles import Settings
+from autodev.daemon.boundary import Feed
+from autodev.daemon.handles import Out, Settings
 from autodev.daemon.loop import EXIT_FAILED, Loop
 from autodev.errors import AutodevError, LogWriteError
 from autodev.guard import keys
 from autodev.guard.redact import Redactor
+from autodev.harness.model import Model
 from autodev.host import gitquarantine, hostgit, hostproc, procgroup, spawn
 from autodev.rules.reasons import reason
 from autodev.store import faults, inbox, runs
@@ -33,10 +35,10 @@ class Daemon:
         repo: Path,
         *,
         until_idle: bool = False,
-        out=None,
+        out: Out | None = None,
         staged: Path | None = None,
-        model=None,
-        feed=None,
+        model: Model | None = None,
+        feed: Feed | None = None,
     ):
         self.paths = RunPaths(repo)
         self.staged = staged  # the objective `start` staged: queued once this daemon holds the lock
@@ -115,7 +117,7 @@ class Daemon:
 
 
 @contextmanager
-def ended_whole() -> Iterator[None]:
+def ended_whole() -> Generator[None, None, None]:
     """However the daemon ends, what it started ends with it. Its turn's command, an agent CLI and
     the audit's check each lead a process group of their own, which a signal to the daemon's
     group (an eval ending its run, a shell's kill) never reaches: on SIGTERM or SIGHUP they are

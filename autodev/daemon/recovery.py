@@ -32,11 +32,11 @@ from pathlib import Path
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
-from autodev.records.harness_log import TurnFinished
+from autodev.records.harness_log import TurnFinished, TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState, StateChange
 from autodev.store import rebuild as rebuildmod
-from autodev.store.journal import iter_records_reverse
+from autodev.store.journal import JsonObject, iter_records_reverse
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
@@ -105,16 +105,38 @@ def restarted(
     return s.changed(**changes).without("config_refused")
 
 
-def last_turn_records(harness_log: Path) -> tuple[list[dict], bool]:
+def last_turn_records(harness_log: Path) -> tuple[list[JsonObject], bool]:
     """The newest turn's harness records, oldest first, and whether it finished (read
-    backwards, bounded by the size of that one turn)."""
-    recs: list[dict] = []
+    backwards, bounded by the size of that one turn). As lines: the harness rebuilds its turn
+    from them (`harness.recovery.rebuild`, an agent CLI's `Seat.resumed`)."""
+    recs: list[JsonObject] = []
     for rec in iter_records_reverse(harness_log):
         recs.append(rec)
         if rec.get("type") == "turn_started":
             recs.reverse()
             return recs, recs[-1].get("type") == "turn_finished"
     return [], False
+
+
+def _resumed(run: Run, recs: list[JsonObject], turn: int, who: str) -> Resume:
+    """The open turn rebuilt to continue, its tools that were running when the daemon died
+    named (`tool_crashed`)."""
+    resume = rebuild(recs)
+    for call, began in resume.pending:
+        if began is not None:  # it was running when the daemon died: say so
+            run.events.emit(
+                ToolCrashedEvent(
+                    turn=turn,
+                    participant=who,
+                    name=began.get("name"),
+                    call_id=call["id"],
+                    crashes=began.get("crashes", 1),
+                    replay_safe=bool(began.get("replay_safe")),
+                )
+            )
+    run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
+    run.state.update(lambda s: s.changed(recovered_turn=turn))
+    return resume
 
 
 def settle(
@@ -131,25 +153,11 @@ def settle(
     recs, finished = last_turn_records(run.paths.harness_log)
     if not recs:
         return None, False
-    turn, who = recs[0]["turn"], recs[0]["participant"]
+    start = TurnStarted.model_validate(recs[0])
+    turn, who = start.turn, start.participant
     post = run.thread.seen(f"{run.run_id}:t{turn}:post")
     if not finished and post is None:
-        resume = rebuild(recs)
-        for call, began in resume.pending:
-            if began is not None:  # it was running when the daemon died: say so
-                run.events.emit(
-                    ToolCrashedEvent(
-                        turn=turn,
-                        participant=who,
-                        name=began.get("name"),
-                        call_id=call["id"],
-                        crashes=began.get("crashes", 1),
-                        replay_safe=bool(began.get("replay_safe")),
-                    )
-                )
-        run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
-        run.state.update(lambda s: s.changed(recovered_turn=turn))
-        return resume, False
+        return _resumed(run, recs, turn, who), False
     if not finished and post is not None:
         run.record(
             TurnFinished(
@@ -172,7 +180,8 @@ def settle(
         and who in members
     ):
         run.events.emit(EffectsRecoveredEvent(turn=turn))
-        silent(who, recs[-1].get("reason") or "", turn, rebuild(recs))
+        last = TurnFinished.model_validate(recs[-1])
+        silent(who, last.reason or "", turn, rebuild(recs))
     else:
         return None, False
     return None, True

@@ -17,7 +17,11 @@ from autodev.store.events import Events
 from autodev.store.paths import RunPaths
 
 if TYPE_CHECKING:
+    from autodev.config import Participant
+    from autodev.harness.browser import Browser
+    from autodev.harness.mcp import McpHub
     from autodev.harness.model import Model
+    from autodev.harness.registry import Registry
 
 
 class Services:
@@ -33,11 +37,11 @@ class Services:
             server.start()
             closing.callback(server.stop)
             self.scripted = Scripted(server.base_url, script.price)
-        self.mcp = None  # the team's MCP servers (harness.mcp.McpHub)
+        self.mcp: McpHub | None = None  # the team's MCP servers
         if settings.team.mcp:
-            from autodev.harness.mcp import McpHub
+            from autodev.harness.mcp import McpHub as Hub
 
-            hub = McpHub(
+            hub = Hub(
                 settings.team.mcp,
                 repo=paths.repo,
                 log_dir=paths.run_dir,
@@ -49,7 +53,7 @@ class Services:
             self.mcp = hub
             closing.callback(lambda: (hub.stop(), self.mcp_events()))
             self.mcp_events()
-        self.browsers: dict = {}  # participant -> harness.browser.Browser, started at first use
+        self.browsers: dict[str, Browser] = {}  # by participant, started at first use
         closing.callback(self._close_browsers)
 
     def mcp_events(self) -> None:
@@ -61,7 +65,7 @@ class Services:
         for b in self.browsers.values():
             b.close()
 
-    def tools(self):
+    def tools(self) -> Registry:
         """Every tool a participant of this run can be given (a registry)."""
         from autodev.harness.catalog import participant_tools
 
@@ -69,7 +73,7 @@ class Services:
             return participant_tools()
         return participant_tools(self.mcp.tools(), self.mcp.capabilities())
 
-    def browser(self, p):
+    def browser(self, p: Participant) -> Browser | None:
         """`p`'s browser when it is granted one and this machine can run it (else its tools are
         absent; `start` said so)."""
         from autodev.harness import browser
@@ -87,7 +91,9 @@ class Services:
         return self.browsers[p.name]
 
 
-def hooks_for(paths: RunPaths, settings: Settings, run_id: str, emit) -> tuple[Hooks, notify.Notifier]:
+def hooks_for(
+    paths: RunPaths, settings: Settings, run_id: str, emit: notify.Emit
+) -> tuple[Hooks, notify.Notifier]:
     """Hooks and notifications from the current config (made again when it is edited)."""
     env = {k: v for k, v in os.environ.items() if k not in settings.secret_env}
     base = {"repo": str(paths.repo), "run": run_id}

@@ -14,7 +14,10 @@ got to: usage-limit resets, delivered answers, the participant's cursor. What it
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autodev.config import Participant, RunConfig, Team, prompts
 from autodev.daemon import gitwatch, notices, recovery
@@ -23,14 +26,19 @@ from autodev.daemon.services import Services
 from autodev.guard import sandbox, secrets
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
+from autodev.harness.hooks import Hooks
 from autodev.harness.prompt import build_turn_prompt
 from autodev.harness.recovery import Resume
-from autodev.harness.registry import Registry
+from autodev.harness.registry import Registry, Tool
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
 from autodev.records.events import CommandRefusedEvent, GateUsedEvent, ToolRefusedEvent, WarningEvent
 from autodev.records.state import RunState
 from autodev.store.thread import TAIL
+
+if TYPE_CHECKING:
+    from autodev.harness.browser import Browser
+    from autodev.harness.model import Model
 
 TALK_LIMIT_NOTE = (
     "talk limit reached: only work_done, a say to the user, or (if you cannot "
@@ -38,40 +46,59 @@ TALK_LIMIT_NOTE = (
 )
 
 
-def context(
-    run: Run,
-    settings: Settings,
-    p: Participant,
-    turn_no: int,
-    st: RunState,
-    *,
-    why: str | None,
-    resume: Resume | None,
-    tools: Registry,
-    browser,
-    stopping: Callable[[], bool],
-    hooks,
-    scripted: Scripted,
-    model=None,
-) -> tuple[TurnContext, list[str]]:
-    """`p`'s turn `turn_no` (`why`: the scheduler's reason, None for a resumed turn), and the
-    notices whose answers its prompt delivers."""
-    config, team = settings.config, settings.team
-    cursor = st.cursors.get(p.name, 0)
-    restricted = st.talk_turns >= config.max_talk_turns
+@dataclass
+class TurnInputs:
+    """What a turn is set up with besides the run and its participant: the run's services for
+    it (`Services`), the check of a `stop`, and the hooks in force."""
+
+    tools: Registry
+    browser: Browser | None
+    stopping: Callable[[], bool]
+    hooks: Hooks
+    scripted: Scripted
+    model: Model | None = None
+
+
+@dataclass
+class TurnNotes:
+    """The turn prompt's notes, the notices whose answers they deliver, and the tools the
+    participant has (or has withheld by a notice's hold)."""
+
+    notes: list[str]
+    delivered: list[str]
+    withheld: frozenset[str]
+    extra: list[Tool[object]]
+
+
+def notes_for(p: Participant, st: RunState, why: str | None, config: RunConfig, got: TurnInputs) -> TurnNotes:
+    """`p`'s notes (`why`: the scheduler's reason, None for a resumed turn) and tools (pure)."""
     notes = [f"you were chosen by the scheduler: {why}"] if why else []
-    if restricted:
+    if st.talk_turns >= config.max_talk_turns:
         notes.append(TALK_LIMIT_NOTE)
     answers, delivered = notices.answers_for(p.name, st)
     notes.extend(answers)
-    withheld = tools.withheld(notices.holds_of(p.name, st))
-    extra = [t for t in tools if t.capability in p.tools]
-    if browser is None:
+    withheld = got.tools.withheld(notices.holds_of(p.name, st))
+    extra = [t for t in got.tools if t.capability in p.tools]
+    if got.browser is None:
         extra = [t for t in extra if t.capability != "browser"]
     if withheld:
         notes.append(
             "a notice holds some of your tools until the user releases them: " + ", ".join(sorted(withheld))
         )
+    return TurnNotes(notes, delivered, withheld, extra)
+
+
+def workspace_for(
+    run: Run,
+    settings: Settings,
+    p: Participant,
+    turn_no: int,
+    st: RunState,
+    resume: Resume | None,
+    got: TurnInputs,
+) -> Workspace:
+    """Where `p`'s tools work: the repository, the sandbox room, the guards, the deadline."""
+    config = settings.config
     workspace = Workspace(
         run.paths.repo,
         write=p.write,
@@ -91,16 +118,33 @@ def context(
             workspace.mask_secret_files(secrets.find(run.paths.repo, config.secret_files))
         except secrets.TooManyFiles as e:
             run.events.emit(WarningEvent(message=f"secret files are not masked in {p.name}'s output: {e}"))
-    if p.models() and model is None:
+    if p.models() and got.model is None:
         # litellm's import takes seconds, once per daemon: that is the daemon's start-up, not
         # this turn's time (a short turnTimeoutMin would otherwise expire before the first ask).
-        from autodev.harness import providers
-
         providers.warm()
     watch = gitwatch.GitWatch(run, config, p.name, turn_no, st.branch, resume.baseline if resume else None)
     workspace.after_command = watch.after_command
     # Every tool that runs a process is cut at the turn's deadline, or when `stop` arrives.
-    workspace.limit(time.monotonic() + config.turn_timeout_min * 60, stopping)
+    workspace.limit(time.monotonic() + config.turn_timeout_min * 60, got.stopping)
+    return workspace
+
+
+def context(
+    run: Run,
+    settings: Settings,
+    p: Participant,
+    turn_no: int,
+    st: RunState,
+    *,
+    why: str | None,
+    resume: Resume | None,
+    got: TurnInputs,
+) -> tuple[TurnContext, list[str]]:
+    """`p`'s turn `turn_no` (`why`: the scheduler's reason, None for a resumed turn), and the
+    notices whose answers its prompt delivers."""
+    config, team = settings.config, settings.team
+    told = notes_for(p, st, why, config, got)
+    workspace = workspace_for(run, settings, p, turn_no, st, resume, got)
     ctx = TurnContext(
         run_id=run.run_id,
         turn=turn_no,
@@ -112,39 +156,43 @@ def context(
         events=run.events,
         hlog=run.hlog,
         workspace=workspace,
-        targets=targets(p, config, scripted),
-        system_prompt="" if resume else system_prompt(p, team, workspace, withheld, extra, run.overrides),
-        turn_prompt=""
+        targets=targets(p, config, got.scripted),
+        system_prompt=""
         if resume
-        else build_turn_prompt(
-            name=p.name,
-            turn=turn_no,
-            last_seq=run.thread.last_seq,
-            cursor=cursor,
-            objective=st.objective,
-            tail=run.thread.tail(TAIL),
-            notes=notes,
-            overrides=run.overrides,
-        ),
-        restricted=restricted,
+        else system_prompt(p, team, workspace, told.withheld, told.extra, run.overrides),
+        turn_prompt="" if resume else turn_prompt(run, p, turn_no, st, told.notes),
+        restricted=st.talk_turns >= config.max_talk_turns,
         max_steps=config.max_steps_per_turn,
         timeout_sec=config.turn_timeout_min * 60,
         max_retries=config.max_retries,
         retry_backoff_sec=config.retry_backoff_sec,
         limited_until=dict(st.limited_until),
         overrides=run.overrides,
-        withheld=withheld,
-        extra_tools=extra,
-        browser=browser,
+        withheld=told.withheld,
+        extra_tools=told.extra,
+        browser=got.browser,
         tool_guard=tool_guard(run, config, p.name),
-        tell_user=notices.teller(run, p.name, tools.holdable),
-        hooks=hooks if hooks.hooks else None,
+        tell_user=notices.teller(run, p.name, got.tools.holdable),
+        hooks=got.hooks if got.hooks.hooks else None,
         branch=st.branch,
     )
-    if model is not None:
-        ctx.model = model
-        ctx.recorded_tools = getattr(model, "tools", None)  # replay --tools recorded
-    return ctx, delivered
+    if got.model is not None:
+        ctx.model = got.model
+        ctx.recorded_tools = getattr(got.model, "tools", None)  # replay --tools recorded
+    return ctx, told.delivered
+
+
+def turn_prompt(run: Run, p: Participant, turn_no: int, st: RunState, notes: list[str]) -> str:
+    return build_turn_prompt(
+        name=p.name,
+        turn=turn_no,
+        last_seq=run.thread.last_seq,
+        cursor=st.cursors.get(p.name, 0),
+        objective=st.objective,
+        tail=run.thread.tail(TAIL),
+        notes=notes,
+        overrides=run.overrides,
+    )
 
 
 def take(
@@ -158,7 +206,7 @@ def take(
     why: str | None,
     resume: Resume | None,
     stopping: Callable[[], bool],
-    hooks,
+    hooks: Hooks,
 ) -> TurnResult:
     """Run `p`'s turn `turn_no` to its end (raises what the turn raises: a provider error,
     a stop, every model limited; the turn then stays open for `recovery`)."""
@@ -166,21 +214,10 @@ def take(
     from autodev.harness.context import Seat
 
     services.mcp_events()
-    ctx, delivered = context(
-        run,
-        settings,
-        p,
-        turn_no,
-        st,
-        why=why,
-        resume=resume,
-        tools=services.tools(),
-        browser=services.browser(p),
-        stopping=stopping,
-        hooks=hooks,
-        scripted=services.scripted,
-        model=services.model,
+    got = TurnInputs(
+        services.tools(), services.browser(p), stopping, hooks, services.scripted, services.model
     )
+    ctx, delivered = context(run, settings, p, turn_no, st, why=why, resume=resume, got=got)
     seen_upto = run.thread.last_seq
     resumed = recovery.last_turn_records(run.paths.harness_log)[0] if resume else []
     seat = Seat(p, settings.config, run.paths.run_dir, resumed, run.redact.text)
@@ -240,7 +277,12 @@ def targets(p: Participant, config: RunConfig, scripted: Scripted) -> list[provi
 
 
 def system_prompt(
-    p: Participant, team: Team, workspace, withheld=frozenset(), extra=(), overrides=None
+    p: Participant,
+    team: Team,
+    workspace: Workspace,
+    withheld: frozenset[str] = frozenset(),
+    extra: Sequence[Tool[object]] = (),
+    overrides: Path | None = None,
 ) -> str:
     roster = "\n".join(
         f"- {q.name}{' (you)' if q.name == p.name else ''}: {'writes' if q.write else 'reads only'}; {q.lane}"

@@ -105,7 +105,7 @@ def test_a_gate_opens_or_is_decided_by_the_rules_with_its_note() -> None:
     after = approved.apply(state())
     assert after.state == "running" and after.gate is None and [g.id for g in after.approved_gates] == ["5"]
     [note, event] = approved.out
-    assert isinstance(note, Note) and note.extra["id"] == "r1:gate:5"
+    assert isinstance(note, Note) and note.id == "r1:gate:5"
     assert event == GateDecidedEvent(id="5", decision="approved", by=note.extra["gate"]["by"])
 
 
