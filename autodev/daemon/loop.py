@@ -56,6 +56,11 @@ IDLE = ("awaiting_user", "gated", "paused")
 TELEMETRY_CLOSE_S = 3.0  # what a closing daemon gives its exporter to send what is queued
 IDLE_RECHECK_S = 1.0  # longest a change can go unseen if it lands before the watch is armed
 EXIT_COMPLETE, EXIT_FAILED, EXIT_NEEDS_USER = 0, 1, 3
+Closing = Callable[[RunState], RunState] | None  # a turn's closing change (turnsetup.take)
+
+
+def _same(s: RunState) -> RunState:
+    return s
 
 
 class Loop:
@@ -349,7 +354,7 @@ class Loop:
             if self._budget_reached(p.name):
                 self.resume = resume  # the open turn continues once the cap is raised
                 return
-            self.state.update(lambda s: s.but(speaking=p.name, next=None))
+            self.state.update(lambda s: s.but(speaking=p.name, next=None), durable=False)
         else:
             decision = scheduler.next_speaker(team.names(), run.thread.tail(TAIL), run.thread.last_spoke)
             p, why = team.get(decision.speaker), decision.why
@@ -359,11 +364,15 @@ class Loop:
                 self.events.emit(WarningEvent(message=w))
             turn_no = st.turn + 1
             warnings = list(decision.warnings)
-            self.state.update(lambda s: s.but(turn=turn_no, speaking=p.name, next=None, warnings=warnings))
+            # Not made durable on its own: a power cut that loses it leaves the turn's number in
+            # the harness log's turn_started, which recovery takes back (`recovery.settle`).
+            self.state.update(
+                lambda s: s.but(turn=turn_no, speaking=p.name, next=None, warnings=warnings), durable=False
+            )
             self.events.emit(ScheduledEvent(participant=p.name, rule=decision.rule, why=why, turn=turn_no))
         before = userfiles.stamp(self.paths.config_dir)
         try:
-            result = turnsetup.take(
+            result, close = turnsetup.take(
                 self.run,
                 self.settings,
                 self.services,
@@ -408,16 +417,17 @@ class Loop:
             )
             return
         inputs.refuse_turn_edits(self.run, p.name, turn_no, before)
-        # Who speaks next is written in the same state update as the turn's outcome.
+        # The turn's close (its cursor, no one speaking) and who speaks next are written in the
+        # same state update as the turn's outcome (the group commit at the turn boundary).
         planned = (
-            self.after_post(result.post, p.name, turn_no, result)
+            self.after_post(result.post, p.name, turn_no, result, close)
             if result.post
-            else self.silent(p.name, result.reason, turn_no, result)
+            else self.silent(p.name, result.reason, turn_no, result, close)
         )
         if self.telemetry is not None:
             self.telemetry.turn_done(turn_no)
         if not planned:
-            self._plan_next()
+            self.state.update(lambda s: self._with_next(close(s)))
 
     def _budget_reached(self, speaker: str) -> bool:
         """At a turn boundary: pause (reason `budget`) when a cap of the run or of the next
@@ -431,13 +441,16 @@ class Loop:
 
     # -- a turn's outcome ------------------------------------------------------------------------
 
-    def after_post(self, post: Post, author: str, turn: int, figures: Figures) -> bool:
+    def after_post(self, post: Post, author: str, turn: int, figures: Figures, close: Closing = None) -> bool:
         """Apply a post's effects exactly once: its state change, the turn's figures and who
-        speaks next are written in one update together with `applied_seq` and `accounted_turn`.
-        False when they were applied before (nothing written)."""
+        speaks next are written in one update together with `applied_seq` and `accounted_turn`
+        (and the turn's `close`). False when they were applied before (nothing written)."""
         st = self.state.read()
         if post.seq <= st.applied_seq:
             return False
+        if close is not None and post.kind == "done":
+            st = self.state.update(close)  # the audit runs next: no one is speaking while it does
+            close = None
         cfg = self.settings
         ch = effects.post_change(
             post,
@@ -450,17 +463,21 @@ class Loop:
             run_id=self.run_id,
             now=time.time(),
         )
-        self._commit(ch, lambda s: self._with_next(effects.account(ch.apply(s), author, turn, figures, post)))
+        shut = close or _same
+        self._commit(
+            ch, lambda s: self._with_next(effects.account(ch.apply(shut(s)), author, turn, figures, post))
+        )
         return True
 
-    def silent(self, name: str, why: str, turn: int, figures: Figures) -> bool:
-        """A turn that ended without a post: figures, streak, pause rule and who speaks next in
-        one update (True: next is planned)."""
+    def silent(self, name: str, why: str, turn: int, figures: Figures, close: Closing = None) -> bool:
+        """A turn that ended without a post: figures, streak, pause rule, who speaks next (and
+        the turn's `close`) in one update (True: next is planned)."""
         paused = None
+        shut = close or _same
 
         def change(s: RunState) -> RunState:
             nonlocal paused
-            s, paused = effects.silent(s, name, turn, figures, self.settings.config.max_silent_turns)
+            s, paused = effects.silent(shut(s), name, turn, figures, self.settings.config.max_silent_turns)
             return self._with_next(s)
 
         st = self.state.update(change)
