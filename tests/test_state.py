@@ -238,3 +238,33 @@ def test_a_state_change_names_every_field_a_change_can_set(tmp_path):
     sf.update(lambda s: s.changed(speaking="a", warnings=["w"]))
     data = json.loads(path.read_text())
     assert data["from_a_newer_autodev"] == {"x": 1} and data["speaking"] == "a"
+
+
+def test_a_write_that_is_not_durable_fsyncs_its_bytes_and_leaves_the_rename_to_the_next(
+    tmp_path, monkeypatch
+):
+    """`durable=False` (the scheduled turn's write): the new file's bytes reach the disk before it
+    is renamed into place, so a power cut leaves the old state or the new one, never a torn one;
+    the rename is made durable by the next durable write's directory fsync."""
+    s = StateFile(tmp_path / "state.json")
+    s.update(lambda st: st.changed(state="running"))
+    order: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        order.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src, dst) -> None:
+        order.append(("replace", str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    s.update(lambda st: st.changed(turn=1), durable=False)
+    assert [op for op, _ in order] == ["fsync", "replace"]
+    assert order[0][1].endswith(".tmp")
+    assert s.read().turn == 1
+    order.clear()
+    s.update(lambda st: st.changed(speaking=None))
+    assert order[-1] == ("fsync", str(tmp_path))

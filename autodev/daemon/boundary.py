@@ -34,7 +34,14 @@ from autodev.store.thread import TAIL
 from autodev.timeline import rewind
 
 if TYPE_CHECKING:
-    from autodev.telemetry.export import Background
+    from autodev.telemetry.background import Background
+
+Closing = Callable[[RunState], RunState] | None  # a turn's closing change (turnsetup.take)
+
+
+def _same(s: RunState) -> RunState:
+    return s
+
 
 Feed = Callable[[Run], None]  # replay: the recorded user input, handed in at each turn boundary
 
@@ -138,13 +145,16 @@ class Boundary:
 
     # -- a turn's outcome ------------------------------------------------------------------------
 
-    def after_post(self, post: Post, author: str, turn: int, figures: Figures) -> bool:
+    def after_post(self, post: Post, author: str, turn: int, figures: Figures, close: Closing = None) -> bool:
         """Apply a post's effects exactly once: its state change, the turn's figures and who
-        speaks next are written in one update together with `applied_seq` and `accounted_turn`.
-        False when they were applied before (nothing written)."""
+        speaks next are written in one update together with `applied_seq` and `accounted_turn`
+        (and the turn's `close`). False when they were applied before (nothing written)."""
         st = self.state.read()
         if post.seq <= st.applied_seq:
             return False
+        if close is not None and post.kind == "done":
+            st = self.state.update(close)  # the audit runs next: no one is speaking while it does
+            close = None
         cfg = self.settings
         ch = effects.post_change(
             post,
@@ -157,17 +167,21 @@ class Boundary:
             run_id=self.run_id,
             now=time.time(),
         )
-        self._commit(ch, lambda s: self._with_next(effects.account(ch.apply(s), author, turn, figures, post)))
+        shut = close or _same
+        self._commit(
+            ch, lambda s: self._with_next(effects.account(ch.apply(shut(s)), author, turn, figures, post))
+        )
         return True
 
-    def silent(self, name: str, why: str, turn: int, figures: Figures) -> bool:
-        """A turn that ended without a post: figures, streak, pause rule and who speaks next in
-        one update (True: next is planned)."""
+    def silent(self, name: str, why: str, turn: int, figures: Figures, close: Closing = None) -> bool:
+        """A turn that ended without a post: figures, streak, pause rule, who speaks next (and
+        the turn's `close`) in one update (True: next is planned)."""
         paused = None
+        shut = close or _same
 
         def change(s: RunState) -> RunState:
             nonlocal paused
-            s, paused = effects.silent(s, name, turn, figures, self.settings.config.max_silent_turns)
+            s, paused = effects.silent(shut(s), name, turn, figures, self.settings.config.max_silent_turns)
             return self._with_next(s)
 
         st = self.state.update(change)

@@ -12,6 +12,7 @@ state.json, so a restart continues (`recovery`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, assert_never
 
@@ -162,20 +163,22 @@ class Loop(Boundary):
             return
         p, turn_no = who.participant, who.turn
         before = userfiles.stamp(self.paths.config_dir)
-        result = self._take(who, st)
-        if result is None:
+        taken = self._take(who, st)
+        if taken is None:
             return
+        result, close = taken
         inputs.refuse_turn_edits(self.run, p.name, turn_no, before)
-        # Who speaks next is written in the same state update as the turn's outcome.
+        # The turn's close (its cursor, no one speaking) and who speaks next are written in the
+        # same state update as the turn's outcome (the group commit at the turn boundary).
         planned = (
-            self.after_post(result.post, p.name, turn_no, result)
+            self.after_post(result.post, p.name, turn_no, result, close)
             if result.post
-            else self.silent(p.name, result.reason, turn_no, result)
+            else self.silent(p.name, result.reason, turn_no, result, close)
         )
         if self.telemetry is not None:
             self.telemetry.turn_done(turn_no)
         if not planned:
-            self._plan_next()
+            self.state.update(lambda s: self._with_next(close(s)))
 
     def _speaker(self, st: RunState) -> Speaker | None:
         """Who speaks now (its turn scheduled: state and event), or None when a budget stops it."""
@@ -198,7 +201,7 @@ class Loop(Boundary):
             if self._budget_reached(p.name):
                 self.resume = resume  # the open turn continues once the cap is raised
                 return None
-            self.state.update(lambda s: s.changed(speaking=p.name, next=None))
+            self.state.update(lambda s: s.changed(speaking=p.name, next=None), durable=False)
             return Speaker(p, resume.turn, None, resume)
         decision = scheduler.next_speaker(team.names(), run.thread.tail(TAIL), run.thread.last_spoke)
         p = team.get(decision.speaker)
@@ -208,13 +211,17 @@ class Loop(Boundary):
             self.events.emit(WarningEvent(message=w))
         turn_no = st.turn + 1
         warnings = list(decision.warnings)
-        self.state.update(lambda s: s.changed(turn=turn_no, speaking=p.name, next=None, warnings=warnings))
+        # Not made durable on its own: a power cut that loses it leaves the turn's number in
+        # the harness log's turn_started, which recovery takes back (`recovery.settle`).
+        self.state.update(
+            lambda s: s.changed(turn=turn_no, speaking=p.name, next=None, warnings=warnings), durable=False
+        )
         self.events.emit(
             ScheduledEvent(participant=p.name, rule=decision.rule, why=decision.why, turn=turn_no)
         )
         return Speaker(p, turn_no, decision.why, None)
 
-    def _take(self, who: Speaker, st: RunState) -> TurnResult | None:
+    def _take(self, who: Speaker, st: RunState) -> tuple[TurnResult, Callable[[RunState], RunState]] | None:
         """Run the turn; None when it ended open (a provider error, a stop, every model limited)."""
         from autodev.harness.turn import AllModelsLimited, TurnStopped
 

@@ -135,7 +135,7 @@ def _resumed(run: Run, recs: list[JsonObject], turn: int, who: str) -> Resume:
                 )
             )
     run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))
-    run.state.update(lambda s: s.changed(recovered_turn=turn))
+    run.state.update(lambda s: s.changed(recovered_turn=turn, turn=max(s.turn, turn)))
     return resume
 
 
@@ -171,6 +171,10 @@ def settle(
         )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, posted=post.seq))
     st = run.state.read()
+    if st.turn < turn:
+        # The turn's scheduling write is not durable on its own (the group commit): a power cut
+        # lost it, and the next turn must not take this one's number (its post id) again.
+        st = run.state.update(lambda s: s.changed(turn=max(s.turn, turn)))
     if post and post.seq > st.applied_seq:
         run.events.emit(EffectsRecoveredEvent(seq=post.seq))
         after_post(post, who, turn, rebuild(recs))

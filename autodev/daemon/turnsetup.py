@@ -207,9 +207,11 @@ def take(
     resume: Resume | None,
     stopping: Callable[[], bool],
     hooks: Hooks,
-) -> TurnResult:
+) -> tuple[TurnResult, Callable[[RunState], RunState]]:
     """Run `p`'s turn `turn_no` to its end (raises what the turn raises: a provider error,
-    a stop, every model limited; the turn then stays open for `recovery`)."""
+    a stop, every model limited; the turn then stays open for `recovery`). Returns the result
+    and the turn's closing change (its cursor, notices delivered, no one speaking), which the
+    caller writes in the same state update as the turn's outcome (the group commit, issue 33)."""
     from autodev.daemon import kinds
     from autodev.harness.context import Seat
 
@@ -226,22 +228,43 @@ def take(
     finally:
         if ctx.limited_until != st.limited_until:  # no state.json replacement when nothing changed
             run.state.update(lambda s: s.changed(limited_until=ctx.limited_until))
-    if ctx.workspace.after_command is not None:
+    if ctx.workspace.after_command is not None and not _only_talked(run, p):
         ctx.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
-    if delivered and not resume:
-
-        def mark(s: RunState) -> RunState:
-            told = {nid: s.notices[nid].but(delivered=True) for nid in delivered}
-            return s.changed(notices={**s.notices, **told})
-
-        run.state.update(mark)
+    told = delivered if not resume else []
     upto = result.post.seq if result.post else seen_upto
-    run.state.update(
-        lambda s: s.changed(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None)
-    )
+
+    def close(s: RunState) -> RunState:
+        if told:
+            s = s.changed(notices={**s.notices, **{nid: s.notices[nid].but(delivered=True) for nid in told}})
+        return s.changed(cursors={**s.cursors, p.name: upto}, speaking=None, recovered_turn=None)
+
     if result.post:
         run.echo(result.post)
-    return result
+    return result, close
+
+
+# A model turn's harness records that run nothing in the repository: every tool call but the
+# post has a tool_started record, an agent CLI an agent_started one.
+_TALK = {
+    "turn_started",
+    "generation_started",
+    "generation_finished",
+    "generation_failed",
+    "compacted",
+    "nudged",
+    "post_started",
+    "post_committed",
+    "turn_finished",
+}
+
+
+def _only_talked(run: Run, p: Participant) -> bool:
+    """The turn (a model's) called no tool but its post: nothing of it can have touched git, so
+    the turn's end needs no look at it (issue 33: one git process less for a turn that talks)."""
+    if p.agent is not None:
+        return False
+    recs = recovery.last_turn_records(run.paths.harness_log)[0]
+    return bool(recs) and all(r.get("type") in _TALK for r in recs)
 
 
 def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None = None) -> Room:

@@ -68,10 +68,17 @@ class AllModelsLimited(Exception):
 
 
 def log_turn_started(
-    ctx: TurnContext, baseline: credit.Baseline, messages: Sequence[Mapping[str, object]], **extra: object
+    ctx: TurnContext,
+    baseline: credit.Baseline,
+    messages: Sequence[Mapping[str, object]],
+    *,
+    durable: bool = True,
+    **extra: object,
 ) -> None:
-    """The turn's first record: what recovery rebuilds it from (its baseline and messages)."""
-    ctx.record(
+    """The turn's first record: what recovery rebuilds it from (its baseline and messages).
+    `durable=False`: the caller's next record is an intent, fsynced before its effect, and this
+    with it (the group commit)."""
+    (ctx.record if durable else ctx.record_later)(
         "turn_started",
         participant=ctx.name,
         head=baseline.head,

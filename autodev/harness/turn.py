@@ -122,7 +122,9 @@ def _start(ctx: TurnContext) -> _Loop:
         {"role": "system", "content": ctx.system_prompt},
         {"role": "user", "content": ctx.turn_prompt},
     ]
-    log_turn_started(ctx, baseline, messages)
+    # Nothing runs before the first request's intent record (generation_started, fsynced), or
+    # else the turn's end (its state.json write fsyncs the log first): this is fsynced with it.
+    log_turn_started(ctx, baseline, messages, durable=False)
     return _Loop(baseline, messages, {})
 
 

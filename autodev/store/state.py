@@ -147,11 +147,11 @@ class StateFile:
 
         return self.update_plain(add)
 
-    def _write(self, st: RunState) -> None:
+    def _write(self, st: RunState, durable: bool = True) -> None:
         # The keys that were set, by their file names: a file written before is written back as it was.
-        self._write_plain(st.model_dump(mode="json", by_alias=True, exclude_unset=True))
+        self._write_plain(st.model_dump(mode="json", by_alias=True, exclude_unset=True), durable)
 
-    def _write_plain(self, data: object) -> None:
+    def _write_plain(self, data: object, durable: bool = True) -> None:
         for sync in self._sync_first:
             sync()
         if self._redact is not None:
@@ -166,14 +166,21 @@ class StateFile:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
-        fsync_dir(self.path.parent)
+        if durable:
+            fsync_dir(self.path.parent)  # and with it the renames of the writes that were not
 
-    def update(self, change: Callable[[RunState], RunState]) -> RunState:
-        """Apply `change` to the current state atomically; returns the new state."""
+    def update(self, change: Callable[[RunState], RunState], *, durable: bool = True) -> RunState:
+        """Apply `change` to the current state atomically; returns the new state.
+
+        `durable=False` (the group commit, issue 33): the new file's bytes are fsynced before it
+        is renamed into place, but the rename is made durable by the next durable write's
+        directory fsync. A `kill -9` sees the new state; a power cut the new one or the one
+        before, each whole. Only for a change recovery can do again from the logs (the
+        scheduled turn: its number is taken back from the harness log's turn_started)."""
         with self._locked():
             cur = self.read()
             new = change(cur).but(version=cur.version + 1)
-            self._write(new)
+            self._write(new, durable)
             return new
 
     def request(self, action: str, **fields: object) -> RunState:

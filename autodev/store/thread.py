@@ -67,6 +67,9 @@ class Thread:
         self._check_tail_contiguous()
         self.rewinds: list[tuple[int, int]] = []
         self.last_spoke: dict[str, int] = self._load_index()
+        # The last tail read, by (file size, rewinds, n): a turn reads the same tail three or four
+        # times (scheduler, prompt, effects, who is next), and posts cost a model each (issue 33).
+        self._tail: tuple[tuple[int, int, int], list[Post]] | None = None
 
     @property
     def live(self) -> Live:
@@ -174,8 +177,13 @@ class Thread:
 
     def tail(self, n: int = TAIL) -> list[Post]:
         """The newest `n` live posts (superseded ones left out), oldest first."""
+        key = (self.journal.size(), len(self.rewinds), n)
+        if self._tail is not None and self._tail[0] == key:
+            return list(self._tail[1])
         recs = self.journal.tail(n) if not self.rewinds else live_tail(self.path, self.live, n)
-        return [_post(r) for r in recs]
+        posts = [_post(r) for r in recs]
+        self._tail = (key, posts)
+        return list(posts)
 
     def read(self, from_seq: int, to_seq: int | None = None, limit: int = 50) -> list[Post]:
         """Live posts with from_seq <= seq <= to_seq, at most `limit` read, oldest first."""

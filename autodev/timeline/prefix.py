@@ -71,7 +71,8 @@ def events_upto(
     seen_post = False
     for line in lines:
         match parse(line):
-            case PostEvent(seq=at):
+            case PostEvent(post=post):
+                at = post.seq
                 if at in dead_seqs:
                     continue
                 if at > seq:
