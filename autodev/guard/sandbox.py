@@ -83,7 +83,7 @@ class Sandbox:
             "to silence this"
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, object]:
         return {
             "mode": self.mode,
             "active": self.active,

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from autodev.records.state import RunState
-from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, speaking_text, spend_text
+from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, spend_text
+from autodev.user.statustext import speaking_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {

@@ -3,6 +3,7 @@ continues the run. `status` shows them under "The run stopped and why"."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from autodev.errors import ProviderError
@@ -96,15 +97,17 @@ def provider(err: ProviderError) -> dict[str, str]:
     return reason("provider", error=f"{err.message}; fix: {fix}" if fix else err.message)
 
 
-def continue_line(r: dict | None, daemon_running: bool) -> str:
+def continue_line(r: Mapping[str, object] | None, daemon_running: bool) -> str:
     """The command that continues the run from reason `r`. Actions that need a daemon are
     queued when none runs and applied by `autodev start`, so without a daemon the line starts
     with it (either order works: a queued action waits in the inbox or the control queue)."""
-    cont = (r or {}).get("continue") or ""
+    cont = str((r or {}).get("continue") or "")
     if daemon_running or not cont:
         return cont
-    if (code := (r or {}).get("code")) in NO_DAEMON:
-        return NO_DAEMON[code]
+    code = (r or {}).get("code")
+    for known, line in NO_DAEMON.items():
+        if code == known:
+            return line
     if "autodev start" in cont:  # it starts the daemon itself ("fix the cause, then autodev start")
         return cont
     if "by itself" in cont:  # a usage-limit wait: the daemon continues after the reset
