@@ -216,7 +216,7 @@ def test_disk_check_warns_below_the_minimum_as_start_runs_there(tmp_path):
 
 
 def test_offline_key_table_matches_litellm():
-    from autodev.config import _litellm_missing
+    from autodev.config.providers import _litellm_missing
 
     for provider, keys in PROVIDER_KEYS.items():
         missing, error = _litellm_missing(f"{provider}/some-model")

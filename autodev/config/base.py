@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import PydanticCustomError
@@ -22,16 +22,16 @@ def rule_error(message: str, fix: str) -> PydanticCustomError:
     return PydanticCustomError("autodev_rule", "{message}", {"message": message, "fix": fix})
 
 
-def _check_env_name(v: str | None) -> str | None:
+def check_env_name(v: str | None) -> str | None:
     if v is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v):
         raise rule_error(
-            f"{_toml(v)} is not an environment variable name",
+            f"{as_toml(v)} is not an environment variable name",
             'give the variable\'s name (e.g. "MY_OPENAI_KEY"), not its value',
         )
     return v
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
     """How a file is named in messages: `.autodev/x.toml` when it sits there, else as given."""
     path = Path(path)
     if path.parent.name == ".autodev":
@@ -39,7 +39,7 @@ def _display(path: Path) -> str:
     return str(path)
 
 
-def _toml(value: object) -> str:
+def as_toml(value: object) -> str:
     """A value written the way it would appear in a TOML file."""
     if value is None:
         return "(not set)"
@@ -53,9 +53,11 @@ def _toml(value: object) -> str:
         escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
         return f'"{escaped}"'
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+        items: Sequence[object] = cast("list[object] | tuple[object, ...]", value)  # any item: shown as is
+        return "[" + ", ".join(as_toml(v) for v in items) + "]"
     if isinstance(value, BaseModel):
-        return _toml(value.model_dump(by_alias=True))
+        return as_toml(value.model_dump(by_alias=True))
     if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    return _toml(str(value))
+        table = cast("Mapping[object, object]", value)  # any key and value: shown as they are
+        return "{ " + ", ".join(f"{k} = {as_toml(v)}" for k, v in table.items()) + " }"
+    return as_toml(str(value))

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from autodev.config.base import _toml
+from autodev.config.base import as_toml
 from autodev.config.participant import Participant
 from autodev.config.run import HookConfig, RunConfig
 from autodev.config.team import AuditConfig, McpServer, ScriptedConfig
@@ -17,10 +17,12 @@ from autodev.config.telemetry import TelemetryConfig
 
 def config_rows(cfg: RunConfig) -> list[tuple[str, str, str, str]]:
     """(key, current value, default, meaning) for every key of config.toml, in file order."""
-    rows = []
+    rows: list[tuple[str, str, str, str]] = []
     for name, info in RunConfig.model_fields.items():
         default = info.get_default(call_default_factory=True)
-        rows.append((info.alias or name, _toml(getattr(cfg, name)), _toml(default), info.description or ""))
+        rows.append(
+            (info.alias or name, as_toml(getattr(cfg, name)), as_toml(default), info.description or "")
+        )
     return rows
 
 
@@ -31,12 +33,11 @@ def _type_words(annotation: object) -> str:
         inner = [a for a in args if a is not type(None)]
         return " or ".join(_type_words(a) for a in inner)
     if origin is Literal:
-        return " \\| ".join(_toml(a) for a in args)
+        return " \\| ".join(as_toml(a) for a in args)
     if origin is list:
         return f"list of {_type_words(args[0])}s"
-    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(
-        annotation, getattr(annotation, "__name__", str(annotation))
-    )
+    words: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    return words.get(annotation, getattr(annotation, "__name__", str(annotation)))
 
 
 def _cell(text: str) -> str:
@@ -47,7 +48,7 @@ def _table_rows(model: type[BaseModel]) -> list[str]:
     out = ["| key | type | default | meaning |", "|---|---|---|---|"]
     for name, info in model.model_fields.items():
         value = None if info.is_required() else info.get_default(call_default_factory=True)
-        default = "required" if info.is_required() else "not set" if value is None else f"`{_toml(value)}`"
+        default = "required" if info.is_required() else "not set" if value is None else f"`{as_toml(value)}`"
         out.append(
             f"| `{info.alias or name}` | {_type_words(info.annotation)} | "
             f"{_cell(default)} | {_cell(info.description or '')} |"

@@ -13,13 +13,13 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from autodev.config.base import _display, _toml
+from autodev.config.base import as_toml, display_path
 from autodev.config.run import RunConfig
 from autodev.config.team import Team
 from autodev.errors import ConfigError
@@ -38,14 +38,15 @@ def load_team(path: Path) -> Team:
     path = Path(path)
     if not path.exists():
         raise ConfigError(
-            f"{_display(path)} not found", "run `autodev init` (or `autodev init --team pair`) to create it"
+            f"{display_path(path)} not found",
+            "run `autodev init` (or `autodev init --team pair`) to create it",
         )
     team = _validate(Team, _read_toml(path), path)
     if team.uses_scripted():
         script = team.script_path(path)
         if not script.is_file():
             raise ConfigError(
-                f"{_display(path)}: scripted.path: the script {team.scripted.path!r} "  # type: ignore[union-attr]
+                f"{display_path(path)}: scripted.path: the script {team.scripted.path!r} "  # type: ignore[union-attr]
                 f"does not exist (looked for {script})",
                 "create the script, or point scripted.path at it (relative to the team file)",
             )
@@ -57,15 +58,17 @@ def _read_toml(path: Path) -> dict[str, object]:
         text = path.read_bytes().decode("utf-8")
     except OSError as e:
         raise ConfigError(
-            f"{_display(path)}: cannot be read ({e.strerror or e})", "check that it is a readable file"
+            f"{display_path(path)}: cannot be read ({e.strerror or e})", "check that it is a readable file"
         ) from e
     except UnicodeDecodeError as e:
-        raise ConfigError(f"{_display(path)}: is not UTF-8 text", "save it as UTF-8") from e
+        raise ConfigError(f"{display_path(path)}: is not UTF-8 text", "save it as UTF-8") from e
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         # tomllib's message already ends with "(at line N, column M)"
-        raise ConfigError(f"{_display(path)}: TOML syntax error: {e}", "fix the syntax at that line") from e
+        raise ConfigError(
+            f"{display_path(path)}: TOML syntax error: {e}", "fix the syntax at that line"
+        ) from e
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -77,7 +80,7 @@ def _validate(model: type[M], data: Mapping[str, object], path: Path) -> M:
         return model.model_validate(data)
     except ValidationError as e:
         found = explain(model, list(e.errors()), data)
-        name = _display(path)
+        name = display_path(path)
         if len(found) == 1:
             problem, fix = found[0]
             raise ConfigError(f"{name}: {problem}", fix) from None
@@ -160,8 +163,10 @@ def _participant_hint(loc: Loc, data: Mapping[str, object]) -> str:
     """`(participant "x")` for errors inside a participants[i] table that has a usable name."""
     if len(loc) >= 3 and loc[0] == "participants" and isinstance(loc[1], int):
         items = data.get("participants")
-        if isinstance(items, list) and loc[1] < len(items) and isinstance(items[loc[1]], dict):
-            name = items[loc[1]].get("name")
+        rows = cast("list[object]", items) if isinstance(items, list) else []  # TOML: any values
+        table = rows[loc[1]] if loc[1] < len(rows) else None
+        if isinstance(table, Mapping):
+            name = cast("Mapping[str, object]", table).get("name")  # a TOML table: string keys
             if isinstance(name, str) and name:
                 return f' (participant "{name}")'
     return ""
@@ -221,7 +226,7 @@ def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, objec
     if kind == "literal_error":
         choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         listed = ", ".join(choices)
-        return (f"{prefix}must be one of {listed} (got {_toml(got)})", f"set {loc[-1]} to one of {listed}")
+        return (f"{prefix}must be one of {listed} (got {as_toml(got)})", f"set {loc[-1]} to one of {listed}")
 
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
         words = {
@@ -232,8 +237,8 @@ def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, objec
         }[kind]
         bound = next(iter(ctx.values()), "")
         return (
-            f"{prefix}must be {words} {_toml(bound)} (got {_toml(got)})",
-            f"set {loc[-1]} to a number {words} {_toml(bound)}",
+            f"{prefix}must be {words} {as_toml(bound)} (got {as_toml(got)})",
+            f"set {loc[-1]} to a number {words} {as_toml(bound)}",
         )
 
     if kind in ("too_short", "string_too_short"):
@@ -245,12 +250,12 @@ def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, objec
         want = _TYPE_WORDS[kind]
         example = _example_for(root, loc)
         fix = f"write it as {want}" + (f", e.g. {example}" if example else "")
-        return f"{prefix}must be {want} (got {_toml(got)})", fix
+        return f"{prefix}must be {want} (got {as_toml(got)})", fix
 
     # anything else: pydantic's sentence, lowercased into ours
     msg = str(err.get("msg", "is invalid"))
     msg = msg.removeprefix("Value error, ")
-    return f"{prefix}{msg[:1].lower()}{msg[1:]} (got {_toml(got)})", ""
+    return f"{prefix}{msg[:1].lower()}{msg[1:]} (got {as_toml(got)})", ""
 
 
 def _example_for(root: type[BaseModel], loc: Loc) -> str:
@@ -267,6 +272,6 @@ def _example_for(root: type[BaseModel], loc: Loc) -> str:
     if default is None or (default == "" and info.is_required()):
         return ""
     try:
-        return f"{_toml_key(info, name)} = {_toml(default)}"
+        return f"{_toml_key(info, name)} = {as_toml(default)}"
     except TypeError:
         return ""

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import MODEL_CONFIG, Effort, _check_env_name, _toml, rule_error
+from autodev.config.base import MODEL_CONFIG, Effort, as_toml, check_env_name, rule_error
 from autodev.rules.names import NAME_PATTERN
 from autodev.rules.names import RESERVED as RESERVED_NAMES
 
@@ -151,12 +151,12 @@ class Participant(BaseModel):
     def _valid_name(cls, v: str) -> str:
         if not re.match(NAME_PATTERN, v):
             raise rule_error(
-                f"{_toml(v)} is not a valid participant name",
+                f"{as_toml(v)} is not a valid participant name",
                 'start with a lowercase letter, then use only a-z, 0-9, "_" or "-" (at most 32 characters)',
             )
         if v in RESERVED_NAMES:
             raise rule_error(
-                f"{_toml(v)} is reserved for the thread's own posts",
+                f"{as_toml(v)} is reserved for the thread's own posts",
                 "pick another name (user, system and audit are reserved)",
             )
         return v
@@ -169,7 +169,7 @@ class Participant(BaseModel):
                 raise rule_error(f"failover[{i}] is empty", "remove the empty model string")
             if m.startswith("agent:") and m[6:] not in AGENTS:
                 raise rule_error(
-                    f"failover[{i}]: {_toml(m)} names no agent CLI",
+                    f"failover[{i}]: {as_toml(m)} names no agent CLI",
                     "use agent:" + ", agent:".join(AGENTS) + ", or a model string",
                 )
         return v
@@ -177,7 +177,7 @@ class Participant(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
-        return _check_env_name(v)
+        return check_env_name(v)
 
     def models(self) -> list[str]:
         """The litellm models, in the order they are tried: the model (unless an agent CLI

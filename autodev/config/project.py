@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import cast
 
 from autodev.errors import UsageError
 from autodev.store.paths import shipped
@@ -104,7 +105,9 @@ def _team_files(config_dir: Path) -> list[Path]:
 
     files = [config_dir / "team.toml", config_dir / "config.toml"]
     try:
-        script = (tomllib.loads((config_dir / "team.toml").read_text()).get("scripted") or {}).get("path")
+        team: dict[str, object] = tomllib.loads((config_dir / "team.toml").read_text())
+        scripted = team.get("scripted")
+        script = cast("dict[str, object]", scripted).get("path") if isinstance(scripted, dict) else None
     except (OSError, ValueError):
         script = None
     if isinstance(script, str):

@@ -29,7 +29,7 @@ def load(name: str, overrides: Path | None = None) -> tuple[str, Path]:
 def render(name: str, values: Mapping[str, object], overrides: Path | None = None) -> str:
     text, where = load(name, overrides)
 
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         key = m.group(1)
         if key not in values:
             raise PromptError(

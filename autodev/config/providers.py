@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import cast
 
 from autodev.config.team import Team
 from autodev.rules.names import is_scripted
@@ -94,5 +95,7 @@ def _litellm_missing(model: str) -> tuple[list[str], str]:
         )
     if provider in _LOCAL_DEFAULT_PROVIDERS:
         return [], ""
-    result = litellm.validate_environment(model=model)
+    # litellm's own annotation leaves the dict's values unknown: "missing_keys" is a list of names
+    found = litellm.validate_environment(model=model)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    result = cast("dict[str, list[str]]", found)
     return list(result.get("missing_keys") or []), ""

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import MODEL_CONFIG, _toml, rule_error
+from autodev.config.base import MODEL_CONFIG, as_toml, rule_error
 from autodev.config.telemetry import TelemetryConfig
 from autodev.guard.secrets import SECRET_FILES
 
@@ -381,8 +381,8 @@ class RunConfig(BaseModel):
     def _cap_not_below_first(self) -> RunConfig:
         if self.wait_cap_sec < self.wait_first_sec:
             raise rule_error(
-                f"waitCapSec ({_toml(self.wait_cap_sec)}) is below waitFirstSec "
-                f"({_toml(self.wait_first_sec)})",
+                f"waitCapSec ({as_toml(self.wait_cap_sec)}) is below waitFirstSec "
+                f"({as_toml(self.wait_first_sec)})",
                 "make waitCapSec at least as large as waitFirstSec",
             )
         return self

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from autodev.config.base import MODEL_CONFIG, Effort, _check_env_name, _display, _toml, rule_error
+from autodev.config.base import MODEL_CONFIG, Effort, as_toml, check_env_name, display_path, rule_error
 from autodev.config.participant import Participant
 from autodev.errors import ConfigError
 from autodev.rules.names import NAME_PATTERN, is_scripted
@@ -34,7 +34,7 @@ class AuditConfig(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, v: str | None) -> str | None:
-        return _check_env_name(v)
+        return check_env_name(v)
 
 
 class ScriptedConfig(BaseModel):
@@ -90,7 +90,7 @@ class McpServer(BaseModel):
     @classmethod
     def _env_names(cls, v: list[str]) -> list[str]:
         for name in v:
-            _check_env_name(name)
+            check_env_name(name)
         return v
 
 
@@ -135,12 +135,12 @@ class Team(BaseModel):
         for name, server in self.mcp.items():
             if not re.match(NAME_PATTERN, name) or "__" in name:
                 raise rule_error(
-                    f"mcp.{name}: {_toml(name)} is not a valid server name",
+                    f"mcp.{name}: {as_toml(name)} is not a valid server name",
                     'start with a lowercase letter, then use a-z, 0-9, "-" or single "_"',
                 )
             if server.capability in BUILTIN_CAPABILITIES:
                 raise rule_error(
-                    f"mcp.{name}.capability: {_toml(server.capability)} is a built-in capability",
+                    f"mcp.{name}.capability: {as_toml(server.capability)} is a built-in capability",
                     "leave capability unset (the server's name) or pick another name",
                 )
         known = ["browser", *sorted(self.capabilities())]
@@ -148,7 +148,7 @@ class Team(BaseModel):
             for t in p.tools:
                 if t not in known:
                     raise rule_error(
-                        f'participant "{p.name}": tools: {_toml(t)} is not a capability',
+                        f'participant "{p.name}": tools: {as_toml(t)} is not a capability',
                         f"use one of {', '.join(known)} (an [mcp.NAME] table adds NAME)",
                     )
         return self
@@ -202,7 +202,7 @@ class Team(BaseModel):
     def script_path(self, team_file: Path) -> Path:
         if self.scripted is None:
             raise ConfigError(
-                f"{_display(team_file)}: there is no [scripted] table",
+                f"{display_path(team_file)}: there is no [scripted] table",
                 'add [scripted] with path = "script.toml"',
             )
         return (Path(team_file).parent / self.scripted.path).resolve()

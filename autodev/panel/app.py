@@ -14,6 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from rich.text import Text
 from textual import work
@@ -27,10 +28,13 @@ from autodev.guard.display import digest
 from autodev.panel import views
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
+from autodev.records.events import Event, FailoverEvent, PostEvent, TurnStartedEvent
 from autodev.records.state import Reason, RunState
+from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.user import actions
-from autodev.user.events_view import event_text
+from autodev.user.events_view import feed as feed_line
+from autodev.user.events_view import shown_event
 from autodev.user.status import Need, Status
 
 __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
@@ -38,7 +42,7 @@ __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 FEED_KEEP = 2000  # events kept in memory for re-rendering when folding changes
 
 
-class PanelApp(App):
+class PanelApp(App[None]):
     TITLE = "autodev panel"
     CSS = """
     #header { height: auto; padding: 0 1; background: $boost; }
@@ -67,15 +71,15 @@ class PanelApp(App):
         Binding("q", "quit", "quit"),
     ]
 
-    def __init__(self, paths: RunPaths, **kw):
-        super().__init__(**kw)
+    def __init__(self, paths: RunPaths):
+        super().__init__()
         self.paths = paths
         self.tail = EventTail(paths.events)
         # System and audit notes (gate decisions, notices, verdicts) are on the thread but not
         # (yet) copied into events.jsonl: follow the thread's tail for those, once per seq.
         self.notes = EventTail(paths.thread, tail_records=200)
         self.shown_seqs: set[int] = set()
-        self.events: deque[dict] = deque(maxlen=FEED_KEEP)
+        self.events: deque[Event] = deque(maxlen=FEED_KEEP)  # as read once, for re-rendering
         self.expanded = False
         from autodev.store.thread import read_live
 
@@ -102,7 +106,7 @@ class PanelApp(App):
     def on_mount(self) -> None:
         self.query_one("#feed").border_title = "Feed"
         self.query_one("#needs").border_title = "Needs you"
-        table = self.query_one("#participants", DataTable)
+        table = self._table()
         table.border_title = "Participants"
         table.add_columns(*views.PARTICIPANT_COLUMNS)
         self.paths.ensure()  # the folder to watch (mkdir only; the panel never writes a log)
@@ -118,7 +122,7 @@ class PanelApp(App):
     def _watch(self) -> None:
         from watchfiles import watch
 
-        def relevant(_change, path: str) -> bool:
+        def relevant(_change: object, path: str) -> bool:
             return path.endswith(("/events.jsonl", "/state.json"))
 
         while not self._stop.is_set():
@@ -139,11 +143,12 @@ class PanelApp(App):
         """Read what changed: new events into the Feed, then state.json into the rest."""
         if self._stop.is_set():
             return  # quitting: a reload the watcher queued before `q` is not worth waiting for
-        new = self.tail.read_new()
-        new += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
-        new = [ev for ev in sorted(new, key=lambda e: str(e.get("ts", ""))) if self._fresh(ev)]
+        recs = self.tail.read_new()
+        recs += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
+        read = [ev for rec in recs if (ev := shown_event(rec)) is not None]
+        new = [ev for ev in sorted(read, key=lambda e: e.ts) if self._fresh(ev)]
         feed = self.query_one("#feed", RichLog)
-        if any(ev.get("rewind") for ev in new):
+        if any(isinstance(ev, PostEvent) and ev.post.rewind for ev in new):
             self.events += new
             for ev in new:
                 self._note(ev)
@@ -160,23 +165,26 @@ class PanelApp(App):
         self._render_needs()
         self._render_participants()
 
-    def _fresh(self, ev: dict) -> bool:
+    def _fresh(self, ev: Event) -> bool:
         """False for a post already shown (it may come from both logs)."""
-        if ev.get("type") != "post" or not isinstance(ev.get("seq"), int):
+        if not isinstance(ev, PostEvent):
             return True
-        if ev["seq"] in self.shown_seqs:
+        if ev.post.seq in self.shown_seqs:
             return False
-        self.shown_seqs.add(ev["seq"])
+        self.shown_seqs.add(ev.post.seq)
         return True
 
-    def _note(self, ev: dict) -> None:
-        who = ev.get("participant")
-        if ev.get("type") == "post" and isinstance(ev.get("seq"), int):
-            self.last_post[ev.get("from", "?")] = ev["seq"]
-        elif ev.get("type") == "failover" and who:
-            self.failover[who] = ev.get("to") or "(all limited)"
-        elif ev.get("type") == "turn_started" and who:
-            self.failover.pop(who, None)
+    def _note(self, ev: Event) -> None:
+        """Who spoke last and which failover model each participant is on."""
+        match ev:
+            case PostEvent(post=post):
+                self.last_post[post.from_] = post.seq
+            case FailoverEvent(participant=str(who)) if who:
+                self.failover[who] = ev.to or "(all limited)"
+            case TurnStartedEvent(participant=str(who)) if who:
+                self.failover.pop(who, None)
+            case _:
+                pass  # the other kinds change neither
 
     def _read_status(self) -> None:
         from autodev.errors import AutodevError
@@ -233,8 +241,12 @@ class PanelApp(App):
         if keep is not None and keep < len(opts):
             ol.highlighted = keep
 
+    def _table(self) -> DataTable[str]:
+        # textual's query_one checks a class (DataTable), never its cells' type: strings here
+        return cast("DataTable[str]", self.query_one("#participants", DataTable))
+
     def _render_participants(self) -> None:
-        table = self.query_one("#participants", DataTable)
+        table = self._table()
         table.clear()
         for row in views.participant_rows(self.status, self.raw_state, self.failover, self.last_post):
             table.add_row(*row)
@@ -336,11 +348,9 @@ class PanelApp(App):
 
         self.push_screen(Confirm("Stop the run after the turn in flight?"), done)
 
-    def _line(self, ev: dict):
-        gone = (
-            ev.get("type") == "post" and isinstance(ev.get("seq"), int) and not self.live.is_live(ev["seq"])
-        )
-        return event_text(ev, self.expanded, superseded=gone)
+    def _line(self, ev: Event) -> Text | None:
+        gone = isinstance(ev, PostEvent) and not self.live.is_live(ev.post.seq)
+        return feed_line(ev, self.expanded, gone)
 
     def _redraw(self) -> None:
         from autodev.store.thread import read_live
@@ -414,8 +424,9 @@ def run(repo: Path) -> None:
     os._exit(0)
 
 
-def _replaced(result: dict, by: str) -> str:
+def _replaced(result: JsonObject, by: str) -> str:
     """The panel's note on a queued stop or pause an action replaced (actions.py)."""
     from autodev.store.queued import replaced_text
 
-    return f"; {replaced_text(result['cancelled'], by)}" if result.get("cancelled") else ""
+    cancelled = result.get("cancelled")
+    return f"; {replaced_text(cast('list[str]', cancelled), by)}" if cancelled else ""  # actions: names

@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+from autodev.store.journal import JsonObject, is_object
+
 TAIL_RECORDS = 400  # how many of the newest events the Feed opens with
 TAIL_BYTES = 1024 * 1024  # and never more than this much of the file
 
@@ -25,7 +27,7 @@ class EventTail:
         self._ino: int | None = None
         self.skipped = 0  # malformed lines passed over (the daemon refuses them)
 
-    def read_new(self) -> list[dict]:
+    def read_new(self) -> list[JsonObject]:
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -49,19 +51,19 @@ class EventTail:
             data = f.read(max(0, st.st_size - self.offset))
             return self._parse(data, self.offset)
 
-    def _parse(self, data: bytes, start: int) -> list[dict]:
+    def _parse(self, data: bytes, start: int) -> list[JsonObject]:
         # Only whole lines count: an append in progress is read on the next change.
         end = data.rfind(b"\n") + 1
         self.offset = start + end
-        out = []
+        out: list[JsonObject] = []
         for raw in data[:end].split(b"\n"):
             if not raw.strip():
                 continue
             try:
-                rec = json.loads(raw)
+                rec: object = json.loads(raw)
             except ValueError:
                 self.skipped += 1
                 continue
-            if isinstance(rec, dict):
+            if is_object(rec):
                 out.append(rec)
         return out

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from rich.text import Text
 
 from autodev.records.state import RunState
-from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, speaking_text, spend_text
+from autodev.user.status import Budget, Need, Status, cap_text, safe_to_show, spend_text
+from autodev.user.statustext import speaking_text
 
 STOPPED = ("paused", "stopped", "faulted")  # states whose reason Needs you shows first
 STATE_STYLE = {
@@ -111,11 +112,11 @@ def need_text(need: Need) -> Text:
 
 def participant_rows(
     status: Status, st: RunState, failover: dict[str, str], last_post: dict[str, int]
-) -> list[tuple]:
+) -> list[tuple[str, ...]]:
     """One row per participant (PARTICIPANT_COLUMNS): its model (and the failover in use), its
     figures, and when it last spoke (post seq, else turn). Strings are escaped for the table,
     which reads rich markup."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for p in status.participants:
         name = safe_to_show(p.name)
         model = safe_to_show(str(p.model))

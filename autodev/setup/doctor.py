@@ -10,50 +10,30 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from autodev.errors import AutodevError
 from autodev.host import spawn
+from autodev.setup.teamchecks import (
+    FAIL,
+    MCP_START_SEC,
+    OK,
+    PROVIDER_KEYS,
+    WARN,
+    Check,
+    agent_checks,
+    browser_checks,
+    gemini_settings_problem,
+    mcp_checks,
+    provider_checks,
+    telemetry_checks,
+)
 from autodev.store.paths import RunPaths, autodev_home, find_repo
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
-
-# What litellm's validate_environment reports for `provider/...` models with nothing set.
-# tests/test_doctor.py checks every row against litellm, so the table cannot drift unseen.
-PROVIDER_KEYS: dict[str, list[str]] = {
-    "openai": ["OPENAI_API_KEY"],
-    "anthropic": ["ANTHROPIC_API_KEY"],
-    "gemini": ["GOOGLE_API_KEY", "GEMINI_API_KEY"],
-    "openrouter": ["OPENROUTER_API_KEY"],
-    "mistral": ["MISTRAL_API_KEY"],
-    "groq": ["GROQ_API_KEY"],
-    "deepseek": ["DEEPSEEK_API_KEY"],
-    "xai": ["XAI_API_KEY"],
-    "together_ai": ["TOGETHERAI_API_KEY"],
-    "fireworks_ai": ["FIREWORKS_AI_API_KEY"],
-    "cohere": ["COHERE_API_KEY"],
-    "perplexity": ["PERPLEXITYAI_API_KEY"],
-    "cerebras": ["CEREBRAS_API_KEY"],
-    "azure": ["AZURE_API_BASE", "AZURE_API_VERSION", "AZURE_API_KEY"],
-    "bedrock": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
-    "vertex_ai": ["VERTEXAI_PROJECT", "VERTEXAI_LOCATION"],
-    "huggingface": ["HUGGINGFACE_API_KEY"],
-    "deepinfra": ["DEEPINFRA_API_KEY"],
-    "ollama": [],  # litellm defaults the endpoint to the local server
-    "ollama_chat": [],
-}
+__all__ = ["FAIL", "MCP_START_SEC", "OK", "PROVIDER_KEYS", "WARN", "Check", "gemini_settings_problem"]
 
 MIN_FREE_MB = 200
-MCP_START_SEC = 30.0  # the longest doctor waits for an MCP server's tool list
-
-
-@dataclass
-class Check:
-    status: str  # ok, warn (start works, something optional is missing) or FAIL (start would not work)
-    name: str
-    detail: str
-    fix: str = ""
 
 
 def run_checks(start: Path | None = None, online: bool = False, environ: Mapping[str, str] | None = None):
@@ -89,11 +69,11 @@ def run_checks(start: Path | None = None, online: bool = False, environ: Mapping
     checks.append(_sandbox(paths))
     checks.append(_tests(paths))
     if team is not None:
-        checks.extend(_providers(team, env, online))
-        checks.extend(_agents(team, env, paths))
-        checks.extend(_mcp(paths, team))
-        checks.extend(_browser(team))
-    checks.extend(_telemetry(paths))
+        checks.extend(provider_checks(team, env, online))
+        checks.extend(agent_checks(team, env, paths))
+        checks.extend(mcp_checks(paths, team))
+        checks.extend(browser_checks(team))
+    checks.extend(telemetry_checks(paths))
     checks.append(_daemon(paths))
     checks.append(disk_check(paths.run_dir))
     checks.append(home_check(paths.run_dir))
@@ -313,217 +293,6 @@ def _sandbox(paths: RunPaths) -> Check:
             "install bubblewrap (e.g. `apt-get install bubblewrap`)",
         )
     return Check(OK, "sandbox", box.describe())
-
-
-def _providers(team, env: Mapping[str, str], online: bool) -> list[Check]:
-    from autodev.config import provider_problems
-
-    unknown: list[str] = []
-
-    def offline_lookup(model: str) -> tuple[list[str], str]:
-        provider = model.split("/", 1)[0] if "/" in model else None
-        if provider in PROVIDER_KEYS:
-            return list(PROVIDER_KEYS[provider]), ""
-        unknown.append(model)
-        return [], ""
-
-    lookup = None if online else offline_lookup
-    out: list[Check] = []
-    subjects = [
-        (f"provider: {p.name}", p, team.model_copy(update={"participants": [p], "audit": None}))
-        for p in team.participants
-        if not getattr(p, "agent", None)  # a coding-agent CLI brings its own login
-    ]
-    if team.audit is not None:
-        subjects.append(
-            ("provider: audit", team.audit, team.model_copy(update={"participants": [], "audit": team.audit}))
-        )
-    for name, who, sub in subjects:
-        unknown.clear()
-        problems = provider_problems(sub, env, lookup=lookup)
-        models = [who.model, *getattr(who, "failover", [])]
-        if problems:
-            out.append(Check(FAIL, name, " | ".join(problems)))  # each sentence says what to set
-            continue
-        base = getattr(who, "api_base", None)
-        if base and online:
-            out.append(_reach(name, base))
-        elif unknown:
-            out.append(
-                Check(
-                    WARN,
-                    name,
-                    f"{', '.join(unknown)}: provider not known offline, key not checked",
-                    'run `autodev doctor --online` (asks litellm), or write the model as "provider/model"',
-                )
-            )
-        elif base:
-            out.append(Check(OK, name, f"{', '.join(models)} at {base} (not contacted; --online checks it)"))
-        else:
-            out.append(Check(OK, name, f"{', '.join(models)}: what the provider needs is set"))
-    return out
-
-
-def _reach(name: str, base: str) -> Check:
-    import urllib.error
-    import urllib.request
-
-    try:
-        urllib.request.urlopen(urllib.request.Request(base, method="GET"), timeout=5).close()
-    except urllib.error.HTTPError:
-        pass  # it answered: reachable, whatever it thinks of a bare GET
-    except (urllib.error.URLError, OSError, ValueError) as e:
-        reason = getattr(e, "reason", e)
-        return Check(
-            FAIL,
-            name,
-            f"{base} is not reachable ({reason})",
-            "start the server, or fix api_base in team.toml",
-        )
-    return Check(OK, name, f"{base} answers")
-
-
-def gemini_settings_problem(paths: RunPaths, env: Mapping[str, str]) -> str:
-    """Why the Gemini CLI would not read autodev's settings file here ("" when it would)."""
-    from autodev.agents.adapters import gemini_settings_folder
-
-    folder, blocker = gemini_settings_folder(paths.run_dir / "agents", env)
-    if blocker is None:
-        return ""
-    return (
-        f"Gemini CLI 0.61.0 ignores a settings file below the world-writable {blocker}, so autodev's "
-        f"MCP server (its post tool) would not reach it from {folder}"
-    )
-
-
-def _agents(team, env: Mapping[str, str], team_paths: RunPaths) -> list[Check]:
-    """Per agent CLI of each participant (its failovers too): found, its version, logged in.
-    Only `--version` runs: no session starts and no model is called."""
-    from autodev.agents import adapters
-
-    out = []
-    for p in team.participants:
-        for i, agent in enumerate(p.agents() if hasattr(p, "agents") else []):
-            name = f"agent: {p.name}" + (f" (failover {agent})" if i else "")
-            ad = adapters.adapter(agent)
-            path = adapters.find_binary(agent, env)
-            if not path:
-                out.append(
-                    Check(
-                        FAIL,
-                        name,
-                        f"the {agent} CLI is not on PATH (nor named by {ad.bin_env})",
-                        f"install the {agent} CLI and log in, or set {ad.bin_env} to its path",
-                    )
-                )
-                continue
-            if agent == "gemini":
-                blocked = gemini_settings_problem(team_paths, env)
-                if blocked:
-                    out.append(Check(FAIL, name, blocked, adapters.GEMINI_SETTINGS_FIX))
-                    continue
-            version = ad.version(path)
-            logged, how = ad.login(env, p.api_key_env, path)
-            detail = f"{agent} CLI at {path}, version {version or 'unknown'}; {how}"
-            if version is None:
-                out.append(Check(WARN, name, detail, f"`{path} --version` failed: check the installation"))
-            elif not logged:
-                fix = (
-                    f"set {p.api_key_env} (api_key_env of {p.name})"
-                    if p.api_key_env
-                    else f"log in once with `{agent}` in a terminal, or set api_key_env for its API-key mode"
-                )
-                out.append(Check(WARN, name, detail, fix))
-            else:
-                out.append(Check(OK, name, detail))
-    return out
-
-
-def _mcp(paths: RunPaths, team) -> list[Check]:
-    """Each MCP server started as the daemon starts it (its folder, command, environment), its
-    tool list read within its timeout_sec, then stopped."""
-    servers = getattr(team, "mcp", None) or {}
-    if not servers:
-        return []
-    import tempfile
-
-    from autodev.config import RunConfig, load_config
-    from autodev.errors import ToolSetupError
-    from autodev.guard import sandbox
-    from autodev.harness.mcp import McpHub, start_fix, start_problem  # the same tests `start` applies
-
-    try:  # the network confinement `start` gives them (a broken config or sandbox: reported above)
-        cfg = load_config(paths.config_file)
-        offline = sandbox.resolve(cfg.sandbox).offline
-    except AutodevError:
-        cfg, offline = RunConfig(), None
-    out = []
-    for name, server in servers.items():
-        shown = f"mcp: {name}"
-        problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
-        if problem:
-            out.append(Check(FAIL, shown, problem, start_fix(name)))
-            continue
-        with tempfile.TemporaryDirectory(prefix="autodev-doctor-") as logs:
-            hub = McpHub(
-                {name: server},
-                repo=paths.repo,
-                log_dir=Path(logs),
-                network=cfg.command_network,
-                offline=offline,
-            )
-            try:
-                hub.start(timeout=min(server.timeout_sec, MCP_START_SEC))
-            except ToolSetupError as e:
-                said = e.message.split("\n  full log:")[0].replace("\n    ", " | ").replace("\n  ", "; ")
-                out.append(Check(FAIL, shown, said, e.fix))
-                continue
-            try:
-                tools = hub.tools()
-            finally:
-                hub.stop()
-        found = shutil.which(server.command) or server.command
-        out.append(Check(OK, shown, f"{' '.join([found, *server.args])}: started, {len(tools)} tools"))
-    return out
-
-
-def _browser(team) -> list[Check]:
-    """What `start` checks: Playwright importable and the Chromium it finds launched."""
-    users = [p.name for p in team.participants if "browser" in (getattr(p, "tools", None) or [])]
-    if not users:
-        return []
-    from autodev.harness.browser import chromium_path, fix_for, launch_problem
-
-    why = launch_problem()
-    if why:
-        return [
-            Check(FAIL, "browser", f"{', '.join(users)} use the browser capability, but {why}", fix_for(why))
-        ]
-    return [
-        Check(
-            OK,
-            "browser",
-            f"chromium at {chromium_path()} started through Playwright (for {', '.join(users)})",
-        )
-    ]
-
-
-def _telemetry(paths: RunPaths) -> list[Check]:
-    """When telemetry is on (an OTLP endpoint in the environment or [telemetry]): is the extra
-    installed? Without it the run goes on untraced, as `start` warns: a warning, not a FAIL."""
-    from autodev.config import load_config
-    from autodev.telemetry import not_installed, resolve
-
-    try:
-        cfg = resolve(load_config(paths.config_file).telemetry)
-    except AutodevError as e:
-        return [Check(FAIL, "telemetry", e.message, e.fix)]
-    if cfg is None:
-        return []
-    missing = not_installed(cfg)
-    if missing is not None:
-        return [Check(WARN, "telemetry", f"{missing.message}: the run would go on untraced", missing.fix)]
-    return [Check(OK, "telemetry", f"OpenTelemetry installed; traces to {cfg.traces_url}")]
 
 
 def _daemon(paths: RunPaths) -> Check:

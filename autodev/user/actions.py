@@ -9,8 +9,11 @@ fast (issue 33), so they read state.json as plain JSON (`StateFile.read_plain`).
 
 from __future__ import annotations
 
+from typing import cast
+
 from autodev.errors import UsageError
 from autodev.store import inbox, queued
+from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile, lost
 
@@ -23,7 +26,7 @@ def daemon_running(paths: RunPaths) -> bool:
     return bool(DaemonLock.holder(paths.lock))
 
 
-def _queue(paths: RunPaths, kind: str, **payload) -> dict:
+def _queue(paths: RunPaths, kind: str, **payload: object) -> JsonObject:
     """One inbox message; with no daemon, the queued requests it replaces are removed first
     (an instant later, a daemon starting would read them in the wrong order)."""
     paths.ensure()
@@ -31,7 +34,7 @@ def _queue(paths: RunPaths, kind: str, **payload) -> dict:
     return {**inbox.drop(paths.inbox, kind, **payload), "cancelled": cancelled}
 
 
-def send(paths: RunPaths, text: str) -> dict:
+def send(paths: RunPaths, text: str) -> JsonObject:
     if not text.strip():
         # An empty message would still count as the answer to an open question.
         raise UsageError("the message is empty; nothing was sent", 'give the text: autodev send "..."')
@@ -53,8 +56,8 @@ def _state(paths: RunPaths) -> dict[str, object]:
 
 def _notices(st: dict[str, object]) -> dict[str, dict[str, object]]:
     notices = st.get("notices", {})
-    assert isinstance(notices, dict)  # read_plain checked it: notices by id
-    return notices
+    assert isinstance(notices, dict)
+    return cast("dict[str, dict[str, object]]", notices)  # read_plain checked it: notices by id
 
 
 def open_notices(st: dict[str, object]) -> list[str]:
@@ -92,7 +95,7 @@ def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
     return gid
 
 
-def answer(paths: RunPaths, notice_id: str, text: str) -> dict:
+def answer(paths: RunPaths, notice_id: str, text: str) -> JsonObject:
     return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
@@ -100,27 +103,27 @@ def open_gate(paths: RunPaths) -> dict[str, object] | None:
     """The open gate as state.json holds it (records.Gate: id, declarer, text), or None."""
     gate = _state(paths).get("gate")
     assert gate is None or isinstance(gate, dict)
-    return gate
+    return cast("JsonObject | None", gate)  # read_plain checked it: a records.Gate
 
 
-def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> dict:
+def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> JsonObject:
     """`digest` (display.digest of the gate's text as the user was shown it) binds the approval
     to that text: the daemon refuses it for a gate whose text has another digest."""
     return _queue(paths, "approve", gate_id=gate_id, digest=digest)
 
 
-def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> dict:
+def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> JsonObject:
     return _queue(paths, "deny", gate_id=gate_id, reason=reason)
 
 
-def notice(paths: RunPaths, notice_id: str, action: str) -> dict:
+def notice(paths: RunPaths, notice_id: str, action: str) -> JsonObject:
     """`action` is "hold" (pin the hold against user messages) or "release"."""
     if action not in ("hold", "release"):
         raise ValueError(f"notice action must be 'hold' or 'release', not {action!r}")
     return _queue(paths, "notice", notice_id=str(notice_id), action=action)
 
 
-def control(paths: RunPaths, action: str) -> dict:
+def control(paths: RunPaths, action: str) -> JsonObject:
     if action not in CONTROLS:
         raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
     paths.ensure()

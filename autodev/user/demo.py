@@ -134,7 +134,9 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 def _git(repo: Path, *args: str) -> None:
     if args and args[0] == "init":  # nothing to pin yet
-        spawn.run(
+        # host/spawn.run returns subprocess's CompletedProcess untyped (text or bytes by its
+        # caller's arguments); the result is not read here
+        spawn.run(  # pyright: ignore[reportUnknownMemberType]
             [hostgit.git_binary(), *args],
             "git",
             cwd=repo,
@@ -172,7 +174,7 @@ def run_demo(keep: bool = False) -> int:
     from autodev.store.inbox import drop
     from autodev.store.paths import RunPaths
     from autodev.store.state import StateFile
-    from autodev.user.render import console, post_text
+    from autodev.user.render import Line, console, post_text
 
     con = console()
     root = Path(tempfile.mkdtemp(prefix="autodev-demo-"))
@@ -184,7 +186,11 @@ def run_demo(keep: bool = False) -> int:
         paths.ensure()
         con.print(f"[bold]autodev demo[/] — a scripted trio on a throwaway repository: {repo}\n")
         drop(paths.inbox, "send", text=OBJECTIVE, objective=True)
-        code = Daemon(repo, until_idle=True, out=lambda p: con.print(post_text(p))).run()
+
+        def echo(post: Line) -> None:
+            con.print(post_text(post))
+
+        code = Daemon(repo, until_idle=True, out=echo).run()
         st = StateFile(paths.state).read()
         con.print()
         con.print(f"[bold]run {st.state}[/] — exit {code}")

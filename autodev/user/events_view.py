@@ -10,6 +10,7 @@ from rich.text import Text
 
 from autodev.guard.display import clean
 from autodev.records import events
+from autodev.store.journal import JsonObject
 from autodev.user.render import post_text
 
 FOLD_CHARS = 280  # a post longer than this is folded in the Feed until the user expands it
@@ -28,13 +29,18 @@ def _line(icon: str, text: str, style: str = "") -> Text:
     return t
 
 
-def event_text(ev: dict, expanded: bool = False, superseded: bool = False) -> Text | None:
+def event_text(ev: JsonObject, expanded: bool = False, superseded: bool = False) -> Text | None:
     """One Feed line (or block) for an events.jsonl record; None for records the Feed skips
     (generations: their tokens and cost are summed in the header and the participants table)
     and for a line that does not read as its kind."""
-    # what participants and providers wrote, on one line each, escaped (a post: by post_text)
-    read = events.readable(ev if ev.get("type") == "post" else clean(ev))
+    read = shown_event(ev)
     return None if read is None else feed(read, expanded, superseded)
+
+
+def shown_event(ev: JsonObject) -> events.Event | None:
+    """An events.jsonl record as the Feed shows it (`events.readable`: leniently), with what
+    participants and providers wrote on one line each, escaped (a post: by post_text)."""
+    return events.readable(ev if ev.get("type") == "post" else clean(ev))
 
 
 @singledispatch

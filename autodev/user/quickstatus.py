@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from autodev.guard.display import digest
 from autodev.store.paths import RunPaths
@@ -135,12 +135,13 @@ def remember(paths: RunPaths) -> None:
 
 def _cached(paths: RunPaths) -> Plain | None:
     try:
-        data = json.loads((paths.run_dir / CACHE).read_bytes())
+        data: object = json.loads((paths.run_dir / CACHE).read_bytes())
     except (OSError, ValueError):
         return None  # no cache (yet), or one a crash cut: the model path writes it again
-    if not isinstance(data, dict) or data.get("key") != _key(paths):
+    if not isinstance(data, dict):
         return None
-    return data
+    cache = cast("Plain", data)  # a JSON object: its keys are strings
+    return cache if cache.get("key") == _key(paths) else None
 
 
 # -- gathering ---------------------------------------------------------------------------------
@@ -211,7 +212,8 @@ def _needs(st: Plain) -> list[Plain]:
 
 def _spend(st: Plain) -> Plain:
     """rules.budget.run_spend on the plain state: Usage's `+`, in the same order."""
-    used = [f for f in (st.get("participants") or {}).values()]
+    figures: dict[str, Plain] = st.get("participants") or {}
+    used = list(figures.values())
     if st.get("audit_usage") is not None:
         used.append(st["audit_usage"])
     if not used:
@@ -301,10 +303,10 @@ def gather_json(paths: RunPaths) -> Plain | None:
 
 def _evidence_fits(ev: Plain) -> bool:
     """The values EvidenceLine takes as they are (anything else: the model path)."""
-    counts = ev.get("counts", {})
+    counts: object = ev.get("counts", {})
     return (
         (ev.get("of") is None or type(ev.get("of")) is int)
         and all(type(ev.get(k, "")) is str for k in ("summary", "outcome", "command"))
         and type(counts) is dict
-        and all(type(v) is int for v in counts.values())
+        and all(type(v) is int for v in cast("dict[str, object]", counts).values())  # JSON object
     )

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import cast
+
 from rich.console import Console
 from rich.text import Text
 
@@ -19,37 +22,50 @@ STYLE = {
 AUTHOR_STYLE = {"user": "bold yellow", "system": "dim", "audit": "bold red"}
 
 
-def credit_label(post: dict) -> str:
+Line = Mapping[str, object]
+"""A thread line as read (the readers show posts without loading the records)."""
+
+
+def _table(v: object) -> Line:
+    return cast("Line", v) if isinstance(v, Mapping) else {}  # JSON: an object's keys are strings
+
+
+def _items(v: object) -> list[object]:
+    return cast("list[object]", v) if isinstance(v, list) else []
+
+
+def credit_label(post: Line) -> str:
     if post.get("kind") != "work_done":
         return ""
     c = post.get("credit")
     if not c:
         return "  [not credited]"
-    if c.get("commits"):
-        return "  [credited: " + ", ".join(line(s)[:7] for s in c["commits"][:3]) + "]"
-    return "  [credited: " + ", ".join(line(f) for f in c.get("files", [])[:3]) + "]"
+    credit = _table(c)
+    if commits := _items(credit.get("commits")):
+        return "  [credited: " + ", ".join(line(s)[:7] for s in commits[:3]) + "]"
+    return "  [credited: " + ", ".join(line(f) for f in _items(credit.get("files"))[:3]) + "]"
 
 
-def evidence_label(post: dict) -> str:
+def evidence_label(post: Line) -> str:
     """The test evidence's one-line summary on the audit's verdict of a done (SPEC §22)."""
-    ev = post.get("evidence")
-    return line(str(ev.get("summary", ""))) if isinstance(ev, dict) else ""
+    ev = _table(post.get("evidence"))
+    return line(str(ev.get("summary", ""))) if ev else ""
 
 
-def post_text(post: dict, width: int | None = None, superseded: bool = False) -> Text:
+def post_text(post: Line, width: int | None = None, superseded: bool = False) -> Text:
     """One post; a post a rewind superseded is struck through and says so."""
     if superseded:
         t = post_text(post, width)
         t.stylize("strike dim")
         t.append("  [superseded by a rewind]", style="dim")
         return t
-    icon, style = STYLE.get(post.get("kind", ""), ("•", "white"))
+    icon, style = STYLE.get(str(post.get("kind", "")), ("•", "white"))
     if post.get("from") == "audit":
         icon = "🔎"
     t = Text()
     t.append(f"#{post['seq']:<4} ", style="dim")
     t.append(f"{icon} ")
-    t.append(line(post["from"]), style=AUTHOR_STYLE.get(post["from"], "bold"))
+    t.append(line(post["from"]), style=AUTHOR_STYLE.get(str(post["from"]), "bold"))
     t.append(f" {line(post['kind'])}", style=style)
     if post.get("handoff"):
         t.append(f" → {line(post['handoff'])}", style="blue")

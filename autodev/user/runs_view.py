@@ -22,13 +22,13 @@ def _duration(sec: float | None) -> str:
     return f"{sec // 3600}h{sec % 3600 // 60:02d}m"
 
 
-def _lineage(row: dict) -> str:
+def _lineage(row: runs.Row) -> str:
     """How a forked run names its origin in the listing: "fork of RUN@SEQ: "."""
     f = row.get("forked_from")
-    return f"fork of {f.get('run')}@{f.get('seq')}: " if isinstance(f, dict) else ""
+    return f"fork of {f.get('run')}@{f.get('seq')}: " if f is not None else ""
 
 
-def _tests_mark(row: dict) -> str:
+def _tests_mark(row: runs.Row) -> str:
     """✔ or ✘ after the state: the newest done's test evidence (the whole line: --json)."""
     ev = row.get("evidence")
     return f" {ev[0]}" if isinstance(ev, str) and ev[:1] in ("✔", "✘") else ""

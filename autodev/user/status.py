@@ -15,12 +15,7 @@ from autodev.records.state import Figures, Next, Reason, RunState, TurnUsage, Us
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
 from autodev.user.quickstatus import NEEDS_DAEMON, START_WITH
-from autodev.user.statustext import (
-    cap_line,
-    safe_to_show,
-    speaking_text,  # noqa: F401  (the panel's views take it from here)
-    spend_line,
-)
+from autodev.user.statustext import cap_line, safe_to_show, spend_line
 
 Number = int | float  # as summed: 0 for nothing, a float once a cost is in
 
@@ -155,35 +150,87 @@ class Status(Record):
 
 
 def gather(paths: RunPaths) -> Status:
-    from autodev.config import load_team
-    from autodev.config.project import saved_team
-    from autodev.errors import ConfigError
     from autodev.store import queued
     from autodev.store.lock import DaemonLock
     from autodev.store.rebuild import read_state
 
     st = read_state(paths)  # a lost state.json is rebuilt from the logs, never shown blank
+    models, team_error = _team_models(paths, st)
+    parts = _rows(models, st)
+    pid = DaemonLock.holder(paths.lock)
+    queue = queued.items(paths, st)
+    # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
+    # (a queued message or control request alone does not make a run).
+    no_run_yet = not st.run_id and not pid
+    state, why = st.state, st.reason
+    if not pid and not no_run_yet and state in NEEDS_DAEMON:
+        state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
+    data: dict[str, object] = {
+        "sandbox": sandbox_of(paths),
+        "config_refused": st.config_refused.text if st.config_refused else None,
+        "repo": str(paths.repo),
+        "run_dir": str(paths.run_dir),
+        "run_id": st.run_id,
+        "state": "not_started" if no_run_yet else state,
+        "no_run_yet": no_run_yet,
+        "start_with": START_WITH if no_run_yet else None,
+        "reason": why,
+        "daemon_pid": pid,
+        "continue": continue_line(why.dump() if why else None, bool(pid)),
+        "objective": st.objective.split("\n")[0][:200],
+        "turn": st.turn,
+        "speaking": st.speaking,
+        "next": st.next,
+        "wait": st.wait,
+        "needs_you": _needs(st),
+        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
+        "queued_text": queued.queued_line(queue, bool(pid)),
+        "participants": parts,
+        "audits": st.audits,
+        "talk_turns": st.talk_turns,
+        "team_error": team_error,
+        "warnings": st.warnings,
+        "audit_usage": st.audit_usage,
+        "budget": _budget(paths, st),
+        "totals": _totals(parts),
+    }
+    if (ev := last_evidence(paths)) is not None:
+        data["evidence"] = ev
+    return Status.model_validate(data)
+
+
+def _team_models(paths: RunPaths, st: RunState) -> tuple[dict[str, dict[str, object]], str | None]:
+    """Each participant's model and caps as team.toml has them now, and the team file's problem."""
+    from autodev.config import load_team
+    from autodev.config.project import saved_team
+    from autodev.errors import ConfigError
+
     try:
         team = load_team(paths.team_file)
-        models = {
-            p.name: {
-                "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
-                "effort": p.effort,
-                "write": p.write,
-                "max_cost_usd": p.max_cost_usd,
-                "max_tokens": p.max_tokens,
-            }
-            for p in team.participants
-        }
-        team_error = st.team_error
     except ConfigError as e:
-        models, team_error = {}, str(e)
+        team_error = str(e)
         if not paths.team_file.exists():  # e.g. `git clean -fdx` took .autodev/
             team_error = f"the team file {paths.team_file} is missing; " + (
                 "restore the last team this run used with `autodev init --from-run`"
                 if saved_team(paths.run_dir)
                 else "create one with `autodev init`"
             )
+        return {}, team_error
+    models: dict[str, dict[str, object]] = {
+        p.name: {
+            "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
+            "effort": p.effort,
+            "write": p.write,
+            "max_cost_usd": p.max_cost_usd,
+            "max_tokens": p.max_tokens,
+        }
+        for p in team.participants
+    }
+    return models, st.team_error
+
+
+def _rows(models: dict[str, dict[str, object]], st: RunState) -> list[Row]:
+    """A row for everyone on the team now or with figures in the run, by name."""
     parts: list[Row] = []
     for name in sorted(set(models) | set(st.participants)):
         f = st.participants.get(name) or Figures()
@@ -200,6 +247,11 @@ def gather(paths: RunPaths) -> Status:
             "silent_streak": f.silent_streak,
         }
         parts.append(Row.model_validate(row))
+    return parts
+
+
+def _needs(st: RunState) -> list[dict[str, object]]:
+    """What waits on the user: the open question, the open gate, the notices still open."""
     needs: list[dict[str, object]] = []
     if q := st.question:
         needs.append(
@@ -231,54 +283,19 @@ def gather(paths: RunPaths) -> Status:
                     + (f"  |  autodev notice --release {nid}" if n.hold else ""),
                 }
             )
+    return needs
+
+
+def _totals(parts: list[Row]) -> Totals:
     spent = sum((TurnUsage.of(p.model_dump()) for p in parts), TurnUsage())
-    pid = DaemonLock.holder(paths.lock)
-    queue = queued.items(paths, st)
-    # A daemon gives a run its id the first time it opens it; without one nothing has run here yet
-    # (a queued message or control request alone does not make a run).
-    no_run_yet = not st.run_id and not pid
-    state, why = st.state, st.reason
-    if not pid and not no_run_yet and state in NEEDS_DAEMON:
-        state, why = "stopped", gone_reason(paths, state)  # never "running" with no daemon
-    data: dict[str, object] = {
-        "sandbox": sandbox_of(paths),
-        "config_refused": st.config_refused.text if st.config_refused else None,
-        "repo": str(paths.repo),
-        "run_dir": str(paths.run_dir),
-        "run_id": st.run_id,
-        "state": "not_started" if no_run_yet else state,
-        "no_run_yet": no_run_yet,
-        "start_with": START_WITH if no_run_yet else None,
-        "reason": why,
-        "daemon_pid": pid,
-        "continue": continue_line(why.dump() if why else None, bool(pid)),
-        "objective": st.objective.split("\n")[0][:200],
-        "turn": st.turn,
-        "speaking": st.speaking,
-        "next": st.next,
-        "wait": st.wait,
-        "needs_you": needs,
-        "queued": [{"kind": i.kind, "label": i.label} for i in queue],
-        "queued_text": queued.queued_line(queue, bool(pid)),
-        "participants": parts,
-        "audits": st.audits,
-        "talk_turns": st.talk_turns,
-        "team_error": team_error,
-        "warnings": st.warnings,
-        "audit_usage": st.audit_usage,
-        "budget": _budget(paths, st),
-        "totals": Totals(
-            turns=sum(p.turns for p in parts),
-            credited=sum(p.credited for p in parts),
-            tokens=spent.prompt_tokens + spent.completion_tokens,
-            cached_tokens=spent.cached_tokens,
-            compactions=sum(p.compactions for p in parts),
-            cost=round(spent.cost, 6) if parts else 0,  # no one at all: an int 0, as status --json has it
-        ),
-    }
-    if (ev := last_evidence(paths)) is not None:
-        data["evidence"] = ev
-    return Status.model_validate(data)
+    return Totals(
+        turns=sum(p.turns for p in parts),
+        credited=sum(p.credited for p in parts),
+        tokens=spent.prompt_tokens + spent.completion_tokens,
+        cached_tokens=spent.cached_tokens,
+        compactions=sum(p.compactions for p in parts),
+        cost=round(spent.cost, 6) if parts else 0,  # no one at all: an int 0, as status --json has it
+    )
 
 
 def last_evidence(paths: RunPaths, posts: int = 200) -> dict[str, object] | None:

@@ -4,9 +4,10 @@ panel's views share the line helpers."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from autodev.guard.display import line
+from autodev.store.journal import is_object
 from autodev.user.quickstatus import Plain
 
 
@@ -17,11 +18,15 @@ def safe_to_show(value: Any) -> Any:
 
     if isinstance(value, str):
         return escape(line(value))
-    if isinstance(value, dict):
+    if is_object(value):
         return {k: safe_to_show(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if _is_sequence(value):
         return [safe_to_show(v) for v in value]
     return value
+
+
+def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
 
 
 def spend_line(b: Plain) -> str:
@@ -60,7 +65,7 @@ def render(status: Plain) -> None:
 
     from autodev.user.render import console
 
-    d = safe_to_show(status)  # every string escaped for rich, as printed
+    d: Plain = safe_to_show(status)  # every string escaped for rich, as printed
     con = console()
     pid = d.get("daemon_pid")
     daemon = f"daemon pid {pid}" if pid else "no daemon running"
@@ -86,7 +91,8 @@ def render(status: Plain) -> None:
         con.print(f"\n{speaking_text(d['speaking'], bool(pid))}")
     elif nxt := d.get("next"):
         con.print(f"\nnext: {nxt.get('speaker')} ({nxt.get('rule')}: {nxt.get('why')})")
-    due = (d.get("wait") or {}).get("due")
+    wait: Plain = d.get("wait") or {}
+    due = wait.get("due")
     if due:
         import time
 
@@ -112,12 +118,14 @@ def render(status: Plain) -> None:
     if d.get("team_error"):
         kept = "" if d.get("no_run_yet") else " (the old team is kept)"
         con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
-    for w in d.get("warnings") or []:
+    warnings: list[str] = d.get("warnings") or []
+    for w in warnings:
         con.print(f"[yellow]warning:[/] {w}")
     t = Table(show_edge=False)
     for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
         t.add_column(col)
-    for p in d.get("participants") or []:
+    participants: list[Plain] = d.get("participants") or []
+    for p in participants:
         t.add_row(
             p["name"],
             str(p.get("model")),
@@ -129,7 +137,7 @@ def render(status: Plain) -> None:
         )
     con.print()
     con.print(t)
-    tot = d.get("totals") or {}
+    tot: Plain = d.get("totals") or {}
     if tot.get("cached_tokens") or tot.get("compactions"):
         # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
         con.print(
