@@ -13,6 +13,7 @@ state.json (the CLI writes no log): they are lost with it, and the user asks aga
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 
 from autodev.errors import RecordError
 from autodev.records.harness_log import TurnStarted
-from autodev.records.post import Post
+from autodev.records.post import GateNote, Post
 from autodev.records.state import Figures, ModelUsage, RunState, Usage
 from autodev.rules.reasons import reason
 from autodev.store.journal import JsonObject, iter_records
@@ -148,24 +149,33 @@ def _figures(events: list[Event]) -> tuple[dict[str, Figures], dict[str, ModelUs
 
 def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunState:
     """The question, gate, approved gates and notices the run left open."""
-    from autodev.records.events import (
-        GateUsedEvent,
-        NoticeAnsweredEvent,
-        NoticeEvent,
-        NoticePinnedEvent,
-        NoticeReleasedEvent,
-        PostEvent,
+    decided = {p.gate.id: p.gate for p in posts if p.gate is not None}
+    notices = _notices(posts, events)
+    return st.but(
+        approved_gates=_approved(posts, events, decided),
+        **_left_open(posts, decided),
+        notices=notices,
+        notice_seq=max((int(k) for k in notices if k.isdigit()), default=0),
     )
 
+
+def _approved(posts: list[Post], events: list[Event], decided: Mapping[str, GateNote]) -> list[JsonObject]:
+    """The gates approved and not yet used, as state.json lists them."""
+    from autodev.records.events import GateUsedEvent
+
     by_seq = {p.seq: p for p in posts}
-    decided = {p.gate.id: p.gate for p in posts if p.gate is not None}
     used = {i for e in events if isinstance(e, GateUsedEvent) for i in e.ids}
-    approved = [
+    return [
         {"id": gid, "declarer": g.declarer, "text": by_seq[int(gid)].text, "seq": int(gid)}
         for gid, g in decided.items()
         if g.decision == "approved" and gid not in used and gid.isdigit() and int(gid) in by_seq
     ]
-    opened: dict[str, object] = {"state": "stopped", "reason": reason("rebuilt")}
+
+
+def _left_open(posts: list[Post], decided: Mapping[str, GateNote]) -> JsonObject:
+    """The run's state by its newest posts since the user's last: complete, a question, a gate
+    no one decided, else stopped."""
+    opened: JsonObject = {"state": "stopped", "reason": reason("rebuilt")}
     for p in reversed(posts):
         if p.from_ == "user":
             break
@@ -181,7 +191,21 @@ def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunStat
             opened["gate"] = {"id": str(p.seq), "declarer": p.from_, "text": p.text, "seq": p.seq}
             opened.update(state="gated", reason=reason("gated", who=p.from_))
         break
-    notices: dict[str, dict[str, object]] = {}
+    return opened
+
+
+def _notices(posts: list[Post], events: list[Event]) -> dict[str, JsonObject]:
+    """The notices as their events left them: answered, pinned, released, or let go by a post of
+    the user's."""
+    from autodev.records.events import (
+        NoticeAnsweredEvent,
+        NoticeEvent,
+        NoticePinnedEvent,
+        NoticeReleasedEvent,
+        PostEvent,
+    )
+
+    notices: dict[str, JsonObject] = {}
     for e in events:
         if isinstance(e, NoticeEvent):
             nid = str(e.id)
@@ -196,12 +220,11 @@ def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunStat
                 "ts": e.ts,
             }
         elif isinstance(e, NoticeAnsweredEvent | NoticePinnedEvent | NoticeReleasedEvent):
-            nid = str(e.id)
-            n = notices.get(nid)
+            n = notices.get(str(e.id))
             if n is None:
                 continue
             if isinstance(e, NoticeAnsweredEvent):
-                n["answer"] = _answer_text(posts, nid) or "(answered)"
+                n["answer"] = _answer_text(posts, str(e.id)) or "(answered)"
                 if not n["pinned"]:
                     n["hold"] = None
             elif isinstance(e, NoticePinnedEvent):
@@ -212,12 +235,7 @@ def _open_items(st: RunState, posts: list[Post], events: list[Event]) -> RunStat
             for n in notices.values():
                 if not n["pinned"]:
                     n["hold"] = None
-    return st.but(
-        approved_gates=approved,
-        **opened,
-        notices=notices,
-        notice_seq=max((int(k) for k in notices if k.isdigit()), default=0),
-    )
+    return notices
 
 
 def _answer_text(posts: list[Post], nid: str) -> str | None:

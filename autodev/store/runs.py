@@ -251,6 +251,15 @@ def _recorded(end: JsonObject | None) -> RunFigures:
 
 def listing() -> list[Row]:
     """One row per run of the index, newest start first."""
+    now = time.time()
+    rows = [row for r in _seen().values() if (row := _row(r, now)) is not None]
+    rows.sort(key=lambda x: x["started"] or "", reverse=True)
+    return rows
+
+
+def _seen() -> dict[tuple[str, str], _Seen]:
+    """Every run of the index, with its first line, its last start and end lines (an index line
+    is a start or an end: `start_record`, `end_record`)."""
     runs: dict[tuple[str, str], _Seen] = {}
     for rec in iter_records(index_path()):
         r = runs.setdefault(_key(rec), _Seen(rec))
@@ -259,61 +268,61 @@ def listing() -> list[Row]:
             r.objective = objective
         if forked_from := _object_at(rec, "forked_from"):
             r.forked_from = forked_from
-        if rec.get("type") == "start":
-            r.last_start = rec
-        elif rec.get("type") == "end":
-            r.last_end = rec
-    now = time.time()
-    rows: list[Row] = []
-    for r in runs.values():
-        run, folder = _text(r.first, "run"), _text(r.first, "run_dir")
-        if folder is None:  # not a line autodev wrote: no folder to list
-            continue
-        run_dir = Path(folder)
-        st = _read_state(run_dir)
-        live = st if st is not None and st.run_id == run else None  # None: missing
-        missing = live is None
-        end = r.last_end
-        ended = end is not None and (_int(end, "session") or 0) >= (_int(r.last_start or {}, "session") or 0)
-        pid = None if missing else _alive(run_dir)
-        started = _epoch(_text(r.first, "ts"))
-        if live is None:
-            figures = _recorded(end)
-            state = "missing"
-            last = _epoch(_text(end or r.first, "ts"))
-        else:
-            figures = usage_of(live)
-            state = live.state
-            if pid:
-                last = now
-            elif end is not None and ended:
-                last = _epoch(_text(end, "ts"))
-            else:  # its daemon died without writing an end line (kill -9): its last write
-                last = _mtime(run_dir)
-                state = f"{state} (daemon died)" if live.daemon == "running" else state
-        row: Row = {
-            "run": run,
-            "repo": r.repo,
-            "run_dir": folder,
-            "objective": live.objective.split("\n")[0][:200] if live else r.objective,
-            "state": state,
-            "missing": missing,
-            "daemon_pid": pid,
-            "started": _text(r.first, "ts"),
-            "duration_sec": round(max(0.0, last - started), 1) if started and last else None,
-            "last_activity": last if missing else _mtime(run_dir),
-            "turns": figures["turns"],
-            "credited": figures["credited"],
-            "tokens": figures["tokens"],
-            "cost": figures["cost"],
-            "models": figures["models"] or {},
-            "forked_from": r.forked_from or (live.forked_from.dump() if live and live.forked_from else None),
-        }
-        if end is not None and (summary := _text(end, "evidence")):
-            row["evidence"] = summary
-        rows.append(row)
-    rows.sort(key=lambda x: x["started"] or "", reverse=True)
-    return rows
+        match rec.get("type"):
+            case "start":
+                r.last_start = rec
+            case "end":
+                r.last_end = rec
+            case _:
+                pass  # a line of a newer autodev: its run is listed by the lines we know
+    return runs
+
+
+def _row(r: _Seen, now: float) -> Row | None:
+    """The run's row: its state.json when the run folder still holds it (else `missing`, with
+    the figures of its last end line); None for a line autodev did not write (no folder)."""
+    run, folder = _text(r.first, "run"), _text(r.first, "run_dir")
+    if folder is None:
+        return None
+    run_dir = Path(folder)
+    st = _read_state(run_dir)
+    live = st if st is not None and st.run_id == run else None  # None: missing
+    end = r.last_end
+    ended = end is not None and (_int(end, "session") or 0) >= (_int(r.last_start or {}, "session") or 0)
+    pid = None if live is None else _alive(run_dir)
+    started = _epoch(_text(r.first, "ts"))
+    if live is None:
+        figures, state, last = _recorded(end), "missing", _epoch(_text(end or r.first, "ts"))
+    else:
+        figures, state = usage_of(live), live.state
+        if pid:
+            last = now
+        elif end is not None and ended:
+            last = _epoch(_text(end, "ts"))
+        else:  # its daemon died without writing an end line (kill -9): its last write
+            last = _mtime(run_dir)
+            state = f"{state} (daemon died)" if live.daemon == "running" else state
+    row: Row = {
+        "run": run,
+        "repo": r.repo,
+        "run_dir": folder,
+        "objective": live.objective.split("\n")[0][:200] if live else r.objective,
+        "state": state,
+        "missing": live is None,
+        "daemon_pid": pid,
+        "started": _text(r.first, "ts"),
+        "duration_sec": round(max(0.0, last - started), 1) if started and last else None,
+        "last_activity": last if live is None else _mtime(run_dir),
+        "turns": figures["turns"],
+        "credited": figures["credited"],
+        "tokens": figures["tokens"],
+        "cost": figures["cost"],
+        "models": figures["models"] or {},
+        "forked_from": r.forked_from or (live.forked_from.dump() if live and live.forked_from else None),
+    }
+    if end is not None and (summary := _text(end, "evidence")):
+        row["evidence"] = summary
+    return row
 
 
 def stats(rows: list[Row] | None = None) -> Stats:
