@@ -8,7 +8,7 @@ it says what was wrong and what would be accepted instead.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast, get_args
+from typing import assert_never, cast, get_args
 
 from autodev.errors import PostRefused
 from autodev.records.base import Move
@@ -19,14 +19,25 @@ MOVES: tuple[Move, ...] = get_args(Move)  # the one definition is the Literal `r
 
 ARGUMENTS = ("kind", "text", "handoff")
 
-_MEANINGS: dict[Move, str] = {
-    "say": "discussion (handoff 'user' asks the user a question)",
-    "work_done": "you changed the repository",
-    "handoff": "pass the turn to the participant named in handoff",
-    "wait": "something outside must happen first",
-    "gate": "an irreversible action needs the user's approval",
-    "done": "the objective is complete",
-}
+
+def meaning(move: Move) -> str:
+    """What a move means, as a refused post's message lists it (a new move must say it here:
+    the checker points at this `match`)."""
+    match move:
+        case "say":
+            return "discussion (handoff 'user' asks the user a question)"
+        case "work_done":
+            return "you changed the repository"
+        case "handoff":
+            return "pass the turn to the participant named in handoff"
+        case "wait":
+            return "something outside must happen first"
+        case "gate":
+            return "an irreversible action needs the user's approval"
+        case "done":
+            return "the objective is complete"
+        case _:
+            assert_never(move)
 
 
 MAX_POST_CHARS = 50_000  # a post is read by people and every later prompt: docs/security.md
@@ -87,7 +98,7 @@ def _check_kind(kind: object) -> Move:
     for move in MOVES:
         if kind == move:
             return move
-    listed = "; ".join(f"{k}: {m}" for k, m in _MEANINGS.items())
+    listed = "; ".join(f"{k}: {meaning(k)}" for k in MOVES)
     raise PostRefused(f"post refused: unknown kind {_shown(kind)}. kind must be one of: {listed}.")
 
 
