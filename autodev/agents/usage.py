@@ -134,10 +134,10 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
     short from its raw stream, closed now with an agent_finished of its own so a second crash does
     not count it twice."""
     for rec in resume.unfinished_agents:
-        agent = rec.get("agent", "")
-        if agent not in adapters.ADAPTERS or not rec.get("stream"):
+        agent = rec.agent
+        if agent not in adapters.ADAPTERS or not rec.stream:
             continue
-        used = from_stream(agent, run_dir / rec["stream"])
+        used = from_stream(agent, run_dir / rec.stream)
         for ev in used.final or [e for e in [used.unreported()] if e]:
             count(ctx, agent, ev, result)
         ctx.hlog.append(
@@ -147,7 +147,7 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
                 "turn": ctx.turn,
                 "ts": time.time(),
                 "agent": agent,
-                "pid": rec.get("pid"),
+                "pid": rec.pid,
                 "exit_code": None,
                 "session": None,
                 "timed_out": False,

@@ -126,10 +126,10 @@ def settle(
                     ToolCrashedEvent(
                         turn=turn,
                         participant=who,
-                        name=began.get("name"),
+                        name=began.started.name,
                         call_id=call["id"],
-                        crashes=began.get("crashes", 1),
-                        replay_safe=bool(began.get("replay_safe")),
+                        crashes=began.crashes,
+                        replay_safe=began.started.replay_safe,
                     )
                 )
         run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))

@@ -11,12 +11,13 @@ usage limit does and what a resumed turn has spent already are decided here, the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from autodev.config import prompts
 from autodev.harness import credit
+from autodev.harness.messages import Message
 from autodev.records.events import FailoverEvent, NudgedEvent, TurnEndedEvent, TurnStartedEvent
 from autodev.rules.moves import MOVES
 
@@ -68,7 +69,7 @@ class AllModelsLimited(Exception):
 
 
 def log_turn_started(
-    ctx: TurnContext, baseline: credit.Baseline, messages: list[dict], **extra: object
+    ctx: TurnContext, baseline: credit.Baseline, messages: Sequence[Message], **extra: object
 ) -> None:
     """The turn's first record: what recovery rebuilds it from (its baseline and messages)."""
     ctx.record(
@@ -133,7 +134,7 @@ class Nudge:
         return prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
 
     def after_silence(
-        self, ctx: TurnContext, who: str, message: dict, event: NudgedEvent | None = None
+        self, ctx: TurnContext, who: str, message: Mapping[str, object], event: NudgedEvent | None = None
     ) -> str | None:
         """`who` ("the model stopped", "the agent exited") ended a step without a post. None: it
         is nudged now (`message` recorded, `event` emitted when given); else why the turn ends

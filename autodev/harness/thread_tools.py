@@ -53,8 +53,7 @@ def post(env: ToolEnv, **args: object) -> str:
         return f"refused: {e}"
     hook_data = {"participant": ctx.name, "turn": ctx.turn}
     if ctx.hooks:
-        draft = {"kind": move.kind, "text": move.text, "handoff": move.handoff}
-        why = ctx.hooks.before_post(draft, hook_data)
+        why = ctx.hooks.before_post(move, hook_data)
         if why:
             return f"refused by a before_post hook: {why}"
     extra = {}
@@ -70,7 +69,7 @@ def post(env: ToolEnv, **args: object) -> str:
     ctx.events.posted(posted)
     result.post = posted
     if ctx.hooks:
-        ctx.hooks.after_post(posted.dump(), hook_data)
+        ctx.hooks.after_post(posted, hook_data)
     return f"posted as #{posted.seq}; your turn is over"
 
 

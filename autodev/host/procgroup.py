@@ -14,7 +14,7 @@ import json
 import os
 import signal
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -138,7 +138,7 @@ def _below(roots: list[int]) -> dict[tuple[int, int], int]:
 
 def run_json(
     command: str,
-    data: dict,
+    data: Mapping[str, object],
     cwd: str | Path,
     timeout: float,
     env: dict[str, str],

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 # What callers need of subprocess, so that none of them imports it.
 from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
-from typing import NoReturn, cast
+from typing import Literal, NoReturn, cast, overload
 
 from autodev.host.hostproc import PYTHON_SAFE, python_env
 
@@ -178,6 +178,12 @@ def forget_group(pgid: int) -> None:
         _GROUPS.pop(pgid, None)
 
 
+@overload
+def run(argv: Argv, why: str, *, text: Literal[True], **kwargs: object) -> CompletedProcess[str]: ...
+@overload
+def run(
+    argv: Argv, why: str, *, text: Literal[False] = False, **kwargs: object
+) -> CompletedProcess[bytes]: ...
 def run(argv: Argv, why: str, **kwargs: object) -> CompletedProcess:
     """subprocess.run(argv, **kwargs), for reason `why`; a child in a group of its own is known to
     `live_groups` while it runs (subprocess.run's own steps, on a `popen`)."""

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.harness.messages import assistant
 from autodev.harness.model import Model
 from autodev.scripted.answers import (
     Ledger,
@@ -61,7 +62,7 @@ class ScriptedModel(Model):
             steps = len(self.ledger.by_participant.get(participant, []))
             raise providers.Refused("script", exhausted_message(participant, index, steps))
         text, calls = reply(participant, turn_id, index, step)
-        message: dict = {"role": "assistant", "content": text}
+        message: dict[str, object] = {"role": "assistant", "content": text}
         if calls:
             message["tool_calls"] = calls
         prompt = tokens(len(json.dumps({"model": target.model, "messages": messages, "tools": tools})))
@@ -70,7 +71,7 @@ class ScriptedModel(Model):
         cost = prompt * price["input_per_token"] + completion * price["output_per_token"] if price else None
         finish = "tool_calls" if calls else "stop"
         return providers.Generation(
-            message, prompt, completion, cost, target.label, 0, target.model, finish, target.model
+            assistant(message), prompt, completion, cost, target.label, 0, target.model, finish, target.model
         )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.harness.messages import assistant
 
 NOT_RECORDED = "not in the recording"
 
@@ -114,7 +115,7 @@ class RecordedModel:
         }
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
         return providers.Generation(
-            message=message, prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
+            message=assistant(message), prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
         )
 
 
