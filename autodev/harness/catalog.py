@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from autodev.harness.browser import BROWSER_TOOLS
+from autodev.harness.browser_tools import BROWSER_TOOLS
 from autodev.harness.registry import Registry, Tool
 from autodev.harness.thread_tools import THREAD_TOOLS
 from autodev.harness.tools import WORKSPACE_TOOLS

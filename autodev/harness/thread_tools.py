@@ -80,7 +80,7 @@ def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
     posts = thread.read(start, end, limit=READ_PAGE)
     if not posts:
         return f"no posts in {start}..{end} (the thread has {thread.last_seq})"
-    out = []
+    out: list[str] = []
     for p in posts:
         arrow = f" → {p.handoff}" if p.handoff else ""
         out.append(f"#{p.seq} {p.from_} [{p.kind}{arrow}] {p.ts}\n{p.text}")
@@ -129,4 +129,4 @@ TELL_USER = Tool(
     tell_user,
     args=TellUserArgs,
 )
-THREAD_TOOLS: tuple[Tool, ...] = (POST, READ_THREAD, TELL_USER)
+THREAD_TOOLS: tuple[Tool[str], ...] = (POST, READ_THREAD, TELL_USER)

@@ -210,6 +210,19 @@ def run(argv: Argv, why: str, **kwargs: object) -> CompletedProcess:
     return CompletedProcess(p.args, p.returncode, out, err)
 
 
+@overload
+def popen(
+    argv: Argv, why: str, *, die_with_parent: int | None = None, text: Literal[True], **kwargs: object
+) -> Popen[str]: ...
+@overload
+def popen(
+    argv: Argv,
+    why: str,
+    *,
+    die_with_parent: int | None = None,
+    text: Literal[False] = False,
+    **kwargs: object,
+) -> Popen[bytes]: ...
 def popen(argv: Argv, why: str, *, die_with_parent: int | None = None, **kwargs: object) -> Popen:
     """subprocess.Popen(argv, **kwargs), for reason `why`. `die_with_parent`: the signal the child
     gets when this process dies, however it dies (kill -9 included), for a child in a group of
