@@ -120,7 +120,7 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         log_turn_started(ctx, baseline, [{"role": "user", "content": prompt}], agent=spec.agents[0])
     else:
         baseline = credit.baseline_from_json(resume.baseline)
-        prompt = resume.messages[0]["content"] if resume.messages else ctx.turn_prompt
+        prompt = (resume.messages[0]["content"] or "") if resume.messages else ctx.turn_prompt
         carry(resume, result)
         recovered(ctx, spec.run_dir, resume, result)
         ctx.emit(TurnResumedEvent(step=0, pending_tools=0))

@@ -16,7 +16,6 @@ from autodev.agents.events import AgentEvent
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent
-from autodev.records.harness_log import AgentStarted
 from autodev.records.state import TurnUsage
 
 
@@ -142,7 +141,7 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
     agent_finished records (summed by rebuild, carried by `policy.carry`), and a run the crash cut
     short from its raw stream, closed now with an agent_finished of its own so a second crash does
     not count it twice."""
-    for rec in map(AgentStarted.model_validate, resume.unfinished_agents):
+    for rec in resume.unfinished_agents:
         agent = rec.agent
         if agent not in adapters.ADAPTERS or not rec.stream:
             continue

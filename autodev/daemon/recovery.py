@@ -128,10 +128,10 @@ def _resumed(run: Run, recs: list[JsonObject], turn: int, who: str) -> Resume:
                 ToolCrashedEvent(
                     turn=turn,
                     participant=who,
-                    name=began.get("name"),
+                    name=began.started.name,
                     call_id=call["id"],
-                    crashes=began.get("crashes", 1),
-                    replay_safe=bool(began.get("replay_safe")),
+                    crashes=began.crashes,
+                    replay_safe=began.started.replay_safe,
                 )
             )
     run.events.emit(TurnRecoveredEvent(turn=turn, participant=who, step=resume.steps, posted=None))

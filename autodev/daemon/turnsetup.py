@@ -67,7 +67,7 @@ class TurnNotes:
     notes: list[str]
     delivered: list[str]
     withheld: frozenset[str]
-    extra: list[Tool[object]]
+    extra: list[Tool[str]]
 
 
 def notes_for(p: Participant, st: RunState, why: str | None, config: RunConfig, got: TurnInputs) -> TurnNotes:

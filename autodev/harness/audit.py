@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -22,12 +23,24 @@ from autodev.errors import ProviderError, ToolError
 from autodev.guard.redact import scrubbed_env
 from autodev.guard.secrets import SECRET_FILES, TooManyFiles
 from autodev.harness import providers
+from autodev.harness.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    assistant,
+    calls_of,
+)
 from autodev.harness.registry import Args, Boolean, String, Tool, ToolEnv
 from autodev.host import hostgit, spawn
 from autodev.records.post import Post
 from autodev.records.state import Usage
-from autodev.store.journal import safe
+from autodev.store.journal import safe, safe_text
 from autodev.timeline.git import stage_worktree
+
+if TYPE_CHECKING:
+    from autodev.guard.sandbox import Room
+    from autodev.harness.model import Model
 
 
 class VerdictArgs(Args):
@@ -35,11 +48,15 @@ class VerdictArgs(Args):
     gap: String = Field(default="", description="what is missing (required when accept is false)")
 
 
+def _verdict(env: ToolEnv, accept: bool, gap: str) -> tuple[bool, str]:
+    return accept, gap
+
+
 VERDICT = Tool(
     "verdict",
     "Your decision: accept the work, or reopen it naming the gap.",
     "audit",
-    lambda env, accept, gap: (accept, gap),
+    _verdict,
     args=VerdictArgs,
 )
 MAX_STEPS = 3
@@ -59,7 +76,7 @@ class Verdict:
     used: Usage = field(default_factory=Usage)  # what its requests spent, in all
 
 
-def _git(repo: Path, *args: str, env: dict | None = None) -> str:
+def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return hostgit.out(repo, *args, env=env)
 
 
@@ -82,7 +99,9 @@ def change_since(
     return stat.strip(), diff
 
 
-def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None) -> tuple[bool, str]:
+def run_check(
+    repo: Path, command: str, timeout: float, secret_env: Iterable[str] = (), room: Room | None = None
+) -> tuple[bool, str]:
     """Run auditCheck like a participant's command: scrubbed, and in the sandbox `room`."""
     env, argv = scrubbed_env(secret_env), ["bash", "-c", command]
     if room is not None:
@@ -108,80 +127,93 @@ def run_check(repo: Path, command: str, timeout: float, secret_env=(), room=None
     return r.returncode == 0, f"`{command}` exited {r.returncode}\n{out}"
 
 
-def _complete(target, messages, audit_id, stopping: Callable[[], bool], model=None) -> providers.Generation:
-    """The model's answer, or AuditStopped as soon as `stopping()` (the request is left to end in
-    its worker thread; its answer is dropped, and the audit is asked again after `start`)."""
-    from autodev.harness.deadline import STOPPING, wait_future
+@dataclass(frozen=True)
+class _Asking:
+    """How the audit asks its model: which one, for which audit, how often after a transient
+    failure (`on_retry` is told of each retry), and what says the user is stopping the run."""
 
-    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="audit-request")
-    try:
-        future = pool.submit(
-            model.complete if model is not None else providers.complete,
-            target,
-            messages,
-            [VERDICT.spec()],
-            turn_id=audit_id,
-            timeout=REQUEST_TIMEOUT_SEC,
-        )
-        why = wait_future(future, REQUEST_TIMEOUT_SEC + 30, stopping)
-        if why == STOPPING:
-            raise AuditStopped()
-        if why:
-            raise providers.Transient(f"the audit's request got {why}")
-        return future.result()
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    target: providers.Target
+    audit_id: str
+    max_retries: int
+    backoff_sec: float
+    on_retry: Callable[[int, float, str], object] | None
+    stopping: Callable[[], bool]
+    model: Model | None
 
+    def complete(self, messages: list[Message]) -> providers.Generation:
+        """The model's answer, or AuditStopped as soon as `stopping()` (the request is left to end
+        in its worker thread; its answer is dropped, and the audit is asked again after `start`)."""
+        from autodev.harness.deadline import STOPPING, wait_future
 
-def _pause(seconds: float, stopping: Callable[[], bool]) -> None:
-    """A backoff that `stop` cuts short."""
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0:
-        if stopping():
-            raise AuditStopped()
-        providers.sleep(min(left, 0.2))
-
-
-def _request(
-    target, messages, audit_id, max_retries, backoff_sec, on_retry, stopping: Callable[[], bool], model=None
-) -> providers.Generation:
-    """One audit request: transient failures are retried with backoff as a participant's are;
-    what no retry fixes (a refusal, a usage limit, retries exhausted) is a ProviderError, which
-    pauses the run with the audit still pending; `stop` raises AuditStopped."""
-    attempt = 0
-    while True:
-        attempt += 1
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="audit-request")
         try:
-            return _complete(target, messages, audit_id, stopping, model)
-        except providers.Refused as e:
-            raise e.to_error("the audit", target.label) from e
-        except providers.ContextExceeded as e:
-            raise ProviderError(
-                f"the audit's request does not fit the context window of {target.label}",
-                "lower auditDiffChars in .autodev/config.toml, or give the audit a model with a larger "
-                "window in the [audit] table of .autodev/team.toml",
-            ) from e
-        except providers.RateLimited as e:
-            err = ProviderError(
-                f"the audit's model {target.label} is at its usage limit"
-                + (f" (retry after {e.retry_after:.0f} s)" if e.retry_after else ""),
-                "wait for the reset, or give the audit another model in the [audit] table of "
-                ".autodev/team.toml; then `autodev resume` runs the audit again",
-                detail=e.detail[:2000],
+            future = pool.submit(
+                self.model.complete if self.model is not None else providers.complete,
+                self.target,
+                messages,
+                [VERDICT.spec()],
+                turn_id=self.audit_id,
+                timeout=REQUEST_TIMEOUT_SEC,
             )
-            raise err from e
-        except providers.Transient as e:
-            if attempt > max_retries:
-                err = ProviderError(
-                    f"the audit's model {target.label} failed {attempt} times",
-                    "check the provider's status; `autodev resume` runs the audit again",
-                    detail=str(e)[:2000],
-                )
-                raise err from e
-            delay = providers.backoff(attempt, backoff_sec)
-            if on_retry:
-                on_retry(attempt, delay, str(e))
-            _pause(delay, stopping)
+            why = wait_future(future, REQUEST_TIMEOUT_SEC + 30, self.stopping)
+            if why == STOPPING:
+                raise AuditStopped()
+            if why:
+                raise providers.Transient(f"the audit's request got {why}")
+            return future.result()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def pause(self, seconds: float) -> None:
+        """A backoff that `stop` cuts short."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self.stopping():
+                raise AuditStopped()
+            providers.sleep(min(left, 0.2))
+
+    def request(self, messages: list[Message]) -> providers.Generation:
+        """One audit request: transient failures are retried with backoff as a participant's are;
+        what no retry fixes (a refusal, a usage limit, retries exhausted) is a ProviderError, which
+        pauses the run with the audit still pending; `stop` raises AuditStopped."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self.complete(messages)
+            except providers.Transient as e:
+                if attempt > self.max_retries:
+                    err = ProviderError(
+                        f"the audit's model {self.target.label} failed {attempt} times",
+                        "check the provider's status; `autodev resume` runs the audit again",
+                        detail=str(e)[:2000],
+                    )
+                    raise err from e
+                delay = providers.backoff(attempt, self.backoff_sec)
+                if self.on_retry:
+                    self.on_retry(attempt, delay, str(e))
+                self.pause(delay)
+            except (providers.Refused, providers.ContextExceeded, providers.RateLimited) as e:
+                raise _unfixable(self.target, e) from e
+
+
+def _unfixable(target: providers.Target, e: Exception) -> ProviderError:
+    """A failure no retry of the audit's request fixes, as what the user can do about it."""
+    if isinstance(e, providers.Refused):
+        return e.to_error("the audit", target.label)
+    if isinstance(e, providers.RateLimited):
+        return ProviderError(
+            f"the audit's model {target.label} is at its usage limit"
+            + (f" (retry after {e.retry_after:.0f} s)" if e.retry_after else ""),
+            "wait for the reset, or give the audit another model in the [audit] table of "
+            ".autodev/team.toml; then `autodev resume` runs the audit again",
+            detail=e.detail[:2000],
+        )
+    return ProviderError(
+        f"the audit's request does not fit the context window of {target.label}",
+        "lower auditDiffChars in .autodev/config.toml, or give the audit a model with a larger "
+        "window in the [audit] table of .autodev/team.toml",
+    )
 
 
 def audit(
@@ -196,13 +228,13 @@ def audit(
     audit_id: str,
     diff_chars: int,
     overrides: Path | None,
-    secret_env=(),
-    room=None,
+    secret_env: Iterable[str] = (),
+    room: Room | None = None,
     max_retries: int = 0,
     backoff_sec: float = 1.0,
-    on_retry=None,
+    on_retry: Callable[[int, float, str], object] | None = None,
     stopping: Callable[[], bool] = lambda: False,
-    model=None,
+    model: Model | None = None,
     after_check: Callable[[], object] | None = None,
     evidence: str = "",
     secret_files: Iterable[str] = SECRET_FILES,
@@ -231,30 +263,29 @@ def audit(
     )
     if evidence:  # the tests' evidence block (daemon/auditing.evidence_block); none: as before
         prompt = prompt.rstrip("\n") + "\n" + evidence
-    messages: list[dict[str, object]] = [{"role": "user", "content": prompt}]
+    asking = _Asking(targets[0], audit_id, max_retries, backoff_sec, on_retry, stopping, model)
+    return _decide(asking, prompt)
+
+
+def _decide(asking: _Asking, prompt: str) -> Verdict:
+    """Ask the model for its verdict, at most MAX_STEPS times."""
+    messages: list[Message] = [{"role": "user", "content": prompt}]
     v = Verdict(False, "", "model")
     for _ in range(MAX_STEPS):
-        gen = _request(targets[0], messages, audit_id, max_retries, backoff_sec, on_retry, stopping, model)
+        gen = asking.request(messages)
         v.used = v.used + Usage(
             prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens, cost=gen.cost or 0.0
         )
-        messages.append(safe(gen.message))  # a lone surrogate would fail the next request
-        for call in gen.message.get("tool_calls") or []:
-            if call["function"]["name"] != "verdict":
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": call["id"],
-                        "content": "error: only the verdict tool is available",
-                    }
-                )
+        answer: AssistantMessage = assistant(
+            safe(gen.message)
+        )  # a lone surrogate would fail the next request
+        messages.append(answer)
+        for call in calls_of(gen.message):
+            said = _verdict_of(call)
+            if isinstance(said, str):
+                messages.append(_tool_answer(call, said))
                 continue
-            try:
-                accept, gap = VERDICT.call(ToolEnv(), json.loads(call["function"]["arguments"] or "{}"))
-            except (ValueError, ToolError) as e:
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": safe(f"error: {e}")})
-                continue
-            v.accept, v.gap = accept, gap
+            v.accept, v.gap = said
             if not v.accept and not v.gap:
                 v.gap = "the audit reopened the work without naming a gap"
             return v
@@ -262,3 +293,18 @@ def audit(
             messages.append({"role": "user", "content": "Answer with the verdict tool."})
     v.gap = f"the audit gave no verdict in {MAX_STEPS} requests; review the work by hand"
     return v
+
+
+def _verdict_of(call: ToolCall) -> tuple[bool, str] | str:
+    """The verdict a call gives, or the error the model reads."""
+    if call["function"]["name"] != "verdict":
+        return "error: only the verdict tool is available"
+    try:
+        raw: object = json.loads(call["function"].get("arguments") or "{}")
+        return VERDICT.call(ToolEnv(), raw)
+    except (ValueError, ToolError) as e:
+        return safe_text(f"error: {e}")
+
+
+def _tool_answer(call: ToolCall, text: str) -> ToolMessage:
+    return {"role": "tool", "tool_call_id": call["id"], "content": text}

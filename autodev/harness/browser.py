@@ -15,19 +15,18 @@ outlives it, so even a page script that never returns cannot hold the turn.
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from pydantic import Field
-
 from autodev.errors import EXTRAS, ToolError, extra_fix
 from autodev.harness.chromium import chromium_path
 from autodev.harness.deadline import Watch
-from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 from autodev.host.procgroup import kill_group
 
 if TYPE_CHECKING:
@@ -176,6 +175,10 @@ class Browser:
         self._browser: PwBrowser | None = None
         self._page: Page | None = None
         self._shot = 0
+
+    def run_check(self) -> None:
+        """Launch Chromium and open a blank page (ToolError naming what failed)."""
+        self._page_or_open()
 
     def _page_or_open(self) -> Page:
         if self._page is None:
@@ -343,8 +346,9 @@ class Browser:
         self._pw = self._browser = self._page = None
 
 
-def _describe(e: dict) -> str:
-    kind = e["tag"] + (f" type={e['type']}" if e["type"] else "")
+def _describe(e: Mapping[str, object]) -> str:
+    """One interactive element as `_MARK` found it (its fields are strings and a number)."""
+    kind = str(e["tag"]) + (f" type={e['type']}" if e["type"] else "")
     parts = [f"[{e['ref']}] {kind}"]
     if e["label"]:
         parts.append(f"label={e['label']!r}")
@@ -357,81 +361,19 @@ def _describe(e: dict) -> str:
     return " ".join(parts)
 
 
-# -- declarations
-
-
-class OpenArgs(Args):
-    url: String = Field(description="http:// or https:// URL to open")
-
-
-class NoArgs(Args):
-    pass
-
-
-class RefArgs(Args):
-    ref: Integer = Field(ge=1, description="an element's ref from browser_read()")
-
-
-class TypeArgs(Args):
-    ref: Integer = Field(ge=1, description="an input's ref from browser_read()")
-    text: String = Field(description="the text to put in it (replaces what is there)")
-    submit: Boolean = Field(default=False, description="press Enter afterwards (submits most forms)")
-
-
-def _on_browser(method: str):
-    def handler(env: ToolEnv, **kwargs: object) -> str:
-        browser = getattr(env.turn, "browser", None) if env.turn is not None else None
-        if browser is None:
-            raise ToolError(f"the browser is not available here; {INSTALL_HINT}")
-        return browser.run(method, env.workspace, **kwargs)
-
-    return handler
-
-
-def _tool(name: str, method: str, args: type[Args], description: str, safe: bool = False) -> Tool:
-    return Tool(name, description, "browser", _on_browser(method), args=args, replay_safe=safe)
-
-
-BROWSER_TOOLS: tuple[Tool, ...] = (
-    _tool("browser_open", "open", OpenArgs, "Open a URL in the browser (headless Chromium)."),
-    _tool(
-        "browser_read",
-        "read",
-        NoArgs,
-        "The current page: title, URL, its text, and its interactive elements, each with a ref.",
-        safe=True,
-    ),
-    _tool("browser_click", "click", RefArgs, "Click the element with this ref (from browser_read)."),
-    _tool(
-        "browser_type",
-        "type",
-        TypeArgs,
-        "Fill the input with this ref (from browser_read) with text; submit=true presses Enter.",
-    ),
-    _tool("browser_back", "back", NoArgs, "Go back to the previous page."),
-    _tool(
-        "browser_screenshot",
-        "screenshot",
-        NoArgs,
-        "Save a PNG screenshot of the page in the run folder; returns its path.",
-        safe=True,
-    ),
-)
-
-
 def _check_launch() -> int:
     """`python -m autodev.harness.browser`: launch the Chromium `chromium_path()` finds through
     Playwright, open a blank page, close it; exit 0 when that works (launch_problem's child)."""
     import sys
 
     try:
-        import playwright.sync_api  # noqa: F401 - importable, not only findable
+        importlib.import_module("playwright.sync_api")  # importable, not only findable
     except ImportError as e:
         print(f"Playwright for Python is not installed in autodev's environment ({e})", file=sys.stderr)
         return 1
     b = Browser(Path(os.devnull), name="check", timeout_sec=30)
     try:
-        b._page_or_open()
+        b.run_check()
     except ToolError as e:
         print(str(e), file=sys.stderr)
         return 1

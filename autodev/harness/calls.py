@@ -10,22 +10,24 @@ fails inside autodev ends the call, not the daemon.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from autodev.errors import AutodevError, ToolError
 from autodev.harness import credit
-from autodev.harness.recovery import CRASHED, INTERRUPTED
+from autodev.harness.hooks import HookDecision, decision
+from autodev.harness.messages import ToolCall, arguments
+from autodev.harness.recovery import CRASHED, INTERRUPTED, Began
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.tools import WORKSPACE_TOOLS, write_refusal
 from autodev.records.events import ErrorEvent, ToolEvent, ToolInterruptedEvent
-from autodev.store.journal import safe_text
+from autodev.store.journal import JsonObject, is_object, safe_text
 
 if TYPE_CHECKING:
     from autodev.harness.context import TurnContext, TurnResult
 
 
-def offered(ctx: TurnContext) -> dict[str, Tool]:
+def offered(ctx: TurnContext) -> dict[str, Tool[str]]:
     """The tools this turn offers the model, by name: the thread tools, then the workspace
     tools the participant may use, less those of capabilities a notice holds."""
     thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
@@ -34,15 +36,15 @@ def offered(ctx: TurnContext) -> dict[str, Tool]:
 
 
 def resume_call(
-    ctx: TurnContext, call: dict, began: dict | None, baseline: credit.Baseline, result: TurnResult
+    ctx: TurnContext, call: ToolCall, began: Began | None, baseline: credit.Baseline, result: TurnResult
 ) -> str:
     """A tool call of the last known model answer that has no logged result."""
-    decided = (began or {}).get("hook")
-    if decided and decided.get("blocked"):  # the hook's answer was recorded: not asked again
+    decided = decision(began.started.hook) if began else None
+    if decided and decided["blocked"]:  # the hook's answer was recorded: not asked again
         return finish(ctx, call["id"], _blocked(decided))
     name = call["function"]["name"]
-    crashes = (began or {}).get("crashes", 1)
-    if began is None or (began.get("replay_safe") and crashes < 2) or name == "post":
+    crashes = began.crashes if began else 1
+    if began is None or (began.started.replay_safe and crashes < 2) or name == "post":
         # Never started, or safe to run again (reads; a post is idempotent by its id). A read
         # in flight at the last two crashes is what crashes the daemon: not run a third time.
         return run_call(ctx, call, baseline, result, decided)
@@ -53,27 +55,18 @@ def resume_call(
 
 
 def run_call(
-    ctx: TurnContext, call: dict, baseline: credit.Baseline, result: TurnResult, decided: dict | None = None
+    ctx: TurnContext,
+    call: ToolCall,
+    baseline: credit.Baseline,
+    result: TurnResult,
+    decided: HookDecision | None = None,
 ) -> str:
     """Run one call of the model's answer; the text the model gets. `decided`: the hook's
     decision recorded before a crash (a resumed call does not ask the hook again)."""
     name = call["function"]["name"]
-    raw = call["function"].get("arguments") or "{}"
-    if len(raw) > MAX_ARGS_CHARS:
-        return (
-            f"error: the arguments of {name} are {len(raw)} characters, more than the {MAX_ARGS_CHARS} a call "
-            "may send; send less (write a large file in parts with edit_file)"
-        )
-    try:
-        args = json.loads(raw)
-        if not isinstance(args, dict):
-            raise ValueError("arguments must be a JSON object")
-        if _depth(args) > MAX_ARGS_DEPTH:
-            raise ValueError(f"they nest deeper than {MAX_ARGS_DEPTH} levels")
-    except RecursionError:
-        return f"error: the arguments of {name} nest deeper than {MAX_ARGS_DEPTH} levels; send a flat JSON object"
-    except ValueError as e:
-        return f"error: the arguments of {name} are not valid JSON ({str(e)[:200]}); send a JSON object"
+    args = parse_arguments(name, arguments(call))
+    if isinstance(args, str):
+        return args
     env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
     tools = offered(ctx)
     if name == "post":  # it keeps its own intent records
@@ -98,13 +91,33 @@ def run_call(
     return finish(ctx, call["id"], out)
 
 
+def parse_arguments(name: str, raw: str) -> JsonObject | str:
+    """A call's arguments as the JSON object they must be, or the error the model reads."""
+    if len(raw) > MAX_ARGS_CHARS:
+        return (
+            f"error: the arguments of {name} are {len(raw)} characters, more than the {MAX_ARGS_CHARS} a call "
+            "may send; send less (write a large file in parts with edit_file)"
+        )
+    try:
+        args: object = json.loads(raw)
+        if not is_object(args):
+            raise ValueError("arguments must be a JSON object")
+        if _depth(args) > MAX_ARGS_DEPTH:
+            raise ValueError(f"they nest deeper than {MAX_ARGS_DEPTH} levels")
+    except RecursionError:
+        return f"error: the arguments of {name} nest deeper than {MAX_ARGS_DEPTH} levels; send a flat JSON object"
+    except ValueError as e:
+        return f"error: the arguments of {name} are not valid JSON ({str(e)[:200]}); send a JSON object"
+    return args
+
+
 def log_started(
     ctx: TurnContext,
     call_id: str,
     name: str,
     args: object,
     replay_safe: bool,
-    hook: dict[str, object] | None = None,
+    hook: HookDecision | None = None,
 ) -> None:
     """The intent record of a call (the arguments it runs with) and its event."""
     ctx.record(
@@ -132,9 +145,9 @@ def _depth(value: object) -> int:
         deepest = max(deepest, d)
         if d > MAX_ARGS_DEPTH:
             break
-        if isinstance(v, dict):
+        if is_object(v):
             stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
+        elif _is_list(v):
             stack.extend((x, d + 1) for x in v)
     return deepest
 
@@ -169,7 +182,11 @@ def dispatch(
         return out
 
 
-def _blocked(hook: dict) -> str:
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
+
+
+def _blocked(hook: HookDecision) -> str:
     return f"blocked by a before_tool hook: {hook['blocked']}"
 
 
@@ -179,11 +196,11 @@ def finish(ctx: TurnContext, call_id: str, out: str) -> str:
     return out
 
 
-def _hook_data(ctx: TurnContext) -> dict:
+def _hook_data(ctx: TurnContext) -> JsonObject:
     return {"participant": ctx.name, "turn": ctx.turn}
 
 
-def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool]) -> str:
+def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool[str]]) -> str:
     """Why a tool this turn does not offer cannot be called."""
     if name in ctx.withheld:
         return f"{name} is not available: its capability is held by a notice until the user releases it"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 from autodev.errors import ToolError
 from autodev.guard import secrets
@@ -80,6 +80,10 @@ class _Run:
     abandoned: bool
 
 
+def _buffered(stream: object) -> TypeGuard[BufferedReader]:
+    return isinstance(stream, BufferedReader)
+
+
 class _Capture:
     """Drains a pipe, keeping only its beginning and its end so memory stays bounded."""
 
@@ -123,7 +127,7 @@ class _Capture:
         )
 
 
-def _wait(proc: spawn.Popen, timeout: float, stopping: Callable[[], bool] | None) -> None:
+def _wait(proc: spawn.Popen[bytes], timeout: float, stopping: Callable[[], bool] | None) -> None:
     """proc.wait(timeout), also ended early (TimeoutExpired) when `stopping()` turns true."""
     end = time.monotonic() + timeout
     while True:
@@ -175,7 +179,7 @@ def _run_bash(
     except OSError as e:
         raise ToolError(f"run_command: could not start bash: {e}") from None
     stdout = proc.stdout
-    assert isinstance(stdout, BufferedReader)  # stdout=PIPE with the default buffering above
+    assert _buffered(stdout)  # stdout=PIPE with the default buffering above
     capture = _Capture(stdout, max_output)
     reader = threading.Thread(target=capture.pump, name="run_command-output", daemon=True)
     reader.start()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from autodev.harness.messages import estimate_tokens
+from autodev.harness.messages import Message, ToolSpec, arguments, calls_of, estimate_tokens
 
 STUB_MARK = "[compacted]"
 HARD_HEAD = 2000  # characters kept of each newest tool result in hard compaction
@@ -29,24 +29,21 @@ def stub(name: str, arguments: str) -> str:
     )
 
 
-def _calls(messages: list[dict]) -> dict[str, tuple[str, str]]:
-    out = {}
-    for m in messages:
-        if m.get("role") == "assistant":
-            for c in m.get("tool_calls") or []:
-                out[c["id"]] = (c["function"]["name"], c["function"].get("arguments") or "{}")
-    return out
+def _calls(messages: list[Message]) -> dict[str, tuple[str, str]]:
+    return {c["id"]: (c["function"]["name"], arguments(c)) for m in messages for c in calls_of(m)}
 
 
-def _newest_step_start(messages: list[dict]) -> int:
+def _newest_step_start(messages: list[Message]) -> int:
     """Index of the newest assistant message: it and what follows is the newest step."""
     for i in range(len(messages) - 1, -1, -1):
-        if messages[i].get("role") == "assistant":
+        if messages[i]["role"] == "assistant":
             return i
     return len(messages)
 
 
-def plan(messages: list[dict], tools: list[dict], budget: int, *, hard: bool = False) -> dict[str, str]:
+def plan(
+    messages: list[Message], tools: list[ToolSpec], budget: int, *, hard: bool = False
+) -> dict[str, str]:
     """Replacement contents by tool_call_id that bring the estimate within `budget` tokens
     (as close as possible). Empty when nothing needs to change or nothing can."""
     calls = _calls(messages)
@@ -56,19 +53,21 @@ def plan(messages: list[dict], tools: list[dict], budget: int, *, hard: bool = F
         return {}
     out: dict[str, str] = {}
     for m in messages[:newest]:
-        if m.get("role") != "tool" or str(m.get("content", "")).startswith(STUB_MARK):
+        if m["role"] != "tool" or m["content"].startswith(STUB_MARK):
             continue
         if total <= budget and not hard:
             break
-        cid = m.get("tool_call_id", "")
+        cid = m["tool_call_id"]
         name, args = calls.get(cid, ("a tool", "{}"))
         new = stub(name, args)
-        total -= max(0, len(json.dumps(m.get("content", ""), ensure_ascii=False)) - len(json.dumps(new))) // 4
+        total -= max(0, len(json.dumps(m["content"], ensure_ascii=False)) - len(json.dumps(new))) // 4
         out[cid] = new
     if hard or total > budget:
         for m in messages[newest:]:
-            content = str(m.get("content", ""))
-            if m.get("role") == "tool" and len(content) > HARD_HEAD and not content.startswith(STUB_MARK):
+            if m["role"] != "tool":
+                continue
+            content = m["content"]
+            if len(content) > HARD_HEAD and not content.startswith(STUB_MARK):
                 out[m["tool_call_id"]] = (
                     content[:HARD_HEAD] + f"\n{STUB_MARK} cut at {HARD_HEAD} of {len(content)} characters "
                     "to fit the context window; ask for less (a narrower path, range or pattern)."
@@ -76,8 +75,8 @@ def plan(messages: list[dict], tools: list[dict], budget: int, *, hard: bool = F
     return out
 
 
-def apply(messages: list[dict], stubs: dict[str, str]) -> None:
+def apply(messages: list[Message], stubs: dict[str, str]) -> None:
     """Replace the contents of the named tool results, in place."""
     for i, m in enumerate(messages):
-        if m.get("role") == "tool" and m.get("tool_call_id") in stubs:
+        if m["role"] == "tool" and m["tool_call_id"] in stubs:
             messages[i] = {**m, "content": stubs[m["tool_call_id"]]}

@@ -15,6 +15,7 @@ from autodev.harness.model import LitellmModel, Model
 from autodev.harness.registry import Tool
 from autodev.harness.tools import Workspace
 from autodev.records.state import Spent, TurnUsage
+from autodev.store.journal import JsonObject
 
 if TYPE_CHECKING:
     from autodev.config import Participant, RunConfig
@@ -53,7 +54,9 @@ class TurnContext:
     limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
     overrides: Path | None = None
     withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
-    extra_tools: list[Tool] = field(default_factory=list)  # granted beyond the built-ins (MCP, browser)
+    extra_tools: list[Tool[str]] = field(
+        default_factory=list[Tool[str]]
+    )  # granted beyond the built-ins (MCP, browser)
     tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
     browser: Browser | None = None  # this participant's browser, when granted
     tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
@@ -80,7 +83,7 @@ class TurnContext:
             durable=durable,
         )
 
-    def emit(self, ev: TurnEvent) -> dict[str, object]:
+    def emit(self, ev: TurnEvent) -> JsonObject:
         """An event of this participant's turn (its participant and turn filled in)."""
         return self.events.emit(ev.model_copy(update={"participant": self.name, "turn": self.turn}))
 
@@ -116,7 +119,9 @@ class Seat:
     participant: Participant
     config: RunConfig
     run_dir: Path  # the run's folder (an agent CLI's raw streams go to run_dir/agents/)
-    resumed: list[dict[str, object]] = field(default_factory=list)  # the resumed turn's harness-log records
+    resumed: list[JsonObject] = field(
+        default_factory=list[JsonObject]
+    )  # the resumed turn's harness-log lines
     redact: Callable[[str], str] = lambda s: s  # the run's masker
 
 

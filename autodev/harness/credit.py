@@ -31,8 +31,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeGuard
 
 from autodev.host import hostgit
+from autodev.store.journal import is_object
 
 DELETED = "<deleted>"
 
@@ -43,7 +45,7 @@ class Baseline:
 
     head: str | None  # the run's branch's tip (HEAD's commit when no branch is known)
     # path -> content hash (DELETED if deleted) of files that differ from HEAD or are untracked
-    dirty: Mapping[str, str] = field(default_factory=dict)
+    dirty: Mapping[str, str] = field(default_factory=dict[str, str])
     branch: str | None = None  # the run's branch, as a ref (refs/heads/main); None: HEAD's commit
     off_branch: bool = False  # HEAD was not on the run's branch: `dirty` says nothing about it
 
@@ -96,7 +98,7 @@ def _status(repo: Path) -> tuple[str | None, str | None, set[str]]:
     return on, oid, paths
 
 
-def credit_since(repo: Path, base: Baseline) -> dict | None:
+def credit_since(repo: Path, base: Baseline) -> dict[str, list[str]] | None:
     """``{"commits": [sha, ... newest first], "files": [...]}`` (with ``"removed": [...]``
     after a rewrite) or ``None`` when nothing was credited."""
     # One `git status` (issue 33): the branch HEAD is on, HEAD's commit and the dirty files; the
@@ -119,14 +121,14 @@ def credit_since(repo: Path, base: Baseline) -> dict | None:
         changed |= set(_content_changes(repo, head, base.head))
     if not changed:
         return None
-    out: dict = {"commits": [], "files": sorted(changed)}
+    out: dict[str, list[str]] = {"commits": [], "files": sorted(changed)}
     if rewritten and base.head and tip:
         out["removed"] = hostgit.out(repo, "rev-list", f"{tip}..{base.head}").split()
     return out
 
 
 def baseline_to_json(b: Baseline) -> dict[str, object]:
-    out: dict = {"head": b.head, "dirty": dict(sorted(b.dirty.items()))}
+    out: dict[str, object] = {"head": b.head, "dirty": dict(sorted(b.dirty.items()))}
     if b.branch:
         out["branch"] = b.branch
     if b.off_branch:
@@ -134,9 +136,9 @@ def baseline_to_json(b: Baseline) -> dict[str, object]:
     return out
 
 
-def baseline_from_json(d: dict[str, object]) -> Baseline:
+def baseline_from_json(d: object) -> Baseline:
     """Rebuild a baseline written by :func:`baseline_to_json`; a damaged record is a ValueError."""
-    if not isinstance(d, dict):
+    if not is_object(d):
         raise ValueError(f"a credit baseline must be a JSON object, got {type(d).__name__}")
     head = d.get("head")
     dirty = d.get("dirty", {})
@@ -145,23 +147,18 @@ def baseline_from_json(d: dict[str, object]) -> Baseline:
         raise ValueError(f"credit baseline 'head' must be a commit sha or null, got {head!r}")
     if branch is not None and not isinstance(branch, str):
         raise ValueError(f"credit baseline 'branch' must be a ref name or null, got {branch!r}")
-    if not isinstance(dirty, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in dirty.items()
-    ):
+    if not _str_map(dirty):
         raise ValueError("credit baseline 'dirty' must map file paths to content hashes")
     off = d.get("off_branch", False) is True
     return Baseline(head=head, dirty=MappingProxyType(dict(dirty)), branch=branch, off_branch=off)
 
 
+def _str_map(value: object) -> TypeGuard[dict[str, str]]:
+    return is_object(value) and all(isinstance(v, str) for v in value.values())  # JSON: keys are strings
+
+
 # ---------------------------------------------------------------------------- git helpers
 # Every git command goes through hostgit: pinned to the repository, nothing of it run.
-
-
-def _head(repo: Path) -> str | None:
-    """HEAD's sha, or None in a repository with no commit yet (an unborn branch)."""
-    return (
-        hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.strip() or None
-    )
 
 
 def _z(out: str) -> list[str]:
@@ -246,7 +243,7 @@ def _content_changes(repo: Path, sha: str, parent: str | None) -> list[str]:
     args = ["diff-tree", "-r", "--raw", "--no-renames", "-z", "--no-commit-id"]
     args += [parent, sha] if parent else ["--root", sha]
     fields = _z(hostgit.out(repo, *args))
-    changed = []
+    changed: list[str] = []
     for meta, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = meta.split()
         if len(parts) >= 4 and parts[2] != parts[3]:

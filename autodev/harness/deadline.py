@@ -9,6 +9,9 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")  # what the awaited future holds
 
 POLL_SEC = 0.1  # how often a waiting tool looks at `stop` and its deadline
 STOPPING = "stopped: the user is stopping the run"
@@ -40,7 +43,7 @@ class Watch:
         return self._why
 
 
-def wait_future(future: concurrent.futures.Future, seconds: float, stopping: Callable[[], bool]) -> str:
+def wait_future(future: concurrent.futures.Future[T], seconds: float, stopping: Callable[[], bool]) -> str:
     """Wait for `future` at most `seconds`, less if `stopping()` turns true. "" when it is done;
     otherwise why not (the caller cancels it)."""
     end = time.monotonic() + seconds

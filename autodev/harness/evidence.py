@@ -35,8 +35,9 @@ from autodev.guard.sandbox import Room
 from autodev.guard.secrets import SECRET_FILES
 from autodev.harness import testresults
 from autodev.harness.commands import run_bash_capture
+from autodev.harness.testresults import Chosen
 from autodev.host import hostgit
-from autodev.records.evidence import Evidence, TestRun
+from autodev.records.evidence import Evidence, Status, TestRun
 from autodev.timeline.git import stage_worktree
 
 _T = TypeVar("_T", Evidence, TestRun)
@@ -57,7 +58,7 @@ class TestSetup:
     repo: Path
     folder: Path  # <run folder>/evidence
     command: str
-    chosen: str  # "config" or "detected"
+    chosen: Chosen
     timeout: float
     room_for: Callable[[Path], Room | None]  # the sandbox room whose repository is a scratch copy
     secret_env: tuple[str, ...] = ()
@@ -65,7 +66,7 @@ class TestSetup:
     stopping: Callable[[], bool] = lambda: False
 
 
-def command_for(repo: Path, configured: str) -> tuple[str, str] | None:
+def command_for(repo: Path, configured: str) -> tuple[str, Chosen] | None:
     """(command, "config" | "detected"), or None when the repository shows no tests."""
     if configured.strip():
         return configured.strip(), "config"
@@ -260,7 +261,7 @@ def _in_room(setup: TestSetup, work: Path, env: dict[str, str], command: str, ti
     return run
 
 
-def _cargo(setup: TestSetup, work: Path, env: dict[str, str], start: float) -> dict:
+def _cargo(setup: TestSetup, work: Path, env: dict[str, str], start: float) -> dict[str, Status]:
     """A plain `cargo test`, read per test: cargo builds the test binaries and lists them in its
     JSON messages (`--no-run --message-format=json`, stable), then each binary runs in its
     package's folder with libtest's JSON, whose `-Z unstable-options` libtest accepts on a stable
@@ -284,7 +285,7 @@ def _cargo(setup: TestSetup, work: Path, env: dict[str, str], start: float) -> d
     if left <= 0:
         raise _TimedOut()
     run = _in_room(setup, work, env, "\n".join(lines), left)
-    results: dict = {}
+    results: dict[str, Status] = {}
     for i, (src, _, _) in enumerate(binaries):
         data = _results_file(work / f"{testresults.CARGO_FILE}-{i}.jsonl")
         try:

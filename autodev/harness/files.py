@@ -158,7 +158,7 @@ def list_files(ws: Scope, path: str, depth: int) -> str:
     def walk(folder: str, level: int) -> None:
         nonlocal cut
         try:
-            items = []
+            items: list[os.DirEntry[str]] = []
             with os.scandir(folder) as listing:
                 for item in listing:
                     if len(items) % 1000 == 0:  # a folder of millions of entries takes a while

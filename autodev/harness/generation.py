@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from autodev.errors import ProviderError
 from autodev.harness import compaction, providers
 from autodev.harness.calls import offered
-from autodev.harness.messages import estimate_tokens
+from autodev.harness.messages import Message, ToolSpec, estimate_tokens
 from autodev.harness.policy import (
     AllModelsLimited,
     TurnStopped,
@@ -38,7 +38,7 @@ __all__ = ["AllModelsLimited", "TurnStopped", "TurnTimedOut", "generate"]
 _POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline
 
 
-def _tool_specs(ctx: TurnContext) -> list[dict]:
+def _tool_specs(ctx: TurnContext) -> list[ToolSpec]:
     return [t.spec() for t in offered(ctx).values()]
 
 
@@ -48,7 +48,7 @@ def _budget(target: providers.Target) -> int:
 
 
 def _compact(
-    ctx: TurnContext, messages: list[dict], target: providers.Target, step: int, *, hard: bool, budget: int
+    ctx: TurnContext, messages: list[Message], target: providers.Target, step: int, *, hard: bool, budget: int
 ) -> bool:
     """Fit `messages` into `budget` tokens by stubbing tool results; the stubs go to the harness
     log first, so resume replays exactly this. False when nothing could be compacted."""
@@ -75,7 +75,7 @@ def _compact(
 
 
 def generate(
-    ctx: TurnContext, messages: list[dict], origins: dict[int, str], step: int, attempt: int = 0
+    ctx: TurnContext, messages: list[Message], origins: dict[int, str], step: int, attempt: int = 0
 ) -> providers.Generation | None:
     """One model answer for `step`. `attempt` counts the attempts already made (it survives
     restarts via the harness log). None: the turn cannot fit its window."""
@@ -124,16 +124,16 @@ def _cut(ctx: TurnContext) -> None:
 
 
 def _ask(
-    ctx: TurnContext, target: providers.Target, messages: list[dict], origins: dict[int, str]
+    ctx: TurnContext, target: providers.Target, messages: list[Message], origins: dict[int, str]
 ) -> providers.Generation:
     """The model's answer, or TurnStopped / TurnTimedOut as soon as the turn must end."""
-    got: dict = {}
+    got: list[providers.Generation | BaseException] = []  # what the request's thread hands back
     done = threading.Event()
     sent, tools = list(messages), _tool_specs(ctx)  # the turn may append once it has moved on
 
     def request() -> None:
         try:
-            got["answer"] = ctx.model.complete(
+            answer = ctx.model.complete(
                 target,
                 sent,
                 tools,
@@ -141,17 +141,18 @@ def _ask(
                 timeout=ctx.workspace.time_for(ctx.timeout_sec),
                 origins=dict(origins),
             )
+            got.append(answer)
         except BaseException as e:  # noqa: BLE001 - handed to the turn's thread, raised there
-            got["error"] = e
+            got.append(e)
         finally:
             done.set()
 
     threading.Thread(target=request, name="model-request", daemon=True).start()
     while not done.wait(_POLL_SEC):
         _cut(ctx)
-    if "error" in got:
-        raise got["error"]
-    return got["answer"]
+    if isinstance(got[0], BaseException):
+        raise got[0]
+    return got[0]
 
 
 def _pause(ctx: TurnContext, seconds: float) -> None:

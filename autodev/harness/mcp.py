@@ -13,7 +13,6 @@ minute), so the run goes on.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -27,6 +26,7 @@ from autodev.errors import ToolError, ToolSetupError
 from autodev.guard import keys
 from autodev.harness.deadline import wait_future
 from autodev.harness.mcp_groups import find_group, reap_groups, save_groups
+from autodev.harness.mcp_results import describe, text_of
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.host.procgroup import kill_group
 from autodev.records.events import (
@@ -84,7 +84,7 @@ class _Server:
     timeout: float
     restart: float
     session: ClientSession | None = None
-    tools: list[Tool] = field(default_factory=list)
+    tools: list[Tool[str]] = field(default_factory=list[Tool[str]])
     up: bool = False
     error: str = ""
     ready: threading.Event = field(default_factory=threading.Event)
@@ -133,7 +133,7 @@ class McpHub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
 
     # -- life
 
@@ -218,7 +218,7 @@ class McpHub:
             try:
                 await self._serve(s, first)
             except Exception as e:  # noqa: BLE001 - any failure of the server is reported as such
-                s.error = _describe(e)
+                s.error = describe(e)
             s.up, s.session = False, None
             kill_group(s.pgid)
             s.pgid = None
@@ -271,7 +271,7 @@ class McpHub:
                 try:
                     await asyncio.wait_for(session.send_ping(), max(self._ping, 5.0))
                 except Exception as e:  # noqa: BLE001
-                    s.error = f"it stopped answering ({_describe(e)})"
+                    s.error = f"it stopped answering ({describe(e)})"
                     return
         if not self._stop.is_set():
             s.error = s.error or "it stopped answering"
@@ -321,7 +321,7 @@ class McpHub:
 
     # -- use
 
-    def tools(self) -> list[Tool]:
+    def tools(self) -> list[Tool[str]]:
         """Every server's tools as last listed (a server that is down keeps its list)."""
         return [t for s in self._servers.values() for t in s.tools]
 
@@ -359,9 +359,9 @@ class McpHub:
                 loop.call_soon_threadsafe(s.died.set)
             raise ToolError(
                 f"{shown} is unavailable: its MCP server {server!r} failed during the call "
-                f"({_describe(e)}); it is being restarted"
+                f"({describe(e)}); it is being restarted"
             ) from None
-        text = _text_of(result)
+        text = text_of(result)
         if getattr(result, "is_error", False):
             raise ToolError(f"{shown}: {text}")
         return text
@@ -374,29 +374,3 @@ class McpHub:
 
 def _stopping(ws: Scope | None) -> Callable[[], bool]:
     return ws.stopping_now if ws is not None else lambda: False
-
-
-def _text_of(result: CallToolResult) -> str:
-    parts: list[str] = []
-    for block in result.content or []:
-        if block.type == "text":
-            parts.append(block.text)
-        elif block.type == "image" or block.type == "audio":
-            parts.append(f"[{block.type} ({block.mime_type}) not shown]")
-        elif block.type == "resource_link":
-            parts.append(f"[resource {block.uri}]")
-        elif block.type == "resource":
-            res = block.resource
-            parts.append(getattr(res, "text", None) or f"[resource {res.uri}]")
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content))
-    return "\n".join(parts) if parts else "(no output)"
-
-
-def _describe(e: BaseException) -> str:
-    if isinstance(e, BaseExceptionGroup):
-        return "; ".join(_describe(x) for x in e.exceptions)
-    if isinstance(e, FileNotFoundError):
-        return f"command not found ({e.filename or e})"
-    text = str(e) or type(e).__name__
-    return f"{type(e).__name__}: {text}" if text != type(e).__name__ else text

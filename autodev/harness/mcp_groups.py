@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from autodev.host.procgroup import kill_group
+from autodev.store.journal import JsonObject, is_object
 
 
 def find_group(command: str, args: list[str], taken: list[int | None]) -> int | None:
@@ -49,11 +50,12 @@ def reap_groups(path: Path) -> list[tuple[str, int]]:
     if not path.exists():
         return []
     try:
-        groups = json.loads(path.read_text())
+        groups: object = json.loads(path.read_text())
     except (OSError, ValueError):
         groups = {}
-    killed = []
-    for name, pgid in groups.items() if isinstance(groups, dict) else []:
+    killed: list[tuple[str, int]] = []
+    found: JsonObject = groups if is_object(groups) else {}
+    for name, pgid in found.items():
         if isinstance(pgid, int) and kill_group(pgid):
             killed.append((name, pgid))
     path.unlink(missing_ok=True)

@@ -11,21 +11,23 @@ A model raises the errors of ``providers`` (`RateLimited`, `Transient`, `Context
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
 from autodev.harness import providers
+from autodev.harness.messages import Message, ToolSpec
 
 
 class Model(Protocol):
     def complete(
         self,
         target: providers.Target,
-        messages: list[dict],
-        tools: list[dict],
+        messages: list[Message],
+        tools: list[ToolSpec],
         *,
         turn_id: str,
         timeout: float,
-        origins: dict[int, str] | None = None,
+        origins: Mapping[int, str] | None = None,
     ) -> providers.Generation:
         """One request for `target`: the assistant message and its usage. `turn_id` is stable
         across retries and resume; `origins` maps assistant message indexes to the model that
@@ -36,4 +38,14 @@ class Model(Protocol):
 class LitellmModel:
     """Every provider litellm speaks (and the scripted HTTP server, through litellm's client)."""
 
-    complete = staticmethod(providers.complete)
+    def complete(
+        self,
+        target: providers.Target,
+        messages: list[Message],
+        tools: list[ToolSpec],
+        *,
+        turn_id: str,
+        timeout: float,
+        origins: Mapping[int, str] | None = None,
+    ) -> providers.Generation:
+        return providers.complete(target, messages, tools, turn_id=turn_id, timeout=timeout, origins=origins)

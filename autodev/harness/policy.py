@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from autodev.config import prompts
 from autodev.harness import credit
+from autodev.harness.messages import Message
 from autodev.records.events import FailoverEvent, NudgedEvent, TurnEndedEvent, TurnStartedEvent
 from autodev.rules.moves import MOVES
 
@@ -70,7 +71,7 @@ class AllModelsLimited(Exception):
 def log_turn_started(
     ctx: TurnContext,
     baseline: credit.Baseline,
-    messages: Sequence[Mapping[str, object]],
+    messages: Sequence[Message],
     *,
     durable: bool = True,
     **extra: object,

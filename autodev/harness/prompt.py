@@ -8,6 +8,7 @@ in full (up to 4000 characters each, with a visible cut), and short notes from t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autodev.config import prompts
@@ -42,7 +43,7 @@ def render_index(new_posts: Sequence[Post], new_count: int, cursor: int) -> str:
     if new_count <= 0:
         return "(nothing new)"
     shown = list(new_posts)[-INDEX_LINES:]
-    lines = []
+    lines: list[str] = []
     older = new_count - len(shown)
     if older > 0:
         first_shown = shown[0].seq if shown else cursor + new_count + 1
@@ -74,7 +75,7 @@ def build_turn_prompt(
     objective: str,
     tail: Sequence[Post],
     notes: Sequence[str] = (),
-    overrides=None,
+    overrides: Path | None = None,
 ) -> str:
     """`tail` is the thread's newest records; posts with seq > cursor are new to `name`."""
     new_posts = [p for p in tail if p.seq > cursor]

@@ -9,10 +9,31 @@ already had (the count survives restarts).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import assert_never
 
+from autodev import records
 from autodev.harness import compaction
+from autodev.harness.messages import Message, ToolCall, ToolMessage, assistant, calls_of, message
+from autodev.records import (
+    AgentFinished,
+    AgentStarted,
+    Compacted,
+    GenerationFailed,
+    GenerationFinished,
+    GenerationStarted,
+    HarnessRecord,
+    Nudged,
+    PostCommitted,
+    PostStarted,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    TurnStarted,
+)
 from autodev.records.state import Spent, TurnUsage
+from autodev.store.journal import JsonObject, is_object
 
 INTERRUPTED = (
     "interrupted: autodev restarted while this tool was running, so it may or may not "
@@ -25,75 +46,126 @@ CRASHED = (
 )
 
 
+@dataclass(frozen=True)
+class Began:
+    """A call's newest tool_started record, and how many times it started without a result
+    (each restart that replays a call logs it again: the count is the crashes it saw)."""
+
+    started: ToolStarted
+    crashes: int = 1
+
+
 @dataclass
 class Resume:
     turn: int
     participant: str
-    messages: list[dict[str, object]]
-    baseline: dict[str, object]
+    messages: list[Message]
+    baseline: JsonObject  # credit's baseline as the log holds it (credit.baseline_from_json)
     steps: int = 0  # generations finished
     attempts: int = 0  # attempts already made for the next generation
     nudged: bool = False
     told: bool = False
     spent: Spent = field(default_factory=Spent)  # what the turn spent so far, as TurnResult
     compactions: int = 0  # compacted records of this turn: status counts them once the turn ends
-    origins: dict[int, str] = field(default_factory=dict)  # assistant message index -> its model
-    # (call, its newest tool_started with "crashes": how many times it started without a result)
-    pending: list[tuple[dict, dict | None]] = field(default_factory=list)
+    origins: dict[int, str] = field(default_factory=dict[int, str])  # assistant message index -> its model
+    # the calls of the last known model answer with no result, and how each last began
+    pending: list[tuple[ToolCall, Began | None]] = field(
+        default_factory=list[tuple[ToolCall, "Began | None"]]
+    )
     # agent_started records of CLI runs with no agent_finished: the crash cut them short
-    unfinished_agents: list[dict[str, object]] = field(default_factory=list)
+    unfinished_agents: list[AgentStarted] = field(default_factory=list[AgentStarted])
 
 
-def rebuild(records: list[dict]) -> Resume:
-    """`records` are one turn's harness-log records, oldest first, starting with turn_started."""
-    start = records[0]
-    assert start["type"] == "turn_started", "a turn's records begin with turn_started"
-    r = Resume(start["turn"], start["participant"], [dict(m) for m in start["messages"]], start["baseline"])
-    finished: dict[str, str] = {}
-    started: dict[str, dict] = {}
-    for rec in records[1:]:
-        t = rec["type"]
-        if t == "tool_finished":
-            finished[rec["call_id"]] = rec["result"]
-        elif t == "tool_started":
-            # Each restart that replays a call logs it again: the count is the crashes it saw.
-            n = started.get(rec["call_id"], {}).get("crashes", 0)
-            started[rec["call_id"]] = {**rec, "crashes": n + 1}
+def rebuild(lines: Sequence[HarnessRecord | JsonObject]) -> Resume:
+    """`lines` are one turn's harness-log records, oldest first, starting with turn_started (a
+    line still as read is parsed into its record here)."""
+    recs: list[HarnessRecord] = [records.harness(r) if isinstance(r, dict) else r for r in lines]
+    start = recs[0]
+    assert isinstance(start, TurnStarted), "a turn's records begin with turn_started"
+    r = Resume(start.turn, start.participant, [message(dict(m)) for m in start.messages], start.baseline)
+    finished = {rec.call_id: rec.result for rec in recs if isinstance(rec, ToolFinished)}
+    started = _began(recs)
     r.told = any(
-        started.get(cid, {}).get("name") == "tell_user" and res.startswith("notice ")
+        cid in started and started[cid].started.name == "tell_user" and res.startswith("notice ")
         for cid, res in finished.items()
     )
-    last_calls: list[dict] = []
-    for rec in records[1:]:
-        t = rec["type"]
-        if t == "generation_started":
-            r.attempts = rec["attempt"] if rec["step"] == r.steps + 1 else r.attempts
-        elif t == "generation_finished":
-            r.steps, r.attempts = rec["step"], 0
-            r.spent.add(rec.get("model") or "?", TurnUsage.of({**rec, "generations": 1}))
-            r.messages.append(rec["message"])
-            r.origins[len(r.messages) - 1] = rec.get("source") or rec.get("model", "")
-            last_calls = list(rec["message"].get("tool_calls") or [])
-            for call in last_calls:
-                if call["id"] in finished:
-                    r.messages.append(
-                        {"role": "tool", "tool_call_id": call["id"], "content": finished[call["id"]]}
-                    )
-            last_calls = [c for c in last_calls if c["id"] not in finished]
-        elif t == "generation_failed":
-            r.attempts = 0  # the user chose to try again after retries ran out
-        elif t == "compacted":
-            compaction.apply(r.messages, rec["stubs"])
-            r.compactions += 1
-        elif t == "nudged":
-            r.nudged = True
-            r.messages.append(rec["message"])
-        elif t == "agent_started":
-            r.unfinished_agents.append(rec)
-        elif t == "agent_finished":
-            r.unfinished_agents = [a for a in r.unfinished_agents if a.get("pid") != rec.get("pid")]
-            used = rec.get("usage")  # what one agent CLI run used
-            if used:
-                r.spent.add(used.get("model") or "?", TurnUsage.of(used))
+    last_calls: list[ToolCall] = []
+    for rec in recs[1:]:
+        last_calls = _replay(r, rec, finished, last_calls)
     r.pending = [(c, started.get(c["id"])) for c in last_calls]
     return r
+
+
+def _began(recs: Sequence[HarnessRecord]) -> dict[str, Began]:
+    out: dict[str, Began] = {}
+    for rec in recs:
+        if isinstance(rec, ToolStarted):
+            before = out.get(rec.call_id)
+            out[rec.call_id] = Began(rec, before.crashes + 1 if before else 1)
+    return out
+
+
+def _replay(
+    r: Resume, rec: HarnessRecord, finished: Mapping[str, str], calls: list[ToolCall]
+) -> list[ToolCall]:
+    """One record replayed into `r`; the calls of the last known answer still without a result."""
+    match rec:
+        case GenerationStarted():
+            r.attempts = rec.attempt if rec.step == r.steps + 1 else r.attempts
+        case GenerationFinished():
+            return _generated(r, rec, finished)
+        case GenerationFailed():
+            r.attempts = 0  # the user chose to try again after retries ran out
+        case Compacted():
+            compaction.apply(r.messages, rec.stubs)
+            r.compactions += 1
+        case Nudged():
+            r.nudged = True
+            r.messages.append(message(rec.message))
+        case AgentStarted():
+            r.unfinished_agents.append(rec)
+        case AgentFinished():
+            _agent_finished(r, rec)
+        case (
+            TurnStarted() | ToolStarted() | ToolFinished() | PostStarted() | PostCommitted() | TurnFinished()
+        ):
+            pass  # read above (the calls), or nothing a resumed turn carries on from
+        case _:
+            assert_never(rec)
+    return calls
+
+
+def _generated(r: Resume, rec: GenerationFinished, finished: Mapping[str, str]) -> list[ToolCall]:
+    r.steps, r.attempts = rec.step, 0
+    r.spent.add(
+        rec.model or "?",
+        TurnUsage(
+            generations=1,
+            prompt_tokens=rec.prompt_tokens,
+            completion_tokens=rec.completion_tokens,
+            cached_tokens=rec.cached_tokens,
+            cost=rec.cost or 0.0,
+        ),
+    )
+    answer = assistant(rec.message)
+    r.messages.append(answer)
+    r.origins[len(r.messages) - 1] = rec.source or rec.model or ""
+    calls = calls_of(answer)
+    for call in calls:
+        if call["id"] in finished:
+            result: ToolMessage = {
+                "role": "tool",
+                "tool_call_id": call["id"],
+                "content": finished[call["id"]],
+            }
+            r.messages.append(result)
+    return [c for c in calls if c["id"] not in finished]
+
+
+def _agent_finished(r: Resume, rec: AgentFinished) -> None:
+    extra = rec.model_extra or {}
+    r.unfinished_agents = [a for a in r.unfinished_agents if a.pid != extra.get("pid")]
+    used = extra.get("usage")  # what one agent CLI run used
+    if is_object(used) and used:
+        model = used.get("model")
+        r.spent.add(model if isinstance(model, str) and model else "?", TurnUsage.of(used))

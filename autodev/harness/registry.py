@@ -20,11 +20,12 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeGuard, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
 from autodev.errors import ToolError
+from autodev.harness.messages import ToolSpec
 
 if TYPE_CHECKING:
     from autodev.harness.credit import Baseline
@@ -99,7 +100,9 @@ class ToolEnv:
     call_id: str | None = None
 
 
-R = TypeVar("R")  # what a tool's handler returns: the text a model reads (a verdict: its parts)
+R = TypeVar(
+    "R", covariant=True
+)  # what a tool's handler returns: the text a model reads (a verdict: its parts)
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ class Tool(Generic[R]):
         assert self.args is not None
         return copy.deepcopy(_schema_of(self.args))  # a copy: a provider's adapter may edit it
 
-    def spec(self) -> dict[str, object]:
+    def spec(self) -> ToolSpec:
         """The OpenAI-style tool entry sent to the provider."""
         return {
             "type": "function",
@@ -140,8 +143,8 @@ class Tool(Generic[R]):
 
     def usage(self) -> str:
         params = self.parameters()
-        required = params.get("required")
-        required = {str(r) for r in required} if isinstance(required, list) else set[str]()
+        listed = params.get("required")
+        required = {str(r) for r in listed} if _is_list(listed) else set[str]()
         parts: list[str] = []
         for name, prop in _properties(params).items():
             kind = _kind(prop)
@@ -163,10 +166,10 @@ class Tool(Generic[R]):
         """
         if raw is None:
             raw = {}
-        if not isinstance(raw, Mapping):
+        if not _is_mapping(raw):
             raise ToolError(f"{self.name}: arguments must be a JSON object; usage: {self.usage()}")
         if self.args is None or self.own_checks:
-            return dict(raw)
+            return {str(k): v for k, v in raw.items()}
         given = {str(k): v for k, v in raw.items() if v is not None}
         try:
             parsed = self.args.model_validate(given)
@@ -197,25 +200,25 @@ class Tool(Generic[R]):
 class Registry:
     """Tools by name, in declaration order. Names are unique: they are a public contract."""
 
-    def __init__(self, tools: Iterable[Tool] = (), capabilities: Iterable[str] = ()):
-        self._tools: dict[str, Tool] = {}
+    def __init__(self, tools: Iterable[Tool[str]] = (), capabilities: Iterable[str] = ()):
+        self._tools: dict[str, Tool[str]] = {}
         self._capabilities = set(capabilities)  # known even while no tool of theirs is present
         for t in tools:
             self.add(t)
 
-    def add(self, tool: Tool) -> None:
+    def add(self, tool: Tool[str]) -> None:
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} is declared twice")
         self._tools[tool.name] = tool
         self._capabilities.add(tool.capability)
 
-    def __iter__(self) -> Iterator[Tool]:
+    def __iter__(self) -> Iterator[Tool[str]]:
         return iter(self._tools.values())
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def get(self, name: str) -> Tool | None:
+    def get(self, name: str) -> Tool[str] | None:
         return self._tools.get(name)
 
     def names(self) -> list[str]:
@@ -241,9 +244,22 @@ class Registry:
 def _properties(schema: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
     """A JSON Schema's `properties`, by name (a malformed entry left out)."""
     props = schema.get("properties")
-    if not isinstance(props, Mapping):
+    if not _is_mapping(props):
         return {}
-    return {str(k): v for k, v in props.items() if isinstance(v, Mapping)}
+    return {str(k): v for k, v in props.items() if _is_schema(v)}
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[object, object]]:
+    return isinstance(value, Mapping)
+
+
+def _is_schema(value: object) -> TypeGuard[Mapping[str, object]]:
+    # a JSON Schema read from JSON or built by pydantic: its keys are strings
+    return isinstance(value, Mapping)
+
+
+def _is_list(value: object) -> TypeGuard[list[object]]:
+    return isinstance(value, list)
 
 
 @functools.cache
@@ -261,8 +277,8 @@ def _clean(schema: Mapping[str, object]) -> dict[str, object]:
         prop = dict(given)
         prop.pop("title", None)
         options = prop.pop("anyOf", None)
-        if isinstance(options, list):  # X | None: the model omits it instead of sending null
-            typed = [o for o in options if isinstance(o, Mapping) and o.get("type") != "null"]
+        if _is_list(options):  # X | None: the model omits it instead of sending null
+            typed = [o for o in options if _is_schema(o) and o.get("type") != "null"]
             if len(typed) == 1:
                 prop = {**typed[0], **prop}
         if prop.get("default", 0) is None:
@@ -285,7 +301,7 @@ def _kind(prop: Mapping[str, object]) -> str:
 
 def _expected(prop: Mapping[str, object]) -> str:
     enum = prop.get("enum")
-    if isinstance(enum, list):
+    if _is_list(enum):
         return "one of " + ", ".join(map(str, enum))
     kind = prop.get("type")
     if kind == "integer":

@@ -6,14 +6,19 @@ scraping a runner's text output.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import Literal
 from xml.etree import ElementTree
 
 from autodev.records.evidence import Evidence, Status, TestRun
+from autodev.store.journal import JsonObject, is_object
+
+Chosen = Literal["config", "detected"]  # the test command: testCommand as given, or detected
 
 JUNIT_FILE = ".autodev-evidence-junit.xml"  # written by the test run in its scratch copy
 CARGO_FILE = ".autodev-evidence-cargo"  # cargo's build output (.jsonl), each binary's (-<n>.jsonl)
@@ -143,23 +148,31 @@ def cargo_binaries(data: bytes, work: str) -> list[tuple[str, str, str]]:
     for line in data.decode(errors="replace").splitlines():
         if not line.startswith("{"):
             continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
+        msg = _json_object(line)
+        if msg is None or msg.get("reason") != "compiler-artifact":
             continue
-        if not isinstance(msg, dict) or msg.get("reason") != "compiler-artifact":
+        if not _field(msg.get("profile"), "test") or not msg.get("executable"):
             continue
-        if not (msg.get("profile") or {}).get("test") or not msg.get("executable"):
-            continue
-        paths = (
-            (msg.get("target") or {}).get("src_path"),
-            msg.get("executable"),
-            os.path.dirname(str(msg.get("manifest_path") or "")),
-        )
-        rel = [_inside(str(p or ""), work) for p in paths]
-        if all(r is not None for r in rel):
-            out.append((rel[0], rel[1], rel[2]))  # type: ignore[arg-type]
+        source = _inside(str(_field(msg.get("target"), "src_path") or ""), work)
+        binary = _inside(str(msg.get("executable") or ""), work)
+        package = _inside(os.path.dirname(str(msg.get("manifest_path") or "")), work)
+        if source is not None and binary is not None and package is not None:
+            out.append((source, binary, package))
     return out
+
+
+def _json_object(line: str) -> JsonObject | None:
+    """One line of a tool's JSON output as an object, or None (not JSON, or not an object)."""
+    try:
+        value: object = json.loads(line)
+    except ValueError:
+        return None
+    return value if is_object(value) else None
+
+
+def _field(obj: object, key: str) -> object:
+    """`obj[key]` when `obj` is a JSON object, else None."""
+    return obj.get(key) if is_object(obj) else None
 
 
 def _inside(path: str, work: str) -> str | None:
@@ -178,19 +191,14 @@ def parse_libtest_json(text: str, source: str) -> dict[str, Status]:
     for line in text.splitlines():
         if not line.startswith("{"):
             continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            continue
-        suite = suite or (isinstance(ev, dict) and ev.get("type") == "suite")
-        if not isinstance(ev, dict) or ev.get("type") != "test" or not ev.get("name"):
+        ev = _json_object(line)
+        suite = suite or (ev is not None and ev.get("type") == "suite")
+        if ev is None or ev.get("type") != "test" or not ev.get("name"):
             continue
         ident = f"{source}::{ev['name']}"
-        status = {"ok": "passed", "failed": "failed", "timeout": "failed", "ignored": "skipped"}.get(
-            str(ev.get("event"))
-        )
+        status = _LIBTEST.get(str(ev.get("event")))
         if status:
-            out[ident] = status  # type: ignore[assignment]
+            out[ident] = status
         elif ev.get("event") == "started":
             started.add(ident)
     if not suite:  # libtest's format changed, or the binary is no libtest harness: said, not 0 tests
@@ -244,16 +252,17 @@ def parse_go_json(text: str) -> dict[str, Status]:
     for line in text.splitlines():
         if not line.startswith("{"):
             continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
+        ev = _json_object(line)
+        if ev is None or not ev.get("Test"):
             continue
-        if not isinstance(ev, dict) or not ev.get("Test"):
-            continue
-        action = {"pass": "passed", "fail": "failed", "skip": "skipped"}.get(str(ev.get("Action")))
+        action = _GO.get(str(ev.get("Action")))
         if action:
-            out[f"{ev.get('Package', '')}::{ev['Test']}"] = action  # type: ignore[assignment]
+            out[f"{ev.get('Package', '')}::{ev['Test']}"] = action
     return out
+
+
+_LIBTEST: dict[str, Status] = {"ok": "passed", "failed": "failed", "timeout": "failed", "ignored": "skipped"}
+_GO: dict[str, Status] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 
 
 def is_test_path(path: str) -> bool:
@@ -278,7 +287,7 @@ def classify(
     head: TestRun,
     *,
     command: str,
-    chosen: str,
+    chosen: Chosen,
     changed: Iterable[str],
     base_commit: str | None = None,
     base_cached: bool = False,
@@ -288,23 +297,27 @@ def classify(
     changed = sorted(set(changed))
     tests = [c for c in changed if is_test_path(c)]
     code = [c for c in changed if not is_test_path(c) and not is_doc_path(c)]
-    common = {
-        "command": command,
-        "chosen": chosen,
-        "tests_changed": tests,
-        "code_changed": code,
-        "base": base_commit,
-        "base_sec": round(base.seconds, 3),
-        "head_sec": round(head.seconds, 3),
-        "base_cached": base_cached,
-    }
+    made = functools.partial(
+        Evidence,
+        command=command,
+        chosen=chosen,
+        tests_changed=tests,
+        code_changed=code,
+        base=base_commit,
+        base_sec=round(base.seconds, 3),
+        head_sec=round(head.seconds, 3),
+        base_cached=base_cached,
+    )
     for run in (head, base):
         if run.outcome in ("timeout", "error"):
             which = "base commit" if run is base else "head"
-            return Evidence(outcome=run.outcome, reason=f"at the {which}: {run.reason}", **common)  # type: ignore[arg-type]
+            return made(outcome=run.outcome, reason=f"at the {which}: {run.reason}")
     if head.outcome == "no_tests" and base.outcome == "no_tests":
-        return Evidence(outcome="no_tests", reason=head.reason, **common)  # type: ignore[arg-type]
-    f2p, p2f, p2p, still = [], [], [], []
+        return made(outcome="no_tests", reason=head.reason)
+    f2p: list[str] = []
+    p2f: list[str] = []
+    p2p: list[str] = []
+    still: list[str] = []
     for ident in sorted(set(base.results) | set(head.results)):
         before, after = base.results.get(ident), head.results.get(ident)
         if after == "passed":
@@ -315,11 +328,4 @@ def classify(
             p2f.append(ident)
         elif after == "failed":
             still.append(ident)
-    return Evidence(
-        outcome="ran",
-        fail_to_pass=f2p,
-        pass_to_fail=p2f,
-        pass_to_pass=p2p,
-        still_failing=still,
-        **common,  # type: ignore[arg-type]
-    )
+    return made(outcome="ran", fail_to_pass=f2p, pass_to_fail=p2f, pass_to_pass=p2p, still_failing=still)

@@ -53,12 +53,10 @@ def post(env: ToolEnv, **args: object) -> str:
         return f"refused: {e}"
     hook_data = {"participant": ctx.name, "turn": ctx.turn}
     if ctx.hooks:
-        why = ctx.hooks.before_post(
-            {"kind": draft.kind, "text": draft.text, "handoff": draft.handoff}, hook_data
-        )
+        why = ctx.hooks.before_post(draft, hook_data)
         if why:
             return f"refused by a before_post hook: {why}"
-    credit_note = {}
+    credit_note: dict[str, object] = {}
     if draft.kind == "work_done":
         if env.baseline is None:
             raise ToolError("post: this turn has no baseline to credit work_done against")
@@ -71,7 +69,7 @@ def post(env: ToolEnv, **args: object) -> str:
     ctx.events.posted(posted)
     result.post = posted
     if ctx.hooks:
-        ctx.hooks.after_post(posted.dump(), hook_data)
+        ctx.hooks.after_post(posted, hook_data)
     return f"posted as #{posted.seq}; your turn is over"
 
 
@@ -82,7 +80,7 @@ def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
     posts = thread.read(start, end, limit=READ_PAGE)
     if not posts:
         return f"no posts in {start}..{end} (the thread has {thread.last_seq})"
-    out = []
+    out: list[str] = []
     for p in posts:
         arrow = f" → {p.handoff}" if p.handoff else ""
         out.append(f"#{p.seq} {p.from_} [{p.kind}{arrow}] {p.ts}\n{p.text}")
@@ -131,4 +129,4 @@ TELL_USER = Tool(
     tell_user,
     args=TellUserArgs,
 )
-THREAD_TOOLS: tuple[Tool, ...] = (POST, READ_THREAD, TELL_USER)
+THREAD_TOOLS: tuple[Tool[str], ...] = (POST, READ_THREAD, TELL_USER)

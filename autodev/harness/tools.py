@@ -45,6 +45,7 @@ from pydantic import Field
 from autodev.errors import ToolError
 from autodev.guard.redact import scrubbed_env
 from autodev.harness import commands, files, search
+from autodev.harness.messages import ToolSpec
 from autodev.harness.registry import Args, Integer, Number, String, Tool, ToolEnv
 from autodev.harness.scope import Scope
 
@@ -122,7 +123,7 @@ def _on_workspace(name: str, run: Callable[..., str]) -> Callable[..., str]:
 
 def _workspace_tool(
     name: str, capability: str, args: type[Args], description: str, run: Callable[..., str]
-) -> Tool:
+) -> Tool[str]:
     """A workspace tool whose work is `run(workspace, **arguments)`."""
     return Tool(
         name,
@@ -134,7 +135,7 @@ def _workspace_tool(
     )
 
 
-WORKSPACE_TOOLS: tuple[Tool, ...] = (
+WORKSPACE_TOOLS: tuple[Tool[str], ...] = (
     _workspace_tool(
         "read_file",
         "read",
@@ -203,18 +204,18 @@ WRITE_TOOLS: frozenset[str] = frozenset(t.name for t in WORKSPACE_TOOLS if t.cap
 class Workspace(Scope):
     """The tools one participant may use on one repository during a turn."""
 
-    def tools(self) -> list[Tool]:
+    def tools(self) -> list[Tool[str]]:
         """The workspace tools this participant may use."""
         return [t for t in WORKSPACE_TOOLS if self.write or t.capability != "write"]
 
-    def specs(self) -> list[dict]:
+    def specs(self) -> list[ToolSpec]:
         """OpenAI-style tool schemas of the tools this participant may use."""
         return [t.spec() for t in self.tools()]
 
     def names(self) -> set[str]:
         return {t.name for t in self.tools()}
 
-    def call(self, name: str, args: Mapping | None) -> str:
+    def call(self, name: str, args: Mapping[str, object] | None) -> str:
         """Run one tool and return its text result; raise ToolError on misuse."""
         tool = _BY_NAME.get(name)
         if tool is None:

@@ -19,6 +19,15 @@ from autodev.harness import credit, providers
 from autodev.harness.calls import offered, resume_call, run_call
 from autodev.harness.context import Seat, TurnContext, TurnResult
 from autodev.harness.generation import generate
+from autodev.harness.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    assistant,
+    calls_of,
+)
 from autodev.harness.policy import (
     TIMED_OUT,
     AllModelsLimited,
@@ -33,7 +42,7 @@ from autodev.harness.policy import (
 )
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent, TurnResumedEvent
-from autodev.store.journal import safe
+from autodev.store.journal import safe, safe_text
 
 __all__ = [
     "AllModelsLimited",
@@ -53,7 +62,7 @@ class _Loop:
     """Where the loop stands: what a resumed turn carries on from."""
 
     baseline: credit.Baseline
-    messages: list[dict]
+    messages: list[Message]
     origins: dict[int, str]
     nudge: Nudge = field(default_factory=Nudge)
     attempts: int = 0  # attempts already made for the next generation
@@ -93,11 +102,11 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
         result.steps = step
         result.count(gen)
         _generated(ctx, step, gen)
-        at.messages.append(safe(gen.message))  # a lone surrogate would fail the next request
+        at.messages.append(_safe(gen.message))  # a lone surrogate would fail the next request
         at.origins[len(at.messages) - 1] = gen.source
-        calls = gen.message.get("tool_calls") or []
+        calls = calls_of(gen.message)
         if not calls:
-            nudge = {"role": "user", "content": Nudge.text(ctx)}
+            nudge: UserMessage = {"role": "user", "content": Nudge.text(ctx)}
             silent = at.nudge.after_silence(ctx, "the model stopped", nudge)
             if silent:
                 result.reason = silent
@@ -110,15 +119,19 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
     return result
 
 
-def _answer(call: dict, text: str) -> dict:
+def _answer(call: ToolCall, text: str) -> ToolMessage:
     # a result may quote the model's own arguments (a path with a lone surrogate): safe, or the
     # next request fails to encode
-    return {"role": "tool", "tool_call_id": call["id"], "content": safe(text)}
+    return {"role": "tool", "tool_call_id": call["id"], "content": safe_text(text)}
+
+
+def _safe(message: AssistantMessage) -> AssistantMessage:
+    return assistant(safe(message))  # every string escaped: the same keys, so the same shape
 
 
 def _start(ctx: TurnContext) -> _Loop:
     baseline = credit.take_baseline(ctx.repo, ctx.branch)
-    messages = [
+    messages: list[Message] = [
         {"role": "system", "content": ctx.system_prompt},
         {"role": "user", "content": ctx.turn_prompt},
     ]
@@ -146,13 +159,6 @@ def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
 
 
 def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
-    usage = {
-        "model": gen.model,
-        "prompt_tokens": gen.prompt_tokens,
-        "completion_tokens": gen.completion_tokens,
-        "cached_tokens": gen.cached_tokens,
-        "cost": gen.cost,
-    }
     ctx.record_later(  # what comes next (a tool's or the post's intent) is fsynced, and this with it
         "generation_finished",
         step=step,
@@ -160,6 +166,19 @@ def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
         source=gen.source,
         finish_reason=gen.finish_reason,
         response_model=gen.response_model,
-        **usage,
+        model=gen.model,
+        prompt_tokens=gen.prompt_tokens,
+        completion_tokens=gen.completion_tokens,
+        cached_tokens=gen.cached_tokens,
+        cost=gen.cost,
     )
-    ctx.emit(GenerationEvent(step=step, **usage))
+    ctx.emit(
+        GenerationEvent(
+            step=step,
+            model=gen.model,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens,
+            cached_tokens=gen.cached_tokens,
+            cost=gen.cost,
+        )
+    )

@@ -12,11 +12,12 @@ for raises `Refused`: the replayed run pauses there, and the comparison names th
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.harness.messages import Message, ToolSpec, assistant
 from autodev.records import GenerationFinished, HarnessRecord, Post, ToolFinished, ToolStarted
 from autodev.records.events import AuditEvent, Event
 from autodev.store.journal import is_object
@@ -75,12 +76,12 @@ class RecordedModel:
     def complete(
         self,
         target: providers.Target,
-        messages: list[dict[str, object]],
-        tools: list[dict[str, object]],
+        messages: list[Message],
+        tools: list[ToolSpec],
         *,
         turn_id: str,
         timeout: float,
-        origins: dict[int, str] | None = None,
+        origins: Mapping[int, str] | None = None,
     ) -> providers.Generation:
         if ":audit" in turn_id:
             return self._audit(turn_id)
@@ -105,7 +106,7 @@ class RecordedModel:
 
                 git.git(self.repo, "reset", "-q", "--hard", head)
         return providers.Generation(
-            message=rec.message,
+            message=assistant(rec.message),
             prompt_tokens=0,
             completion_tokens=0,
             cost=0.0,
@@ -127,7 +128,7 @@ class RecordedModel:
         }
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
         return providers.Generation(
-            message=message, prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
+            message=assistant(message), prompt_tokens=0, completion_tokens=0, cost=0.0, model="replay"
         )
 
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from autodev.harness import providers
+from autodev.harness.messages import Message, ToolSpec, assistant
 from autodev.harness.model import Model
 from autodev.scripted.answers import (
     Ledger,
@@ -43,12 +45,12 @@ class ScriptedModel(Model):
     def complete(
         self,
         target: providers.Target,
-        messages: list[JsonObject],
-        tools: list[JsonObject],
+        messages: list[Message],
+        tools: list[ToolSpec],
         *,
         turn_id: str,
         timeout: float,
-        origins: dict[int, str] | None = None,
+        origins: Mapping[int, str] | None = None,
     ) -> providers.Generation:
         participant = target.model.rsplit("/", 1)[-1]
         with self.ledger.lock:
@@ -79,7 +81,7 @@ class ScriptedModel(Model):
         cost = prompt * price["input_per_token"] + completion * price["output_per_token"] if price else None
         finish = "tool_calls" if calls else "stop"
         return providers.Generation(
-            message, prompt, completion, cost, target.label, 0, target.model, finish, target.model
+            assistant(message), prompt, completion, cost, target.label, 0, target.model, finish, target.model
         )
 
 

@@ -61,24 +61,25 @@ def test_recovery_replays_the_compaction_record():
     live = _turn(3, 4000)
     stubs = compaction.plan(live, [], estimate_tokens(live) - 1500)
     assert stubs
-    records = [
-        {
-            "type": "turn_started",
-            "turn": 1,
-            "participant": "p",
-            "baseline": {},
-            "messages": live[:2],
-        }
-    ]
+    at = {"run": "r", "turn": 1}  # every record names its run and turn
+    records = [{"type": "turn_started", **at, "participant": "p", "baseline": {}, "messages": live[:2]}]
     for step in range(3):
         a, t = live[2 + 2 * step], live[3 + 2 * step]
+        cid = t["tool_call_id"]
         records += [
-            {"type": "generation_started", "step": step + 1, "attempt": 1},
-            {"type": "generation_finished", "step": step + 1, "message": a, "source": "anthropic/x"},
-            {"type": "tool_started", "call_id": t["tool_call_id"], "name": "read_file", "replay_safe": True},
-            {"type": "tool_finished", "call_id": t["tool_call_id"], "result": t["content"]},
+            {"type": "generation_started", **at, "step": step + 1, "attempt": 1, "model": "x"},
+            {"type": "generation_finished", **at, "step": step + 1, "message": a, "source": "anthropic/x"},
+            {
+                "type": "tool_started",
+                **at,
+                "call_id": cid,
+                "name": "read_file",
+                "args": {},
+                "replay_safe": True,
+            },
+            {"type": "tool_finished", **at, "call_id": cid, "result": t["content"]},
         ]
-    records.append({"type": "compacted", "step": 4, "hard": False, "stubs": stubs})
+    records.append({"type": "compacted", **at, "step": 4, "hard": False, "stubs": stubs})
     compaction.apply(live, stubs)
     r = rebuild(records)
     assert r.messages == live

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from autodev.harness.recovery import CRASHED, INTERRUPTED, rebuild
+from autodev import records
+from autodev.harness.recovery import CRASHED, INTERRUPTED, Began, rebuild
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import SOLO, events_of, kill_group, records_of, requests_of, wait_for
 
@@ -117,10 +118,21 @@ def test_agent_runs_count_their_usage_once_and_the_run_a_crash_cut_short_is_name
         0,
     )
     assert r.spent.models["agent:claude"].generations == 1
-    assert [a["pid"] for a in r.unfinished_agents] == [12]
+    assert [a.pid for a in r.unfinished_agents] == [12]
     # the resumed turn closes the cut-short run with a record of its own: counted, not pending
     r = rebuild(
-        [*recs, {"type": "agent_finished", "pid": 12, "usage": {**used, "cost": 0.0}, "recovered": True}]
+        [
+            *recs,
+            {
+                "type": "agent_finished",
+                "run": RUN,
+                "turn": 3,
+                "agent": "claude",
+                "pid": 12,
+                "usage": {**used, "cost": 0.0},
+                "recovered": True,
+            },
+        ]
     )
     assert r.spent.total.prompt_tokens == 300 and r.unfinished_agents == []
 
@@ -158,11 +170,12 @@ def test_finished_tools_are_reused_and_unfinished_ones_are_pending():
     # The unsafe call that started without a result is pending WITH its intent record, so the
     # turn answers it "interrupted" instead of running it again; later calls never started.
     assert [(c["id"], b) for c, b in r.pending] == [
-        ("c2", {**recs[-1], "crashes": 1}),
+        ("c2", Began(records.harness(recs[-1]), crashes=1)),
         ("c3", None),
         ("c4", None),
     ]
-    assert r.pending[0][1]["replay_safe"] is False
+    began = r.pending[0][1]
+    assert began is not None and began.started.replay_safe is False
 
 
 def test_a_started_unfinished_write_file_is_pending_with_its_intent():
@@ -176,7 +189,7 @@ def test_a_started_unfinished_write_file_is_pending_with_its_intent():
     r = rebuild(recs)
     [(c, began)] = r.pending
     assert c["function"]["name"] == "write_file"
-    assert began["replay_safe"] is False and began["args"] == args
+    assert began is not None and began.started.replay_safe is False and began.started.args == args
 
 
 def test_a_started_unfinished_read_is_pending_as_replay_safe():
@@ -189,7 +202,7 @@ def test_a_started_unfinished_read_is_pending_as_replay_safe():
     ]
     r = rebuild(recs)
     [(c, began)] = r.pending
-    assert c["id"] == "r1" and began["replay_safe"] is True
+    assert c["id"] == "r1" and began is not None and began.started.replay_safe is True
 
 
 def test_a_never_started_call_is_pending_without_intent():

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from autodev import records
 from autodev.errors import ProviderError
 from autodev.harness import providers
 from autodev.harness.recovery import INTERRUPTED, rebuild
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import AllModelsLimited, TurnContext, TurnStopped, run_turn
+from autodev.records import ToolStarted
 from autodev.scripted.model import ScriptedModel
 from autodev.scripted.script import load_script
 from autodev.store.events import Events
@@ -338,12 +340,15 @@ def test_resume_after_a_crash_answers_an_unsafe_call_interrupted_and_reruns_a_re
 def test_a_hook_decision_recorded_before_a_crash_is_not_asked_again(run: Run) -> None:
     # The recorded decision travels in tool_started; rebuild hands it back with the call.
     call = {"id": "c1", "type": "function", "function": {"name": "run_command", "arguments": json.dumps({})}}
-    began = {"type": "tool_started", "call_id": "c1", "name": "run_command", "hook": {"blocked": "no pushes"}}
+    started = {"type": "tool_started", "run": "r", "turn": 1, "call_id": "c1", "name": "run_command"}
+    began = records.harness({**started, "args": {}, "replay_safe": False, "hook": {"blocked": "no pushes"}})
     from autodev.harness.calls import resume_call
+    from autodev.harness.recovery import Began
     from autodev.harness.turn import TurnResult
 
+    assert isinstance(began, ToolStarted)
     model = run.model(f'[[step]]\nparticipant = "builder"\ncalls = [{POST_DONE}]\n')
-    out = resume_call(run.context(model), call, {**began, "crashes": 1}, None, TurnResult(None))
+    out = resume_call(run.context(model), call, Began(began, 1), None, TurnResult(None))
     assert out == "blocked by a before_tool hook: no pushes"
 
 
