@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
+from subprocess import Popen
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -13,6 +16,9 @@ from autodev.errors import UsageError
 from autodev.host import hostproc, spawn
 from autodev.host.hostproc import PYTHON_SAFE
 from autodev.store.paths import RunPaths
+
+if TYPE_CHECKING:
+    from autodev.config import RunConfig
 
 
 @app.command()
@@ -52,18 +58,57 @@ def start(
             )
         start_group(objective, best_of, parallel, vary, group_max_cost_usd, resume_group)
         return
-    from autodev.config import load_config, load_team, provider_problems
-    from autodev.errors import DaemonRunningError, ProviderSetupError
     from autodev.guard import keys
-    from autodev.guard import sandbox as sandboxmod
-    from autodev.guard.redact import secret_values
     from autodev.store import inbox
-    from autodev.store.lock import DaemonLock
 
     keys.receive()  # set when this is the keyless re-execution of `start --foreground` below
     if until_idle and not foreground:
         raise UsageError("--until-idle only works with --foreground", "add --foreground")
     paths = _paths()
+    cfg, key_names = _preflight(paths)
+    _sandbox_and_keys(cfg, key_names, foreground)
+    _say_queued(paths, objective)
+    staged = None
+    if objective:
+        # Staged, not queued: the daemon queues it once it holds the lock, so the loser of two
+        # simultaneous starts leaves no trace on the thread.
+        paths.ensure()
+        staged = inbox.stage(paths.inbox, "send", text=objective, objective=True)
+    if foreground:
+        raise typer.Exit(_run_here(paths, until_idle, staged))
+    _wait_started(paths, _spawn_daemon(paths, key_names, staged), staged)
+
+
+def _sandbox_and_keys(cfg: RunConfig, key_names: list[str], foreground: bool) -> None:
+    """The sandbox resolved and said; in the foreground, this process started again without the
+    keys in its environment when it has them."""
+    from autodev.guard import keys
+    from autodev.guard import sandbox as sandboxmod
+    from autodev.guard.redact import secret_values
+
+    box = sandboxmod.resolve(cfg.sandbox)  # sandbox = "bwrap" without bwrap: exit 2 here
+    if foreground and not keys.received() and secret_values(os.environ, key_names):
+        # The daemon runs in this very process: start it afresh without the keys in its
+        # environment (/proc/<pid>/environ keeps what a process started with).
+        env, _fd = keys.handover(key_names)
+        sys.stdout.flush()
+        spawn.execve([sys.executable, *PYTHON_SAFE, "-m", "autodev", *sys.argv[1:]], env, "autodev")
+    print(f"sandbox: {box.describe()}")
+    if box.warning:
+        print(f"autodev: warning: {box.warning}", file=sys.stderr)
+    _warn_telemetry(cfg)
+
+
+def _preflight(paths: RunPaths) -> tuple[RunConfig, list[str]]:
+    """What `start` refuses before a daemon starts (exit 2): the config and team files, the
+    providers' keys, a run folder it cannot write, MCP servers, agent CLIs and a browser that
+    cannot start, a daemon already running. Returns the config and the team's key names."""
+    from autodev.config import load_config, load_team, provider_problems
+    from autodev.errors import DaemonRunningError, ProviderSetupError
+    from autodev.guard import keys
+    from autodev.store.faults import writable
+    from autodev.store.lock import DaemonLock
+
     cfg = load_config(paths.config_file)
     team = load_team(paths.team_file)
     team.audit_model()  # a team of agent CLIs only: the audit's model must be named, not found at `done`
@@ -78,8 +123,6 @@ def start(
             "a participant's provider is missing what it needs:\n  - " + "\n  - ".join(problems),
             "set the variables named above, then start again",
         )
-    from autodev.store.faults import writable
-
     fault = writable(paths.run_dir)  # a read-only or full AUTODEV_HOME: exit 2 before the run
     if fault is not None:
         raise fault
@@ -92,47 +135,42 @@ def start(
             f"a daemon (pid {pid}) is already running this repository",
             "use `autodev status`, `autodev send`, or `autodev stop` first",
         )
-    box = sandboxmod.resolve(cfg.sandbox)  # sandbox = "bwrap" without bwrap: exit 2 here
-    if foreground and not keys.received() and secret_values(os.environ, key_names):
-        # The daemon runs in this very process: start it afresh without the keys in its
-        # environment (/proc/<pid>/environ keeps what a process started with).
-        env, _fd = keys.handover(key_names)
-        sys.stdout.flush()
-        spawn.execve([sys.executable, *PYTHON_SAFE, "-m", "autodev", *sys.argv[1:]], env, "autodev")
-    print(f"sandbox: {box.describe()}")
-    if box.warning:
-        print(f"autodev: warning: {box.warning}", file=sys.stderr)
-    _warn_telemetry(cfg)
-    _say_queued(paths, objective)
-    staged = None
-    if objective:
-        # Staged, not queued: the daemon queues it once it holds the lock, so the loser of two
-        # simultaneous starts leaves no trace on the thread.
-        paths.ensure()
-        staged = inbox.stage(paths.inbox, "send", text=objective, objective=True)
-    if foreground:
-        from autodev.daemon import Daemon
-        from autodev.user.render import console, post_text
+    return cfg, key_names
 
-        paths.ensure()
-        hostproc.leave(paths.repo, paths.run_dir)  # the daemon never works from inside the repository
 
-        con = console()
-        try:
-            code = Daemon(
-                paths.repo, until_idle=until_idle, out=lambda p: con.print(post_text(p)), staged=staged
-            ).run()
-        finally:
-            inbox.discard(staged)  # still staged: this start lost, or failed before the lock
-        _print_outcome(paths)
-        raise typer.Exit(code)
+def _run_here(paths: RunPaths, until_idle: bool, staged: Path | None) -> int:
+    """`--foreground`: the daemon in this process, its posts echoed; its exit code."""
+    from autodev.daemon import Daemon
+    from autodev.store import inbox
+    from autodev.user.render import Line, console, post_text
+
+    paths.ensure()
+    hostproc.leave(paths.repo, paths.run_dir)  # the daemon never works from inside the repository
+
+    con = console()
+
+    def echo(post: Line) -> None:
+        con.print(post_text(post))
+
+    try:
+        code = Daemon(paths.repo, until_idle=until_idle, out=echo, staged=staged).run()
+    finally:
+        inbox.discard(staged)  # still staged: this start lost, or failed before the lock
+    _print_outcome(paths)
+    return code
+
+
+def _spawn_daemon(paths: RunPaths, key_names: list[str], staged: Path | None) -> Popen[bytes]:
+    """The detached daemon (`python -m autodev.daemon`), its output into daemon.log."""
+    from autodev.guard import keys
+
     paths.ensure()
     log = open(os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     # the daemon starts without the keys in its environment; the keys this process was handed
     # (a best-of group's driver starts runs so) go on to it
     env, keys_fd = keys.handover(key_names, base={**os.environ, **keys.all_keys(key_names)})
     try:
-        proc = spawn.popen(
+        return spawn.popen(
             [
                 sys.executable,
                 *PYTHON_SAFE,
@@ -152,9 +190,14 @@ def start(
         )
     finally:
         os.close(keys_fd)
+
+
+def _wait_started(paths: RunPaths, proc: Popen[bytes], staged: Path | None) -> None:
+    """Started means: it holds the lock AND opened (validated) the logs, which it records in
+    state. A daemon that exits at once: its log's tail, and its exit code."""
+    from autodev.store import inbox
     from autodev.store.state import StateFile
 
-    # Started means: it holds the lock AND opened (validated) the logs, which it records in state.
     state = StateFile(paths.state)
     deadline = time.time() + 15
     while time.time() < deadline:
