@@ -209,7 +209,7 @@ def _wrap(command: str, wrapper: str) -> str:
     return wrapper.format(command)
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(GATED),
     st.lists(st.sampled_from(COMMAND_WRAPPERS + SCRIPT_WRAPPERS), min_size=1, max_size=4),
