@@ -18,6 +18,12 @@ import pytest
 from hypothesis import settings
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# A shell with PYTHONDONTWRITEBYTECODE set would have every test process recompile autodev and
+# pytest re-rewrite every test module (about 5 CPU-s of each worker's collection), and every
+# `autodev` subprocess and daemon compile the modules it imports again: the tests keep their
+# compiled modules in __pycache__ (ignored by git) as an ordinary shell does.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "autodev tests",
