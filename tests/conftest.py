@@ -5,17 +5,25 @@ in this process (`inproc`)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# A shell with PYTHONDONTWRITEBYTECODE set would have every test process recompile autodev and
+# pytest re-rewrite every test module (about 5 CPU-s of each worker's collection), and every
+# `autodev` subprocess and daemon compile the modules it imports again: the tests keep their
+# compiled modules in __pycache__ (ignored by git) as an ordinary shell does.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "autodev tests",
@@ -93,11 +101,32 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture
-def repo(tmp_path) -> Path:
-    """A git repository with one commit and an identity of its own."""
-    r = tmp_path / "repo"
-    r.mkdir()
+class RepoTemplates:
+    """Git repositories built once per worker and copied for each test: a copy starts no git
+    process, where building one starts five or more (the copy is a real repository all the same)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.built: dict[str, Path] = {}
+
+    def __call__(self, dest: Path, build: Callable[[Path], None]) -> Path:
+        key = f"{build.__module__}.{build.__qualname__}"
+        src = self.built.get(key)
+        if src is None:
+            src = self.root / str(len(self.built))
+            src.mkdir()
+            build(src)
+            self.built[key] = src
+        shutil.copytree(src, dest, symlinks=True)
+        return dest
+
+
+@pytest.fixture(scope="session")
+def repo_templates(tmp_path_factory) -> RepoTemplates:
+    return RepoTemplates(tmp_path_factory.mktemp("repo-templates"))
+
+
+def _one_commit(r: Path) -> None:
     git(r, "init", "-q", "-b", "main")
     git(r, "config", "user.name", "autodev tests")
     git(r, "config", "user.email", "tests@autodev.invalid")
@@ -105,7 +134,12 @@ def repo(tmp_path) -> Path:
     (r / ".git" / "info" / "exclude").write_text(".autodev/\n__pycache__/\n")
     git(r, "add", "-A")
     git(r, "commit", "-qm", "start")
-    return r
+
+
+@pytest.fixture
+def repo(tmp_path, repo_templates) -> Path:
+    """A git repository with one commit and an identity of its own."""
+    return repo_templates(tmp_path / "repo", _one_commit)
 
 
 def write_team(repo: Path, team: str, script: str = "", config: str = "") -> None:

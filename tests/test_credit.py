@@ -22,23 +22,28 @@ def commit_all(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def empty_repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
+def _empty(root: Path) -> None:
     git(root, "init", "-q")
     git(root, "config", "user.name", "Test")
     git(root, "config", "user.email", "test@example.com")
-    return root
+
+
+def _started(root: Path) -> None:
+    _empty(root)
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    (root / ".gitignore").write_text("*.log\n")
+    commit_all(root, "start")
 
 
 @pytest.fixture
-def repo(empty_repo: Path) -> Path:
-    (empty_repo / "a.txt").write_text("a\n")
-    (empty_repo / "b.txt").write_text("b\n")
-    (empty_repo / ".gitignore").write_text("*.log\n")
-    commit_all(empty_repo, "start")
-    return empty_repo
+def empty_repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _empty)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _started)
 
 
 def test_nothing_changed_is_not_credited(repo):

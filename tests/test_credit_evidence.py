@@ -31,16 +31,17 @@ def commit(repo: Path, message: str, *extra: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _build)
+
+
+def _build(root: Path) -> None:
     git(root, "init", "-q", "-b", "main")
     (root / "a.txt").write_text("a\n")
     (root / "run.sh").write_text("echo hi\n")
     commit(root, "start")
     (root / "b.txt").write_text("b by alice\n")
     commit(root, "alice's work")
-    return root
 
 
 def test_a_commit_that_changes_content_is_credited(repo):

@@ -29,14 +29,15 @@ def three_calls(repo: Path, branch: str | None = None) -> credit.Baseline:
     return credit.Baseline(head=head, dirty=MappingProxyType(dirty), branch=branch, off_branch=on != branch)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "repo"
-    r.mkdir()
+def _build(r: Path) -> None:
     git(r, "init", "-q", "-b", "main")
     git(r, "config", "user.name", "Test")
     git(r, "config", "user.email", "test@example.com")
-    return r
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _build)
 
 
 def _same(repo: Path, branch: str | None = None) -> None:

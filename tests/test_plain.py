@@ -107,7 +107,7 @@ def _damaged(draw: st.DrawFn, name: str) -> dict[str, Any]:
     return rec
 
 
-SETTINGS = settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(20), suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

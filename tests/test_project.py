@@ -13,14 +13,15 @@ from autodev.errors import UsageError
 from autodev.store.paths import shipped
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    r = tmp_path / "proj"
-    r.mkdir()
+def _build(r: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=r, check=True)
     subprocess.run(["git", "config", "user.name", "t"], cwd=r, check=True)
     subprocess.run(["git", "config", "user.email", "t@example.com"], cwd=r, check=True)
-    return r
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "proj", _build)
 
 
 def test_shipped_teams():

@@ -464,7 +464,7 @@ def records(draw, max_size=30):
 last_spokes = st.dictionaries(st.sampled_from(NAMES + ["ghost"]), st.integers(min_value=1, max_value=100))
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(teams, records(), last_spokes)
 def test_property_answer_is_a_team_member_and_a_known_rule(team, tail, last_spoke):
     d = next_speaker(team, tail, last_spoke)
@@ -473,7 +473,7 @@ def test_property_answer_is_a_team_member_and_a_known_rule(team, tail, last_spok
     assert d.why
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(teams, records(), last_spokes)
 def test_property_deterministic(team, tail, last_spoke):
     first = next_speaker(team, tail, last_spoke)
@@ -482,13 +482,13 @@ def test_property_deterministic(team, tail, last_spoke):
     assert next_speaker(list(reversed(team)), tail, last_spoke) == first
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from(NAMES), records(), last_spokes)
 def test_property_team_of_one_gets_that_one(name, tail, last_spoke):
     assert next_speaker([name], tail, last_spoke).speaker == name
 
 
-@settings(max_examples=examples(300), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     st.lists(st.sampled_from(NAMES), min_size=3, max_size=5, unique=True),
     records(max_size=10),

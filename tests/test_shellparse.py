@@ -72,7 +72,7 @@ def compound(inner):
 
 
 COMMANDS = st.recursive(simple(), compound, max_leaves=6)
-FAST = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(75), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def parts_or_none(command: str) -> list[str] | None:

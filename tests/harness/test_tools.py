@@ -18,8 +18,11 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _build)
+
+
+def _build(root: Path) -> None:
     (root / "src" / "pkg").mkdir(parents=True)
     (root / "src" / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 1001)))
     (root / "src" / "pkg" / "deep.py").write_text("def needle():\n    return 42\n")
@@ -31,7 +34,6 @@ def repo(tmp_path: Path) -> Path:
     git(root, "init", "-q")
     git(root, "config", "user.name", "Test")
     git(root, "config", "user.email", "test@example.com")
-    return root
 
 
 def ws(repo: Path, **kw) -> Workspace:

@@ -209,7 +209,7 @@ def _wrap(command: str, wrapper: str) -> str:
     return wrapper.format(command)
 
 
-@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(GATED),
     st.lists(st.sampled_from(COMMAND_WRAPPERS + SCRIPT_WRAPPERS), min_size=1, max_size=4),
@@ -240,17 +240,18 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, timeout=30)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
+def _build(repo: Path) -> None:
     _git(repo, "init", "-q", "-b", "main")
     for n in (1, 2):
         (repo / "f.txt").write_text(f"{n}\n")
         _git(repo, "add", "f.txt")
         _git(repo, "commit", "-q", "-m", f"c{n}")
     (repo / "f.txt").write_text("3\n")  # a change for the diff tools to show
-    return repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path, repo_templates) -> Path:
+    return repo_templates(tmp_path / "repo", _build)
 
 
 MARK = "touch marker"
