@@ -25,9 +25,9 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from autodev.cli.full import _paths, app
+    from autodev.cli.full import app, current_paths
 
-__all__ = ["_paths", "app", "main"]
+__all__ = ["current_paths", "app", "main"]
 
 
 def main() -> None:
@@ -41,7 +41,7 @@ def main() -> None:
 
 def __getattr__(name: str) -> object:
     # The Typer app is built on first use: `main` needs it only for what quick.py leaves to it.
-    if name in ("app", "_paths"):
+    if name in ("app", "current_paths"):
         from autodev.cli import full
 
         return getattr(full, name)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from autodev.cli.root import _paths, app
+from autodev.cli.root import app, current_paths
 from autodev.errors import UsageError
 
 
@@ -42,7 +42,7 @@ def start_group(
 ) -> None:
     from autodev.group import launch
 
-    paths = _paths()
+    paths = current_paths()
     if resume is not None:
         if n is not None or objective:
             raise UsageError(

@@ -11,7 +11,7 @@ from autodev.errors import AutodevError, NotInitializedError
 from autodev.store.paths import RunPaths, find_repo
 
 
-def _paths(initialized: bool = True) -> RunPaths:
+def current_paths(initialized: bool = True) -> RunPaths:
     paths = RunPaths(find_repo())
     if initialized and not paths.team_file.exists():
         from autodev.config.project import saved_team
@@ -32,7 +32,7 @@ def run_paths(run: str | None) -> RunPaths:
     """The run named by its id (`autodev runs` lists them; a best-of group's runs included), or,
     without one, this repository's."""
     if run is None:
-        return _paths()
+        return current_paths()
     from pathlib import Path
 
     from autodev.errors import UsageError

@@ -5,10 +5,39 @@ Nothing here imports litellm: every run is its own `autodev start` process."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from autodev.cli.root import app
+
+if TYPE_CHECKING:
+    from autodev.eval.tasks import Selection
+    from autodev.eval.teams import Caps
+
+
+def _selection(instance_ids: list[str], shard: str | None, limit: int | None) -> Selection:
+    """The tasks to run: matching an id glob, in the shard, the first `limit` of them."""
+    from autodev.eval.tasks import Selection, parse_shard
+
+    return Selection(tuple(instance_ids), parse_shard(shard) if shard is not None else None, limit)
+
+
+def _caps(max_cost_usd: float | None, max_tokens: int | None, max_wall_min: float | None) -> Caps:
+    """The per-run caps, each given one positive or left out."""
+    from autodev.errors import UsageError
+    from autodev.eval.teams import Caps
+
+    for flag, value in (
+        ("--max-cost-usd", max_cost_usd),
+        ("--max-tokens", max_tokens),
+        ("--max-wall-min", max_wall_min),
+    ):
+        if value is not None and value <= 0:
+            raise UsageError(
+                f"{flag} {value} is not a cap", f"give {flag} a positive number, or leave it out"
+            )
+    return Caps(max_cost_usd, max_tokens, max_wall_min)
 
 
 @app.command("eval")
@@ -56,23 +85,13 @@ def eval_(
     ),
 ):
     """Run each team on each task in a fresh clone, grade it with the hidden tests, compare."""
-    from autodev.errors import UsageError
     from autodev.eval.driver import load_plan, run_eval
-    from autodev.eval.tasks import Selection, parse_shard
-    from autodev.eval.teams import Caps, RunSettings, load_base_config
+    from autodev.eval.teams import RunSettings, load_base_config
 
-    for flag, value in (
-        ("--max-cost-usd", max_cost_usd),
-        ("--max-tokens", max_tokens),
-        ("--max-wall-min", max_wall_min),
-    ):
-        if value is not None and value <= 0:
-            raise UsageError(
-                f"{flag} {value} is not a cap", f"give {flag} a positive number, or leave it out"
-            )
-    selection = Selection(tuple(instance_ids), parse_shard(shard) if shard is not None else None, limit)
+    caps = _caps(max_cost_usd, max_tokens, max_wall_min)
+    selection = _selection(instance_ids, shard, limit)
     settings = RunSettings(
-        caps=Caps(max_cost_usd, max_tokens, max_wall_min),
+        caps=caps,
         config=load_base_config(config),
         setup_timeout_s=setup_timeout,
         test_timeout_s=test_timeout,

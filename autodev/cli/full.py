@@ -3,10 +3,23 @@ on import; this order is the order `autodev --help` lists them in."""
 
 from __future__ import annotations
 
-from autodev.cli.root import _paths, app, main
+from autodev.cli.root import app, current_paths, main
 
 # isort: off
-from autodev.cli import setup, start, best, send, look, timeline, evaluate, trace  # noqa: F401
+from autodev.cli import setup, start, best, send, look, timeline, evaluate, trace
 # isort: on
 
-__all__ = ["_paths", "app", "main"]
+# the command modules are here for registering their commands on import
+__all__ = [
+    "app",
+    "best",
+    "current_paths",
+    "evaluate",
+    "look",
+    "main",
+    "send",
+    "setup",
+    "start",
+    "timeline",
+    "trace",
+]

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 
-from autodev.cli.root import _paths, app
+from autodev.cli.root import app, current_paths
+
+if TYPE_CHECKING:
+    from autodev.store.journal import JsonObject
 
 T = TypeVar("T")  # what a listing command shows: as JSON, or through its renderer
 
@@ -43,7 +46,7 @@ def thread(
         raise UsageError(
             f"--last {last}: give how many posts to show, 1 or more", "e.g. `autodev thread -n 20`"
         )
-    paths = _paths()
+    paths = current_paths()
     if not follow and not paths.thread.exists():
         raise UsageError(
             f"no run yet in {paths.repo}: the thread is empty",
@@ -51,10 +54,10 @@ def thread(
         )
     con = console()
 
-    def show(posts):
+    def show(posts: list[JsonObject]) -> None:
         live = read_live(paths.thread)
         for p in posts:
-            gone = not live.is_live(p["seq"])
+            gone = not live.is_live(seq_of(p))
             if as_json:
                 # ASCII: C1 controls and bidi overrides reach the terminal as \u escapes
                 print(json.dumps({**p, "superseded": True} if gone else p), flush=True)

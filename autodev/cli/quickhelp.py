@@ -134,7 +134,8 @@ def capture() -> bytes:
     from autodev.cli.full import app
 
     printed: list[tuple[tuple[object, ...], dict[str, object]]] = []
-    make = ru._get_rich_console
+    # typer has no hook for the console its help prints on: its private factory is the edge
+    make = ru._get_rich_console  # pyright: ignore[reportPrivateUsage]
 
     class Keep:
         def __init__(self, stderr: bool = False) -> None:
@@ -150,7 +151,7 @@ def capture() -> bytes:
     try:
         app(["--help"], prog_name="PROG", standalone_mode=False)
     finally:
-        ru._get_rich_console = make
+        ru._get_rich_console = make  # pyright: ignore[reportPrivateUsage]
     usage, *parts = printed
     assert str(usage[0][0].renderable) == USAGE.format(prog="PROG"), usage  # type: ignore[attr-defined]
     assert usage[1] == {"style": USAGE_STYLE}, usage

@@ -7,12 +7,22 @@ import importlib.abc
 import importlib.util
 import sys
 import types
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import typer
 
-from autodev.cli.edge import _paths, guarded, version_line
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
+    from types import TracebackType
 
-__all__ = ["_paths", "app", "main"]
+    from rich.markdown import Markdown
+    from rich.style import StyleType
+    from rich.traceback import Traceback
+
+from autodev.cli.edge import current_paths, guarded, version_line
+
+__all__ = ["current_paths", "app", "main"]
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -32,10 +42,11 @@ def _flags_without_type() -> None:
 
     shown = TyperOption.display_type_rich
 
-    def display_type_rich(self, ctx):
+    def display_type_rich(self: TyperOption, ctx: typer.Context) -> str | None:
         return None if self.is_flag else shown(self, ctx)
 
-    TyperOption.display_type_rich = display_type_rich
+    # typer's own method replaced on its class (the edge: typer has no setting for it)
+    TyperOption.display_type_rich = display_type_rich  # pyright: ignore[reportAttributeAccessIssue]
 
 
 _flags_without_type()
@@ -45,20 +56,40 @@ class _Markdown:
     """Stands in for rich's Markdown in typer.rich_utils: this app's help is rich markup, never
     Markdown; should typer ever ask for one, it gets the real thing."""
 
-    def __new__(cls, *args, **kwargs):
+    def __new__(cls, markup: str, style: StyleType = "none") -> Markdown:
         from rich.markdown import Markdown
 
-        return Markdown(*args, **kwargs)
+        return Markdown(markup, style=style)
 
 
 class _Traceback:
     """Stands in for rich's Traceback in typer.rich_utils (pretty exceptions are off)."""
 
     @classmethod
-    def from_exception(cls, *args, **kwargs):
+    def from_exception(  # rich's own options, the ones typer passes
+        cls,
+        exc_type: type[BaseException],
+        exc_value: BaseException,
+        traceback: TracebackType | None,
+        *,
+        width: int | None = 100,
+        code_width: int | None = 88,
+        word_wrap: bool = False,
+        show_locals: bool = False,
+        suppress: Iterable[str | types.ModuleType] = (),
+    ) -> Traceback:
         from rich.traceback import Traceback
 
-        return Traceback.from_exception(*args, **kwargs)
+        return Traceback.from_exception(
+            exc_type,
+            exc_value,
+            traceback,
+            width=width,
+            code_width=code_width,
+            word_wrap=word_wrap,
+            show_locals=show_locals,
+            suppress=suppress,
+        )
 
 
 class _LeanHelp(importlib.abc.MetaPathFinder):
@@ -69,7 +100,9 @@ class _LeanHelp(importlib.abc.MetaPathFinder):
 
     STANDINS = {"rich.markdown": ("Markdown", _Markdown), "rich.traceback": ("Traceback", _Traceback)}
 
-    def find_spec(self, fullname, path, target=None):
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> ModuleSpec | None:
         if fullname != "typer.rich_utils":
             return None
         sys.meta_path.remove(self)
@@ -80,10 +113,10 @@ class _LeanHelp(importlib.abc.MetaPathFinder):
         standins = {n: v for n, v in self.STANDINS.items() if n not in sys.modules}
 
         class Loader(importlib.abc.Loader):
-            def create_module(self, spec):
+            def create_module(self, spec: ModuleSpec) -> types.ModuleType | None:
                 return real.create_module(spec)
 
-            def exec_module(self, module):
+            def exec_module(self, module: types.ModuleType) -> None:
                 for name, (attr, standin) in standins.items():
                     stub = types.ModuleType(name)
                     setattr(stub, attr, standin)

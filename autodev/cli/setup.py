@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 
 from autodev.cli.root import app
 from autodev.errors import UsageError
 from autodev.store.paths import RunPaths, find_repo
+
+if TYPE_CHECKING:
+    from autodev.setup.teamchecks import Check
 
 
 @app.command()
@@ -43,12 +47,14 @@ def doctor(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ):
     """Check what `start` needs, without starting anything: exit 0 when it would work, 2 when not."""
-    from autodev.setup.doctor import FAIL, as_dicts, run_checks
+    from dataclasses import asdict
+
+    from autodev.setup.doctor import FAIL, run_checks
 
     checks = run_checks(online=online)
     ready = not any(c.status == FAIL for c in checks)
     if as_json:
-        print(json.dumps({"ready": ready, "checks": as_dicts(checks)}, indent=1))
+        print(json.dumps({"ready": ready, "checks": [asdict(c) for c in checks]}, indent=1))
     else:
         for c in checks:
             print(check_line(c))
@@ -78,7 +84,7 @@ def config_cmd(as_json: bool = typer.Option(False, "--json", help="Machine-reada
     console().print(t)
 
 
-def check_line(c) -> str:
+def check_line(c: Check) -> str:
     """A doctor check as it prints: one line, or a multi-line message (a team file's problems,
     each with its fix) kept as it was written, indented under its first line."""
     head = f"{c.status:<4}  {c.name:<18} "

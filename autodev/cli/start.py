@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from autodev.cli.root import _paths, app
+from autodev.cli.root import app, current_paths
 from autodev.errors import UsageError
 from autodev.host import hostproc, spawn
 from autodev.host.hostproc import PYTHON_SAFE
@@ -19,6 +19,7 @@ from autodev.store.paths import RunPaths
 
 if TYPE_CHECKING:
     from autodev.config import RunConfig
+    from autodev.config.team import Team
 
 
 @app.command()
@@ -64,7 +65,7 @@ def start(
     keys.receive()  # set when this is the keyless re-execution of `start --foreground` below
     if until_idle and not foreground:
         raise UsageError("--until-idle only works with --foreground", "add --foreground")
-    paths = _paths()
+    paths = current_paths()
     cfg, key_names = _preflight(paths)
     _sandbox_and_keys(cfg, key_names, foreground)
     _say_queued(paths, objective)
@@ -237,7 +238,7 @@ def _say_queued(paths: RunPaths, objective: str | None) -> None:
         print(line)
 
 
-def _check_tool_sources(paths: RunPaths, team) -> None:
+def _check_tool_sources(paths: RunPaths, team: Team) -> None:
     """MCP servers that cannot start are refused before the daemon starts."""
     from autodev.errors import ToolSetupError
     from autodev.harness.mcp import start_fix, start_problem
@@ -250,9 +251,9 @@ def _check_tool_sources(paths: RunPaths, team) -> None:
             )
 
 
-def _check_gemini(paths: RunPaths, team) -> None:
+def _check_gemini(paths: RunPaths, team: Team) -> None:
     """A Gemini CLI participant whose settings file Gemini would ignore: refused (exit 2)."""
-    if not any("gemini" in (p.agents() if hasattr(p, "agents") else []) for p in team.participants):
+    if not any("gemini" in p.agents() for p in team.participants):
         return
     from autodev.agents.adapters import GEMINI_SETTINGS_FIX
     from autodev.errors import ToolSetupError
@@ -263,7 +264,7 @@ def _check_gemini(paths: RunPaths, team) -> None:
         raise ToolSetupError(why, GEMINI_SETTINGS_FIX)
 
 
-def _warn_telemetry(cfg) -> None:
+def _warn_telemetry(cfg: RunConfig) -> None:
     """Telemetry on without its extra: the run goes on untraced, said here where the user looks
     (an OTEL endpoint set for other programs must not stop a run; docs/telemetry.md)."""
     from autodev.telemetry import not_installed, resolve
@@ -275,7 +276,7 @@ def _warn_telemetry(cfg) -> None:
         print(f"  fix: {missing.fix}", file=sys.stderr)
 
 
-def _check_browser(team) -> None:
+def _check_browser(team: Team) -> None:
     """Participants granted the browser on a machine that cannot run it: refused before the
     daemon starts (Playwright imported and Chromium launched, as their first call would)."""
     users = [p.name for p in team.participants if "browser" in p.tools]

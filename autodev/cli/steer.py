@@ -9,20 +9,30 @@ Each action goes through `autodev.user.actions`, the path the panel shares; none
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, cast
 
-from autodev.cli.edge import _paths, run_paths
+from autodev.cli.edge import current_paths, run_paths
 from autodev.errors import UsageError
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 
+if TYPE_CHECKING:
+    from pathlib import Path
 
-def _if_no_daemon(paths: RunPaths, result: dict, by: str) -> None:
+    from autodev.group.facts import RunFacts
+    from autodev.group.record import Group
+    from autodev.store.journal import JsonObject
+
+
+def _if_no_daemon(paths: RunPaths, result: JsonObject, by: str) -> None:
     """Actions are queued either way; without a daemon nothing applies them until `start`: say
     what is queued now, and what this action replaced."""
     from autodev.store import queued
 
-    if result.get("cancelled"):
-        print(queued.replaced_text(result["cancelled"], by))
+    cancelled = result.get("cancelled")
+    if isinstance(cancelled, list) and cancelled:
+        # actions.py lists here the names queued.cancel_for removed
+        print(queued.replaced_text([str(n) for n in cast("list[object]", cancelled)], by))
     if actions.daemon_running(paths):
         return
     queue = queued.items(paths)
@@ -98,7 +108,7 @@ def _send_all(paths: RunPaths, body: str) -> None:
 def approve(gate_id: str | None) -> None:
     from autodev.guard.display import digest, line, shown
 
-    paths = _paths()
+    paths = current_paths()
     gid = actions.require_gate(paths, gate_id, "approve")
     gate = actions.open_gate(paths)
     text = str(gate.get("text", "")) if gate else ""
@@ -111,7 +121,7 @@ def approve(gate_id: str | None) -> None:
 
 
 def deny(gate_id: str | None, reason: str) -> None:
-    paths = _paths()
+    paths = current_paths()
     gid = actions.require_gate(paths, gate_id, "deny")
     result = actions.deny(paths, gid, reason)
     print(f"denial of gate {gid} sent")
@@ -121,7 +131,7 @@ def deny(gate_id: str | None, reason: str) -> None:
 def answer(notice_id: str, text: str) -> None:
     if not text.strip():
         raise UsageError("the answer is empty; nothing was sent", f'autodev answer {notice_id} "..."')
-    paths = _paths()
+    paths = current_paths()
     actions.require_notice(paths, notice_id)
     result = actions.answer(paths, notice_id, text)
     print(f"answer to notice {notice_id} sent")
@@ -132,7 +142,7 @@ def notice(release: str | None, hold: str | None) -> None:
     if (release is None) == (hold is None):
         raise UsageError("give exactly one of --release ID or --hold ID", "e.g. `autodev notice --release 3`")
     nid, action = (release, "release") if release is not None else (str(hold), "hold")
-    paths = _paths()
+    paths = current_paths()
     actions.require_notice(paths, nid)
     result = actions.notice(paths, nid, action)
     print(f"{action} of notice {nid} sent")
@@ -140,7 +150,7 @@ def notice(release: str | None, hold: str | None) -> None:
 
 
 def control(action: str) -> None:
-    paths = _paths()
+    paths = current_paths()
     result = actions.control(paths, action)
     if actions.daemon_running(paths):
         print(f"{action} requested; the daemon applies it at the next turn boundary")
@@ -158,7 +168,7 @@ def status(as_json: bool, run: str | None = None) -> None:
     # Status works without .autodev/ when a run folder exists: it says what is missing.
     paths = RunPaths(find_repo()) if run is None else run_paths(run)
     if run is None and not paths.team_file.exists() and not paths.run_dir.exists():
-        paths = _paths()  # nothing here at all: the usual "run autodev init"
+        paths = current_paths()  # nothing here at all: the usual "run autodev init"
     # Without pydantic when state.json fits and the status cache knows these team and config
     # files (quickstatus.py); otherwise through the models, which then fill the cache.
     data = quickstatus.gather_json(paths)
@@ -184,7 +194,7 @@ def status(as_json: bool, run: str | None = None) -> None:
             render_group(*group)
 
 
-def _group(repo):
+def _group(repo: Path) -> tuple[Group, list[RunFacts]] | None:
     """The repository's newest best-of group and its runs' facts, or None (no group: nothing
     of autodev.group is imported)."""
     from autodev.store.paths import autodev_home

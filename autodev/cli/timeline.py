@@ -9,7 +9,7 @@ import typer
 
 from autodev.cli.edge import run_paths
 from autodev.cli.look import runs_app
-from autodev.cli.root import _paths, app
+from autodev.cli.root import app, current_paths
 from autodev.errors import UsageError
 
 
@@ -108,7 +108,7 @@ def fork(
 
     from autodev.timeline import fork as fk
 
-    done = fk.fork(_paths(), seq, into)
+    done = fk.fork(current_paths(), seq, into)
     # the hint is meant to be pasted into a shell: a folder named `$(...)` must stay a name
     print(
         f"forked run {done['forked_from']['run']} at post {seq} into {done['into']} "
