@@ -26,6 +26,7 @@ from autodev.guard.shellwords import UnparseableCommand
 from autodev.harness import credit
 from autodev.host import gitquarantine, hostgit
 from autodev.records.events import BranchMovedBackEvent, GateUsedEvent, GitQuarantinedEvent
+from autodev.store.journal import is_object
 
 # gateRequired patterns of commands that rewrite a branch: a command that matched one of them
 # ran under an approved gate, so the move back it made stands.
@@ -102,12 +103,19 @@ class GitWatch:
     and, with no command, at the turn's end."""
 
     def __init__(
-        self, run: Run, config: RunConfig, name: str, turn: int, branch: str | None, baseline: dict | None
+        self,
+        run: Run,
+        config: RunConfig,
+        name: str,
+        turn: int,
+        branch: str | None,
+        baseline: Mapping[str, object] | None,
     ):
         """`branch`: the run's branch (state `branch`); `baseline`: a resumed turn's credit
         baseline, else the turn's own is read from its `turn_started` record when first needed."""
         self.run, self.config, self.name, self.turn = run, config, name, turn
-        self._branch, self._baseline = branch, baseline
+        self._branch = branch
+        self._baseline: Mapping[str, object] | None = baseline
         self._start: tuple[str | None, str | None] | None = None
         self.told: set[str | None] = set()  # tips a move stands at (named once)
         self.times = 0  # moves named in this turn (the notes' ids)
@@ -216,7 +224,7 @@ class GitWatch:
                 recs = last_turn_records(self.run.paths.harness_log)[0]
                 if recs and recs[0].get("turn") == self.turn:
                     found = recs[0].get("baseline")
-                    baseline = found if isinstance(found, dict) else None
+                    baseline = found if is_object(found) else None
             self._start = start_of(self.run.paths.repo, self._branch, baseline)
         return self._start
 

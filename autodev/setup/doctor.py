@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 from autodev.errors import AutodevError
 from autodev.host import spawn
@@ -31,12 +32,17 @@ from autodev.setup.teamchecks import (
 )
 from autodev.store.paths import RunPaths, autodev_home, find_repo
 
+if TYPE_CHECKING:
+    from autodev.config import Team
+
 __all__ = ["FAIL", "MCP_START_SEC", "OK", "PROVIDER_KEYS", "WARN", "Check", "gemini_settings_problem"]
 
 MIN_FREE_MB = 200
 
 
-def run_checks(start: Path | None = None, online: bool = False, environ: Mapping[str, str] | None = None):
+def run_checks(
+    start: Path | None = None, online: bool = False, environ: Mapping[str, str] | None = None
+) -> list[Check]:
     env = os.environ if environ is None else environ
     checks: list[Check] = []
     from autodev.host import hostgit
@@ -166,7 +172,7 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
     if box.active:
         room = replace(room, identity=tuple(sandbox.git_identity(paths.repo, env).items()))
     where = "in the sandbox" if box.active else "here"
-    idents = []
+    idents: list[str] = []
     for role in ("AUTHOR", "COMMITTER"):
         ask = ["-c", "user.useConfigOnly=true", "var", f"GIT_{role}_IDENT"]
         run_env = room.env(scrubbed_env((), env))
@@ -196,7 +202,7 @@ def _identity(paths: RunPaths, env: Mapping[str, str]) -> Check:
     return Check(OK, "git identity", f"{detail} ({where})")
 
 
-def _team(paths: RunPaths, checks: list[Check]):
+def _team(paths: RunPaths, checks: list[Check]) -> Team | None:
     from autodev.config import load_config, load_team
 
     if not paths.team_file.exists():
@@ -335,5 +341,14 @@ def home_check(run_dir: Path) -> Check:
     return Check(OK, "run folder", f"{run_dir} is writable")
 
 
-def as_dicts(checks: list[Check]) -> list[dict]:
-    return [asdict(c) for c in checks]
+class CheckJson(TypedDict):
+    """One check in `autodev doctor --json`: `Check`'s fields, in its order."""
+
+    status: str
+    name: str
+    detail: str
+    fix: str
+
+
+def as_dicts(checks: list[Check]) -> list[CheckJson]:
+    return [CheckJson(status=c.status, name=c.name, detail=c.detail, fix=c.fix) for c in checks]

@@ -8,9 +8,13 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autodev.errors import AutodevError
 from autodev.store.paths import RunPaths
+
+if TYPE_CHECKING:
+    from autodev.config import Team
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -50,7 +54,7 @@ class Check:
     fix: str = ""
 
 
-def provider_checks(team, env: Mapping[str, str], online: bool) -> list[Check]:
+def provider_checks(team: Team, env: Mapping[str, str], online: bool) -> list[Check]:
     from autodev.config import provider_problems
 
     unknown: list[str] = []
@@ -64,23 +68,33 @@ def provider_checks(team, env: Mapping[str, str], online: bool) -> list[Check]:
 
     lookup = None if online else offline_lookup
     out: list[Check] = []
-    subjects = [
-        (f"provider: {p.name}", p, team.model_copy(update={"participants": [p], "audit": None}))
+    # (shown name, its models, its api_base, the team cut down to it)
+    subjects: list[tuple[str, list[str], str | None, Team]] = [
+        (
+            f"provider: {p.name}",
+            [m for m in (p.model, *p.failover) if m is not None],  # no agent: the team requires a model
+            p.api_base,
+            team.model_copy(update={"participants": [p], "audit": None}),
+        )
         for p in team.participants
-        if not getattr(p, "agent", None)  # a coding-agent CLI brings its own login
+        if not p.agent  # a coding-agent CLI brings its own login
     ]
     if team.audit is not None:
+        audit = team.audit
         subjects.append(
-            ("provider: audit", team.audit, team.model_copy(update={"participants": [], "audit": team.audit}))
+            (
+                "provider: audit",
+                [audit.model],
+                audit.api_base,
+                team.model_copy(update={"participants": [], "audit": audit}),
+            )
         )
-    for name, who, sub in subjects:
+    for name, models, base, sub in subjects:
         unknown.clear()
         problems = provider_problems(sub, env, lookup=lookup)
-        models = [who.model, *getattr(who, "failover", [])]
         if problems:
             out.append(Check(FAIL, name, " | ".join(problems)))  # each sentence says what to set
             continue
-        base = getattr(who, "api_base", None)
         if base and online:
             out.append(reach_check(name, base))
         elif unknown:
@@ -131,14 +145,14 @@ def gemini_settings_problem(paths: RunPaths, env: Mapping[str, str]) -> str:
     )
 
 
-def agent_checks(team, env: Mapping[str, str], team_paths: RunPaths) -> list[Check]:
+def agent_checks(team: Team, env: Mapping[str, str], team_paths: RunPaths) -> list[Check]:
     """Per agent CLI of each participant (its failovers too): found, its version, logged in.
     Only `--version` runs: no session starts and no model is called."""
     from autodev.agents import adapters
 
-    out = []
+    out: list[Check] = []
     for p in team.participants:
-        for i, agent in enumerate(p.agents() if hasattr(p, "agents") else []):
+        for i, agent in enumerate(p.agents()):
             name = f"agent: {p.name}" + (f" (failover {agent})" if i else "")
             ad = adapters.adapter(agent)
             path = adapters.find_binary(agent, env)
@@ -174,10 +188,10 @@ def agent_checks(team, env: Mapping[str, str], team_paths: RunPaths) -> list[Che
     return out
 
 
-def mcp_checks(paths: RunPaths, team) -> list[Check]:
+def mcp_checks(paths: RunPaths, team: Team) -> list[Check]:
     """Each MCP server started as the daemon starts it (its folder, command, environment), its
     tool list read within its timeout_sec, then stopped."""
-    servers = getattr(team, "mcp", None) or {}
+    servers = team.mcp
     if not servers:
         return []
     import tempfile
@@ -192,7 +206,7 @@ def mcp_checks(paths: RunPaths, team) -> list[Check]:
         offline = sandbox.resolve(cfg.sandbox).offline
     except AutodevError:
         cfg, offline = RunConfig(), None
-    out = []
+    out: list[Check] = []
     for name, server in servers.items():
         shown = f"mcp: {name}"
         problem = start_problem(name, server.command, paths.repo / (server.cwd or "."))
@@ -222,9 +236,9 @@ def mcp_checks(paths: RunPaths, team) -> list[Check]:
     return out
 
 
-def browser_checks(team) -> list[Check]:
+def browser_checks(team: Team) -> list[Check]:
     """What `start` checks: Playwright importable and the Chromium it finds launched."""
-    users = [p.name for p in team.participants if "browser" in (getattr(p, "tools", None) or [])]
+    users = [p.name for p in team.participants if "browser" in p.tools]
     if not users:
         return []
     from autodev.harness.browser import chromium_path, fix_for, launch_problem
