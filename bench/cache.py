@@ -20,7 +20,7 @@ def _turn(marks: bool) -> tuple[int, int, float]:
     from autodev.harness import providers
     from autodev.harness.tools import WORKSPACE_TOOLS
     from autodev.scripted import load_script
-    from autodev.scripted.contract import AnthropicServer
+    from autodev.scripted.contract_anthropic import AnthropicServer
 
     d = Path(tempfile.mkdtemp(prefix="autodev-bench-cache-"))
     steps = "".join(

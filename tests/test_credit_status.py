@@ -21,7 +21,8 @@ def three_calls(repo: Path, branch: str | None = None) -> credit.Baseline:
     """The baseline as it was taken before: symbolic-ref, rev-parse and a v1 status."""
     on = hostgit.run(repo, "symbolic-ref", "-q", "HEAD", check=False).stdout.strip() or None
     branch = branch or on
-    head = credit._tip(repo, branch) if branch else credit._head(repo)
+    unborn = hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.strip()
+    head = credit._tip(repo, branch) if branch else unborn or None
     out = hostgit.out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
     paths = {e[3:] for e in out.split("\0") if len(e) > 3}
     top = hostgit.current(repo).work_tree

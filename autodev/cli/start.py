@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from subprocess import Popen
 from typing import TYPE_CHECKING
 
 import typer
@@ -161,7 +160,7 @@ def _run_here(paths: RunPaths, until_idle: bool, staged: Path | None) -> int:
     return code
 
 
-def _spawn_daemon(paths: RunPaths, key_names: list[str], staged: Path | None) -> Popen[bytes]:
+def _spawn_daemon(paths: RunPaths, key_names: list[str], staged: Path | None) -> spawn.ByteProcess:
     """The detached daemon (`python -m autodev.daemon`), its output into daemon.log."""
     from autodev.guard import keys
 
@@ -193,7 +192,7 @@ def _spawn_daemon(paths: RunPaths, key_names: list[str], staged: Path | None) ->
         os.close(keys_fd)
 
 
-def _wait_started(paths: RunPaths, proc: Popen[bytes], staged: Path | None) -> None:
+def _wait_started(paths: RunPaths, proc: spawn.ByteProcess, staged: Path | None) -> None:
     """Started means: it holds the lock AND opened (validated) the logs, which it records in
     state. A daemon that exits at once: its log's tail, and its exit code."""
     from autodev.store import inbox

@@ -51,6 +51,7 @@ Env = Mapping[str, str] | None
 # A process started here and its end: str pipes with `text=True`, bytes without.
 Process = Popen[str] | Popen[bytes]
 Completed = CompletedProcess[str] | CompletedProcess[bytes]
+ByteProcess = Popen[bytes]  # what `popen` hands back without `text=True`
 
 
 @dataclass(frozen=True)
