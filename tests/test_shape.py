@@ -20,11 +20,11 @@ FUNCTION_LINES = 60
 GENERATED = {"store/shapes.py"}
 
 # How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 Any lines).
-CEILING_BIG_MODULES = 7
-CEILING_BIG_FUNCTIONS = 19
-CEILING_BARE_SIGNATURES = 172
-CEILING_ANY_LINES = 52
-CEILING_TYPE_STRINGS = 50
+CEILING_BIG_MODULES = 0
+CEILING_BIG_FUNCTIONS = 2
+CEILING_BARE_SIGNATURES = 3
+CEILING_ANY_LINES = 29
+CEILING_TYPE_STRINGS = 17
 
 _BARE = re.compile(r"(^|[\s|\[(,])(dict|list)($|[\s|\]),])")
 _TYPE_STRING = re.compile(r"""\.get\(["']type["']\)\s*(==|!=|in\b)""")

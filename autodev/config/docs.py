@@ -83,7 +83,12 @@ def config_markdown() -> str:
     ]
     for key, _current, default, meaning in config_rows(RunConfig()):
         lines.append(f"| `{key}` | `{_cell(default)}` | {_cell(meaning)} |")
-    lines += [
+    return "\n".join([*lines, *_tables_section(), *_keys_section()])
+
+
+def _tables_section() -> list[str]:
+    """The tables of config.toml after its keys, then team.toml's tables."""
+    return [
         "",
         "### `[[hooks]]` (optional, any number)",
         "",
@@ -116,6 +121,12 @@ def config_markdown() -> str:
         "",
         *_table_rows(McpServer),
         "",
+    ]
+
+
+def _keys_section() -> list[str]:
+    """Which provider keys the check before a run asks for."""
+    return [
         "## Provider keys",
         "",
         "Before a run starts, autodev checks that every model it may call — each participant's",
@@ -133,4 +144,3 @@ def config_markdown() -> str:
         "environment of every command a participant runs.",
         "",
     ]
-    return "\n".join(lines)

@@ -187,6 +187,28 @@ _TYPE_WORDS = {
 }
 
 
+_BOUND_WORDS = {
+    "greater_than": "greater than",
+    "greater_than_equal": "at least",
+    "less_than": "less than",
+    "less_than_equal": "at most",
+}
+
+
+def _unknown_key(root: type[BaseModel], loc: Loc, data: Mapping[str, object]) -> tuple[str, str]:
+    """(problem, fix) for a key the model does not know: the close match, or the known keys."""
+    key = str(loc[-1])
+    owner = _model_at(root, loc)
+    known = [_toml_key(i, n) for n, i in owner.model_fields.items()] if owner else []
+    table = _key_path(loc[:-1])
+    place = f" in {table}" if table else ""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    if not close:  # snake_case for camelCase and the like
+        close = [k for k in known if k.replace("_", "").lower() == key.replace("_", "").lower()]
+    fix = f'did you mean "{close[0]}"?' if close else f"remove it; known keys{place}: {', '.join(known)}"
+    return f'unknown key "{key}"{place}{_participant_hint(loc, data)}', fix
+
+
 def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, object]) -> tuple[str, str]:
     """(problem, fix) for one pydantic error, in the words of the TOML file."""
     loc = tuple(err["loc"])
@@ -198,16 +220,7 @@ def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, objec
     ctx = err.get("ctx") or {}
 
     if kind == "extra_forbidden":
-        key = str(loc[-1])
-        owner = _model_at(root, loc)
-        known = [_toml_key(i, n) for n, i in owner.model_fields.items()] if owner else []
-        table = _key_path(loc[:-1])
-        place = f" in {table}" if table else ""
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-        if not close:  # snake_case for camelCase and the like
-            close = [k for k in known if k.replace("_", "").lower() == key.replace("_", "").lower()]
-        fix = f'did you mean "{close[0]}"?' if close else f"remove it; known keys{place}: {', '.join(known)}"
-        return f'unknown key "{key}"{place}{_participant_hint(loc, data)}', fix
+        return _unknown_key(root, loc, data)
 
     if kind == "autodev_rule":
         return prefix + ctx["message"], ctx.get("fix", "")
@@ -228,13 +241,8 @@ def _describe(root: type[BaseModel], err: ErrorDetails, data: Mapping[str, objec
         listed = ", ".join(choices)
         return (f"{prefix}must be one of {listed} (got {as_toml(got)})", f"set {loc[-1]} to one of {listed}")
 
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
-        words = {
-            "greater_than": "greater than",
-            "greater_than_equal": "at least",
-            "less_than": "less than",
-            "less_than_equal": "at most",
-        }[kind]
+    if kind in _BOUND_WORDS:
+        words = _BOUND_WORDS[kind]
         bound = next(iter(ctx.values()), "")
         return (
             f"{prefix}must be {words} {as_toml(bound)} (got {as_toml(got)})",

@@ -1,6 +1,6 @@
 """The panel app: a header, the live Feed, Needs you and the participants table.
 
-It only reads the run folder (events.jsonl, state.json, the team file, the daemon lock) and acts
+It only reads the run folder (events.jsonl, state.json, the team file, the daemon lock) and acts (`acting`)
 through `autodev.user.actions`, the same inbox and state paths as the CLI commands. It follows the
 run folder with watchfiles in a worker thread (no polling loop); a one-second clock keeps the
 elapsed time and the daemon's liveness current (a killed daemon changes no file).
@@ -12,27 +12,24 @@ import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Footer, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
-from autodev.guard.display import digest
 from autodev.panel import views
+from autodev.panel.acting import Acting
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
 from autodev.records.events import Event, FailoverEvent, PostEvent, TurnStartedEvent
 from autodev.records.state import Reason, RunState
-from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
-from autodev.user import actions
 from autodev.user.events_view import feed as feed_line
 from autodev.user.events_view import shown_event
 from autodev.user.status import Need, Status
@@ -42,7 +39,7 @@ __all__ = ["Confirm", "PanelApp", "Prompt", "run"]
 FEED_KEEP = 2000  # events kept in memory for re-rendering when folding changes
 
 
-class PanelApp(App[None]):
+class PanelApp(Acting):
     TITLE = "autodev panel"
     CSS = """
     #header { height: auto; padding: 0 1; background: $boost; }
@@ -255,99 +252,6 @@ class PanelApp(App[None]):
         """The Feed as plain text (what is on screen, for tests and captures)."""
         return "\n".join(strip.text for strip in self.query_one("#feed", RichLog).lines)
 
-    # -- acting (the same inbox and state paths as the CLI) -------------------------------------
-
-    def _target(self, kind: str, want: Callable[[Need], bool] = lambda n: True) -> Need | None:
-        """The highlighted Needs-you item if it is of `kind`, else the first one that is."""
-        items = self.needs()
-        hi = self.query_one("#needs", OptionList).highlighted
-        if hi is not None and hi < len(items) and items[hi].type == kind and want(items[hi]):
-            return items[hi]
-        return next((n for n in items if n.type == kind and want(n)), None)
-
-    def action_approve(self) -> None:
-        gate = self._target("gate")
-        if not gate:
-            self.notify("no open gate to approve", severity="warning")
-            return
-        result = actions.approve(self.paths, gate.id, digest=digest(gate.text))
-        self.notify(f"approval of gate {gate.id} sent" + _replaced(result, "approval"))
-
-    def action_deny(self) -> None:
-        gate = self._target("gate")
-        if not gate:
-            self.notify("no open gate to deny", severity="warning")
-            return
-
-        def done(reason: str | None) -> None:
-            if reason is not None:
-                result = actions.deny(self.paths, gate.id, reason.strip())
-                self.notify(f"denial of gate {gate.id} sent" + _replaced(result, "denial"))
-
-        self.push_screen(
-            Prompt(
-                f"Deny gate {gate.id} from {gate.from_}: why? (may be empty)",
-                "the reason, for the declarer",
-                allow_empty=True,
-            ),
-            done,
-        )
-
-    def action_answer(self) -> None:
-        n = self._target("notice", lambda n: not n.answered) or self._target("notice")
-        if not n:
-            self.notify("no notice to answer", severity="warning")
-            return
-
-        def done(text: str | None) -> None:
-            if text:
-                result = actions.answer(self.paths, str(n.id), text)
-                self.notify(f"answer to notice {n.id} sent" + _replaced(result, "answer"))
-
-        self.push_screen(Prompt(f"Answer notice {n.id} from {n.from_}: {n.text[:120]}", "your answer"), done)
-
-    def action_hold(self) -> None:
-        n = self._target("notice", lambda n: bool(n.hold) and not n.pinned)
-        if not n:
-            self.notify("no unpinned hold to pin", severity="warning")
-            return
-        actions.notice(self.paths, str(n.id), "hold")
-        self.notify(f"hold of notice {n.id} pinned")
-
-    def action_release(self) -> None:
-        n = self._target("notice", lambda n: bool(n.hold))
-        if not n:
-            self.notify("no hold to release", severity="warning")
-            return
-        actions.notice(self.paths, str(n.id), "release")
-        self.notify(f"release of notice {n.id} sent")
-
-    def action_send(self) -> None:
-        def done(text: str | None) -> None:
-            if text:
-                msg = actions.send(self.paths, text)
-                self.notify(f"sent ({msg['id']})" + _replaced(msg, "message"))
-
-        self.push_screen(Prompt("Message to the team", "your message"), done)
-
-    def _control(self, action: str) -> None:
-        result = actions.control(self.paths, action)
-        note = "" if self.daemon_pid else " (no daemon is running: it applies at the next start)"
-        self.notify(f"{action} requested{note}" + _replaced(result, action))
-
-    def action_pause(self) -> None:
-        self._control("pause")
-
-    def action_resume(self) -> None:
-        self._control("resume")
-
-    def action_stop(self) -> None:
-        def done(yes: bool | None) -> None:
-            if yes:
-                self._control("stop")
-
-        self.push_screen(Confirm("Stop the run after the turn in flight?"), done)
-
     def _line(self, ev: Event) -> Text | None:
         gone = isinstance(ev, PostEvent) and not self.live.is_live(ev.post.seq)
         return feed_line(ev, self.expanded, gone)
@@ -368,43 +272,6 @@ class PanelApp(App[None]):
         self._redraw()
         self.notify("long posts expanded" if self.expanded else "long posts folded")
 
-    def action_rewind(self) -> None:
-        """Rewind to a chosen post (its #seq), after a confirmation: the same path as the CLI."""
-
-        def chosen(text: str | None) -> None:
-            if not text:
-                return
-            if not text.strip().lstrip("#").isdigit():
-                self.notify(f"{text!r} is not a post's #seq", severity="error")
-                return
-            seq = int(text.strip().lstrip("#"))
-
-            def confirmed(yes: bool | None) -> None:
-                if yes:
-                    self.run_worker(lambda: self._rewind(seq), thread=True)
-
-            self.push_screen(
-                Confirm(
-                    f"Rewind to post #{seq}? Later posts are superseded and the branch goes back to "
-                    "its commit (later work is kept on refs/autodev/rewound/N)."
-                ),
-                confirmed,
-            )
-
-        self.push_screen(Prompt("Rewind to which post? (#seq)", "e.g. 12"), chosen)
-
-    def _rewind(self, seq: int) -> None:
-        from autodev.errors import AutodevError
-        from autodev.timeline import rewind
-
-        try:
-            done = rewind.request(self.paths, seq)
-        except AutodevError as e:
-            self.call_from_thread(self.notify, str(e), severity="error")
-            return
-        self.call_from_thread(self.notify, f"rewound to post {done['to_seq']}")
-        self.call_from_thread(self.reload)
-
     async def action_quit(self) -> None:
         self._stop.set()
         self.exit()
@@ -422,11 +289,3 @@ def run(repo: Path) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
-
-def _replaced(result: JsonObject, by: str) -> str:
-    """The panel's note on a queued stop or pause an action replaced (actions.py)."""
-    from autodev.store.queued import replaced_text
-
-    cancelled = result.get("cancelled")
-    return f"; {replaced_text(cast('list[str]', cancelled), by)}" if cancelled else ""  # actions: names

@@ -23,70 +23,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import NotRequired, TypedDict
 
 from autodev.errors import StateConflictError, UsageError
 from autodev.records.state import RunState
 from autodev.rules.budget import run_spend
 from autodev.store.journal import Journal, JsonObject, fsync_dir, is_object, iter_records, last_evidence
 from autodev.store.paths import autodev_home
+
+# The shapes of what `autodev runs` lists: callers name them as runs.Row and so on.
+from autodev.store.runrows import Pruned as Pruned
+from autodev.store.runrows import Refused as Refused
+from autodev.store.runrows import Row as Row
+from autodev.store.runrows import RunFigures as RunFigures
+from autodev.store.runrows import Stats as Stats
 from autodev.store.state import StateFile
 from autodev.store.thread import now_ts
-
-
-class RunFigures(TypedDict):
-    """A run's figures: from its state.json, or the end line of a run whose folder is gone (None:
-    the line does not have it)."""
-
-    turns: int | None
-    credited: int | None
-    tokens: int | None
-    cost: float | None
-    models: JsonObject | None  # usage per model label (a `ModelUsage` as state.json has it)
-
-
-class Row(TypedDict):
-    """One run as `autodev runs --json` lists it."""
-
-    run: str | None
-    repo: str | None
-    run_dir: str
-    objective: str
-    state: str
-    missing: bool
-    daemon_pid: int | None
-    started: str | None
-    duration_sec: float | None
-    last_activity: float | None
-    turns: int | None
-    credited: int | None
-    tokens: int | None
-    cost: float | None
-    models: JsonObject
-    forked_from: JsonObject | None
-    evidence: NotRequired[str]  # the newest done's test evidence, one line (SPEC §22), when it had one
-
-
-class Stats(TypedDict):
-    """`autodev runs stats --json`: totals over the listed runs, and usage per model label."""
-
-    runs: int
-    missing: int
-    turns: int
-    credited: int
-    tokens: int
-    cost: float
-    models: dict[str, dict[str, int | float]]
-
-
-class Refused(Row):
-    why: str
-
-
-class Pruned(TypedDict):
-    removed: list[Row]
-    missing: list[Row]
-    refused: list[Refused]
 
 
 def index_path() -> Path:

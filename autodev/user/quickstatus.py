@@ -225,6 +225,32 @@ def _spend(st: Plain) -> Plain:
     return {"cost": round(cost, 6), "tokens": tokens}
 
 
+def _rows(models: dict[str, Plain], figures: dict[str, Plain]) -> list[Plain]:
+    """A row per participant on the team or with figures in the state, by name."""
+    parts: list[Plain] = []
+    for name in sorted(set(models) | set(figures)):
+        f = figures.get(name) or {}
+        row = {"name": name, **models.get(name, {"model": "(not on the team now)"})}
+        row.update({k: f.get(k, d) for k, d in FIGURES.items()})
+        parts.append(_ordered(row, "Row"))
+    return parts
+
+
+def _totals(parts: list[Plain]) -> Plain:
+    """The rows summed, cost added in row order as the model path adds it."""
+    cost = 0.0
+    for p in parts:
+        cost = cost + p["cost"]
+    return {
+        "turns": sum(p["turns"] for p in parts),
+        "credited": sum(p["credited"] for p in parts),
+        "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
+        "cached_tokens": sum(p["cached_tokens"] for p in parts),
+        "compactions": sum(p["compactions"] for p in parts),
+        "cost": round(cost, 6) if parts else 0,
+    }
+
+
 def gather_json(paths: RunPaths) -> Plain | None:
     """`status.gather(paths).to_json()`, or None when only the model path can say it."""
     from autodev.guard import sandbox
@@ -242,21 +268,11 @@ def gather_json(paths: RunPaths) -> Plain | None:
     state = st.get("state", "stopped")
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         return None  # the daemon is gone: the model path says why
-    models: dict[str, Plain] = cfg["models"]
-    figures: dict[str, Plain] = st.get("participants") or {}
-    parts: list[Plain] = []
-    for name in sorted(set(models) | set(figures)):
-        f = figures.get(name) or {}
-        row = {"name": name, **models.get(name, {"model": "(not on the team now)"})}
-        row.update({k: f.get(k, d) for k, d in FIGURES.items()})
-        parts.append(_ordered(row, "Row"))
+    parts = _rows(cfg["models"], st.get("participants") or {})
     queue = queued.items(paths)
     why = st.get("reason")
     box = sandbox.resolve(cfg["sandbox"]).as_dict()
     refused = st.get("config_refused")
-    cost = 0.0
-    for p in parts:
-        cost = cost + p["cost"]
     data: Plain = {
         "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},
         "config_refused": refused.get("text") if refused else None,
@@ -284,14 +300,7 @@ def gather_json(paths: RunPaths) -> Plain | None:
         "warnings": st.get("warnings", []),
         "audit_usage": _ordered(st["audit_usage"], "Usage") if st.get("audit_usage") is not None else None,
         "budget": {**_spend(st), **cfg["caps"]},
-        "totals": {
-            "turns": sum(p["turns"] for p in parts),
-            "credited": sum(p["credited"] for p in parts),
-            "tokens": sum(p["prompt_tokens"] + p["completion_tokens"] for p in parts),
-            "cached_tokens": sum(p["cached_tokens"] for p in parts),
-            "compactions": sum(p["compactions"] for p in parts),
-            "cost": round(cost, 6) if parts else 0,
-        },
+        "totals": _totals(parts),
     }
     if (ev := last_evidence(paths.run_dir)) is not None:
         line_ = {k: v for k, v in ev.items() if k in ORDER["EvidenceLine"]}

@@ -4,11 +4,14 @@ panel's views share the line helpers."""
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from autodev.guard.display import line
 from autodev.store.journal import is_object
 from autodev.user.quickstatus import Plain
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def safe_to_show(value: Any) -> Any:
@@ -61,12 +64,17 @@ def speaking_text(speaking: str, daemon_running: bool) -> str:
 
 def render(status: Plain) -> None:
     """Print the status JSON (`gather_json`, or the model's `to_json`)."""
-    from rich.table import Table
-
     from autodev.user.render import console
 
     d: Plain = safe_to_show(status)  # every string escaped for rich, as printed
     con = console()
+    _print_run(con, d)
+    _print_attention(con, d)
+    _print_table(con, d)
+
+
+def _print_run(con: Console, d: Plain) -> None:
+    """The run's state, why it stopped, its spend and evidence, who speaks next, the queue."""
     pid = d.get("daemon_pid")
     daemon = f"daemon pid {pid}" if pid else "no daemon running"
     if d.get("no_run_yet"):
@@ -99,6 +107,10 @@ def render(status: Plain) -> None:
         con.print(f"next check in {max(0, due - time.time()):.0f}s")
     if d.get("queued_text"):
         con.print(f"\n{d['queued_text']}")
+
+
+def _print_attention(con: Console, d: Plain) -> None:
+    """What needs the user, the sandbox, refused changes, team problems and warnings."""
     if d.get("needs_you"):
         con.print("\n[bold yellow]Needs you[/]")
         for n in d["needs_you"]:
@@ -121,6 +133,12 @@ def render(status: Plain) -> None:
     warnings: list[str] = d.get("warnings") or []
     for w in warnings:
         con.print(f"[yellow]warning:[/] {w}")
+
+
+def _print_table(con: Console, d: Plain) -> None:
+    """The participants' table and the cache and compaction totals under it."""
+    from rich.table import Table
+
     t = Table(show_edge=False)
     for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
         t.add_column(col)
