@@ -21,8 +21,8 @@ GENERATED = {"store/shapes.py"}
 
 # How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 Any lines).
 CEILING_BIG_MODULES = 0
-CEILING_BIG_FUNCTIONS = 2
-CEILING_BARE_SIGNATURES = 3
+CEILING_BIG_FUNCTIONS = 0
+CEILING_BARE_SIGNATURES = 0
 CEILING_ANY_LINES = 29
 CEILING_TYPE_STRINGS = 17
 
