@@ -16,7 +16,7 @@ import pytest
 
 from autodev.config import McpServer
 from autodev.errors import ToolError
-from autodev.harness import browser
+from autodev.harness import browser, browser_tools
 from autodev.harness.mcp import McpHub
 from autodev.harness.registry import ToolEnv
 from autodev.harness.tools import Workspace
@@ -177,7 +177,7 @@ def test_a_page_that_never_loads_is_cut_and_the_browser_starts_afresh(repo, tmp_
         pytest.skip(f"needs a browser: {why}; {browser.INSTALL_HINT}")
     url, accepted = silent_server
     b = browser.Browser(tmp_path / "shots", timeout_sec=120)
-    (open_tool,) = [t for t in browser.BROWSER_TOOLS if t.name == "browser_open"]
+    (open_tool,) = [t for t in browser_tools.BROWSER_TOOLS if t.name == "browser_open"]
     try:
         w = ws(repo)
         w.limit(None, lambda: bool(accepted))  # `stop` once the page is loading
