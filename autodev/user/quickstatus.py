@@ -17,10 +17,13 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from autodev.guard.display import digest
 from autodev.store.paths import RunPaths
+
+if TYPE_CHECKING:
+    from autodev.config import Team
 
 CACHE = "status-cache.json"  # in the run folder
 START_WITH = 'autodev start "your objective"'
@@ -94,6 +97,20 @@ def _key(paths: RunPaths) -> str:
     return h.hexdigest()
 
 
+def participant_models(team: Team) -> dict[str, dict[str, object]]:
+    """Each participant's model, effort, write and caps, as status shows them (both paths)."""
+    return {
+        p.name: {
+            "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
+            "effort": p.effort,
+            "write": p.write,
+            "max_cost_usd": p.max_cost_usd,
+            "max_tokens": p.max_tokens,
+        }
+        for p in team.participants
+    }
+
+
 def remember(paths: RunPaths) -> None:
     """After the model path: keep what status needs of team.toml and config.toml for these exact
     bytes. Only a team and config that load without error are kept; writing is best effort (a
@@ -110,16 +127,7 @@ def remember(paths: RunPaths) -> None:
         return
     data = {
         "key": key,
-        "models": {
-            p.name: {
-                "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
-                "effort": p.effort,
-                "write": p.write,
-                "max_cost_usd": p.max_cost_usd,
-                "max_tokens": p.max_tokens,
-            }
-            for p in team.participants
-        },
+        "models": participant_models(team),
         "caps": {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None},
         "sandbox": cfg.sandbox,
     }

@@ -14,7 +14,7 @@ from autodev.guard.display import digest
 from autodev.records.state import Figures, Next, Reason, RunState, TurnUsage, Usage, Wait
 from autodev.rules.reasons import continue_line
 from autodev.store.paths import RunPaths
-from autodev.user.quickstatus import NEEDS_DAEMON, START_WITH
+from autodev.user.quickstatus import NEEDS_DAEMON, START_WITH, participant_models
 from autodev.user.statustext import cap_line, safe_to_show, spend_line
 
 Number = int | float  # as summed: 0 for nothing, a float once a cost is in
@@ -216,17 +216,7 @@ def _team_models(paths: RunPaths, st: RunState) -> tuple[dict[str, dict[str, obj
                 else "create one with `autodev init`"
             )
         return {}, team_error
-    models: dict[str, dict[str, object]] = {
-        p.name: {
-            "model": f"agent:{p.agent}" + (f" ({p.model})" if p.model else "") if p.agent else p.model,
-            "effort": p.effort,
-            "write": p.write,
-            "max_cost_usd": p.max_cost_usd,
-            "max_tokens": p.max_tokens,
-        }
-        for p in team.participants
-    }
-    return models, st.team_error
+    return participant_models(team), st.team_error
 
 
 def _rows(models: dict[str, dict[str, object]], st: RunState) -> list[Row]:
