@@ -84,6 +84,7 @@ def bench_telemetry(turns: int = 100, pairs: int = 2) -> dict:
     if receiver.spans == 0:
         raise RuntimeError("telemetry on exported no span: the comparison would mean nothing")
     m_off, m_on = statistics.median(off), statistics.median(on)
+    m_own = statistics.median(own)
     ratio = m_on / m_off if m_off else 0.0
     return {
         "name": "daemon time per turn, telemetry on / off",
@@ -103,18 +104,22 @@ def bench_telemetry(turns: int = 100, pairs: int = 2) -> dict:
         "OTEL_EXPORTER_OTLP_ENDPOINT at a local OTLP/HTTP receiver that decodes the spans",
         "also": [
             {
-                # issue 33: the daemon's time per turn from 27 ms to at most 12 ms (group commit)
-                "name": "daemon time per turn, telemetry off",
+                # issue 33: "the daemon's own time per turn goes from 27 ms to at most 12 ms". The
+                # 27 ms was this measure: outside the model requests (docs/benchmarks.md at cac70be,
+                # "27 ms per turn outside the model"); the request time is the scripted server's.
+                "name": "daemon's own time per turn, telemetry off",
                 "compare": f"{turns}-turn scripted run, median of {pairs}",
                 "detail": {
-                    "ms/turn": round(m_off, 1),
-                    "outside model requests ms/turn": round(statistics.median(own), 1),
-                    "runs": [round(x, 1) for x in off],
+                    "outside model requests ms/turn": round(m_own, 1),
+                    "whole turn ms/turn": round(m_off, 1),
+                    "runs outside model requests": [round(x, 1) for x in own],
                 },
-                "unit": "ms per turn",
-                "ratio": round(m_off, 1),
+                "unit": "ms per turn outside model requests",
+                "ratio": round(m_own, 1),
                 "target": "≤ 12 ms",
-                "holds": m_off <= 12,
+                "holds": m_own <= 12,
+                "method": "events.jsonl: turns 2..N; a request's time is its generation event's ts "
+                "minus the turn's previous event's ts, and is left out",
             }
         ],
     }
