@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -33,6 +34,22 @@ def sleeping_team(folder: Path, marker: str) -> Path:
         '[audit]\nmodel = "scripted"\n\n[scripted]\npath = "sleepy.script.toml"\n'
     )
     return team
+
+
+def _wait_or_tell(p: subprocess.Popen, timeout: float) -> None:
+    """p.wait(timeout); past it, the eval's threads' stacks (SIGABRT with PYTHONFAULTHANDLER)
+    and what it printed, so that a hang says where it hangs."""
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tree = subprocess.run(
+            ["ps", "-o", "pid,ppid,pgid,stat,etime,args", "-g", str(p.pid)], capture_output=True, text=True
+        )
+        os.kill(p.pid, signal.SIGABRT)
+        out, err = p.communicate(timeout=30)
+        pytest.fail(
+            f"the eval did not end {timeout:g} s after the signal\n{tree.stdout}\nstdout:\n{out[-3000:]}\nstderr:\n{err[-6000:]}"
+        )
 
 
 def bwrap_works() -> bool:
@@ -66,6 +83,7 @@ def test_ending_the_eval_ends_every_process_of_its_runs(suite, tmp_path, autodev
     p = autodev.popen(
         tmp_path, "eval", str(tasks), "--team", str(team), "--out", str(out),
         "--config", str(tmp_path / "config.toml"), "--parallel", "2", *grade_flags(),
+        env={"PYTHONFAULTHANDLER": "1"},  # SIGABRT then prints every thread's stack (see _wait_or_tell)
     )  # fmt: skip
     deadline = time.monotonic() + 180
     while len(sleepers(marker)) < 2 and time.monotonic() < deadline and p.poll() is None:
@@ -75,7 +93,7 @@ def test_ending_the_eval_ends_every_process_of_its_runs(suite, tmp_path, autodev
     for pid in daemons:
         autodev.adopt(pid)  # whatever happens, teardown ends them
     os.kill(p.pid, WAYS[way])
-    p.wait(timeout=120)
+    _wait_or_tell(p, 120)
     if way == "ctrl-c":
         assert p.returncode == 130, p.stdout.read() + p.stderr.read()
         assert "interrupted: 2 run(s) in flight ended" in p.stdout.read()
