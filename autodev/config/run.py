@@ -280,9 +280,11 @@ class RunConfig(BaseModel):
         description="The project's test command, run on each `done` at the run's base commit and "
         "at the head in the sandbox (no network, no keys) for evidence. pytest, wherever the "
         "command runs it, writes JUnit XML (PYTEST_ADDOPTS); `go test -json` is read from its "
-        "output; a plain `cargo test [options]` from libtest's JSON per test binary; any other "
-        "command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, `npm test`, "
-        "`go test ./...`, `cargo test`; `autodev doctor` shows which).",
+        "output; a plain `cargo test [options]` from libtest's JSON per test binary; a plain "
+        "`python3 -m unittest [args]` through autodev's runner, which writes JUnit XML for it; any "
+        "other command must write JUnit XML to $AUTODEV_JUNIT. Empty: detected (pytest, or "
+        "`python3 -m unittest` when the test files import unittest and none mentions pytest; "
+        "`npm test`, `go test ./...`, `cargo test`; `autodev doctor` shows which).",
     )
     test_timeout_sec: float = Field(
         default=900,

@@ -218,7 +218,7 @@ def _execute(setup: TestSetup, work: Path) -> TestRun:
         if fmt == "cargo-json":
             results = _cargo(setup, work, env, start)
         else:
-            run = _in_room(setup, work, env, setup.command, setup.timeout)
+            run = _in_room(setup, work, env, _runnable(setup.command, work), setup.timeout)
             exit_code, output = run.exit_code, run.output
             if fmt == "go-json":
                 results = testresults.parse_go_json(run.output)
@@ -243,6 +243,16 @@ def _execute(setup: TestSetup, work: Path) -> TestRun:
     if not results:
         return TestRun(outcome="no_tests", seconds=seconds, reason=f"`{setup.command}` reported no tests")
     return TestRun(outcome="ran", results=results, seconds=seconds)
+
+
+def _runnable(command: str, work: Path) -> str:
+    """What runs for `command` in the scratch copy `work`: a plain `python3 -m unittest` as
+    harness/unittest_junit.py (copied there: the sandbox's python3 runs it), which writes the
+    JUnit XML unittest itself does not; any other command as it is."""
+    if not testresults.is_unittest(command):
+        return command
+    shutil.copyfile(Path(__file__).with_name("unittest_junit.py"), work / testresults.UNITTEST_RUNNER)
+    return testresults.unittest_command(command)
 
 
 def _in_room(setup: TestSetup, work: Path, env: dict[str, str], command: str, timeout: float):

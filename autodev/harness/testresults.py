@@ -31,9 +31,12 @@ NPM_NO_TEST = "no test specified"  # npm init's placeholder test script
 
 def detect(repo: Path) -> tuple[str, str] | None:
     """(command, why) for the test runner the repository uses, or None when it shows none:
-    pytest, `npm test`, `go test ./...` or `cargo test`, in that order."""
+    pytest (or unittest), `npm test`, `go test ./...` or `cargo test`, in that order."""
     repo = Path(repo)
-    if _python_tests(repo):
+    python = _python_tests(repo)
+    if python == "unittest":
+        return "python3 -m unittest", "Python unittest tests (test files import unittest; no pytest)"
+    if python == "pytest":
         return "python3 -m pytest -q", "Python tests (pytest configuration or test_*.py files)"
     pkg = repo / "package.json"
     if pkg.is_file():
@@ -59,13 +62,16 @@ def describe(repo: Path, configured: str) -> str:
         return f"testCommand = {configured.strip()!r} (config.toml)"
     found = detect(repo)
     if found is None:
-        return "no tests detected (pytest, npm test, go test, cargo test): done has no test evidence"
+        return "no tests detected (pytest, unittest, npm test, go test, cargo test): done has no test evidence"
     return f"{found[0]} (detected: {found[1]}; set testCommand in .autodev/config.toml to change it)"
 
 
-def _python_tests(repo: Path) -> bool:
+def _python_tests(repo: Path) -> Literal["pytest", "unittest"] | None:
+    """Which runner a repository's Python tests are written for: pytest when it is configured or
+    a test file mentions it (or is neither: only pytest runs bare test functions), unittest when
+    its test files import unittest and none mentions pytest; None without test files."""
     if (repo / "pytest.ini").is_file() or (repo / "conftest.py").is_file():
-        return True
+        return "pytest"
     for name, section in (
         ("pyproject.toml", "[tool.pytest"),
         ("setup.cfg", "[tool:pytest]"),
@@ -73,23 +79,67 @@ def _python_tests(repo: Path) -> bool:
     ):
         try:
             if section in (repo / name).read_text(errors="replace"):
-                return True
+                return "pytest"
         except OSError:
             pass
+    found = _test_files(repo)
+    if not found:
+        return None
+    texts = [_head(f) for f in found[:_READ_TESTS]]
+    if any(_PYTEST_USE.search(t) for t in texts) or not all(_UNITTEST_USE.search(t) for t in texts):
+        return "pytest"
+    return "unittest"
+
+
+_READ_TESTS = 20  # test files read to tell pytest from unittest (their first 64 KiB each)
+_PYTEST_USE = re.compile(r"^\s*(import|from)\s+pytest\b|\bpytest\.", re.M)
+_UNITTEST_USE = re.compile(r"^\s*(import|from)\s+unittest\b", re.M)
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as f:
+            return f.read(65536).decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _test_files(repo: Path) -> list[Path]:
+    """Python test files (test_*.py, *_test.py) near the top of the repository, bounded."""
+    out: list[Path] = []
     seen = 0
     for folder, dirs, files in os.walk(repo):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for f in files:
+        for f in sorted(files):
             seen += 1
             if f.endswith(".py") and (f.startswith("test_") or f.endswith("_test.py")):
-                return True
-        if seen > _WALKED or len(Path(folder).relative_to(repo).parts) > 3:
+                out.append(Path(folder) / f)
+        if seen > _WALKED or len(Path(folder).relative_to(repo).parts) > 3 or len(out) >= _READ_TESTS:
             dirs[:] = []
-    return False
+    return out
 
 
 def is_pytest(command: str) -> bool:
     return re.search(r"(^|[\s/])(py\.test|pytest)(\s|$)", command) is not None
+
+
+_UNITTEST = re.compile(r"""^\s*(python3?)\s+-m\s+unittest((\s+[^\s;&|<>`$()\\'"]+)*)\s*$""")
+UNITTEST_RUNNER = ".autodev-evidence-unittest.py"  # harness/unittest_junit.py, copied into the scratch copy
+
+
+def is_unittest(command: str) -> bool:
+    """A plain `python3 -m unittest [args]`: run as harness/unittest_junit.py, which writes
+    unittest's per-test results as JUnit XML (unittest itself writes no machine format)."""
+    return _UNITTEST.match(command) is not None
+
+
+def unittest_command(command: str) -> str:
+    """The plain unittest command as its evidence run: the same interpreter and arguments, the
+    runner in place of `-m unittest`."""
+    m = _UNITTEST.match(command)
+    if m is None:
+        raise ValueError(f"not a plain `python3 -m unittest` command: {command!r}")
+    return f"{m.group(1)} {UNITTEST_RUNNER}{m.group(2)}"
 
 
 def is_go_json(command: str) -> bool:
@@ -134,6 +184,12 @@ def unsupported(command: str) -> str:
             "[cargo options]` (no shell operators, nothing after `--`); set testCommand to that, or "
             "to a command that writes JUnit XML to $AUTODEV_JUNIT (e.g. cargo nextest with a JUnit "
             "profile, the file copied there)"
+        )
+    if re.search(r"(^|\s)-m\s+unittest\b", command) and not is_unittest(command):
+        return (
+            "unsupported test command: autodev reads unittest's results only from a plain `python3 -m "
+            "unittest [args]` (no shell operators); set testCommand to that, or to a command that "
+            "writes JUnit XML to $AUTODEV_JUNIT"
         )
     return ""
 

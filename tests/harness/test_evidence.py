@@ -164,3 +164,31 @@ def test_a_new_test_that_passes_without_the_code_change_does_not_show_it(project
     assert honest.fail_to_pass == ["tests/test_calc.py::test_add", "tests/test_regression.py::test_neg"]
     assert honest.pass_without_code == [] and honest.gaps() == []
     assert honest.summary() == "✔ 2 now pass, 0 broke"
+
+
+UNITTESTS = (
+    "import unittest\n\nfrom calc import add, mul\n\n\nclass Calc(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n"
+    "    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n\n"
+    "    @unittest.skip('later')\n    def test_div(self):\n        pass\n"
+)
+
+
+def test_a_unittest_repository_gets_per_test_evidence_from_the_sandboxs_own_python(repo):
+    """The detected `python3 -m unittest` runs in the sandbox with the system's python3 (no
+    pytest there) through harness/unittest_junit.py, and its per-test results are the evidence,
+    with the same ids pytest would give."""
+    (repo / "calc.py").write_text(CALC)
+    (repo / "test_calc.py").write_text(UNITTESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "calc with a bug")
+    base = head(repo)
+    (repo / "calc.py").write_text(CALC.replace("a - b", "a + b"))
+    command, chosen = evidence.command_for(repo, "")
+    assert (command, chosen) == ("python3 -m unittest", "detected")
+    ev = evidence.evidence(setup(repo, command), base, "done-1")
+    assert ev.outcome == "ran", ev.reason
+    assert ev.fail_to_pass == ["test_calc.py::Calc::test_add"]
+    assert ev.pass_to_pass == ["test_calc.py::Calc::test_mul"]
+    assert ev.summary() == "✔ 1 now pass, 0 broke"
+    assert not (repo / ".autodev-evidence-unittest.py").exists(), "the runner goes only into the scratch copy"

@@ -229,3 +229,40 @@ def test_newly_passing_tests_that_pass_without_the_code_change_are_no_evidence()
     assert none.gaps() == [
         "no test newly passes because of the code change: t::new, t::x pass on the base's code with the run's tests too"
     ]
+
+
+def test_unittest_repositories_are_detected_as_unittest_and_pytest_ones_stay_pytest(tmp_path):
+    """A repository whose test files import unittest and never mention pytest is run with the
+    standard library (the sandbox's python3 may have no pytest); any mention of pytest, a pytest
+    configuration or a bare test function keeps pytest."""
+    (tmp_path / "test_a.py").write_text("import unittest\n\nclass T(unittest.TestCase):\n    pass\n")
+    assert tr.detect(tmp_path) == (
+        "python3 -m unittest",
+        "Python unittest tests (test files import unittest; no pytest)",
+    )
+    (tmp_path / "test_b.py").write_text("def test_b():\n    assert True\n")  # only pytest runs this
+    assert tr.detect(tmp_path)[0] == "python3 -m pytest -q"
+    (tmp_path / "test_b.py").write_text("import unittest\nimport pytest\n")
+    assert tr.detect(tmp_path)[0] == "python3 -m pytest -q"
+    (tmp_path / "test_b.py").unlink()
+    (tmp_path / "conftest.py").write_text("")
+    assert tr.detect(tmp_path)[0] == "python3 -m pytest -q"
+
+
+def test_a_plain_unittest_command_runs_as_the_junit_runner_and_a_compound_one_is_refused():
+    assert tr.is_unittest("python3 -m unittest") and tr.is_unittest("python -m unittest discover -s tests -v")
+    assert tr.unittest_command("python3 -m unittest") == f"python3 {tr.UNITTEST_RUNNER}"
+    assert (
+        tr.unittest_command("python -m unittest discover -s tests")
+        == f"python {tr.UNITTEST_RUNNER} discover -s tests"
+    )
+    for compound in (
+        "python3 -m unittest -q 2>&1 | tail -3",
+        "cd x && python3 -m unittest",
+        "python3 -m unittest $T",
+    ):
+        assert not tr.is_unittest(compound)
+        assert "plain `python3 -m unittest [args]`" in tr.unsupported(compound)
+    assert tr.unsupported("python3 -m unittest") == ""
+    with pytest.raises(ValueError, match="not a plain"):
+        tr.unittest_command("pytest -q")
