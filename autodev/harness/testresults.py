@@ -62,7 +62,9 @@ def describe(repo: Path, configured: str) -> str:
         return f"testCommand = {configured.strip()!r} (config.toml)"
     found = detect(repo)
     if found is None:
-        return "no tests detected (pytest, unittest, npm test, go test, cargo test): done has no test evidence"
+        return (
+            "no tests detected (pytest, unittest, npm test, go test, cargo test): done has no test evidence"
+        )
     return f"{found[0]} (detected: {found[1]}; set testCommand in .autodev/config.toml to change it)"
 
 
