@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from autodev.errors import AutodevError, ToolError
 from autodev.harness import credit
+from autodev.harness.context import TurnToolEnv
 from autodev.harness.hooks import HookDecision, decision
 from autodev.harness.messages import ToolCall, arguments
 from autodev.harness.recovery import CRASHED, INTERRUPTED, Began
@@ -30,8 +31,10 @@ if TYPE_CHECKING:
 def offered(ctx: TurnContext) -> dict[str, Tool[str]]:
     """The tools this turn offers the model, by name: the thread tools, then the workspace
     tools the participant may use, less those of capabilities a notice holds."""
-    thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
-    tools = thread + [t for t in [*ctx.workspace.tools(), *ctx.extra_tools] if t.name not in ctx.withheld]
+    thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tools.tell_user else [])
+    tools = thread + [
+        t for t in [*ctx.tools.workspace.tools(), *ctx.tools.extra] if t.name not in ctx.tools.withheld
+    ]
     return {t.name: t for t in tools}
 
 
@@ -67,16 +70,18 @@ def run_call(
     args = parse_arguments(name, arguments(call))
     if isinstance(args, str):
         return args
-    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
+    env = TurnToolEnv(
+        workspace=ctx.tools.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"]
+    )
     tools = offered(ctx)
     if name == "post":  # it keeps its own intent records
         return POST.call(env, args)
     tool = tools.get(name)
     hook = None
     runs = tool is not None and (result.post is None or tool.capability == "thread")
-    if ctx.hooks and runs:
+    if ctx.tools.hooks and runs:
         # The effective outcome goes into tool_started: a resumed turn reuses it (`decided`).
-        hook = decided or ctx.hooks.before_tool(name, args, _hook_data(ctx))
+        hook = decided or ctx.tools.hooks.before_tool(name, args, _hook_data(ctx))
         if hook:
             args = hook["args"]
     log_started(ctx, call["id"], name, args, bool(tool and tool.replay_safe), hook)
@@ -86,8 +91,8 @@ def run_call(
         out = _blocked(hook)
     else:
         out = dispatch(ctx, name, tool, tools, env, args)
-        if ctx.hooks and tool is not None:
-            out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
+        if ctx.tools.hooks and tool is not None:
+            out = ctx.tools.hooks.after_tool(name, args, out, _hook_data(ctx))
     return finish(ctx, call["id"], out)
 
 
@@ -166,11 +171,11 @@ def dispatch(
     try:
         if tool is None:
             raise ToolError(_unavailable(ctx, name, tools))
-        refusal = ctx.tool_guard(name) if ctx.tool_guard else None
+        refusal = ctx.tools.guard(name) if ctx.tools.guard else None
         if refusal:
             raise ToolError(refusal)
-        if ctx.recorded_tools is not None and tool.capability != "thread":
-            return ctx.recorded_tools(ctx.turn, env.call_id or "", name)  # a replay: not run again
+        if ctx.tools.recorded is not None and tool.capability != "thread":
+            return ctx.tools.recorded(ctx.who.turn, env.call_id or "", name)  # a replay: not run again
         return safe_text(str(tool.call(env, args)))
     except ToolError as e:
         return f"error: {e}"
@@ -197,12 +202,12 @@ def finish(ctx: TurnContext, call_id: str, out: str) -> str:
 
 
 def _hook_data(ctx: TurnContext) -> JsonObject:
-    return {"participant": ctx.name, "turn": ctx.turn}
+    return {"participant": ctx.who.name, "turn": ctx.who.turn}
 
 
 def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool[str]]) -> str:
     """Why a tool this turn does not offer cannot be called."""
-    if name in ctx.withheld:
+    if name in ctx.tools.withheld:
         return f"{name} is not available: its capability is held by a notice until the user releases it"
     if any(t.name == name and t.capability == "write" for t in WORKSPACE_TOOLS):
         return write_refusal(name)
