@@ -39,7 +39,7 @@ _POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline
 
 
 def _tool_specs(ctx: TurnContext) -> list[ToolSpec]:
-    return [t.spec() for t in offered(ctx).values()]
+    return [t.spec() for t in offered(ctx.tools).values()]
 
 
 def _budget(target: providers.Target) -> int:
