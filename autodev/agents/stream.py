@@ -14,8 +14,8 @@ from autodev.agents.events import AgentEvent, Arrival, StreamEnd, StreamLine, To
 from autodev.agents.usage import RunUsage, count, session_part
 from autodev.errors import ToolError
 from autodev.harness.calls import dispatch, finish, log_started
+from autodev.harness.context import TurnToolEnv
 from autodev.harness.policy import stop_requested
-from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.records.events import (
     AgentErrorEvent,
@@ -127,10 +127,14 @@ def _call(turn: TurnParts, call: ToolCall, call_id: str) -> str:
     """A thread tool the CLI called through autodev's MCP server: checked and applied exactly as
     a model's call (the post keeps its own intent records)."""
     ctx, tool, args = turn.ctx, call.tool, call.args
-    env = ToolEnv(
-        workspace=ctx.workspace, turn=ctx, result=turn.result, baseline=turn.baseline, call_id=call_id
+    env = TurnToolEnv(
+        workspace=ctx.tools.workspace, turn=ctx, result=turn.result, baseline=turn.baseline, call_id=call_id
     )
-    tools = {"post": POST, "read_thread": READ_THREAD, **({"tell_user": TELL_USER} if ctx.tell_user else {})}
+    tools = {
+        "post": POST,
+        "read_thread": READ_THREAD,
+        **({"tell_user": TELL_USER} if ctx.tools.tell_user else {}),
+    }
     t = tools.get(tool)
     if t is None:
         return f"error: unknown tool '{tool}'; autodev's tools are: {', '.join(tools)}"

@@ -115,12 +115,12 @@ def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = No
         if rec.pid and runner.kill_stale(rec.pid, rec.started):
             ctx.emit(AgentKilledEvent(pid=rec.pid))
     if resume is None:
-        baseline = credit.take_baseline(ctx.repo, ctx.branch)
-        prompt = f"{ctx.system_prompt}\n\n{ctx.turn_prompt}".strip()
+        baseline = credit.take_baseline(ctx.who.repo, ctx.who.branch)
+        prompt = f"{ctx.models.system_prompt}\n\n{ctx.models.turn_prompt}".strip()
         log_turn_started(ctx, baseline, [{"role": "user", "content": prompt}], agent=spec.agents[0])
     else:
         baseline = credit.baseline_from_json(resume.baseline)
-        prompt = (resume.messages[0]["content"] or "") if resume.messages else ctx.turn_prompt
+        prompt = (resume.messages[0]["content"] or "") if resume.messages else ctx.models.turn_prompt
         carry(resume, result)
         recovered(ctx, spec.run_dir, resume, result)
         ctx.emit(TurnResumedEvent(step=0, pending_tools=0))
@@ -182,18 +182,18 @@ def _limited(ctx: TurnContext, agent: str, limit: AgentEvent, rest: list[str]) -
 def _all_agents_limited(turn: TurnParts, prompt: str) -> TurnResult:
     """Every agent is limited: the failover models take the turn, or the run waits."""
     ctx = turn.ctx
-    if usable(ctx, ctx.targets, lambda t: t.label):
+    if usable(ctx, ctx.models.targets, lambda t: t.label):
         return _to_models(ctx, prompt, turn.baseline, turn.result)
-    labels = [*map(label, turn.spec.agents), *(t.label for t in ctx.targets)]
-    raise all_limited(ctx, labels, f"every agent and model of {ctx.name} is at its usage limit")
+    labels = [*map(label, turn.spec.agents), *(t.label for t in ctx.models.targets)]
+    raise all_limited(ctx, labels, f"every agent and model of {ctx.who.name} is at its usage limit")
 
 
 def _to_models(ctx: TurnContext, prompt: str, baseline: credit.Baseline, so_far: TurnResult) -> TurnResult:
     """Every agent is limited: the participant's failover models take the rest of the turn,
     from the same prompt and baseline (the harness's own tool loop, under the same turn id)."""
-    ctx.emit(FailoverEvent(model="agents", to=ctx.targets[0].label))
+    ctx.emit(FailoverEvent(model="agents", to=ctx.models.targets[0].label))
     resume = Resume(
-        ctx.turn, ctx.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
+        ctx.who.turn, ctx.who.name, [{"role": "user", "content": prompt}], credit.baseline_to_json(baseline)
     )
     carry(so_far, resume)
     return run_turn(ctx, resume)
@@ -205,11 +205,11 @@ def _run_once(turn: TurnParts, ask: RunAsk) -> CliRun:
     ctx, agent = turn.ctx, ask.agent
     ad = adapters.adapter(agent)
     run = CliRun(base=ask.base)
-    projectfiles.check(ctx.repo, agent)  # its settings planted in the repository: not run
+    projectfiles.check(ctx.who.repo, agent)  # its settings planted in the repository: not run
     exe = adapters.find_binary(agent)
     if exe is None:
         raise AutodevError(
-            f"{ctx.name}: the {agent} CLI was not found (PATH or ${ad.bin_env})",
+            f"{ctx.who.name}: the {agent} CLI was not found (PATH or ${ad.bin_env})",
             f"install it, or set {ad.bin_env} to its path; `autodev doctor` checks it",
         )
     events: queue.Queue[Arrival] = queue.Queue()
@@ -256,7 +256,7 @@ def _invocation(turn: TurnParts, ask: RunAsk, bridge: Bridge) -> Invocation:
         effort=spec.effort,
         extra_args=list(spec.extra_args) if first else [],
         gated=spec.gated,
-        write=turn.ctx.can_write,
+        write=turn.ctx.who.can_write,
         resume=ask.session or None,
         key_mode=bool(spec.key_env),
         settings_dir=spec.run_dir / "agents",
@@ -269,10 +269,10 @@ def _start(
     """The CLI's process, its raw stream and stderr in the run folder's agents/, recorded."""
     ctx, agent = turn.ctx, ask.agent
     folder = turn.spec.run_dir / "agents"
-    stem = f"t{ctx.turn}-{ask.n}-{agent}"
+    stem = f"t{ctx.who.turn}-{ask.n}-{agent}"
     proc = runner.CliProcess(
         argv,
-        cwd=ctx.repo,
+        cwd=ctx.who.repo,
         env=env,
         raw=folder / f"{stem}.jsonl",
         stderr=folder / f"{stem}.stderr",

@@ -148,11 +148,11 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
         used = from_stream(agent, run_dir / rec.stream)
         for ev in used.final or [e for e in [used.unreported()] if e]:
             count(ctx, agent, ev, result)
-        ctx.hlog.append(
+        ctx.logs.hlog.append(
             {
                 "type": "agent_finished",
-                "run": ctx.run_id,
-                "turn": ctx.turn,
+                "run": ctx.who.run_id,
+                "turn": ctx.who.turn,
                 "ts": time.time(),
                 "agent": agent,
                 "pid": rec.pid,

@@ -28,7 +28,9 @@ from autodev.daemon.services import Services
 from autodev.guard import sandbox, secrets
 from autodev.guard.sandbox import Room
 from autodev.harness import providers
+from autodev.harness.context import Limits, Logs, Models, Toolbox, Who
 from autodev.harness.hooks import Hooks
+from autodev.harness.model import LitellmModel
 from autodev.harness.prompt import build_turn_prompt
 from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry, Tool
@@ -147,41 +149,49 @@ def context(
     config, team = settings.config, settings.team
     told = notes_for(p, st, why, config, got)
     workspace = workspace_for(run, settings, p, turn_no, st, resume, got)
-    ctx = TurnContext(
+    who = Who(
         run_id=run.run_id,
         turn=turn_no,
         name=p.name,
         can_write=p.write,
         team_writers={q.name: q.write for q in team.participants},
         repo=run.paths.repo,
-        thread=run.thread,
-        events=run.events,
-        hlog=run.hlog,
-        workspace=workspace,
-        targets=targets(p, config, got.scripted),
+        branch=st.branch,
+    )
+    models = Models(
+        targets(p, config, got.scripted),
         system_prompt=""
         if resume
         else system_prompt(p, team, workspace, told.withheld, told.extra, run.overrides),
         turn_prompt="" if resume else turn_prompt(run, p, turn_no, st, told.notes),
-        restricted=st.talk_turns >= config.max_talk_turns,
+        overrides=run.overrides,
+        model=LitellmModel() if got.model is None else got.model,
+    )
+    tools = Toolbox(
+        workspace,
+        withheld=told.withheld,
+        extra=told.extra,
+        guard=tool_guard(run, config, p.name),
+        browser=got.browser,
+        hooks=got.hooks if got.hooks.hooks else None,
+        tell_user=notices.teller(run, p.name, got.tools.holdable),
+        # replay --tools recorded
+        recorded=None if got.model is None else getattr(got.model, "tools", None),
+    )
+    logs = Logs(run.thread, run.events, run.hlog)
+    ctx = TurnContext(who, logs, models, tools, limits(config, st), limited_until=dict(st.limited_until))
+    return ctx, told.delivered
+
+
+def limits(config: RunConfig, st: RunState) -> Limits:
+    """How far a turn may go, as configured (restricted once the run's talk limit is reached)."""
+    return Limits(
         max_steps=config.max_steps_per_turn,
         timeout_sec=config.turn_timeout_min * 60,
         max_retries=config.max_retries,
         retry_backoff_sec=config.retry_backoff_sec,
-        limited_until=dict(st.limited_until),
-        overrides=run.overrides,
-        withheld=told.withheld,
-        extra_tools=told.extra,
-        browser=got.browser,
-        tool_guard=tool_guard(run, config, p.name),
-        tell_user=notices.teller(run, p.name, got.tools.holdable),
-        hooks=got.hooks if got.hooks.hooks else None,
-        branch=st.branch,
+        restricted=st.talk_turns >= config.max_talk_turns,
     )
-    if got.model is not None:
-        ctx.model = got.model
-        ctx.recorded_tools = getattr(got.model, "tools", None)  # replay --tools recorded
-    return ctx, told.delivered
 
 
 def turn_prompt(run: Run, p: Participant, turn_no: int, st: RunState, notes: list[str]) -> str:
@@ -230,8 +240,8 @@ def take(
     finally:
         if ctx.limited_until != st.limited_until:  # no state.json replacement when nothing changed
             run.state.update(lambda s: s.changed(limited_until=ctx.limited_until))
-    if ctx.workspace.after_command is not None and not _only_talked(run, p):
-        ctx.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
+    if ctx.tools.workspace.after_command is not None and not _only_talked(run, p):
+        ctx.tools.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
     told = delivered if not resume else []
     upto = result.post.seq if result.post else seen_upto
 

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from autodev.errors import ToolError
 from autodev.harness.browser import INSTALL_HINT
+from autodev.harness.context import TurnToolEnv
 from autodev.harness.registry import Args, Boolean, Integer, String, Tool, ToolEnv
 
 
@@ -32,7 +33,7 @@ class TypeArgs(Args):
 
 def _on_browser(method: str) -> Callable[..., str]:
     def handler(env: ToolEnv, **kwargs: object) -> str:
-        browser = getattr(env.turn, "browser", None) if env.turn is not None else None
+        browser = env.turn.tools.browser if isinstance(env, TurnToolEnv) else None
         if browser is None:
             raise ToolError(f"the browser is not available here; {INSTALL_HINT}")
         return browser.run(method, env.workspace, **kwargs)

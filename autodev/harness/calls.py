@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeGuard
 
 from autodev.errors import AutodevError, ToolError
 from autodev.harness import credit
+from autodev.harness.context import TurnToolEnv
 from autodev.harness.hooks import HookDecision, decision
 from autodev.harness.messages import ToolCall, arguments
 from autodev.harness.recovery import CRASHED, INTERRUPTED, Began
@@ -24,14 +25,14 @@ from autodev.records.events import ErrorEvent, ToolEvent, ToolInterruptedEvent
 from autodev.store.journal import JsonObject, is_object, safe_text
 
 if TYPE_CHECKING:
-    from autodev.harness.context import TurnContext, TurnResult
+    from autodev.harness.context import Toolbox, TurnContext, TurnResult, Who
 
 
-def offered(ctx: TurnContext) -> dict[str, Tool[str]]:
-    """The tools this turn offers the model, by name: the thread tools, then the workspace
+def offered(box: Toolbox) -> dict[str, Tool[str]]:
+    """The tools a turn with `box` offers the model, by name: the thread tools, then the workspace
     tools the participant may use, less those of capabilities a notice holds."""
-    thread = [POST, READ_THREAD] + ([TELL_USER] if ctx.tell_user else [])
-    tools = thread + [t for t in [*ctx.workspace.tools(), *ctx.extra_tools] if t.name not in ctx.withheld]
+    thread = [POST, READ_THREAD] + ([TELL_USER] if box.tell_user else [])
+    tools = thread + [t for t in [*box.workspace.tools(), *box.extra] if t.name not in box.withheld]
     return {t.name: t for t in tools}
 
 
@@ -67,16 +68,18 @@ def run_call(
     args = parse_arguments(name, arguments(call))
     if isinstance(args, str):
         return args
-    env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"])
-    tools = offered(ctx)
+    env = TurnToolEnv(
+        workspace=ctx.tools.workspace, turn=ctx, result=result, baseline=baseline, call_id=call["id"]
+    )
+    tools = offered(ctx.tools)
     if name == "post":  # it keeps its own intent records
         return POST.call(env, args)
     tool = tools.get(name)
     hook = None
     runs = tool is not None and (result.post is None or tool.capability == "thread")
-    if ctx.hooks and runs:
+    if ctx.tools.hooks and runs:
         # The effective outcome goes into tool_started: a resumed turn reuses it (`decided`).
-        hook = decided or ctx.hooks.before_tool(name, args, _hook_data(ctx))
+        hook = decided or ctx.tools.hooks.before_tool(name, args, _hook_data(ctx.who))
         if hook:
             args = hook["args"]
     log_started(ctx, call["id"], name, args, bool(tool and tool.replay_safe), hook)
@@ -86,8 +89,8 @@ def run_call(
         out = _blocked(hook)
     else:
         out = dispatch(ctx, name, tool, tools, env, args)
-        if ctx.hooks and tool is not None:
-            out = ctx.hooks.after_tool(name, args, out, _hook_data(ctx))
+        if ctx.tools.hooks and tool is not None:
+            out = ctx.tools.hooks.after_tool(name, args, out, _hook_data(ctx.who))
     return finish(ctx, call["id"], out)
 
 
@@ -165,12 +168,12 @@ def dispatch(
     faults the run)."""
     try:
         if tool is None:
-            raise ToolError(_unavailable(ctx, name, tools))
-        refusal = ctx.tool_guard(name) if ctx.tool_guard else None
+            raise ToolError(_unavailable(ctx.tools, name, tools))
+        refusal = ctx.tools.guard(name) if ctx.tools.guard else None
         if refusal:
             raise ToolError(refusal)
-        if ctx.recorded_tools is not None and tool.capability != "thread":
-            return ctx.recorded_tools(ctx.turn, env.call_id or "", name)  # a replay: not run again
+        if ctx.tools.recorded is not None and tool.capability != "thread":
+            return ctx.tools.recorded(ctx.who.turn, env.call_id or "", name)  # a replay: not run again
         return safe_text(str(tool.call(env, args)))
     except ToolError as e:
         return f"error: {e}"
@@ -196,13 +199,13 @@ def finish(ctx: TurnContext, call_id: str, out: str) -> str:
     return out
 
 
-def _hook_data(ctx: TurnContext) -> JsonObject:
-    return {"participant": ctx.name, "turn": ctx.turn}
+def _hook_data(who: Who) -> JsonObject:
+    return {"participant": who.name, "turn": who.turn}
 
 
-def _unavailable(ctx: TurnContext, name: str, tools: dict[str, Tool[str]]) -> str:
+def _unavailable(box: Toolbox, name: str, tools: dict[str, Tool[str]]) -> str:
     """Why a tool this turn does not offer cannot be called."""
-    if name in ctx.withheld:
+    if name in box.withheld:
         return f"{name} is not available: its capability is held by a notice until the user releases it"
     if any(t.name == name and t.capability == "write" for t in WORKSPACE_TOOLS):
         return write_refusal(name)

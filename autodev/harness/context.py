@@ -1,6 +1,11 @@
 """A turn's context and result: what the turn loop, its model requests and its tool calls
 (`turn`, `generation`, `calls`) and an agent CLI's turn share; `TurnRunner`, what runs one
-participant kind's turn, and the `Seat` it is given besides the context."""
+participant kind's turn, and the `Seat` it is given besides the context.
+
+The context is given in parts, one per concern, each fixed for the turn: whose turn it is and
+where (`Who`), the logs it writes (`Logs`), what answers it and what it is asked (`Models`),
+its bounds (`Limits`) and what its calls may act on (`Toolbox`). `TurnContext` holds them and
+what changes while the turn runs (models put at their usage limit, compactions)."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
-from autodev.harness.registry import Tool
+from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.tools import Workspace
 from autodev.records.state import Spent, TurnUsage
 from autodev.store.journal import JsonObject
@@ -28,44 +33,91 @@ if TYPE_CHECKING:
     from autodev.store.journal import Journal
     from autodev.store.thread import Thread
 
-__all__ = ["Seat", "TurnContext", "TurnResult", "TurnRunner"]
+__all__ = [
+    "Limits",
+    "Logs",
+    "Models",
+    "Seat",
+    "Toolbox",
+    "TurnContext",
+    "TurnResult",
+    "TurnRunner",
+    "TurnToolEnv",
+    "Who",
+]
 
 
-@dataclass
-class TurnContext:
+@dataclass(frozen=True)
+class Who:
+    """Whose turn it is and where it works: the run, the turn, the participant and what it and
+    its team may write, the repository and the run's branch."""
+
     run_id: str
     turn: int
     name: str
     can_write: bool
-    team_writers: dict[str, bool]
+    team_writers: dict[str, bool]  # participant -> whether it writes (a handoff's check)
     repo: Path
+    branch: str | None = None  # the run's branch (state `branch`): credit counts commits on it
+
+
+@dataclass(frozen=True)
+class Logs:
+    """Where the turn is written: the thread, the events, the harness log."""
+
     thread: Thread
     events: Events
     hlog: Journal  # the harness log
-    workspace: Workspace
+
+
+@dataclass(frozen=True)
+class Models:
+    """What answers the turn and what it is asked: the model targets in failover order, the
+    client that sends the requests, the prompts and the run's prompt overrides."""
+
     targets: list[providers.Target]
     system_prompt: str
     turn_prompt: str
-    restricted: bool = False
+    overrides: Path | None = None
+    model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far the turn may go: its steps, its time, a model request's retries, and whether the
+    talk limit restricts its post."""
+
     max_steps: int = 40
     timeout_sec: float = 1200.0
     max_retries: int = 4
     retry_backoff_sec: float = 2.0
-    limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
-    overrides: Path | None = None
+    restricted: bool = False  # the talk limit is reached: only some moves are accepted
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    """What the turn's tool calls may act on, and what stands before them."""
+
+    workspace: Workspace
     withheld: frozenset[str] = frozenset()  # tools of capabilities this participant does not hold
-    extra_tools: list[Tool[str]] = field(
-        default_factory=list[Tool[str]]
-    )  # granted beyond the built-ins (MCP, browser)
-    tool_guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
+    extra: list[Tool[str]] = field(default_factory=list[Tool[str]])  # beyond the built-ins (MCP, browser)
+    guard: Callable[[str], str | None] | None = None  # refusal of a gate-required tool, or None
     browser: Browser | None = None  # this participant's browser, when granted
-    tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
-    compactions: int = 0  # compactions made in this turn (status shows their sum)
     hooks: Hooks | None = None  # when config.toml declares any
-    branch: str | None = None  # the run's branch (state `branch`): credit counts commits on it
-    model: Model = field(default_factory=LitellmModel)  # what answers the turn's requests
+    tell_user: Callable[[str, str | None], str] | None = None  # raises a notice; returns its id
     # `autodev replay --tools recorded`: (turn, call id, tool name) -> the recorded result
-    recorded_tools: Callable[[int, str, str], str] | None = None
+    recorded: Callable[[int, str, str], str] | None = None
+
+
+@dataclass
+class TurnContext:
+    who: Who
+    logs: Logs
+    models: Models
+    tools: Toolbox
+    limits: Limits = Limits()
+    limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
+    compactions: int = 0  # compactions made in this turn (status shows their sum)
 
     def record(self, type: str, **fields: object) -> dict[str, object]:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
@@ -78,14 +130,22 @@ class TurnContext:
 
     def _append(self, type: str, fields: dict[str, object], durable: bool) -> dict[str, object]:
         # ts: when it happened, for the spans autodev/telemetry derives from this log
-        return self.hlog.append(
-            {"type": type, "run": self.run_id, "turn": self.turn, "ts": round(time.time(), 6), **fields},
+        return self.logs.hlog.append(
+            {
+                "type": type,
+                "run": self.who.run_id,
+                "turn": self.who.turn,
+                "ts": round(time.time(), 6),
+                **fields,
+            },
             durable=durable,
         )
 
     def emit(self, ev: TurnEvent) -> JsonObject:
         """An event of this participant's turn (its participant and turn filled in)."""
-        return self.events.emit(ev.model_copy(update={"participant": self.name, "turn": self.turn}))
+        return self.logs.events.emit(
+            ev.model_copy(update={"participant": self.who.name, "turn": self.who.turn})
+        )
 
 
 @dataclass
@@ -109,6 +169,15 @@ class TurnResult:
                 cost=gen.cost or 0.0,
             ),
         )
+
+
+@dataclass(kw_only=True)
+class TurnToolEnv(ToolEnv):
+    """A tool call's `ToolEnv` within a turn: the thread tools act on the turn and its result
+    (the registry does not name them: this module imports it)."""
+
+    turn: TurnContext
+    result: TurnResult
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ _POLL_SEC = 0.1  # how often a waiting turn looks at `stop` and its deadline
 
 
 def _tool_specs(ctx: TurnContext) -> list[ToolSpec]:
-    return [t.spec() for t in offered(ctx).values()]
+    return [t.spec() for t in offered(ctx.tools).values()]
 
 
 def _budget(target: providers.Target) -> int:
@@ -81,10 +81,10 @@ def generate(
     restarts via the harness log). None: the turn cannot fit its window."""
     squeezed = False
     while True:
-        ready = usable(ctx, ctx.targets, lambda t: t.label)
+        ready = usable(ctx, ctx.models.targets, lambda t: t.label)
         if not ready:
-            labels = [t.label for t in ctx.targets]
-            raise all_limited(ctx, labels, f"every model of {ctx.name} is at its usage limit")
+            labels = [t.label for t in ctx.models.targets]
+            raise all_limited(ctx, labels, f"every model of {ctx.who.name} is at its usage limit")
         target = ready[0]
         if estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
             _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
@@ -100,24 +100,24 @@ def generate(
                 return None
             squeezed = True
         except providers.Refused as e:
-            raise e.to_error(ctx.name, target.label) from e
+            raise e.to_error(ctx.who.name, target.label) from e
         except providers.RateLimited as e:
             nxt = [t.label for t in ready[1:]]
             failover(ctx, target.label, time.time() + e.retry_after, e.retry_after, nxt[0] if nxt else None)
         except providers.Transient as e:
-            if attempt > ctx.max_retries:
+            if attempt > ctx.limits.max_retries:
                 raise ProviderError(
-                    f"{ctx.name}'s model failed {attempt} times: {e}",
+                    f"{ctx.who.name}'s model failed {attempt} times: {e}",
                     "check the provider's status; `autodev resume` tries again",
                 ) from e
-            delay = providers.backoff(attempt, ctx.retry_backoff_sec)
+            delay = providers.backoff(attempt, ctx.limits.retry_backoff_sec)
             ctx.emit(RetryEvent(model=target.label, attempt=attempt, delay=delay, error=str(e)[:300]))
             _pause(ctx, delay)
 
 
 def _cut(ctx: TurnContext) -> None:
     """Raise when the turn must end now: the user's `stop`, or the turn's deadline."""
-    ws = ctx.workspace
+    ws = ctx.tools.workspace
     check_stop(ctx)
     if ws.deadline is not None and time.monotonic() >= ws.deadline:
         raise TurnTimedOut()
@@ -133,12 +133,12 @@ def _ask(
 
     def request() -> None:
         try:
-            answer = ctx.model.complete(
+            answer = ctx.models.model.complete(
                 target,
                 sent,
                 tools,
-                turn_id=f"{ctx.run_id}:{ctx.turn}",
-                timeout=ctx.workspace.time_for(ctx.timeout_sec),
+                turn_id=f"{ctx.who.run_id}:{ctx.who.turn}",
+                timeout=ctx.tools.workspace.time_for(ctx.limits.timeout_sec),
                 origins=dict(origins),
             )
             got.append(answer)

@@ -81,7 +81,7 @@ def log_turn_started(
     with it (the group commit)."""
     (ctx.record if durable else ctx.record_later)(
         "turn_started",
-        participant=ctx.name,
+        participant=ctx.who.name,
         head=baseline.head,
         baseline=credit.baseline_to_json(baseline),
         messages=messages,
@@ -103,7 +103,7 @@ def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
 
 def stop_requested(ctx: TurnContext) -> bool:
     """The user is stopping the run (the same `stop` that cuts the turn's tools)."""
-    return ctx.workspace.stopping_now()
+    return ctx.tools.workspace.stopping_now()
 
 
 def check_stop(ctx: TurnContext) -> None:
@@ -120,7 +120,7 @@ class Deadline:
 
     @classmethod
     def of(cls, ctx: TurnContext) -> Deadline:
-        return cls(time.monotonic() + ctx.timeout_sec)
+        return cls(time.monotonic() + ctx.limits.timeout_sec)
 
     def passed(self) -> bool:
         return time.monotonic() > self.at
@@ -138,7 +138,7 @@ class Nudge:
 
     @staticmethod
     def text(ctx: TurnContext) -> str:
-        return prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.overrides)
+        return prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.models.overrides)
 
     def after_silence(
         self, ctx: TurnContext, who: str, message: Mapping[str, object], event: NudgedEvent | None = None

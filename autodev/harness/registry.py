@@ -7,7 +7,8 @@ declaration come the schema sent to the provider (:meth:`Tool.spec`), the usage 
 validation of a model's arguments with errors it can read and correct itself from.
 
 A handler is called as ``handler(env, **arguments)``: ``env`` is a :class:`ToolEnv`, the things a
-tool may act on during one call (the workspace, the turn), so one declaration serves every turn.
+tool may act on during one call (the workspace; within a turn, the turn: ``TurnToolEnv``), so one
+declaration serves every turn.
 
 Capabilities are named groups of tools a participant holds or not (``read``, ``write``,
 ``commands``, ``thread``, ``browser``, an MCP server's); a notice's ``hold`` takes one away.
@@ -20,7 +21,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Annotated, Generic, TypeGuard, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 
@@ -89,13 +90,11 @@ String = Annotated[str, BeforeValidator(_string)]
 
 @dataclass
 class ToolEnv:
-    """What a handler may act on during one call; each tool uses the parts it needs."""
+    """What a handler may act on during one call; each tool uses the parts it needs. Within a
+    turn it is harness/context.py's `TurnToolEnv`, which adds the turn and its result (that
+    module imports this one: naming them here would close an import circle)."""
 
     workspace: Scope | None = None  # the turn's Workspace (harness/tools.py)
-    # harness/context.py's TurnContext and TurnResult: that module imports this one, so naming
-    # them here would close an import circle (tests/test_architecture.py)
-    turn: Any = None
-    result: Any = None
     baseline: Baseline | None = None  # what a work_done post is credited against
     call_id: str | None = None
 

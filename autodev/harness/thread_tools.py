@@ -10,7 +10,8 @@ from pydantic import Field
 
 from autodev.errors import PostRefused, ToolError
 from autodev.harness import credit
-from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
+from autodev.harness.context import TurnToolEnv
+from autodev.harness.registry import Args, Integer, String, Tool
 from autodev.records.base import Move
 from autodev.rules.moves import MOVES, check_post
 from autodev.store.paths import git_head
@@ -40,41 +41,47 @@ class TellUserArgs(Args):
     )
 
 
-def post(env: ToolEnv, **args: object) -> str:
+def post(env: TurnToolEnv, **args: object) -> str:
     """Check the move (SPEC §4) and append it once, by its provisioned id."""
     ctx, result = env.turn, env.result
     if result.post is not None:
         return "refused: you already posted this turn; a turn has exactly one post"
     try:
         draft = check_post(
-            args, author=ctx.name, can_write=ctx.can_write, team=ctx.team_writers, restricted=ctx.restricted
+            args,
+            author=ctx.who.name,
+            can_write=ctx.who.can_write,
+            team=ctx.who.team_writers,
+            restricted=ctx.limits.restricted,
         )
     except PostRefused as e:
         return f"refused: {e}"
-    hook_data = {"participant": ctx.name, "turn": ctx.turn}
-    if ctx.hooks:
-        why = ctx.hooks.before_post(draft, hook_data)
+    hook_data = {"participant": ctx.who.name, "turn": ctx.who.turn}
+    if ctx.tools.hooks:
+        why = ctx.tools.hooks.before_post(draft, hook_data)
         if why:
             return f"refused by a before_post hook: {why}"
     credit_note: dict[str, object] = {}
     if draft.kind == "work_done":
         if env.baseline is None:
             raise ToolError("post: this turn has no baseline to credit work_done against")
-        credit_note["credit"] = credit.credit_since(ctx.repo, env.baseline)
-    pid = f"{ctx.run_id}:t{ctx.turn}:post"
+        credit_note["credit"] = credit.credit_since(ctx.who.repo, env.baseline)
+    pid = f"{ctx.who.run_id}:t{ctx.who.turn}:post"
     ctx.record("post_started", id=pid + ":intent")
     # `head`: the commit `autodev rewind` to this post goes back to
-    posted = ctx.thread.append(draft.noted(id=pid, turn=ctx.turn, **credit_note, head=git_head(ctx.repo)))
+    posted = ctx.logs.thread.append(
+        draft.noted(id=pid, turn=ctx.who.turn, **credit_note, head=git_head(ctx.who.repo))
+    )
     ctx.record_later("post_committed", seq=posted.seq)  # the post itself is fsynced
-    ctx.events.posted(posted)
+    ctx.logs.events.posted(posted)
     result.post = posted
-    if ctx.hooks:
-        ctx.hooks.after_post(posted, hook_data)
+    if ctx.tools.hooks:
+        ctx.tools.hooks.after_post(posted, hook_data)
     return f"posted as #{posted.seq}; your turn is over"
 
 
-def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
-    thread = env.turn.thread
+def read_thread(env: TurnToolEnv, from_seq: int, to_seq: int | None) -> str:
+    thread = env.turn.logs.thread
     start = max(1, from_seq)
     end = to_seq or from_seq + READ_PAGE - 1
     posts = thread.read(start, end, limit=READ_PAGE)
@@ -89,15 +96,15 @@ def read_thread(env: ToolEnv, from_seq: int, to_seq: int | None) -> str:
     return "\n\n".join(out)
 
 
-def tell_user(env: ToolEnv, text: str, hold: str | None) -> str:
+def tell_user(env: TurnToolEnv, text: str, hold: str | None) -> str:
     ctx, result = env.turn, env.result
-    if ctx.tell_user is None:
+    if ctx.tools.tell_user is None:
         raise ToolError("tell_user is not available")
     if result.told:
         return "refused: tell_user was already used this turn (at most one notice per turn)"
     if not text.strip():
         raise ToolError("tell_user needs text (a non-empty string)")
-    nid = ctx.tell_user(text.strip(), hold or None)
+    nid = ctx.tools.tell_user(text.strip(), hold or None)
     result.told = True
     return f"notice {nid} raised; the user's answer will reach you in a later turn"
 

@@ -83,8 +83,8 @@ def run_turn(ctx: TurnContext, resume: Resume | None = None) -> TurnResult:
     at = _start(ctx) if resume is None else _resume(ctx, resume, result)
     while result.post is None:
         check_stop(ctx)
-        if result.steps >= ctx.max_steps:
-            result.reason = f"reached maxStepsPerTurn ({ctx.max_steps}) without a post"
+        if result.steps >= ctx.limits.max_steps:
+            result.reason = f"reached maxStepsPerTurn ({ctx.limits.max_steps}) without a post"
             break
         if deadline.passed():
             result.reason = TIMED_OUT
@@ -130,10 +130,10 @@ def _safe(message: AssistantMessage) -> AssistantMessage:
 
 
 def _start(ctx: TurnContext) -> _Loop:
-    baseline = credit.take_baseline(ctx.repo, ctx.branch)
+    baseline = credit.take_baseline(ctx.who.repo, ctx.who.branch)
     messages: list[Message] = [
-        {"role": "system", "content": ctx.system_prompt},
-        {"role": "user", "content": ctx.turn_prompt},
+        {"role": "system", "content": ctx.models.system_prompt},
+        {"role": "user", "content": ctx.models.turn_prompt},
     ]
     # Nothing runs before the first request's intent record (generation_started, fsynced), or
     # else the turn's end (its state.json write fsyncs the log first): this is fsynced with it.

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autodev.agents.turn import AgentSpec, run_agent_turn
+from autodev.harness.context import Limits, Logs, Models, Toolbox, Who
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import AllModelsLimited, TurnContext
 from autodev.store.events import Events
@@ -28,20 +29,15 @@ AGENTS = ("claude", "codex", "copilot", "gemini")
 def make_ctx(repo: Path, run: Path, *, timeout: float = 60.0, write: bool = True) -> TurnContext:
     run.mkdir(exist_ok=True)
     return TurnContext(
-        run_id="r1",
-        turn=1,
-        name="builder",
-        can_write=write,
-        team_writers={"builder": write, "reviewer": False},
-        repo=repo,
-        thread=Thread(run / "thread.jsonl"),
-        events=Events(run / "events.jsonl", "r1"),
-        hlog=Journal(run / "harness.jsonl"),
-        workspace=Workspace(repo, write=write, command_timeout=30),
-        targets=[],
-        system_prompt="You are builder.",
-        turn_prompt="Build the thing, then post.",
-        timeout_sec=timeout,
+        Who(
+            "r1", 1, "builder", can_write=write, team_writers={"builder": write, "reviewer": False}, repo=repo
+        ),
+        Logs(
+            Thread(run / "thread.jsonl"), Events(run / "events.jsonl", "r1"), Journal(run / "harness.jsonl")
+        ),
+        Models([], "You are builder.", "Build the thing, then post."),
+        Toolbox(Workspace(repo, write=write, command_timeout=30)),
+        Limits(timeout_sec=timeout),
     )
 
 
@@ -66,7 +62,7 @@ def test_a_turn_edits_commits_and_posts_through_mcp(agent, repo, tmp_path, fakes
     result = run_agent_turn(ctx, AgentSpec([agent], tmp_path / "run", model="m1"))
     assert result.post is not None and result.post.kind == "work_done"
     assert result.post.credit.files == ["hello.txt"]
-    assert [p.text for p in ctx.thread.read(1, 10)] == ["added hello"]
+    assert [p.text for p in ctx.logs.thread.read(1, 10)] == ["added hello"]
     assert result.spent.total.prompt_tokens == 150 and result.spent.total.completion_tokens == 20
     assert result.spent.models[f"agent:{agent}"].prompt_tokens == 150
     (call,) = fakes.calls()
@@ -87,7 +83,7 @@ def test_only_the_first_post_counts(repo, tmp_path, fakes):
     ctx = make_ctx(repo, tmp_path / "run")
     result = run_agent_turn(ctx, AgentSpec(["claude"], tmp_path / "run"))
     assert result.post.text == "one"
-    assert [p.text for p in ctx.thread.read(1, 10)] == ["one"]
+    assert [p.text for p in ctx.logs.thread.read(1, 10)] == ["one"]
     raw = next((tmp_path / "run" / "agents").glob("*.jsonl")).read_text()
     assert "refused: you already posted this turn" in raw
 
@@ -143,7 +139,7 @@ def test_exit_twice_without_post_is_a_silent_turn(repo, tmp_path, fakes):
     result = run_agent_turn(ctx, AgentSpec(["gemini"], tmp_path / "run"))
     assert result.post is None and result.reason == "the agent exited twice without posting"
     assert len(fakes.calls()) == 2
-    assert ctx.thread.last_seq == 0
+    assert ctx.logs.thread.last_seq == 0
 
 
 @pytest.mark.full

@@ -85,7 +85,7 @@ def test_claude_gated_turn_refuses_the_shell_writes_and_posts_through_mcp(
         result = run_agent_turn(ctx, spec)
     record(tmp_path / "run", f"claude-{version(claude)}-gated")
     assert result.post is not None and result.post.text == "hello from the real claude"
-    assert [p.text for p in ctx.thread.read(1, 10)] == ["hello from the real claude"]
+    assert [p.text for p in ctx.logs.thread.read(1, 10)] == ["hello from the real claude"]
     assert (repo / "hello.txt").read_text() == "hi\n"
     convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
     assert all(b.get("output_config", {}).get("effort") == "low" for b in convo)  # --effort low
@@ -180,7 +180,7 @@ def test_codex_exec_posts_through_mcp_uncancelled(repo, tmp_path, monkeypatch, p
     if provider == "local":  # the two streams are alike
         record(tmp_path / "run", f"codex-{version(exe)}-posted")
     assert result.post is not None and result.post.text == "hello from the real codex"
-    assert [p.text for p in ctx.thread.read(1, 10)] == ["hello from the real codex"]
+    assert [p.text for p in ctx.logs.thread.read(1, 10)] == ["hello from the real codex"]
     convo = [r["body"] for r in srv.requests if r["body"].get("tools")]
     autodev = [t for t in convo[0]["tools"] if t.get("name") == "mcp__autodev"]
     assert autodev and autodev[0]["type"] == "namespace"  # the MCP tools, offered as one namespace

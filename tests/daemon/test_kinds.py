@@ -8,9 +8,8 @@ import json
 from autodev.config import Participant
 from autodev.daemon import Daemon, kinds
 from autodev.harness import credit, policy
-from autodev.harness.context import Seat, TurnContext, TurnResult
+from autodev.harness.context import Seat, TurnContext, TurnResult, TurnToolEnv
 from autodev.harness.recovery import Resume
-from autodev.harness.registry import ToolEnv
 from autodev.harness.thread_tools import POST
 from autodev.store import inbox
 from autodev.store.paths import RunPaths
@@ -38,9 +37,11 @@ class FixedSay:
     def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
         self.seats.append(seat)
         policy.check_stop(ctx)
-        result, baseline = TurnResult(None), credit.take_baseline(ctx.repo, ctx.branch)
-        policy.log_turn_started(ctx, baseline, [{"role": "user", "content": ctx.turn_prompt}])
-        env = ToolEnv(workspace=ctx.workspace, turn=ctx, result=result, baseline=baseline, call_id="fixed-1")
+        result, baseline = TurnResult(None), credit.take_baseline(ctx.who.repo, ctx.who.branch)
+        policy.log_turn_started(ctx, baseline, [{"role": "user", "content": ctx.models.turn_prompt}])
+        env = TurnToolEnv(
+            workspace=ctx.tools.workspace, turn=ctx, result=result, baseline=baseline, call_id="fixed-1"
+        )
         POST.call(env, {"kind": "say", "text": TEXT, "handoff": "user"})
         result.steps = 1
         policy.log_turn_finished(ctx, result)

@@ -10,22 +10,38 @@ import sys
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from autodev.config import McpServer
 from autodev.errors import ToolError
 from autodev.harness import browser, browser_tools
+from autodev.harness.context import Logs, Models, Toolbox, TurnContext, TurnResult, TurnToolEnv, Who
 from autodev.harness.mcp import McpHub
 from autodev.harness.registry import ToolEnv
 from autodev.harness.tools import Workspace
+from autodev.store.events import Events
+from autodev.store.journal import Journal
+from autodev.store.thread import Thread
 
 SERVER = str(Path(__file__).resolve().parents[1] / "mcp_server.py")
 
 
 def ws(repo: Path) -> Workspace:
     return Workspace(repo, write=True, command_timeout=20)
+
+
+def with_browser(w: Workspace, b: browser.Browser, tmp: Path) -> TurnToolEnv:
+    """A turn's tool call whose participant was granted the browser `b`."""
+    ctx = TurnContext(
+        Who("r1", 1, "builder", can_write=True, team_writers={"builder": True}, repo=w.repo),
+        Logs(
+            Thread(tmp / "thread.jsonl"), Events(tmp / "events.jsonl", "r1"), Journal(tmp / "harness.jsonl")
+        ),
+        Models([], "", ""),
+        Toolbox(w, browser=b),
+    )
+    return TurnToolEnv(workspace=w, turn=ctx, result=TurnResult(None))
 
 
 def within(seconds: float, fn, *args) -> str:
@@ -181,12 +197,12 @@ def test_a_page_that_never_loads_is_cut_and_the_browser_starts_afresh(repo, tmp_
     try:
         w = ws(repo)
         w.limit(None, lambda: bool(accepted))  # `stop` once the page is loading
-        out = within(30, open_tool.call, ToolEnv(workspace=w, turn=SimpleNamespace(browser=b)), {"url": url})
+        out = within(30, open_tool.call, with_browser(w, b, tmp_path), {"url": url})
         assert out.startswith("ToolError: browser_open: stopped: the run is stopping; the browser was closed")
         assert b._page is None
         w = ws(repo)
         w.limit(time.monotonic() + 3)  # the deadline: Playwright's own wait gets the time left
-        out = within(30, open_tool.call, ToolEnv(workspace=w, turn=SimpleNamespace(browser=b)), {"url": url})
+        out = within(30, open_tool.call, with_browser(w, b, tmp_path), {"url": url})
         assert out.startswith("ToolError: browser_open: "), out
     finally:
         b.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autodev.harness import policy
-from autodev.harness.context import TurnContext, TurnResult
+from autodev.harness.context import Limits, Logs, Models, Toolbox, TurnContext, TurnResult, Who
 from autodev.harness.recovery import Resume
 from autodev.harness.tools import Workspace
 from autodev.records.events import NudgedEvent
@@ -20,23 +20,16 @@ from autodev.store.journal import Journal, iter_records
 from autodev.store.thread import Thread
 
 
-def _ctx(repo: Path, tmp: Path, **kw) -> TurnContext:
+def _ctx(repo: Path, tmp: Path, workspace: Workspace | None = None, limits: Limits = Limits()) -> TurnContext:
     run = tmp / "run"
     return TurnContext(
-        run_id="r1",
-        turn=3,
-        name="builder",
-        can_write=True,
-        team_writers={"builder": True},
-        repo=repo,
-        thread=Thread(run / "thread.jsonl"),
-        events=Events(run / "events.jsonl", "r1"),
-        hlog=Journal(run / "harness.jsonl"),
-        workspace=kw.pop("workspace", None) or Workspace(repo, write=True, command_timeout=5),
-        targets=[],
-        system_prompt="",
-        turn_prompt="",
-        **kw,
+        Who("r1", 3, "builder", can_write=True, team_writers={"builder": True}, repo=repo),
+        Logs(
+            Thread(run / "thread.jsonl"), Events(run / "events.jsonl", "r1"), Journal(run / "harness.jsonl")
+        ),
+        Models([], "", ""),
+        Toolbox(workspace or Workspace(repo, write=True, command_timeout=5)),
+        limits,
     )
 
 
@@ -54,9 +47,9 @@ def test_one_nudge_then_the_turn_ends_silent(repo, tmp_path) -> None:
     )
     assert nudge.given
     assert nudge.after_silence(ctx, "the agent exited", message) == "the agent exited twice without posting"
-    (rec,) = _of(ctx.hlog.path, "nudged")  # recorded once: a resumed turn is not nudged again
+    (rec,) = _of(ctx.logs.hlog.path, "nudged")  # recorded once: a resumed turn is not nudged again
     assert rec["message"] == message and rec["turn"] == 3
-    (ev,) = _of(ctx.events.journal.path, "nudged")
+    (ev,) = _of(ctx.logs.events.journal.path, "nudged")
     assert (ev["participant"], ev["agent"], ev["exit_code"]) == ("builder", "codex", 0)
 
 
@@ -66,7 +59,7 @@ def test_failover_skips_a_limited_option_and_all_limited_waits_for_the_first_res
     now = time.time()
     policy.failover(ctx, "agent:claude", now + 60, 60.0, "agent:codex")
     assert policy.usable(ctx, options, str) == ["agent:codex", "m1"]
-    (ev,) = _of(ctx.events.journal.path, "failover")
+    (ev,) = _of(ctx.logs.events.journal.path, "failover")
     assert (ev["model"], ev["to"], ev["retry_after"]) == ("agent:claude", "agent:codex", 60.0)
     policy.failover(ctx, "agent:codex", now + 30, 30.0, "m1")
     policy.failover(ctx, "m1", now + 90, 90.0, None)
@@ -79,7 +72,7 @@ def test_the_deadline_and_stop(repo, tmp_path) -> None:
     ws = Workspace(repo, write=True, command_timeout=5)
     stopping = [False]
     ws.limit(None, lambda: stopping[0])
-    ctx = _ctx(repo, tmp_path, workspace=ws, timeout_sec=0.05)
+    ctx = _ctx(repo, tmp_path, workspace=ws, limits=Limits(timeout_sec=0.05))
     deadline = policy.Deadline.of(ctx)
     assert not deadline.passed()
     policy.check_stop(ctx)  # not stopping: nothing happens

@@ -13,6 +13,7 @@ import pytest
 from autodev import records
 from autodev.errors import ProviderError
 from autodev.harness import providers
+from autodev.harness.context import Limits, Logs, Models, Toolbox, Who
 from autodev.harness.recovery import INTERRUPTED, rebuild
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import AllModelsLimited, TurnContext, TurnStopped, run_turn
@@ -38,27 +39,34 @@ class Run:
         path.write_text(textwrap.dedent(script))
         return ScriptedModel(load_script(path), ledger)
 
-    def context(self, model: ScriptedModel, who: str = "builder", turn: int = 1, **kw) -> TurnContext:
-        ws = kw.pop("workspace", None) or Workspace(
-            self.repo, write=kw.pop("write", True), command_timeout=10
-        )
+    def context(
+        self,
+        model: ScriptedModel,
+        who: str = "builder",
+        turn: int = 1,
+        *,
+        workspace: Workspace | None = None,
+        write: bool = True,
+        targets: list[providers.Target] | None = None,
+        limited_until: dict[str, float] | None = None,
+        max_steps: int = 40,
+        max_retries: int = 4,
+    ) -> TurnContext:
+        ws = workspace or Workspace(self.repo, write=write, command_timeout=10)
         return TurnContext(
-            run_id="r1",
-            turn=turn,
-            name=who,
-            can_write=ws.write,
-            team_writers={who: ws.write, "reviewer": False},
-            repo=self.repo,
-            thread=self.thread,
-            events=self.events,
-            hlog=self.hlog,
-            workspace=ws,
-            targets=kw.pop("targets", None) or model.targets(who),
-            system_prompt="you build",
-            turn_prompt=f"turn {turn}: your move",
-            model=model,
-            retry_backoff_sec=0.0,
-            **kw,
+            Who(
+                "r1",
+                turn,
+                who,
+                can_write=ws.write,
+                team_writers={who: ws.write, "reviewer": False},
+                repo=self.repo,
+            ),
+            Logs(self.thread, self.events, self.hlog),
+            Models(targets or model.targets(who), "you build", f"turn {turn}: your move", model=model),
+            Toolbox(ws),
+            Limits(max_steps=max_steps, max_retries=max_retries, retry_backoff_sec=0.0),
+            limited_until=limited_until or {},
         )
 
     def records(self, kind: str | None = None) -> list[dict]:
