@@ -28,7 +28,7 @@ class Room(Protocol):
     def env(self, env: dict[str, str]) -> dict[str, str]: ...
 
 
-__all__ = ["end_all", "end_trees", "kill_group", "run_json"]
+__all__ = ["end_all", "end_trees", "group_members", "kill_group", "run_json"]
 
 
 def kill_group(pgid: int | None, grace: float = 0.0) -> bool:
@@ -87,6 +87,18 @@ def end_trees(roots: list[int], grace: float) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def group_members(pgid: int) -> list[tuple[int, int]]:
+    """(pid, start time in clock ticks) of every live process in group `pgid`: a group lives on
+    after its leader dies, as long as a process it started is in it."""
+    out: list[tuple[int, int]] = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            start, group, _ = _stat(int(d.name))
+            if start >= 0 and group == pgid and _running(int(d.name)):
+                out.append((int(d.name), start))
+    return out
 
 
 def _signal(pgid: int, sig: int) -> bool:

@@ -122,7 +122,10 @@ def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, i
     old_child, old_cli = (int(x) for x in fakes.child.read_text().split())
     os.kill(pid, signal.SIGKILL)
     wait_for("the daemon to die", lambda: not _alive(pid), timeout=10)
-    assert _alive(old_cli)  # its own session: the daemon's death does not end it
+    # its own session, but it dies with the daemon (die_with_parent); what it started lives on
+    # in its group until the restarted daemon ends that group (agent_killed)
+    wait_for("the CLI to die with the daemon", lambda: not _alive(old_cli), timeout=10)
+    assert _alive(old_child)
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not _alive(old_cli) and not _alive(old_child)
