@@ -1,5 +1,6 @@
 """The code stays in small, typed parts (issue 31): module and function sizes, bare `dict`/`list`
-in signatures, lines that name the type `Any` (in code, not prose), and string dispatch on a log line's "type".
+in signatures, lines that name the type `Any` (in code, not prose), and string dispatch on a log
+line's "type".
 
 Each figure has a ceiling that only goes down: lower it when you remove more, never raise it.
 Run as a script to print the figures and the offenders: `python tests/test_shape.py`."""
