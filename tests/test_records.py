@@ -4,6 +4,7 @@ journals refuse a line that does not fit, naming its file and line."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import get_args
@@ -186,3 +187,33 @@ def test_an_event_of_a_newer_autodev_is_read_not_refused(tmp_path):
     assert read.model_extra == {"where": "mars"}
     with pytest.raises(ValueError, match="ts"):
         records.check_event({"type": "control", "run": "r", "action": "pause"})  # no time: refused
+
+
+def test_credit_rewind_note_and_rewind_result_keep_their_bytes(tmp_path):
+    """Typed sub-models write what the free dicts wrote: the same keys, in the writer's order,
+    and no default the line did not have (a rewrite's `removed` stays an extra)."""
+    t = Thread(tmp_path / "thread.jsonl")
+    credit = {"commits": ["b2", "a1"], "files": ["x.py"], "removed": ["c3"]}
+    note = {"n": 2, "to_seq": 1, "from_seq": 2, "head": "a1", "ref": "refs/autodev/rewind-2", "undo_of": 1}
+    t.append(records.Post.draft("builder", "work_done", "did", credit=credit))
+    t.append(records.Post.draft("system", "say", "rewound", id="rewind-2", rewind=note))
+    t.append(records.Post.draft("system", "say", "an older note", rewind={"n": 1, "to_seq": 1}))
+    t.close()
+    text = re.sub(r'"ts":"[^"]+"', '"ts":"T"', (tmp_path / "thread.jsonl").read_text())
+    assert text.splitlines()[1:] == [
+        '{"seq":2,"from":"system","kind":"say","text":"rewound","handoff":null,"ts":"T","id":"rewind-2",'
+        '"rewind":{"n":2,"to_seq":1,"from_seq":2,"head":"a1","ref":"refs/autodev/rewind-2","undo_of":1}}',
+        '{"seq":3,"from":"system","kind":"say","text":"an older note","handoff":null,"ts":"T",'
+        '"rewind":{"n":1,"to_seq":1}}',
+    ]
+    first = lines(tmp_path / "thread.jsonl")[0]
+    assert list(first["credit"]) == ["commits", "files", "removed"] and first["credit"] == credit
+    for line in lines(tmp_path / "thread.jsonl"):
+        assert json.dumps(records.post(line).dump()) == json.dumps(line)
+    done = {"n": 3, "ok": True, "note_seq": 4, "to_seq": 2}
+    denied = {"n": 4, "ok": False, "error": "no such post", "fix": ""}
+    for result in (done, denied):
+        st = records.run_state({"state": "paused", "rewind_result": result})
+        assert json.dumps(st.dump()["rewind_result"]) == json.dumps(result)
+    error = {"type": "error", "ts": "t", "run": "r", "message": "m", "detail": {"raw": [1, "x", None]}}
+    assert records.event(error).dump() == error

@@ -1,5 +1,6 @@
 """The code stays in small, typed parts (issue 31): module and function sizes, bare `dict`/`list`
-in signatures, lines that mention `Any`, and string dispatch on a log line's "type".
+in signatures, lines that name the type `Any` (in code, not prose), and string dispatch on a log
+line's "type".
 
 Each figure has a ceiling that only goes down: lower it when you remove more, never raise it.
 Run as a script to print the figures and the offenders: `python tests/test_shape.py`."""
@@ -19,16 +20,16 @@ FUNCTION_LINES = 60
 # Generated, not written: the plain-JSON shapes of the records (store/plain.py makes it).
 GENERATED = {"store/shapes.py"}
 
-# How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 Any lines).
+# How many break each rule today; the goal of issue 31 is 0 for each (and at most 10 lines naming
+# the type Any in code: prose in comments and docstrings is not counted).
 CEILING_BIG_MODULES = 0
 CEILING_BIG_FUNCTIONS = 0
 CEILING_BARE_SIGNATURES = 0
-CEILING_ANY_LINES = 26
+CEILING_ANY_LINES = 7
 CEILING_TYPE_STRINGS = 17
 
 _BARE = re.compile(r"(^|[\s|\[(,])(dict|list)($|[\s|\]),])")
 _TYPE_STRING = re.compile(r"""\.get\(["']type["']\)\s*(==|!=|in\b)""")
-_ANY = re.compile(r"\bAny\b")
 
 
 def _sources() -> list[tuple[str, str]]:
@@ -75,13 +76,33 @@ def bare_signatures() -> list[str]:
     return out
 
 
+def _any_at(src: str) -> set[int]:
+    """Lines where code names the type `Any` (`Any`, `typing.Any`, its import, or inside a string
+    annotation such as `cast("dict[str, Any]", ...)`); prose in comments and docstrings does not count."""
+    tree = ast.parse(src)
+    docstrings = {
+        id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+    }
+    found: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and n.id == "Any" or isinstance(n, ast.Attribute) and n.attr == "Any":
+            found.add(n.lineno)
+        elif isinstance(n, ast.ImportFrom) and any(a.name == "Any" for a in n.names):
+            found.add(n.lineno)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and "Any" in n.value:
+            if id(n) in docstrings:
+                continue
+            try:
+                inner = ast.parse(n.value.strip(), mode="eval")
+            except (SyntaxError, ValueError):
+                continue
+            if any(isinstance(m, ast.Name) and m.id == "Any" for m in ast.walk(inner)):
+                found.add(n.lineno)
+    return found
+
+
 def any_lines() -> list[str]:
-    return [
-        f"{rel}:{i}"
-        for rel, src in _sources()
-        for i, line in enumerate(src.splitlines(), 1)
-        if _ANY.search(line)
-    ]
+    return [f"{rel}:{i}" for rel, src in _sources() for i in sorted(_any_at(src))]
 
 
 def type_strings() -> list[str]:
@@ -124,6 +145,11 @@ def test_the_checks_see_what_they_count():
     ]
     assert found == ["dict"]
     assert _BARE.search("list | None") and not _BARE.search("list[str]") and not _BARE.search("JsonList")
+    any_src = (
+        '"""Any docstring."""\nfrom typing import Any\n# Any comment\nx: Any = 1\n'
+        'y = cast("dict[str, Any]", {})\nz = "Any other text, prose."\nimport typing\nw: typing.Any\n'
+    )
+    assert sorted(_any_at(any_src)) == [2, 4, 5, 8]
     assert _TYPE_STRING.search('if rec.get("type") == "post":') and not _TYPE_STRING.search(
         'rec.get("types")'
     )
@@ -134,7 +160,7 @@ if __name__ == "__main__":
         ("modules over 400 lines", big_modules()),
         ("functions over 60 lines", big_functions()),
         ("bare dict/list in signatures", bare_signatures()),
-        ("lines mentioning Any", any_lines()),
+        ("lines naming the type Any", any_lines()),
         ('.get("type") comparisons', type_strings()),
     ]:
         print(f"{title}: {len(found)}")

@@ -9,9 +9,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, cast
+from typing import Literal, cast
 
-from pydantic import model_validator
+from pydantic import JsonValue, model_validator
 
 from autodev.records.base import State
 from autodev.records.event_base import Event, Number, TurnEvent
@@ -47,7 +47,7 @@ class WarningEvent(Event):
 class ErrorEvent(TurnEvent):
     type: Literal["error"] = "error"
     message: str = ""
-    detail: Any = None  # a provider's raw answer, when there is one
+    detail: JsonValue = None  # a provider's raw answer, when there is one
 
 
 class TeamReloadedEvent(Event):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -10,8 +10,11 @@ from autodev.records.base import Move, Open
 
 
 class Credit(Open):
-    commits: list[Any] = []
-    files: list[Any] = []
+    """A work_done's credit (harness/credit.py): commits newest first, or the files changed; a
+    rewrite adds `removed` (an extra)."""
+
+    commits: list[str] = []
+    files: list[str] = []
 
 
 class GateNote(Open):
@@ -26,6 +29,18 @@ class NoticeNote(Open):
     from_: str | None = Field(default=None, alias="from")
     hold: str | None = None
     answered: bool | None = None
+
+
+class RewindNote(Open):
+    """A rewind's system note (timeline/rewind.py): posts after `to_seq` are superseded. The
+    fields in the order the note writes them; a note read from an older line may lack the last."""
+
+    n: int
+    to_seq: int
+    from_seq: int | None = None  # the thread's last post when it was asked
+    head: str | None = None  # the commit the branch went back to
+    ref: str | None = None  # where the work the superseded posts left is kept
+    undo_of: int | None = None  # an undo: the rewind it undoes
 
 
 class Post(Open):
@@ -51,7 +66,7 @@ class Post(Open):
     head: str | None = (
         None  # HEAD when a participant posted, or a notice was raised mid-turn (rewind's target)
     )
-    rewind: dict[str, Any] | None = None  # a system note: posts after `to_seq` are superseded
+    rewind: RewindNote | None = None  # a system note: posts after `to_seq` are superseded
 
     @classmethod
     def draft(cls, frm: str, kind: Move, text: str, handoff: str | None = None, **notes: object) -> Post:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self, TypedDict, Unpack
+from typing import Literal, Self, TypedDict, Unpack
 
 from pydantic import Field
 
@@ -175,6 +175,24 @@ class ForkedFrom(Open):
     repo: str = ""
 
 
+class RewindDone(Open):
+    """`rewind_result` when the daemon applied the rewind asked as control `n` (daemon/loop.py)."""
+
+    n: int
+    ok: Literal[True]
+    note_seq: int
+    to_seq: int
+
+
+class RewindDenied(Open):
+    """`rewind_result` when the daemon refused the rewind asked as control `n`: why, and the fix."""
+
+    n: int
+    ok: Literal[False]
+    error: str
+    fix: str = ""
+
+
 class RunState(Open):
     """state.json. Every field has the default a fresh run starts from (`blank_state`)."""
 
@@ -227,7 +245,7 @@ class RunState(Open):
     audit_usage: Usage | None = None
     # rewinds (autodev/timeline): the newest applied, and the outcome of the newest request
     rewind_applied: int = 0
-    rewind_result: dict[str, Any] | None = None
+    rewind_result: RewindDone | RewindDenied | None = None
     forked_from: ForkedFrom | None = None
     rebuilt_from_logs: str | None = None  # when a lost state.json was rebuilt (store/rebuild)
 
@@ -283,6 +301,6 @@ class StateChange(TypedDict, total=False):
     models: dict[str, ModelUsage]
     audit_usage: Usage | None
     rewind_applied: int
-    rewind_result: Mapping[str, object] | None
+    rewind_result: RewindDone | RewindDenied | Mapping[str, object] | None
     forked_from: ForkedFrom | None
     rebuilt_from_logs: str | None

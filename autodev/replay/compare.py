@@ -84,7 +84,7 @@ def _named(r: Recording) -> dict[Place, tuple[str, int | None]]:
         commits = p.credit.commits if p.credit is not None else []
         for i, c in enumerate(reversed(commits)):  # oldest first
             out[("credited commit", i + 1, f"of post {p.seq}")] = (str(c), turn)
-        for head in (p.head, p.rewind.get("head") if p.rewind is not None else None):
+        for head in (p.head, p.rewind.head if p.rewind is not None else None):
             if isinstance(head, str) and head:
                 out[("the HEAD of post", p.seq, "")] = (head, turn)
     return out

@@ -55,10 +55,10 @@ def read(path: Path, parse: Callable[[JsonObject], R]) -> list[R]:
 
 def head_of(p: Post) -> str | None:
     """The repository's HEAD a post recorded (a participant's post, or a rewind note)."""
-    head: object = p.head
+    head = p.head
     if not head and p.rewind is not None:
-        head = p.rewind.get("head")
-    return head if isinstance(head, str) and head else None
+        head = p.rewind.head
+    return head or None
 
 
 def extra(p: Post, name: str) -> JsonObject | None:

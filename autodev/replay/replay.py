@@ -251,9 +251,10 @@ def _rewind_again(run: Run, note: Post, *, resume: bool) -> None:
     """Queue the recorded rewind (or its undo) as `autodev rewind` queues it for a daemon."""
     from autodev.store.queued import now_ns
 
-    rw = note.rewind or {}
-    undo = bool(rw.get("undo_of"))
-    run.state.request("rewind", seq=None if undo else rw["to_seq"], undo=undo, at=now_ns())
+    rw = note.rewind
+    assert rw is not None  # the recording's rewind notes
+    undo = bool(rw.undo_of)
+    run.state.request("rewind", seq=None if undo else rw.to_seq, undo=undo, at=now_ns())
     if resume:
         run.state.request("resume", at=now_ns())
 

@@ -34,8 +34,7 @@ def rewind_note(post: Post) -> tuple[int, int] | None:
     """`rewind_of` for a post read as its model."""
     if post.from_ != "system" or post.rewind is None:
         return None
-    to = _int(post.rewind, "to_seq")
-    return (post.seq, to) if to is not None else None
+    return (post.seq, post.rewind.to_seq)
 
 
 def _int(table: Mapping[str, object], key: str) -> int | None:

@@ -2,7 +2,17 @@
 (then `ruff format` it): do not edit; tests/test_plain.py keeps it equal to the models.
 autodev/store/plain.py reads it."""
 
-from typing import Any
+from typing import TypedDict
+
+
+class Shape(TypedDict):
+    """A model: its fields by file name, each [spec, required]; the fields' Python names where
+    they differ; whether it keeps extra keys."""
+
+    fields: dict[str, list[object]]
+    names: list[str]
+    extra: bool
+
 
 INBOX: dict[str, str] = {
     "answer": "AnswerMessage",
@@ -12,7 +22,7 @@ INBOX: dict[str, str] = {
     "send": "SendMessage",
 }
 
-SHAPES: dict[str, dict[str, Any]] = {
+SHAPES: dict[str, Shape] = {
     "AnswerMessage": {
         "extra": True,
         "fields": {
@@ -174,6 +184,26 @@ SHAPES: dict[str, dict[str, Any]] = {
         "fields": {"code": ["str", True], "continue": ["str", False], "text": ["str", False]},
         "names": ["continue_"],
     },
+    "RewindDenied": {
+        "extra": True,
+        "fields": {
+            "error": ["str", True],
+            "fix": ["str", False],
+            "n": ["int", True],
+            "ok": [["lit", False], True],
+        },
+        "names": [],
+    },
+    "RewindDone": {
+        "extra": True,
+        "fields": {
+            "n": ["int", True],
+            "note_seq": ["int", True],
+            "ok": [["lit", True], True],
+            "to_seq": ["int", True],
+        },
+        "names": [],
+    },
     "RunState": {
         "extra": True,
         "fields": {
@@ -209,7 +239,7 @@ SHAPES: dict[str, dict[str, Any]] = {
             "rebuilt_from_logs": [["or", "str", "none"], False],
             "recovered_turn": [["or", "int", "none"], False],
             "rewind_applied": ["int", False],
-            "rewind_result": [["or", ["dict", "any"], "none"], False],
+            "rewind_result": [["or", ["model", "RewindDone"], ["model", "RewindDenied"], "none"], False],
             "run_id": [["or", "str", "none"], False],
             "schema": ["int", False],
             "sessions": ["int", False],

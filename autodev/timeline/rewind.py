@@ -36,7 +36,7 @@ from autodev.records import rewind as read_rewind
 from autodev.records.events import RewindEvent, WarningEvent
 from autodev.records.harness_log import TurnFinished, TurnStarted
 from autodev.records.post import Post
-from autodev.records.state import RunState
+from autodev.records.state import RewindDenied, RunState
 from autodev.rules.live import rewind_of
 from autodev.store.events import Events
 from autodev.store.journal import Journal, JsonObject, iter_records, iter_records_reverse
@@ -165,7 +165,7 @@ def plan(h: Handles, seq: int | None, *, undo: bool) -> RewindStarted:
         note_seq = notes[-1][0]
         [note] = thread.read(note_seq, note_seq, 1)
         assert note.rewind is not None  # thread.rewinds are the rewind notes
-        undone = note.rewind["n"]
+        undone = note.rewind.n
         target = next(r for r in started if r.n == undone).head_before
         if target is None:
             raise RewindRefused(
@@ -330,13 +330,11 @@ def _ask_daemon(paths: RunPaths, seq: int | None, undo: bool, wait_s: float) -> 
     n = state.request("rewind", seq=seq, undo=undo, at=now_ns()).control_seq
     end = time.monotonic() + wait_s
     while time.monotonic() < end:
-        result = state.read().rewind_result or {}
-        if result.get("n") == n:
-            if not result.get("ok"):
-                raise RewindRefused(
-                    result.get("error") or "the daemon refused the rewind", result.get("fix") or ""
-                )
-            return {"ok": True, "note_seq": result["note_seq"], "to_seq": result["to_seq"]}
+        result = state.read().rewind_result
+        if result is not None and result.n == n:
+            if isinstance(result, RewindDenied):
+                raise RewindRefused(result.error or "the daemon refused the rewind", result.fix)
+            return {"ok": True, "note_seq": result.note_seq, "to_seq": result.to_seq}
         done = _if_daemon_left(paths, state, n, seq, undo)
         if done is not None:
             return done
@@ -363,7 +361,7 @@ def _if_daemon_left(paths: RunPaths, state: StateFile, n: int, seq: int | None, 
         return None  # a daemon started meanwhile: it reads the queue on its way in
     try:
         st = state.read()
-        if (st.rewind_result or {}).get("n") == n:
+        if st.rewind_result is not None and st.rewind_result.n == n:
             return None  # it answered just before it let go: the caller reads the answer
         if not any(c.n == n for c in st.controls):
             raise RewindRefused(

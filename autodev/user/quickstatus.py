@@ -16,11 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from autodev.guard.display import digest
+from autodev.store.jsonline import JsonObject, is_object
 from autodev.store.paths import RunPaths
+from autodev.user.plainstate import PlainFigures, PlainState, PlainUsage, fits_state
 
 if TYPE_CHECKING:
     from autodev.config import Team
@@ -54,25 +57,37 @@ ORDER: dict[str, tuple[str, ...]] = {
     "Usage": ("prompt_tokens", "completion_tokens", "cost"),
     "EvidenceLine": ("of", "summary", "outcome", "command", "counts"),
 }
-FIGURES = {
-    "turns": 0,
-    "credited": 0,
-    "prompt_tokens": 0,
-    "completion_tokens": 0,
-    "cached_tokens": 0,
-    "compactions": 0,
-    "cost": 0.0,
-    "silent_streak": 0,
-}
-
-# state.json and status's JSON as parsed, read without the models for speed (issue 33); the
-# model path (user/status.py) is the reference, and tests/user/test_quickstatus.py holds them equal
-Plain = dict[str, Any]
 
 
-def _ordered(d: Plain, model: str) -> Plain:
+class Counted(TypedDict):
+    """A participant's figures in a status row (a figure the state lacks is 0), in Row's order."""
+
+    turns: int
+    credited: int
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    compactions: int
+    cost: float
+    silent_streak: int
+
+
+class Cache(TypedDict):
+    """status-cache.json (`remember`): what status needs of team.toml and config.toml."""
+
+    key: str
+    models: dict[str, JsonObject]  # participant_models
+    caps: JsonObject
+    sandbox: str
+
+
+def _ordered(d: Mapping[str, object], model: str) -> JsonObject:
     order = ORDER[model]
     return {**{k: d[k] for k in order if k in d}, **{k: v for k, v in d.items() if k not in order}}
+
+
+def _ordered_or_none(d: Mapping[str, object] | None, model: str) -> JsonObject | None:
+    return None if d is None else _ordered(d, model)
 
 
 # -- the status cache --------------------------------------------------------------------------
@@ -141,22 +156,32 @@ def remember(paths: RunPaths) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _cached(paths: RunPaths) -> Plain | None:
+def _cached(paths: RunPaths) -> Cache | None:
     try:
         data: object = json.loads((paths.run_dir / CACHE).read_bytes())
     except (OSError, ValueError):
         return None  # no cache (yet), or one a crash cut: the model path writes it again
-    if not isinstance(data, dict):
+    if not is_object(data) or not _is_cache(data):
         return None
-    cache = cast("Plain", data)  # a JSON object: its keys are strings
-    return cache if cache.get("key") == _key(paths) else None
+    return data if data["key"] == _key(paths) else None
+
+
+def _is_cache(data: JsonObject) -> TypeGuard[Cache]:
+    """The cache as `remember` writes it (anything else: the model path, which writes it again)."""
+    models, caps = data.get("models"), data.get("caps")
+    return (
+        isinstance(data.get("key"), str)
+        and is_object(models)
+        and all(is_object(m) for m in models.values())
+        and is_object(caps)
+        and isinstance(data.get("sandbox"), str)
+    )
 
 
 # -- gathering ---------------------------------------------------------------------------------
 
 
-def _state(paths: RunPaths) -> Plain | None:
-    from autodev.store import plain
+def _state(paths: RunPaths) -> PlainState | None:
     from autodev.store.state import BLANK, lost
 
     if lost(paths.state, paths.thread):
@@ -164,19 +189,19 @@ def _state(paths: RunPaths) -> Plain | None:
     try:
         raw = paths.state.read_bytes()
     except FileNotFoundError:
-        return json.loads(json.dumps(BLANK))
+        raw = json.dumps(BLANK).encode()  # a run not started: the blank state (a copy of it)
     try:
-        data = json.loads(raw)
+        data: object = json.loads(raw)
     except (ValueError, RecursionError):
         return None  # the model path says what is wrong with it
-    if not isinstance(data, dict):
+    if not is_object(data):
         return None
-    st: Plain = {**BLANK, **data}
-    return st if plain.fits("RunState", st) else None
+    st: JsonObject = {**BLANK, **data}
+    return st if fits_state(st) else None
 
 
-def _needs(st: Plain) -> list[Plain]:
-    needs: list[Plain] = []
+def _needs(st: PlainState) -> list[JsonObject]:
+    needs: list[JsonObject] = []
     if q := st.get("question"):
         needs.append(
             {
@@ -198,7 +223,7 @@ def _needs(st: Plain) -> list[Plain]:
                 "do": f'autodev approve {g["id"]}  |  autodev deny {g["id"]} --reason "..."',
             }
         )
-    notices: dict[str, Plain] = st.get("notices") or {}
+    notices = st.get("notices") or {}
     for nid, n in sorted(notices.items(), key=lambda kv: int(kv[0])):
         hold = n.get("hold")
         if n.get("answer") is None or hold:
@@ -218,12 +243,12 @@ def _needs(st: Plain) -> list[Plain]:
     return needs
 
 
-def _spend(st: Plain) -> Plain:
+def _spend(st: PlainState) -> JsonObject:
     """rules.budget.run_spend on the plain state: Usage's `+`, in the same order."""
-    figures: dict[str, Plain] = st.get("participants") or {}
-    used = list(figures.values())
-    if st.get("audit_usage") is not None:
-        used.append(st["audit_usage"])
+    figures = st.get("participants") or {}
+    used: list[PlainUsage] = list(figures.values())
+    if (audit := st.get("audit_usage")) is not None:
+        used.append(audit)
     if not used:
         return {"cost": 0, "tokens": 0}
     cost, tokens = 0.0, 0
@@ -233,18 +258,34 @@ def _spend(st: Plain) -> Plain:
     return {"cost": round(cost, 6), "tokens": tokens}
 
 
-def _rows(models: dict[str, Plain], figures: dict[str, Plain]) -> list[Plain]:
-    """A row per participant on the team or with figures in the state, by name."""
-    parts: list[Plain] = []
+def _counted(f: PlainFigures) -> Counted:
+    return {
+        "turns": f.get("turns", 0),
+        "credited": f.get("credited", 0),
+        "prompt_tokens": f.get("prompt_tokens", 0),
+        "completion_tokens": f.get("completion_tokens", 0),
+        "cached_tokens": f.get("cached_tokens", 0),
+        "compactions": f.get("compactions", 0),
+        "cost": f.get("cost", 0.0),
+        "silent_streak": f.get("silent_streak", 0),
+    }
+
+
+def _rows(
+    models: dict[str, JsonObject], figures: dict[str, PlainFigures]
+) -> tuple[list[JsonObject], list[Counted]]:
+    """A row per participant on the team or with figures in the state, by name; and its figures."""
+    parts: list[JsonObject] = []
+    counted: list[Counted] = []
     for name in sorted(set(models) | set(figures)):
-        f = figures.get(name) or {}
-        row = {"name": name, **models.get(name, {"model": "(not on the team now)"})}
-        row.update({k: f.get(k, d) for k, d in FIGURES.items()})
+        c = _counted(figures.get(name) or {})
+        row: JsonObject = {"name": name, **models.get(name, {"model": "(not on the team now)"}), **c}
         parts.append(_ordered(row, "Row"))
-    return parts
+        counted.append(c)
+    return parts, counted
 
 
-def _totals(parts: list[Plain]) -> Plain:
+def _totals(parts: list[Counted]) -> JsonObject:
     """The rows summed, cost added in row order as the model path adds it."""
     cost = 0.0
     for p in parts:
@@ -259,7 +300,7 @@ def _totals(parts: list[Plain]) -> Plain:
     }
 
 
-def gather_json(paths: RunPaths) -> Plain | None:
+def gather_json(paths: RunPaths) -> JsonObject | None:
     """`status.gather(paths).to_json()`, or None when only the model path can say it."""
     from autodev.guard import sandbox
     from autodev.rules.reasons import continue_line
@@ -276,12 +317,12 @@ def gather_json(paths: RunPaths) -> Plain | None:
     state = st.get("state", "stopped")
     if not pid and not no_run_yet and state in NEEDS_DAEMON:
         return None  # the daemon is gone: the model path says why
-    parts = _rows(cfg["models"], st.get("participants") or {})
+    parts, counted = _rows(cfg["models"], st.get("participants") or {})
     queue = queued.items(paths)
     why = st.get("reason")
     box = sandbox.resolve(cfg["sandbox"]).as_dict()
     refused = st.get("config_refused")
-    data: Plain = {
+    data: JsonObject = {
         "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},
         "config_refused": refused.get("text") if refused else None,
         "repo": str(paths.repo),
@@ -296,8 +337,8 @@ def gather_json(paths: RunPaths) -> Plain | None:
         "objective": (st.get("objective") or "").split("\n")[0][:200],
         "turn": st.get("turn", 0),
         "speaking": st.get("speaking"),
-        "next": _ordered(st["next"], "Next") if st.get("next") is not None else None,
-        "wait": _ordered(st["wait"], "Wait") if st.get("wait") is not None else None,
+        "next": _ordered_or_none(st.get("next"), "Next"),
+        "wait": _ordered_or_none(st.get("wait"), "Wait"),
         "needs_you": _needs(st),
         "queued": [{"kind": i.kind, "label": i.label} for i in queue],
         "queued_text": queued.queued_line(queue, bool(pid)),
@@ -306,9 +347,9 @@ def gather_json(paths: RunPaths) -> Plain | None:
         "talk_turns": st.get("talk_turns", 0),
         "team_error": st.get("team_error"),
         "warnings": st.get("warnings", []),
-        "audit_usage": _ordered(st["audit_usage"], "Usage") if st.get("audit_usage") is not None else None,
+        "audit_usage": _ordered_or_none(st.get("audit_usage"), "Usage"),
         "budget": {**_spend(st), **cfg["caps"]},
-        "totals": _totals(parts),
+        "totals": _totals(counted),
     }
     if (ev := last_evidence(paths.run_dir)) is not None:
         line_ = {k: v for k, v in ev.items() if k in ORDER["EvidenceLine"]}
@@ -318,12 +359,12 @@ def gather_json(paths: RunPaths) -> Plain | None:
     return data
 
 
-def _evidence_fits(ev: Plain) -> bool:
+def _evidence_fits(ev: JsonObject) -> bool:
     """The values EvidenceLine takes as they are (anything else: the model path)."""
     counts: object = ev.get("counts", {})
     return (
         (ev.get("of") is None or type(ev.get("of")) is int)
         and all(type(ev.get(k, "")) is str for k in ("summary", "outcome", "command"))
-        and type(counts) is dict
-        and all(type(v) is int for v in cast("dict[str, object]", counts).values())  # JSON object
+        and is_object(counts)
+        and all(type(v) is int for v in counts.values())
     )

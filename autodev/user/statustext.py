@@ -4,17 +4,25 @@ panel's views share the line helpers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeGuard
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, TypeGuard, TypeVar, overload
 
 from autodev.guard.display import line
-from autodev.store.journal import is_object
-from autodev.user.quickstatus import Plain
+from autodev.store.journal import JsonObject, is_object
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+M = TypeVar("M", bound=Mapping[str, object])
 
-def safe_to_show(value: Any) -> Any:
+
+@overload
+def safe_to_show(value: str) -> str: ...
+@overload
+def safe_to_show(value: M) -> M: ...  # the same keys and shape: JSON holds no tuple to turn into a list
+@overload
+def safe_to_show(value: object) -> object: ...
+def safe_to_show(value: object) -> object:
     """Status data as it may be printed with rich: every string on one line with control
     characters escaped (display.line) and rich's markup escaped (`[link=...]` stays text)."""
     from rich.markup import escape
@@ -32,26 +40,49 @@ def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
     return isinstance(value, (list, tuple))
 
 
-def spend_line(b: Plain) -> str:
+# The status JSON as both paths make it (user/status.py's models): the accessors below narrow
+# its values where a line formats or adds them; a value of another type reads as absent.
+
+
+def _obj(value: object) -> JsonObject:
+    return value if is_object(value) else {}
+
+
+def _objs(value: object) -> list[JsonObject]:
+    return [v for v in value if is_object(v)] if _is_sequence(value) else []
+
+
+def _num(value: object) -> int | float | None:
+    return value if isinstance(value, int | float) else None
+
+
+def _figure(value: object, absent: int | float = 0) -> int | float:
+    return value if isinstance(value, int | float) else absent
+
+
+def spend_line(b: JsonObject) -> str:
     """`spend $0.0123 of $0.0500 (maxCostUsd) · 1,234 of 5,000 tokens (maxTokens)`."""
-    cost = f"spend ${b.get('cost', 0):.4f}"
-    if b.get("max_cost_usd") is not None:
-        cost += f" of ${b['max_cost_usd']:.4f} (maxCostUsd)"
-    tokens = f"{b.get('tokens', 0):,}"
-    tokens += f" of {b['max_tokens']:,} tokens (maxTokens)" if b.get("max_tokens") is not None else " tokens"
+    cost = f"spend ${_figure(b.get('cost')):.4f}"
+    if (cap := _num(b.get("max_cost_usd"))) is not None:
+        cost += f" of ${cap:.4f} (maxCostUsd)"
+    tokens = f"{_figure(b.get('tokens')):,}"
+    limit = _num(b.get("max_tokens"))
+    tokens += f" of {limit:,} tokens (maxTokens)" if limit is not None else " tokens"
     return f"{cost} · {tokens}"
 
 
-def cap_line(p: Plain) -> str:
+def cap_line(p: JsonObject) -> str:
     """A participant's cost, with its cap when it has one."""
-    out = f"${p.get('cost', 0.0):.4f}"
-    if p.get("max_cost_usd") is not None:
-        out += f" of ${p['max_cost_usd']:.4f}"
-    if p.get("max_tokens") is not None:
-        out += (
-            f" ({p.get('prompt_tokens', 0) + p.get('completion_tokens', 0):,} of {p['max_tokens']:,} tokens)"
-        )
+    out = f"${_figure(p.get('cost'), 0.0):.4f}"
+    if (cap := _num(p.get("max_cost_usd"))) is not None:
+        out += f" of ${cap:.4f}"
+    if (limit := _num(p.get("max_tokens"))) is not None:
+        out += f" ({_tokens(p):,} of {limit:,} tokens)"
     return out
+
+
+def _tokens(p: JsonObject) -> int | float:
+    return _figure(p.get("prompt_tokens")) + _figure(p.get("completion_tokens"))
 
 
 def speaking_text(speaking: str, daemon_running: bool) -> str:
@@ -62,18 +93,18 @@ def speaking_text(speaking: str, daemon_running: bool) -> str:
     return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
 
 
-def render(status: Plain) -> None:
+def render(status: JsonObject) -> None:
     """Print the status JSON (`gather_json`, or the model's `to_json`)."""
     from autodev.user.render import console
 
-    d: Plain = safe_to_show(status)  # every string escaped for rich, as printed
+    d = safe_to_show(status)  # every string escaped for rich, as printed
     con = console()
     _print_run(con, d)
     _print_attention(con, d)
     _print_table(con, d)
 
 
-def _print_run(con: Console, d: Plain) -> None:
+def _print_run(con: Console, d: JsonObject) -> None:
     """The run's state, why it stopped, its spend and evidence, who speaks next, the queue."""
     pid = d.get("daemon_pid")
     daemon = f"daemon pid {pid}" if pid else "no daemon running"
@@ -83,7 +114,7 @@ def _print_run(con: Console, d: Plain) -> None:
         con.print(
             f"[bold]{d.get('state', '?')}[/]  ({daemon})  turn {d.get('turn', 0)}  objective: {d.get('objective') or '-'}"
         )
-    reason = d.get("reason")
+    reason = _obj(d.get("reason"))
     if reason and d.get("state") not in ("running",):
         con.print(
             "\n[bold]The run stopped and why[/]" if d.get("state") != "complete" else "\n[bold]Outcome[/]"
@@ -92,15 +123,14 @@ def _print_run(con: Console, d: Plain) -> None:
         if d.get("continue"):
             con.print(f"  continue: {d['continue']}")
     if d.get("budget") and not d.get("no_run_yet"):
-        con.print(f"\n{spend_line(d['budget'])}")
-    if ev := d.get("evidence"):
+        con.print(f"\n{spend_line(_obj(d['budget']))}")
+    if ev := _obj(d.get("evidence")):
         con.print(f"\ntests on done #{ev.get('of')}: {ev.get('summary', '')}  ({ev.get('command', '')})")
-    if d.get("speaking"):
-        con.print(f"\n{speaking_text(d['speaking'], bool(pid))}")
-    elif nxt := d.get("next"):
+    if speaking := d.get("speaking"):
+        con.print(f"\n{speaking_text(str(speaking), bool(pid))}")
+    elif nxt := _obj(d.get("next")):
         con.print(f"\nnext: {nxt.get('speaker')} ({nxt.get('rule')}: {nxt.get('why')})")
-    wait: Plain = d.get("wait") or {}
-    due = wait.get("due")
+    due = _num(_obj(d.get("wait")).get("due"))
     if due:
         import time
 
@@ -109,53 +139,57 @@ def _print_run(con: Console, d: Plain) -> None:
         con.print(f"\n{d['queued_text']}")
 
 
-def _print_attention(con: Console, d: Plain) -> None:
+def _print_attention(con: Console, d: JsonObject) -> None:
     """What needs the user, the sandbox, refused changes, team problems and warnings."""
-    if d.get("needs_you"):
+    if needs := _objs(d.get("needs_you")):
         con.print("\n[bold yellow]Needs you[/]")
-        for n in d["needs_you"]:
+        for n in needs:
             ident = f" {n['id']}" if n.get("id") else ""
             hold = n.get("hold")
             held = f" \\[holds {hold}{', pinned' if n.get('pinned') else ''}]" if hold else ""
             sha = f" \\[text sha256 {n['digest']}]" if n.get("digest") else ""
-            con.print(f"  {n['type']}{ident}{sha} from {n.get('from', '')}{held}: {n['text'][:300]}")
-            con.print(f"    → {n['do']}")
-    sb = d.get("sandbox")
+            text = n.get("text")
+            con.print(f"  {n.get('type')}{ident}{sha} from {n.get('from', '')}{held}: {_cut(text, 300)}")
+            con.print(f"    → {n.get('do')}")
+    sb = _obj(d.get("sandbox"))
     if sb and sb.get("warning"):
         con.print(f"\n[bold red]sandbox:[/] {sb['warning']}")
     elif sb:
-        con.print(f"\nsandbox: {sb['describe']}")
+        con.print(f"\nsandbox: {sb.get('describe')}")
     if d.get("config_refused"):
         con.print(f"\n[red]change to .autodev/ refused:[/] {d['config_refused']}")
     if d.get("team_error"):
         kept = "" if d.get("no_run_yet") else " (the old team is kept)"
         con.print(f"\n[red]team file problem{kept}:[/] {d['team_error']}")
-    warnings: list[str] = d.get("warnings") or []
-    for w in warnings:
+    warnings = d.get("warnings")
+    for w in warnings if _is_sequence(warnings) else []:
         con.print(f"[yellow]warning:[/] {w}")
 
 
-def _print_table(con: Console, d: Plain) -> None:
+def _cut(text: object, most: int) -> str:
+    return text[:most] if isinstance(text, str) else str(text)
+
+
+def _print_table(con: Console, d: JsonObject) -> None:
     """The participants' table and the cache and compaction totals under it."""
     from rich.table import Table
 
     t = Table(show_edge=False)
     for col in ("participant", "model", "write", "turns", "credited", "tokens", "cost"):
         t.add_column(col)
-    participants: list[Plain] = d.get("participants") or []
-    for p in participants:
+    for p in _objs(d.get("participants")):
         t.add_row(
-            p["name"],
+            str(p.get("name")),
             str(p.get("model")),
             "yes" if p.get("write") else "no",
             str(p.get("turns", 0)),
             str(p.get("credited", 0)),
-            str(p.get("prompt_tokens", 0) + p.get("completion_tokens", 0)),
+            str(_tokens(p)),
             cap_line(p),
         )
     con.print()
     con.print(t)
-    tot: Plain = d.get("totals") or {}
+    tot = _obj(d.get("totals"))
     if tot.get("cached_tokens") or tot.get("compactions"):
         # Input tokens served from the provider's prompt cache; turns compacted to fit a window.
         con.print(

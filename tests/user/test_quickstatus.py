@@ -5,6 +5,7 @@ whenever only the models can say it."""
 from __future__ import annotations
 
 import json
+from typing import get_args
 
 import pytest
 
@@ -109,3 +110,31 @@ def test_field_orders_are_the_models():
         "EvidenceLine": EvidenceLine,
     }.items():
         assert quickstatus.ORDER[name] == tuple(f.alias or n for n, f in model.model_fields.items()), name
+    # the figures a row shows are Row's, in its order (quickstatus.Counted)
+    counted = tuple(quickstatus.Counted.__annotations__)
+    assert counted == tuple(k for k in quickstatus.ORDER["Row"] if k in counted)
+
+
+def test_the_plain_state_types_are_the_models_fields():
+    """plainstate.py's TypedDicts name fields the models have, required exactly where the model
+    requires them (store/plain.py's shapes, generated from the records)."""
+    from autodev.store.shapes import SHAPES
+    from autodev.user import plainstate as ps
+
+    for td, model in [
+        (ps.PlainState, "RunState"),
+        (ps.PlainReason, "Reason"),
+        (ps.PlainQuestion, "Question"),
+        (ps.PlainNotice, "Notice"),
+        (ps.PlainGate, "Gate"),
+        (ps.PlainNext, "Next"),
+        (ps.PlainWait, "Wait"),
+        (ps.PlainUsage, "Usage"),
+        (ps.PlainFigures, "Figures"),
+        (ps.PlainConfigRefused, "ConfigRefused"),
+    ]:
+        fields = SHAPES[model]["fields"]
+        keys = td.__required_keys__ | td.__optional_keys__
+        assert keys <= set(fields), (model, keys - set(fields))
+        assert td.__required_keys__ == {k for k in keys if fields[k][1]}, model
+    assert set(get_args(ps.State)) == set(SHAPES["RunState"]["fields"]["state"][0][1:])
