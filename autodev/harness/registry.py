@@ -278,7 +278,7 @@ def _clean(schema: Mapping[str, object]) -> dict[str, object]:
         prop.pop("title", None)
         options = prop.pop("anyOf", None)
         if _is_list(options):  # X | None: the model omits it instead of sending null
-            typed = [o for o in options if _is_schema(o) and o.get("type") != "null"]
+            typed = [o for o in options if _is_schema(o) and not _is_null(o)]
             if len(typed) == 1:
                 prop = {**typed[0], **prop}
         if prop.get("default", 0) is None:
@@ -290,6 +290,15 @@ def _clean(schema: Mapping[str, object]) -> dict[str, object]:
     out: dict[str, object] = {"type": "object", "properties": props, "required": schema.get("required", [])}
     out["additionalProperties"] = False
     return out
+
+
+def _is_null(schema: Mapping[str, object]) -> bool:
+    """The schema pydantic writes for the None of X | None."""
+    match schema:
+        case {"type": "null"}:
+            return True
+        case _:
+            return False
 
 
 _BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}
