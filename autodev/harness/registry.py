@@ -180,17 +180,25 @@ class Tool(Generic[R]):
     def _explain(self, error: ValidationError) -> str:
         errors = error.errors()
         usage = f"usage: {self.usage()}"
-        extra = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+        extra: list[str] = []
+        for e in errors:  # pydantic's errors, told by their `type` (its error code)
+            match e:
+                case {"type": "extra_forbidden", "loc": (key, *_)}:
+                    extra.append(str(key))
+                case _:
+                    pass  # an argument that does not fit: the first error is explained below
         if extra:
-            return f"{self.name}: unknown argument(s) {', '.join(extra)}; {usage}"
+            return f"{self.name}: unknown argument(s) {', '.join(sorted(extra))}; {usage}"
         props = _properties(self.parameters())
         first = errors[0]
         name = str(first["loc"][0]) if first["loc"] else "?"
         prop = props.get(name, {})
-        if first["type"] == "missing":
-            return f"{self.name}: missing argument '{name}' ({_kind(prop)}); {usage}"
-        got = _short(repr(first.get("input")), 60)
-        return f"{self.name}: argument '{name}' must be {_expected(prop)}, got {got}; {usage}"
+        match first:
+            case {"type": "missing"}:
+                return f"{self.name}: missing argument '{name}' ({_kind(prop)}); {usage}"
+            case _:
+                got = _short(repr(first.get("input")), 60)
+                return f"{self.name}: argument '{name}' must be {_expected(prop)}, got {got}; {usage}"
 
     def call(self, env: ToolEnv, raw: object) -> R:
         """Validate ``raw`` and run the handler."""
