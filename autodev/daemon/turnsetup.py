@@ -37,7 +37,6 @@ from autodev.harness.turn import TurnContext, TurnResult
 from autodev.records import harness as read_harness
 from autodev.records import harness_log as h
 from autodev.records.events import WarningEvent
-from autodev.records.harness_log import HarnessRecord
 from autodev.records.state import RunState
 from autodev.store.thread import TAIL
 
@@ -248,7 +247,7 @@ def take(
     return result, close
 
 
-def _talks(r: HarnessRecord) -> bool:
+def _talks(r: h.HarnessRecord) -> bool:
     """A model turn's harness record that runs nothing in the repository: every tool call but the
     post has a tool_started record, an agent CLI an agent_started one."""
     match r:
