@@ -26,10 +26,10 @@ CEILING_BIG_MODULES = 0
 CEILING_BIG_FUNCTIONS = 0
 CEILING_BARE_SIGNATURES = 0
 CEILING_ANY_LINES = 7
-CEILING_TYPE_STRINGS = 17
+CEILING_TYPE_STRINGS = 0
 
 _BARE = re.compile(r"(^|[\s|\[(,])(dict|list)($|[\s|\]),])")
-_TYPE_STRING = re.compile(r"""\.get\(["']type["']\)\s*(==|!=|in\b)""")
+_TYPE_STRING = re.compile(r"""(\.get\(["']type["']\)|\[["']type["']\])\s*(==|!=|in\b|not\s+in\b)""")
 
 
 def _sources() -> list[tuple[str, str]]:
@@ -106,7 +106,8 @@ def any_lines() -> list[str]:
 
 
 def type_strings() -> list[str]:
-    """`.get("type") == "..."`: a line dispatched by its string where its model should be matched."""
+    """`.get("type") == "..."` (or `["type"] ==`, `!=`, `in`): a line dispatched by its string where
+    it should be read into its model and matched."""
     return [
         f"{rel}:{i}"
         for rel, src in _sources()
@@ -153,6 +154,9 @@ def test_the_checks_see_what_they_count():
     assert _TYPE_STRING.search('if rec.get("type") == "post":') and not _TYPE_STRING.search(
         'rec.get("types")'
     )
+    for dispatch in ('rec["type"] == "post"', "rec['type'] != 'post'", 'r.get("type") not in KINDS'):
+        assert _TYPE_STRING.search(dispatch), dispatch
+    assert not _TYPE_STRING.search('{"type": "post"}') and not _TYPE_STRING.search('rec["type"] = "post"')
 
 
 if __name__ == "__main__":
@@ -161,7 +165,7 @@ if __name__ == "__main__":
         ("functions over 60 lines", big_functions()),
         ("bare dict/list in signatures", bare_signatures()),
         ("lines naming the type Any", any_lines()),
-        ('.get("type") comparisons', type_strings()),
+        ('"type" string comparisons (.get("type") or ["type"])', type_strings()),
     ]:
         print(f"{title}: {len(found)}")
         for f in found:

@@ -48,6 +48,7 @@ from autodev.harness.policy import (
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import run_turn
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.records import harness as read_harness
 from autodev.records.events import (
     AgentFinishedEvent,
     AgentKilledEvent,
@@ -65,7 +66,7 @@ class AgentTurn:
     """The `TurnRunner` of a participant with `agent`: its coding-agent CLI (SPEC §16)."""
 
     def run(self, ctx: TurnContext, seat: Seat, resume: Resume | None) -> TurnResult:
-        stale = [AgentStarted.model_validate(r) for r in seat.resumed if r.get("type") == "agent_started"]
+        stale = [r for r in map(read_harness, seat.resumed) if isinstance(r, AgentStarted)]
         return run_agent_turn(ctx, spec_for(seat, stale), resume)
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 
 from autodev.daemon.handles import Run
 from autodev.harness.recovery import Resume, rebuild
+from autodev.records import harness as read_harness
 from autodev.records.events import EffectsRecoveredEvent, ToolCrashedEvent, TurnRecoveredEvent
-from autodev.records.harness_log import TurnFinished, TurnStarted
+from autodev.records.harness_log import HarnessRecord, TurnFinished, TurnStarted
 from autodev.records.post import Post
 from autodev.records.state import RunState, StateChange
 from autodev.store import rebuild as rebuildmod
@@ -110,11 +111,15 @@ def last_turn_records(harness_log: Path) -> tuple[list[JsonObject], bool]:
     backwards, bounded by the size of that one turn). As lines: the harness rebuilds its turn
     from them (`harness.recovery.rebuild`, an agent CLI's `Seat.resumed`)."""
     recs: list[JsonObject] = []
+    newest: HarnessRecord | None = None
     for rec in iter_records_reverse(harness_log):
         recs.append(rec)
-        if rec.get("type") == "turn_started":
+        read = read_harness(rec)
+        if newest is None:
+            newest = read
+        if isinstance(read, TurnStarted):
             recs.reverse()
-            return recs, recs[-1].get("type") == "turn_finished"
+            return recs, isinstance(newest, TurnFinished)
     return [], False
 
 

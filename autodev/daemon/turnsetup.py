@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from autodev.config import Participant, RunConfig, Team, prompts
 from autodev.daemon import gitwatch, notices, recovery
@@ -36,6 +36,8 @@ from autodev.harness.recovery import Resume
 from autodev.harness.registry import Registry, Tool
 from autodev.harness.tools import Workspace
 from autodev.harness.turn import TurnContext, TurnResult
+from autodev.records import harness as read_harness
+from autodev.records import harness_log as h
 from autodev.records.events import WarningEvent
 from autodev.records.state import RunState
 from autodev.store.thread import TAIL
@@ -255,19 +257,18 @@ def take(
     return result, close
 
 
-# A model turn's harness records that run nothing in the repository: every tool call but the
-# post has a tool_started record, an agent CLI an agent_started one.
-_TALK = {
-    "turn_started",
-    "generation_started",
-    "generation_finished",
-    "generation_failed",
-    "compacted",
-    "nudged",
-    "post_started",
-    "post_committed",
-    "turn_finished",
-}
+def _talks(r: h.HarnessRecord) -> bool:
+    """A model turn's harness record that runs nothing in the repository: every tool call but the
+    post has a tool_started record, an agent CLI an agent_started one."""
+    match r:
+        case h.TurnStarted() | h.GenerationStarted() | h.GenerationFinished() | h.GenerationFailed():
+            return True
+        case h.Compacted() | h.Nudged() | h.PostStarted() | h.PostCommitted() | h.TurnFinished():
+            return True
+        case h.ToolStarted() | h.ToolFinished() | h.AgentStarted() | h.AgentFinished():
+            return False
+        case _:
+            assert_never(r)
 
 
 def _only_talked(run: Run, p: Participant) -> bool:
@@ -276,7 +277,7 @@ def _only_talked(run: Run, p: Participant) -> bool:
     if p.agent is not None:
         return False
     recs = recovery.last_turn_records(run.paths.harness_log)[0]
-    return bool(recs) and all(r.get("type") in _TALK for r in recs)
+    return bool(recs) and all(_talks(read_harness(r)) for r in recs)
 
 
 def room(run: Run, config: RunConfig, settings: Settings, p: Participant | None = None) -> Room:

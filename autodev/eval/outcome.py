@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.eval.rows import EvalResult, Figures, RowEvidence
-from autodev.records.events import AuditEvent, EvidenceEvent
+from autodev.records.events import AuditEvent, EvidenceEvent, parse
 from autodev.store.journal import is_object
 from autodev.store.state import StateFile
 
@@ -88,8 +88,8 @@ def _verdicts(events: Path) -> list[bool]:
             if n == len(lines):
                 continue  # a torn final line (the daemon was killed mid-append): never completed
             raise
-        if is_object(e) and e.get("type") == "audit":
-            out.append(AuditEvent.model_validate(e).accept)
+        if is_object(e) and isinstance(ev := parse(e), AuditEvent):
+            out.append(ev.accept)
     return out
 
 
@@ -105,8 +105,8 @@ def _evidence(events: Path) -> RowEvidence | None:
             e: object = json.loads(line)
         except json.JSONDecodeError:
             continue  # a torn final line; _verdicts names any other
-        if is_object(e) and e.get("type") == "evidence":
-            last = EvidenceEvent.model_validate(e)
+        if is_object(e) and isinstance(ev := parse(e), EvidenceEvent):
+            last = ev
     if last is None:
         return None
     # the keys the event carried (an event holds the fields its emitter set), None for the others

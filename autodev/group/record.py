@@ -23,6 +23,9 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from pydantic import ValidationError
 
 from autodev.errors import UsageError
 from autodev.records.base import Open
@@ -44,6 +47,7 @@ def groups_root(repo: Path) -> Path:
 class Created(Open):
     """The group's first line: what it was made with."""
 
+    type: Literal["created"]
     group: str
     repo: str
     objective: str | None = ""
@@ -222,11 +226,7 @@ def create(
 
 def load(folder: Path) -> Group:
     recs = list(iter_records(folder / "group.jsonl"))
-    if not recs or recs[0].get("type") != "created":
-        raise GroupError(
-            f"{folder}/group.jsonl has no `created` line", "remove the folder: the group never began"
-        )
-    c = Created.model_validate(recs[0])
+    c = _created(folder, recs[0] if recs else None)
     g = Group(
         folder=folder,
         id=c.group,
@@ -242,6 +242,19 @@ def load(folder: Path) -> Group:
     for r in recs[1:]:
         _fold(g, r, c.teams)
     return g
+
+
+def _created(folder: Path, first: JsonObject | None) -> Created:
+    """The group's first line as its `created` record; none, or a line of another type: the group
+    never began."""
+    try:
+        return Created.model_validate(first)
+    except ValidationError as e:
+        if first is not None and all(err["loc"] != ("type",) for err in e.errors()):
+            raise  # a `created` line damaged by hand: the error names its field
+        raise GroupError(
+            f"{folder}/group.jsonl has no `created` line", "remove the folder: the group never began"
+        ) from None
 
 
 def _fold(g: Group, r: JsonObject, teams: list[str]) -> None:

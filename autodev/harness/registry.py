@@ -179,17 +179,25 @@ class Tool(Generic[R]):
     def _explain(self, error: ValidationError) -> str:
         errors = error.errors()
         usage = f"usage: {self.usage()}"
-        extra = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+        extra: list[str] = []
+        for e in errors:  # pydantic's errors, told by their `type` (its error code)
+            match e:
+                case {"type": "extra_forbidden", "loc": (key, *_)}:
+                    extra.append(str(key))
+                case _:
+                    pass  # an argument that does not fit: the first error is explained below
         if extra:
-            return f"{self.name}: unknown argument(s) {', '.join(extra)}; {usage}"
+            return f"{self.name}: unknown argument(s) {', '.join(sorted(extra))}; {usage}"
         props = _properties(self.parameters())
         first = errors[0]
         name = str(first["loc"][0]) if first["loc"] else "?"
         prop = props.get(name, {})
-        if first["type"] == "missing":
-            return f"{self.name}: missing argument '{name}' ({_kind(prop)}); {usage}"
-        got = _short(repr(first.get("input")), 60)
-        return f"{self.name}: argument '{name}' must be {_expected(prop)}, got {got}; {usage}"
+        match first:
+            case {"type": "missing"}:
+                return f"{self.name}: missing argument '{name}' ({_kind(prop)}); {usage}"
+            case _:
+                got = _short(repr(first.get("input")), 60)
+                return f"{self.name}: argument '{name}' must be {_expected(prop)}, got {got}; {usage}"
 
     def call(self, env: ToolEnv, raw: object) -> R:
         """Validate ``raw`` and run the handler."""
@@ -277,7 +285,7 @@ def _clean(schema: Mapping[str, object]) -> dict[str, object]:
         prop.pop("title", None)
         options = prop.pop("anyOf", None)
         if _is_list(options):  # X | None: the model omits it instead of sending null
-            typed = [o for o in options if _is_schema(o) and o.get("type") != "null"]
+            typed = [o for o in options if _is_schema(o) and not _is_null(o)]
             if len(typed) == 1:
                 prop = {**typed[0], **prop}
         if prop.get("default", 0) is None:
@@ -289,6 +297,15 @@ def _clean(schema: Mapping[str, object]) -> dict[str, object]:
     out: dict[str, object] = {"type": "object", "properties": props, "required": schema.get("required", [])}
     out["additionalProperties"] = False
     return out
+
+
+def _is_null(schema: Mapping[str, object]) -> bool:
+    """The schema pydantic writes for the None of X | None."""
+    match schema:
+        case {"type": "null"}:
+            return True
+        case _:
+            return False
 
 
 _BOUNDS = {"ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum"}

@@ -249,16 +249,18 @@ def parse_libtest_json(text: str, source: str) -> dict[str, Status]:
     for line in text.splitlines():
         if not line.startswith("{"):
             continue
-        ev = _json_object(line)
-        suite = suite or (ev is not None and ev.get("type") == "suite")
-        if ev is None or ev.get("type") != "test" or not ev.get("name"):
-            continue
-        ident = f"{source}::{ev['name']}"
-        status = _LIBTEST.get(str(ev.get("event")))
-        if status:
-            out[ident] = status
-        elif ev.get("event") == "started":
-            started.add(ident)
+        match _json_object(line):  # libtest's own JSON: a line is told by its "type"
+            case {"type": "suite"}:
+                suite = True
+            case {"type": "test", "name": name} as ev if name:
+                ident = f"{source}::{name}"
+                event = ev.get("event")
+                if status := _LIBTEST.get(str(event)):
+                    out[ident] = status
+                elif event == "started":
+                    started.add(ident)
+            case _:
+                pass  # not JSON, or another of libtest's lines
     if not suite:  # libtest's format changed, or the binary is no libtest harness: said, not 0 tests
         raise ValueError(f"the test binary of {source} wrote no libtest JSON")
     return {**{i: "failed" for i in started if i not in out}, **out}

@@ -27,7 +27,7 @@ from autodev.panel import views
 from autodev.panel.acting import Acting
 from autodev.panel.dialogs import Confirm, Prompt
 from autodev.panel.feed import EventTail
-from autodev.records.events import Event, FailoverEvent, PostEvent, TurnStartedEvent
+from autodev.records.events import AnyEvent, FailoverEvent, PostEvent, TurnStartedEvent
 from autodev.records.state import Reason, RunState
 from autodev.store.paths import RunPaths
 from autodev.user.events_view import feed as feed_line
@@ -76,7 +76,7 @@ class PanelApp(Acting):
         # (yet) copied into events.jsonl: follow the thread's tail for those, once per seq.
         self.notes = EventTail(paths.thread, tail_records=200)
         self.shown_seqs: set[int] = set()
-        self.events: deque[Event] = deque(maxlen=FEED_KEEP)  # as read once, for re-rendering
+        self.events: deque[AnyEvent] = deque(maxlen=FEED_KEEP)  # as read once, for re-rendering
         self.expanded = False
         from autodev.store.thread import read_live
 
@@ -162,7 +162,7 @@ class PanelApp(Acting):
         self._render_needs()
         self._render_participants()
 
-    def _fresh(self, ev: Event) -> bool:
+    def _fresh(self, ev: AnyEvent) -> bool:
         """False for a post already shown (it may come from both logs)."""
         if not isinstance(ev, PostEvent):
             return True
@@ -171,7 +171,7 @@ class PanelApp(Acting):
         self.shown_seqs.add(ev.post.seq)
         return True
 
-    def _note(self, ev: Event) -> None:
+    def _note(self, ev: AnyEvent) -> None:
         """Who spoke last and which failover model each participant is on."""
         match ev:
             case PostEvent(post=post):
@@ -252,7 +252,7 @@ class PanelApp(Acting):
         """The Feed as plain text (what is on screen, for tests and captures)."""
         return "\n".join(strip.text for strip in self.query_one("#feed", RichLog).lines)
 
-    def _line(self, ev: Event) -> Text | None:
+    def _line(self, ev: AnyEvent) -> Text | None:
         gone = isinstance(ev, PostEvent) and not self.live.is_live(ev.post.seq)
         return feed_line(ev, self.expanded, gone)
 

@@ -295,7 +295,7 @@ AnyEvent = Annotated[
 _adapter = TypeAdapter(AnyEvent, config=ConfigDict(defer_build=True))
 
 
-def parse(rec: object) -> Event:
+def parse(rec: object) -> AnyEvent:
     """One event of the union (an unknown `type`: `UnknownEvent`); raises ValidationError."""
     return _adapter.validate_python(rec)
 
@@ -314,7 +314,7 @@ def record(ev: Event, ts: str, run: str) -> dict[str, object]:
     return {"type": ev.type, "ts": ts, "run": run, "schema": SCHEMA, **ev.fields()}
 
 
-def readable(rec: Mapping[str, object]) -> Event | None:
+def readable(rec: Mapping[str, object]) -> AnyEvent | None:
     """An event for display (the panel's Feed), leniently: a field that does not fit its kind
     is left out (its default shown) rather than losing the line; None when even the kind's core
     fields are missing."""

@@ -141,23 +141,28 @@ def thread_calls(agent: str, obj: object) -> list[tuple[str, JsonObject]]:
     if not is_object(obj):
         return []
     found: list[tuple[str, object]] = []
-    t = obj.get("type")
-    if agent == "claude" and t == "assistant":
-        content = _table(obj.get("message")).get("content")
-        for b in content if is_array(content) else []:
-            if is_object(b) and b.get("type") == "tool_use":
-                found.append((short_name(str(b.get("name", ""))), b.get("input")))
-    elif agent == "codex" and t == "item.started":
-        item = _table(obj.get("item"))
-        if item.get("type") == "mcp_tool_call" and item.get("server") == SERVER:
+    match agent, obj:  # each CLI's own line, told by its "type"
+        case "claude", {"type": "assistant"}:
+            content = _table(obj.get("message")).get("content")
+            for b in content if is_array(content) else []:
+                match b:
+                    case {"type": "tool_use"} if is_object(b):
+                        found.append((short_name(str(b.get("name", ""))), b.get("input")))
+                    case _:
+                        pass  # a text or thinking block
+        case "codex", {"type": "item.started", "item": {"type": "mcp_tool_call", "server": str(s)}} if (
+            s == SERVER
+        ):
+            item = _table(obj.get("item"))
             found.append((str(item.get("tool", "")), item.get("arguments")))
-    elif agent == "copilot" and t == "tool.execution_start":
-        d = _table(obj.get("data"))
-        name = short_name(str(d.get("toolName") or d.get("name") or ""))
-        found.append((name, d.get("arguments")))
-    elif agent == "gemini" and t == "tool_use":
-        name = short_name(str(obj.get("tool_name") or obj.get("name") or ""))
-        found.append((name, obj.get("parameters")))
+        case "copilot", {"type": "tool.execution_start"}:
+            d = _table(obj.get("data"))
+            found.append((short_name(str(d.get("toolName") or d.get("name") or "")), d.get("arguments")))
+        case "gemini", {"type": "tool_use"}:
+            name = short_name(str(obj.get("tool_name") or obj.get("name") or ""))
+            found.append((name, obj.get("parameters")))
+        case _:
+            pass  # a line that calls no tool
     out: list[tuple[str, JsonObject]] = []
     for name, args in found:
         if isinstance(args, str):

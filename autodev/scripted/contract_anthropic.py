@@ -93,7 +93,7 @@ class _AnthropicHandler(ContractHandler):
         if not isinstance(max_tokens, int):
             return "max_tokens: Field required"
         asked = body.get("thinking")
-        thinking = is_object(asked) and asked.get("type") == "enabled"
+        thinking = _thinking(body)
         budget = asked.get("budget_tokens", 0) if is_object(asked) else 0
         if thinking and isinstance(budget, (int, float)) and budget >= max_tokens:
             return "`max_tokens` must be greater than `thinking.budget_tokens`"
@@ -117,11 +117,13 @@ class _AnthropicHandler(ContractHandler):
                         "`tool_use` and `tool_result` blocks). To avoid this requirement, disable "
                         "`thinking`."
                     )
-                first = blocks[0]
-                if first.get("type") == "thinking" and first.get("signature") != sign(
-                    str(first.get("thinking", ""))
-                ):
-                    return f"messages.{i}.content.0: Invalid `signature` in `thinking` block"
+                match first := blocks[0]:
+                    case {"type": "thinking"} if first.get("signature") != sign(
+                        str(first.get("thinking", ""))
+                    ):
+                        return f"messages.{i}.content.0: Invalid `signature` in `thinking` block"
+                    case _:
+                        pass  # a redacted thinking block, or a signed one
         return None
 
     def _usage(self, body: JsonObject, out_chars: int) -> dict[str, int]:
@@ -198,14 +200,22 @@ class _AnthropicHandler(ContractHandler):
         )
 
 
+def _thinking(body: JsonObject) -> bool:
+    """The request turns extended thinking on (`"thinking": {"type": "enabled", ...}`)."""
+    match body.get("thinking"):
+        case {"type": "enabled"}:
+            return True
+        case _:
+            return False
+
+
 def _content(
     body: JsonObject, participant: str, turn: str, index: int, step: Step | None
 ) -> list[JsonObject]:
     """An answer's content blocks: a signed thinking block when thinking is on, the text, the
     tool calls."""
     content: list[JsonObject] = []
-    asked = body.get("thinking")
-    if is_object(asked) and asked.get("type") == "enabled":
+    if _thinking(body):
         thought = f"{participant} thinks about step {index} of turn {turn}"
         content.append({"type": "thinking", "thinking": thought, "signature": sign(thought)})
     text = f"(script exhausted for {participant})" if step is None else step.text

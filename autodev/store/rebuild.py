@@ -16,12 +16,13 @@ import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from pydantic import ValidationError
 
 from autodev.errors import RecordError
-from autodev.records.harness_log import TurnStarted
+from autodev.records import harness as read_harness
+from autodev.records.harness_log import HarnessRecord, TurnStarted
 from autodev.records.post import GateNote, Post
 from autodev.records.state import Figures, ModelUsage, RunState, Usage
 from autodev.rules.reasons import reason
@@ -55,13 +56,26 @@ def rebuild(paths: RunPaths) -> RunState:
         return from_records(_records(paths.thread), _records(paths.events), _records(paths.harness_log))
     except ValidationError as e:  # a line edited or damaged by hand: say which record, not a traceback
         first = e.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "the line"
+        title, loc = _record_of(e.title, first["loc"])
+        where = ".".join(str(part) for part in loc) or "the line"
         raise RecordError(
             f"{paths.run_dir}: state.json is missing, and a line of the run's logs that rebuilds it "
-            f"does not fit its record ({e.title}: {where}: {first['msg']})",
+            f"does not fit its record ({title}: {where}: {first['msg']})",
             "restore the damaged line of thread.jsonl or harness.jsonl (or move the run folder "
             "aside to start afresh)",
         ) from None
+
+
+def _record_of(title: str, loc: tuple[int | str, ...]) -> tuple[str, tuple[int | str, ...]]:
+    """The record an error is about, by its model's name: a harness line is read into the union
+    of records, whose errors start their `loc` with the record's `type`."""
+    if title.startswith("tagged-union[") and loc:
+        kinds = {
+            get_args(m.model_fields["type"].annotation)[0]: m for m in get_args(get_args(HarnessRecord)[0])
+        }
+        if (model := kinds.get(loc[0])) is not None:
+            return model.__name__, loc[1:]
+    return title, loc
 
 
 def from_records(posts: list[JsonObject], events: list[JsonObject], harness: list[JsonObject]) -> RunState:
@@ -71,7 +85,7 @@ def from_records(posts: list[JsonObject], events: list[JsonObject], harness: lis
 
     thread = [Post.model_validate(p) for p in posts]
     # Leniently, as the panel does: a line a kind does not fit loses that field, not the rebuild.
-    evs = [ev for e in events if (ev := readable(e)) is not None]
+    evs: list[Event] = [ev for e in events if (ev := readable(e)) is not None]
     return _state(thread, evs, harness)
 
 
@@ -79,8 +93,8 @@ def _state(posts: list[Post], events: list[Event], harness: list[JsonObject]) ->
     run_id = next((e.run for e in reversed(events) if e.run), None)
     if run_id is None:  # no events: the participants' post ids carry it ("<run>:t<turn>:post")
         run_id = next((p.id.split(":")[0] for p in posts if p.id is not None and ":t" in p.id), None)
-    # Of the harness log only the turn_started lines' turn and head are read (and passed on).
-    starts = [TurnStarted.model_validate(r) for r in harness if r.get("type") == "turn_started"]
+    # Of the harness log only the turn_started records' turn and head are used (and passed on).
+    starts = [h for r in harness if isinstance(h := read_harness(r), TurnStarted)]
     turns = [s.turn for s in starts]
     turns += [t for e in events if isinstance(t := e.set_fields().get("turn"), int)]
     turn = max(turns, default=0)
