@@ -130,8 +130,7 @@ def _ask(
     exe: str, args: tuple[str, ...], env: Mapping[str, str] | None = None
 ) -> spawn.CompletedProcess[str]:
     """One question to the CLI that starts no session (`--version`, its login status)."""
-    # host/spawn.py's `run` has no type argument for what it captures: text here
-    r: spawn.CompletedProcess[str] = spawn.run(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    r = spawn.run(
         [exe, *args], "agent-cli", capture_output=True, text=True, timeout=15, stdin=spawn.DEVNULL, env=env
     )
     return r

@@ -61,8 +61,7 @@ class CliProcess:
     ) -> None:
         raw.parent.mkdir(parents=True, exist_ok=True)
         self.events, self.redact = events, redact
-        # host/spawn.py's `popen` has no type argument for its pipes: bytes here
-        self.proc: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType]
+        self.proc = spawn.popen(
             argv,
             "agent-cli",
             cwd=cwd,

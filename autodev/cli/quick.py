@@ -54,7 +54,7 @@ def parse(argv: list[str], spec: Spec) -> tuple[list[str], dict[str, str], set[s
             if name not in options or options[name] in opts:
                 return None
             if not eq:
-                value = next(rest, None)  # type: ignore[assignment]
+                value = next(rest, None)
                 if value is None or (value.startswith("-") and value != "-"):
                     return None
             opts[options[name]] = value

@@ -130,12 +130,12 @@ def capture() -> bytes:
     import pickle
 
     import typer.rich_utils as ru
+    from rich.padding import Padding
 
     from autodev.cli.full import app
 
     printed: list[tuple[tuple[object, ...], dict[str, object]]] = []
-    # typer has no hook for the console its help prints on: its private factory is the edge
-    make = ru._get_rich_console  # pyright: ignore[reportPrivateUsage]
+    make = ru._get_rich_console  # pyright: ignore[reportPrivateUsage]  # typer has no hook for the console its help prints on
 
     class Keep:
         def __init__(self, stderr: bool = False) -> None:
@@ -147,13 +147,14 @@ def capture() -> bytes:
         def __getattr__(self, name: str) -> object:
             return getattr(self.console, name)
 
-    ru._get_rich_console = Keep  # type: ignore[assignment]
+    ru._get_rich_console = Keep  # pyright: ignore[reportPrivateUsage]  # as above
     try:
         app(["--help"], prog_name="PROG", standalone_mode=False)
     finally:
-        ru._get_rich_console = make  # pyright: ignore[reportPrivateUsage]
+        ru._get_rich_console = make  # pyright: ignore[reportPrivateUsage]  # as above
     usage, *parts = printed
-    assert str(usage[0][0].renderable) == USAGE.format(prog="PROG"), usage  # type: ignore[attr-defined]
+    first = usage[0][0]  # rich_utils prints the usage line in a Padding
+    assert isinstance(first, Padding) and str(first.renderable) == USAGE.format(prog="PROG"), usage
     assert usage[1] == {"style": USAGE_STYLE}, usage
     return pickle.dumps((_key(), parts), protocol=4)
 

@@ -45,8 +45,9 @@ def load_team(path: Path) -> Team:
     if team.uses_scripted():
         script = team.script_path(path)
         if not script.is_file():
+            assert team.scripted is not None  # script_path raised without a [scripted] table
             raise ConfigError(
-                f"{display_path(path)}: scripted.path: the script {team.scripted.path!r} "  # type: ignore[union-attr]
+                f"{display_path(path)}: scripted.path: the script {team.scripted.path!r} "
                 f"does not exist (looked for {script})",
                 "create the script, or point scripted.path at it (relative to the team file)",
             )

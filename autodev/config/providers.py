@@ -95,7 +95,7 @@ def _litellm_missing(model: str) -> tuple[list[str], str]:
         )
     if provider in _LOCAL_DEFAULT_PROVIDERS:
         return [], ""
-    # litellm's own annotation leaves the dict's values unknown: "missing_keys" is a list of names
-    found = litellm.validate_environment(model=model)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    # "missing_keys" is a list of names
+    found = litellm.validate_environment(model=model)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]  # litellm's annotation leaves the dict's values unknown
     result = cast("dict[str, list[str]]", found)
     return list(result.get("missing_keys") or []), ""

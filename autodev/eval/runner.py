@@ -219,8 +219,7 @@ def run_team(job: Job, repo: Path, home: Path) -> RunEnd:
     with open(log, "ab") as out:
         # die_with_parent: should this process die unasked (kill -9, a Ray worker killed), the run
         # ends too (the daemon's SIGTERM ends its turn's command).
-        # host/spawn.py's `popen` has no type argument for its pipes (none here)
-        p: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        p = spawn.popen(
             cmd, "autodev", cwd=repo, env=env, stdin=spawn.DEVNULL, stdout=out, stderr=spawn.STDOUT,
             start_new_session=True, die_with_parent=signal.SIGTERM,
         )  # fmt: skip
@@ -251,7 +250,7 @@ def _stop_at_wall(job: Job, p: spawn.Popen[bytes], repo: Path, env: dict[str, st
     """Past the wall cap: `autodev stop`, then, after the stop's grace, the daemon killed whole;
     the reason the run ended."""
     wall = job.settings.caps.max_wall_min or 0
-    spawn.run(  # pyright: ignore[reportUnknownMemberType]  # host/spawn.py: no type argument
+    spawn.run(
         [sys.executable, *PYTHON_SAFE, "-m", "autodev", "stop"],
         "autodev",
         cwd=repo,

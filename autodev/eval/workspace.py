@@ -47,8 +47,7 @@ def clone(source: str, base_commit: str, dest: Path) -> str:
     task's repository), found as hostgit finds it (absolute PATH entries only), `source` after
     `--`, the `ext::` transport off; nothing is checked out until the pinned git does it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    # host/spawn.py's `run` has no type argument for what it captures: text here
-    r: spawn.CompletedProcess[str] = spawn.run(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    r = spawn.run(
         # `ext::` runs its URL as a command: a task file's `repo` must never be one, whatever
         # the user's git config allows (git's own default already refuses it)
         [
@@ -113,8 +112,7 @@ class TaskShell:
     secret_env: tuple[str, ...] = ()
 
     def run(self, command: str, repo: Path, log: Path, timeout: float, network: bool = False) -> int:
-        # guard/sandbox.py's `room` leaves the types of its defaults (hide, expose) unsaid
-        room = self.sandbox.room(repo, hide=self.hide, network=network)  # pyright: ignore[reportUnknownMemberType]
+        room = self.sandbox.room(repo, hide=self.hide, network=network)
         env = room.env(scrubbed_env(self.secret_env))
         return run_shell(room.wrap(["bash", "-c", command]), repo, log, timeout, env)
 
@@ -126,8 +124,7 @@ def shell_for(unsandboxed: bool, hide: Iterable[Path] = (), secret_env: Iterable
 def run_shell(argv: list[str], cwd: Path, log: Path, timeout: float, env: dict[str, str]) -> int:
     """`argv` in its own process group, output to `log`; killed whole on timeout (-9)."""
     with open(log, "ab") as out:
-        # host/spawn.py's `popen` has no type argument for its pipes (none here)
-        p: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        p = spawn.popen(
             argv,
             "sandboxed",
             cwd=cwd,

@@ -43,8 +43,7 @@ def start_run(g: Group, m: Member, key_names: list[str]) -> int:
             log.write(f"run {m.k}: autodev start in {m.worktree}\n".encode())
             log.flush()
             try:
-                # host/spawn.py's `run` has no type argument for what it captures (nothing here)
-                r: spawn.CompletedProcess[bytes] = spawn.run(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                r = spawn.run(
                     argv, "autodev", cwd=m.worktree, env=env, pass_fds=(fd,), stdin=spawn.DEVNULL,
                     stdout=log, stderr=log, timeout=120,
                 )  # fmt: skip

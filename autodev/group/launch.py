@@ -125,8 +125,7 @@ def start_driver(g: Group) -> None:
     log = open(os.open(g.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
     env, fd = keys.handover(names)
     try:
-        # host/spawn.py's `popen` has no type argument for its pipes (none here)
-        proc: spawn.Popen[bytes] = spawn.popen(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        proc = spawn.popen(
             [sys.executable, *PYTHON_SAFE, "-m", "autodev.group", str(g.folder)],
             "autodev",
             stdin=spawn.DEVNULL,

@@ -303,7 +303,7 @@ def test_id(classname: str, name: str, file: str | None, where: Callable[[str], 
     return f"{classname}::{name}" if classname else name
 
 
-test_id.__test__ = False  # type: ignore[attr-defined]  # not a pytest test function
+test_id.__test__ = False  # pyright: ignore[reportFunctionMemberAccess]  # pytest's mark: not a test function
 
 
 def parse_go_json(text: str) -> dict[str, Status]:

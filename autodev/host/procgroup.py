@@ -160,9 +160,11 @@ def run_json(
     timeout), inside `room` when given (a hook), else on the host (notifyCommand, a hook the
     user set `host = true`). Returns (exit code or None on timeout, stdout, stderr)."""
     argv = ["sh", "-c", command]
-    pipes = {"stdin": spawn.PIPE, "stdout": spawn.PIPE, "stderr": spawn.PIPE}
     if room is None:
-        p = spawn.popen(argv, "user-command", cwd=cwd, env=env, start_new_session=True, text=True, **pipes)
+        p = spawn.popen(
+            argv, "user-command", cwd=cwd, env=env, start_new_session=True, text=True,
+            stdin=spawn.PIPE, stdout=spawn.PIPE, stderr=spawn.PIPE,
+        )  # fmt: skip
     else:
         p = spawn.popen(
             room.wrap(argv),
@@ -171,7 +173,9 @@ def run_json(
             env=room.env(env),
             start_new_session=True,
             text=True,
-            **pipes,
+            stdin=spawn.PIPE,
+            stdout=spawn.PIPE,
+            stderr=spawn.PIPE,
         )
     try:
         out, err = p.communicate(json.dumps(data), timeout=timeout)

@@ -21,12 +21,12 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 # What callers need of subprocess, so that none of them imports it.
 from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
-from typing import Literal, NoReturn, cast, overload
+from typing import IO, Literal, NoReturn, TypedDict, Unpack, cast, overload
 
 from autodev.host.hostproc import PYTHON_SAFE, python_env
 
@@ -52,6 +52,23 @@ Env = Mapping[str, str] | None
 Process = Popen[str] | Popen[bytes]
 Completed = CompletedProcess[str] | CompletedProcess[bytes]
 ByteProcess = Popen[bytes]  # what `popen` hands back without `text=True`
+# where a child's stdin, stdout or stderr goes: DEVNULL, PIPE, STDOUT, a descriptor or an open file
+Stream = int | IO[bytes] | IO[str] | None
+
+
+class Options(TypedDict, total=False):
+    """The keywords of subprocess's that autodev passes on, typed. Not `encoding` nor
+    `universal_newlines`: `text` (and `errors`, with it) alone makes the pipes str, so the
+    overloads of `run` and `popen` can say which their result carries."""
+
+    cwd: str | os.PathLike[str] | None
+    env: Env
+    stdin: Stream
+    stdout: Stream
+    stderr: Stream
+    start_new_session: bool
+    pass_fds: Collection[int]
+    preexec_fn: Callable[[], object] | None
 
 
 @dataclass(frozen=True)
@@ -140,7 +157,7 @@ WHY: dict[str, Reason] = {
 }
 
 
-def _checked(argv: Argv, why: str, env: object) -> Env:
+def _checked(argv: Argv, why: str, env: Env) -> Env:
     """The environment to start with; ValueError for a start without a known reason, or an
     autodev child without `-P`."""
     if why not in WHY:
@@ -151,8 +168,8 @@ def _checked(argv: Argv, why: str, env: object) -> Env:
             raise ValueError(
                 f"spawn: an autodev child must start as {sys.executable} {' '.join(PYTHON_SAFE)}"
             )
-        return python_env(dict(os.environ if env is None else cast(Mapping[str, str], env)))
-    return cast(Env, env)
+        return python_env(dict(os.environ if env is None else env))
+    return env
 
 
 # The process groups started here (a child with `start_new_session`: it leads its own group) whose
@@ -183,34 +200,61 @@ def forget_group(pgid: int) -> None:
 
 
 @overload
-def run(argv: Argv, why: str, *, text: Literal[True], **kwargs: object) -> CompletedProcess[str]: ...
+def run(
+    argv: Argv,
+    why: str,
+    *,
+    text: Literal[True],
+    errors: str | None = None,
+    input: str | None = None,
+    capture_output: bool = False,
+    check: bool = False,
+    timeout: float | None = None,
+    **kwargs: Unpack[Options],
+) -> CompletedProcess[str]: ...
 @overload
 def run(
-    argv: Argv, why: str, *, text: Literal[False] = False, **kwargs: object
+    argv: Argv,
+    why: str,
+    *,
+    text: Literal[False] = False,
+    input: bytes | None = None,
+    capture_output: bool = False,
+    check: bool = False,
+    timeout: float | None = None,
+    **kwargs: Unpack[Options],
 ) -> CompletedProcess[bytes]: ...
-def run(argv: Argv, why: str, *, text: bool = False, **kwargs: object) -> Completed:
-    """subprocess.run(argv, **kwargs), for reason `why`; a child in a group of its own is known to
+def run(
+    argv: Argv,
+    why: str,
+    *,
+    text: bool = False,
+    errors: str | None = None,
+    input: str | bytes | None = None,
+    capture_output: bool = False,
+    check: bool = False,
+    timeout: float | None = None,
+    **kwargs: Unpack[Options],
+) -> Completed:
+    """subprocess.run(argv, ...), for reason `why`; a child in a group of its own is known to
     `live_groups` while it runs (subprocess.run's own steps, on a `popen`). `text` is subprocess's:
-    str in and out, else bytes."""
+    str in and out (decoded by `errors`), else bytes."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    if text:
-        kwargs["text"] = True
     if not kwargs.get("start_new_session"):
-        # the caller's keywords go to subprocess as given: its overloads cannot be picked from them
-        return cast(Completed, subprocess.run(argv, **kwargs))  # pyright: ignore[reportArgumentType, reportCallIssue]
-    data, timeout, check = kwargs.pop("input", None), kwargs.pop("timeout", None), kwargs.pop("check", False)
-    if kwargs.pop("capture_output", False):
+        return subprocess.run(
+            argv, text=text, errors=errors, input=input, capture_output=capture_output, check=check,
+            timeout=timeout, **kwargs,
+        )  # fmt: skip
+    if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = PIPE
-    if data is not None:
+    if input is not None:
         kwargs["stdin"] = PIPE
-    started: Process = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
-    with _own(started) as p:
+    with _own(subprocess.Popen(argv, text=text, errors=errors, **kwargs)) as p:
         try:
-            done = _waited(p, data, cast("float | None", timeout), text=text)
+            done = _waited(p, input, timeout, text=text)
         except TimeoutExpired as e:
             p.kill()
-            # as subprocess.run does: str in text mode, though typeshed declares these bytes only
-            e.stdout, e.stderr = p.communicate()  # pyright: ignore[reportAttributeAccessIssue]
+            e.stdout, e.stderr = p.communicate()  # pyright: ignore[reportAttributeAccessIssue]  # typeshed says bytes; str in text mode, as subprocess.run sets them
             raise
         except BaseException:
             p.kill()
@@ -220,10 +264,9 @@ def run(argv: Argv, why: str, *, text: bool = False, **kwargs: object) -> Comple
     return done
 
 
-def _waited(p: Process, data: object, timeout: float | None, *, text: bool) -> Completed:
-    """`p.communicate(data)` and its end. The process and `input` came through the caller's
-    keywords untyped, as subprocess takes them: str pipes and input with `text=True`, else bytes
-    (subprocess checks the input)."""
+def _waited(p: Process, data: str | bytes | None, timeout: float | None, *, text: bool) -> Completed:
+    """`p.communicate(data)` and its end: str pipes and input with `text=True`, else bytes (as
+    `run`'s overloads take them; subprocess checks the input)."""
     if text:
         ps = cast("Popen[str]", p)
         out, err = ps.communicate(cast("str | None", data), timeout=timeout)
@@ -235,7 +278,13 @@ def _waited(p: Process, data: object, timeout: float | None, *, text: bool) -> C
 
 @overload
 def popen(
-    argv: Argv, why: str, *, text: Literal[True], die_with_parent: int | None = None, **kwargs: object
+    argv: Argv,
+    why: str,
+    *,
+    text: Literal[True],
+    errors: str | None = None,
+    die_with_parent: int | None = None,
+    **kwargs: Unpack[Options],
 ) -> Popen[str]: ...
 @overload
 def popen(
@@ -244,22 +293,26 @@ def popen(
     *,
     text: Literal[False] = False,
     die_with_parent: int | None = None,
-    **kwargs: object,
+    **kwargs: Unpack[Options],
 ) -> Popen[bytes]: ...
 def popen(
-    argv: Argv, why: str, *, text: bool = False, die_with_parent: int | None = None, **kwargs: object
+    argv: Argv,
+    why: str,
+    *,
+    text: bool = False,
+    errors: str | None = None,
+    die_with_parent: int | None = None,
+    **kwargs: Unpack[Options],
 ) -> Process:
-    """subprocess.Popen(argv, **kwargs), for reason `why`. `die_with_parent`: the signal the child
+    """subprocess.Popen(argv, ...), for reason `why`. `die_with_parent`: the signal the child
     gets when this process dies, however it dies (kill -9 included), for a child in a group of
     its own, which nothing else ends then: a turn's command when its daemon is killed, a run's
-    daemon when its eval (or the Ray worker running it) is. `text` is subprocess's: str pipes,
-    else bytes."""
+    daemon when its eval (or the Ray worker running it) is. `text` is subprocess's: str pipes
+    (decoded by `errors`), else bytes."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    if text:
-        kwargs["text"] = True
     if die_with_parent is not None:
         kwargs["preexec_fn"] = _parent_death(die_with_parent)
-    p: Process = subprocess.Popen(argv, **kwargs)  # pyright: ignore[reportArgumentType, reportCallIssue]
+    p: Process = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
     return _own(p) if kwargs.get("start_new_session") else p
 
 

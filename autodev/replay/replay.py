@@ -228,13 +228,13 @@ def _hand_in(run: Run, p: Post) -> None:
     # (user/actions answers with a plain dict, its queued message, unused here: "Unknown" to
     # the checker until the inbox's messages are typed there)
     if p.from_ == "user":
-        actions.send(run.paths, p.text)  # pyright: ignore[reportUnknownMemberType]
+        actions.send(run.paths, p.text)
     elif answer := _answer_of(p):
-        actions.answer(run.paths, *answer)  # pyright: ignore[reportUnknownMemberType]
+        actions.answer(run.paths, *answer)
     elif p.gate is not None and p.gate.decision == "approved":
-        actions.approve(run.paths, p.gate.id)  # pyright: ignore[reportUnknownMemberType]
+        actions.approve(run.paths, p.gate.id)
     elif p.gate is not None:
-        actions.deny(run.paths, p.gate.id, p.text)  # pyright: ignore[reportUnknownMemberType]
+        actions.deny(run.paths, p.gate.id, p.text)
 
 
 def _answer_of(p: Post) -> tuple[str, str] | None:
@@ -367,7 +367,7 @@ def _run_here(rec: Recording, repo: Path, recorded_tools: bool, teams: Teams) ->
     if rec.forked_at is not None:
         _seed_fork(rec, paths)
     else:
-        actions.send(paths, objective.text)  # pyright: ignore[reportUnknownMemberType] - as in _hand_in
+        actions.send(paths, objective.text)
     model = RecordedModel.of(rec.harness, rec.posts, rec.events, recorded_tools=recorded_tools, repo=repo)
     Daemon(repo, until_idle=True, model=model, feed=_feed(rec, teams)).run()
     got = Recording(

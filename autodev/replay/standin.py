@@ -238,7 +238,7 @@ def _play(agent: str, lines: list[str], play: Play, server: JsonObject) -> None:
             # What autodev's MCP server forwards for this call (autodev/agents/server.py), on the
             # turn's socket with its token.
             # (bridge.call's `args` is a plain dict: "partly unknown" to the checker)
-            bridge.call(  # pyright: ignore[reportUnknownMemberType]
+            bridge.call(
                 str(env["AUTODEV_AGENT_SOCKET"]),
                 str(env["AUTODEV_AGENT_TOKEN"]),
                 name,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from autodev.records.post import Post
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 def rewind_of(post: Mapping[str, object]) -> tuple[int, int] | None:
     """(seq, to_seq) when `post` (a thread line) is a rewind note, else None."""
     rw = post.get("rewind")
-    if post.get("from") != "system" or not isinstance(rw, Mapping):
+    if post.get("from") != "system" or not _is_table(rw):
         return None
-    to = _int(rw, "to_seq")  # pyright: ignore[reportUnknownArgumentType] - a JSON table: str keys
+    to = _int(rw, "to_seq")
     seq = post["seq"]
     return (seq, to) if isinstance(seq, int) and to is not None else None
 
@@ -35,6 +35,12 @@ def rewind_note(post: Post) -> tuple[int, int] | None:
     if post.from_ != "system" or post.rewind is None:
         return None
     return (post.seq, post.rewind.to_seq)
+
+
+def _is_table(value: object) -> TypeGuard[Mapping[str, object]]:
+    """A table on a thread line: parsed from JSON, whose keys are strings (store.jsonline's
+    `is_object`, which this pure layer cannot import)."""
+    return isinstance(value, Mapping)
 
 
 def _int(table: Mapping[str, object], key: str) -> int | None:

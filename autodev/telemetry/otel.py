@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import (  # the sampler OTEL_TRACES_SAMPLER names: no public way to it
     Decision,
     Sampler,
-    _get_from_env_or_default,  # pyright: ignore[reportPrivateUsage]
+    _get_from_env_or_default,  # pyright: ignore[reportPrivateUsage]  # OTel SDK: no public way to it
 )
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags

@@ -53,9 +53,7 @@ def clone(source: Path, to: Path) -> None:
         str(source),
         str(to),
     ]
-    # spawn.run passes its keywords on to subprocess.run, so its result's type is not known
-    # from them: text=True makes it str
-    r: spawn.CompletedProcess[str] = spawn.run(  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    r = spawn.run(
         argv, "git", cwd=to.parent, env=hostgit.git_env(), capture_output=True, text=True, stdin=spawn.DEVNULL
     )
     if r.returncode != 0:

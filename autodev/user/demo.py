@@ -134,9 +134,7 @@ calls = [{ tool = "verdict", args = { accept = true, gap = "" } }]
 
 def _git(repo: Path, *args: str) -> None:
     if args and args[0] == "init":  # nothing to pin yet
-        # host/spawn.run returns subprocess's CompletedProcess untyped (text or bytes by its
-        # caller's arguments); the result is not read here
-        spawn.run(  # pyright: ignore[reportUnknownMemberType]
+        spawn.run(
             [hostgit.git_binary(), *args],
             "git",
             cwd=repo,
