@@ -46,7 +46,8 @@ def writes(path: str, content: str, delay_sec: float = 0) -> str:
 
 
 def project(repo: Path, delay_sec: float = 0) -> list[str]:
-    """The buggy calc, its tests, and three team variants (their scripts in .autodev/)."""
+    """The buggy calc, its tests, and three team variants (their scripts in .autodev/).
+    `delay_sec` slows run 1's answer only: the one a test must catch going."""
     (repo / "calc.py").write_text(CALC)
     (repo / "tests").mkdir()
     (repo / "tests" / "test_calc.py").write_text(TESTS)
@@ -57,8 +58,8 @@ def project(repo: Path, delay_sec: float = 0) -> list[str]:
     write_team(repo, BUILDER, writes("calc.py", RIGHT), config)
     scripts = [
         writes("calc.py", WRONG, delay_sec),
-        writes("calc.py", RIGHT, delay_sec),
-        writes("NOTES.md", "looked at it\n", delay_sec),
+        writes("calc.py", RIGHT),
+        writes("NOTES.md", "looked at it\n"),
     ]
     vary = []
     for i, script in enumerate(scripts, start=1):

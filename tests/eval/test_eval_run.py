@@ -148,14 +148,14 @@ def test_the_wall_cap_stops_a_run_and_it_is_graded_on_what_it_left(suite, tmp_pa
     out = tmp_path / "out"
     r = autodev(
         tmp_path, "eval", str(tasks), "--team", str(teams / "slow.toml"), "--out", str(out),
-        "--config", str(tmp_path / "config.toml"), "--max-wall-min", "0.25", "--stop-grace-sec", "30", *grade_flags(),
+        "--config", str(tmp_path / "config.toml"), "--max-wall-min", "0.15", "--stop-grace-sec", "30", *grade_flags(),
         timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     [x] = lines(out / "results.jsonl")
-    assert x["reason_code"] == "wall" and "wall-time cap (0.25 min)" in x["reason"]
+    assert x["reason_code"] == "wall" and "wall-time cap (0.15 min)" in x["reason"]
     assert x["error"] is None and x["state"] is not None
-    assert 15 <= x["wall_s"] < 120
+    assert 9 <= x["wall_s"] < 120
     # graded on what it left: the fix, if its first call ran before the cap (on a loaded machine the
     # daemon may still be starting when the stop comes), else nothing
     patch = (out / "patches" / "wordcount-spaces__slow.diff").read_text()
