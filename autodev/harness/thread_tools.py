@@ -12,6 +12,7 @@ from autodev.errors import PostRefused, ToolError
 from autodev.harness import credit
 from autodev.harness.registry import Args, Integer, String, Tool, ToolEnv
 from autodev.records.base import Move
+from autodev.records.harness_log import PostCommitted, PostStarted
 from autodev.rules.moves import MOVES, check_post
 from autodev.store.paths import git_head
 
@@ -62,10 +63,12 @@ def post(env: ToolEnv, **args: object) -> str:
             raise ToolError("post: this turn has no baseline to credit work_done against")
         credit_note["credit"] = credit.credit_since(ctx.repo, env.baseline)
     pid = f"{ctx.run_id}:t{ctx.turn}:post"
-    ctx.record("post_started", id=pid + ":intent")
+    ctx.record(PostStarted(run=ctx.run_id, turn=ctx.turn, id=pid + ":intent"))
     # `head`: the commit `autodev rewind` to this post goes back to
     posted = ctx.thread.append(draft.noted(id=pid, turn=ctx.turn, **credit_note, head=git_head(ctx.repo)))
-    ctx.record_later("post_committed", seq=posted.seq)  # the post itself is fsynced
+    ctx.record_later(
+        PostCommitted(run=ctx.run_id, turn=ctx.turn, seq=posted.seq)
+    )  # the post itself is fsynced
     ctx.events.posted(posted)
     result.post = posted
     if ctx.hooks:
