@@ -22,7 +22,7 @@ import it lazily.
 
 The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
 harness_log.py (with chat.py: the messages it holds), events.py (a model per event kind: `Events.emit` takes one), messages.py
-(inbox), rewinds.py and evidence.py (a done's test evidence); every name but the event kinds is importable from here, with the
+(inbox), rewinds.py, exported.py (the telemetry cursor), group.py (group.jsonl) and evidence.py (a done's test evidence); every name but the event kinds is importable from here, with the
 parsing functions the journals use (the kinds: `autodev.records.events`).
 """
 
