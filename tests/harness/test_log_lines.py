@@ -102,3 +102,25 @@ def test_a_turn_writes_each_kind_with_the_keys_main_wrote(repo: Path, tmp_path: 
     for text in written:
         assert tuple(json.loads(text)) in known[json.loads(text)["type"]], text
         assert _dumps(records.harness(json.loads(text))) == text
+
+
+def test_a_hooks_outcome_is_written_only_when_a_hook_answered(repo: Path, tmp_path: Path) -> None:
+    from autodev.harness.calls import log_started
+
+    run = Run(repo, tmp_path)
+    ctx = run.context(run.model('[[step]]\nparticipant = "builder"\ntext = "x"\n'))
+    log_started(
+        ctx,
+        "c1",
+        "run_command",
+        {"command": "git push"},
+        False,
+        {"blocked": "no pushes", "args": {"command": "git push"}},
+    )
+    log_started(ctx, "c2", "read_file", {"path": "a"}, True)
+    first, second = run.hlog.path.read_text().splitlines()
+    ts = json.loads(first)["ts"]
+    assert first == next(t for t in LINES if '"blocked":"no pushes"' in t).replace(
+        "1796472236.290101", repr(ts)
+    )
+    assert second.endswith(',"call_id":"c2","name":"read_file","args":{"path":"a"},"replay_safe":true}')
