@@ -49,6 +49,7 @@ from autodev.harness.recovery import Resume
 from autodev.harness.turn import run_turn
 from autodev.host.hostproc import PYTHON_SAFE
 from autodev.records import harness as read_harness
+from autodev.records.chat import UserMessage
 from autodev.records.events import (
     AgentFinishedEvent,
     AgentKilledEvent,
@@ -57,7 +58,7 @@ from autodev.records.events import (
     NudgedEvent,
     TurnResumedEvent,
 )
-from autodev.records.harness_log import AgentStarted
+from autodev.records.harness_log import AgentFinished, AgentStarted
 
 __all__ = ["AgentSpec", "AgentTurn", "child_env", "run_agent_turn", "spec_for"]
 
@@ -162,7 +163,7 @@ def _runs(turn: TurnParts, prompt: str) -> TurnResult:
             nudge, session = Nudge(), ""
             continue
         # The CLI's session holds the reminder; the log keeps only that it was given.
-        marker = {"role": "user", "content": "nudge"}
+        marker: UserMessage = {"role": "user", "content": "nudge"}
         silent = nudge.after_silence(
             ctx, "the agent exited", marker, NudgedEvent(agent=agent, exit_code=run.exit_code)
         )
@@ -281,12 +282,15 @@ def _start(
         redact=turn.spec.redact,
     )
     ctx.record(
-        "agent_started",
-        agent=agent,
-        pid=proc.pid,
-        started=proc.started,
-        resume=ask.session or None,
-        stream=f"agents/{stem}.jsonl",
+        AgentStarted(
+            run=ctx.who.run_id,
+            turn=ctx.who.turn,
+            agent=agent,
+            pid=proc.pid,
+            started=proc.started,
+            resume=ask.session or None,
+            stream=f"agents/{stem}.jsonl",
+        )
     )
     ctx.emit(AgentStartedEvent(agent=agent, pid=proc.pid))
     return proc
@@ -300,14 +304,17 @@ def _finished(turn: TurnParts, agent: str, pid: int, run: CliRun) -> None:
     if late is not None:  # killed before its final figure: what it reported on the way
         count(ctx, agent, late, turn.result)
     ctx.record(
-        "agent_finished",
-        agent=agent,
-        pid=pid,
-        exit_code=run.exit_code,
-        session=run.session or None,
-        timed_out=run.timed_out,
-        limit=run.limit.reset_at if run.limit else None,
-        usage=run.used.record(label(agent)),
+        AgentFinished(
+            run=ctx.who.run_id,
+            turn=ctx.who.turn,
+            agent=agent,
+            pid=pid,
+            exit_code=run.exit_code,
+            session=run.session or None,
+            timed_out=run.timed_out,
+            limit=run.limit.reset_at if run.limit else None,
+            usage=run.used.record(label(agent)),
+        )
     )
     ctx.emit(
         AgentFinishedEvent(

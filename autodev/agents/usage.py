@@ -9,30 +9,20 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypedDict
 
 from autodev.agents import adapters
 from autodev.agents.events import AgentEvent
 from autodev.harness.context import TurnContext, TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent
+from autodev.records.harness_log import AgentFinished, AgentUsage
+from autodev.records.harness_log import line as harness_line
 from autodev.records.state import TurnUsage
 
 
 def label(agent: str) -> str:
     """The agent's name where a model's would be (usage per model, failover, limits)."""
     return f"agent:{agent}"
-
-
-class UsageRecord(TypedDict):
-    """A CLI run's figure as its agent_finished record carries it (recovery adds them up)."""
-
-    model: str
-    generations: int
-    prompt_tokens: int
-    completion_tokens: int
-    cached_tokens: int
-    cost: float
 
 
 @dataclass
@@ -61,20 +51,20 @@ class RunUsage:
             cached_tokens=sum(e.cached_tokens for e in s),
         )
 
-    def record(self, model: str) -> UsageRecord | None:
+    def record(self, model: str) -> AgentUsage | None:
         """The run's figure for its agent_finished record."""
         counted = self.final or [e for e in [self.unreported()] if e]
         if not counted:
             return None
         total = sum((usage(e) for e in counted), TurnUsage())
-        return {
-            "model": model,
-            "generations": total.generations,
-            "prompt_tokens": total.prompt_tokens,
-            "completion_tokens": total.completion_tokens,
-            "cached_tokens": total.cached_tokens,
-            "cost": total.cost,
-        }
+        return AgentUsage(
+            model=model,
+            generations=total.generations,
+            prompt_tokens=total.prompt_tokens,
+            completion_tokens=total.completion_tokens,
+            cached_tokens=total.cached_tokens,
+            cost=total.cost,
+        )
 
 
 def added(*events: AgentEvent) -> AgentEvent:
@@ -149,18 +139,19 @@ def recovered(ctx: TurnContext, run_dir: Path, resume: Resume, result: TurnResul
         for ev in used.final or [e for e in [used.unreported()] if e]:
             count(ctx, agent, ev, result)
         ctx.logs.hlog.append(
-            {
-                "type": "agent_finished",
-                "run": ctx.who.run_id,
-                "turn": ctx.who.turn,
-                "ts": time.time(),
-                "agent": agent,
-                "pid": rec.pid,
-                "exit_code": None,
-                "session": None,
-                "timed_out": False,
-                "limit": None,
-                "usage": used.record(label(agent)),
-                "recovered": True,
-            }
+            harness_line(
+                AgentFinished(
+                    run=ctx.who.run_id,
+                    turn=ctx.who.turn,
+                    ts=time.time(),  # not rounded, as ever
+                    agent=agent,
+                    pid=rec.pid,
+                    exit_code=None,
+                    session=None,
+                    timed_out=False,
+                    limit=None,
+                    usage=used.record(label(agent)),
+                    recovered=True,
+                )
+            )
         )

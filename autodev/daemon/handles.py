@@ -12,6 +12,7 @@ from autodev import config as cfgmod
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import Redactor
 from autodev.records.harness_log import HarnessRecord
+from autodev.records.harness_log import line as harness_line
 from autodev.records.post import Post
 from autodev.store import userfiles
 from autodev.store.events import Events
@@ -84,7 +85,7 @@ class Run:
     def record(self, rec: HarnessRecord) -> None:
         """A record the daemon writes to the harness log itself, `type` first as the harness
         writes its own."""
-        self.hlog.append({"type": rec.type, **rec.dump()})
+        self.hlog.append(harness_line(rec))
 
     def echo(self, post: Post) -> None:
         if self.out:

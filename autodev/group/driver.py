@@ -22,6 +22,7 @@ from autodev.group.record import Group, Member, append, load
 from autodev.guard import keys
 from autodev.host import spawn
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.records.group import BudgetReached, Ended, GroupEnded, RunStarted
 from autodev.rules.names import RUN_INDEX
 from autodev.store.lock import DaemonLock
 from autodev.store.state import StateFile
@@ -33,7 +34,7 @@ POLL_SEC = 0.5
 def start_run(g: Group, m: Member, key_names: list[str]) -> int:
     """`autodev start [OBJECTIVE]` in the run's worktree (the objective only for a run whose
     thread is still empty); its exit code. The keys go over a pipe, never the environment."""
-    append(g.folder, {"id": f"started:{m.k}", "type": "started", "k": m.k})
+    append(g.folder, RunStarted(id=f"started:{m.k}", type="started", k=m.k))
     fresh = not m.paths.thread.exists() or m.paths.thread.stat().st_size == 0
     env, fd = keys.handover(key_names, base={**os.environ, **keys.all_keys(key_names)})
     env[RUN_INDEX] = str(m.k)  # a scripted team's steps may differ by run (`runs = [...]`)
@@ -65,7 +66,7 @@ def end_run(g: Group, m: Member, state: str) -> None:
     ref = worktrees.keep(g, m.k)
     append(
         g.folder,
-        {"id": f"ended:{m.k}", "type": "ended", "k": m.k, "state": state, "ref": g.ref_of(m.k), "head": ref},
+        Ended(id=f"ended:{m.k}", type="ended", k=m.k, state=state, ref=g.ref_of(m.k), head=ref),
     )
 
 
@@ -103,7 +104,7 @@ def step(g: Group, restarted: set[int], key_names: list[str]) -> bool:
     g = load(g.folder)
     if g.max_cost_usd is not None and g.budget is None and facts.spend(g) >= g.max_cost_usd:
         spent = facts.spend(g)
-        append(g.folder, {"id": "budget", "type": "budget", "spent": spent, "cap": g.max_cost_usd})
+        append(g.folder, BudgetReached(id="budget", type="budget", spent=spent, cap=g.max_cost_usd))
         for m in g.members.values():
             if m.started and not m.ended:
                 StateFile(m.paths.state).request_plain("stop", at=time.time_ns())
@@ -112,7 +113,7 @@ def step(g: Group, restarted: set[int], key_names: list[str]) -> bool:
         if m.started or m.ended:
             continue
         if g.budget is not None:
-            append(g.folder, {"id": f"ended:{m.k}", "type": "ended", "k": m.k, "state": "skipped", "ref": ""})
+            append(g.folder, Ended(id=f"ended:{m.k}", type="ended", k=m.k, state="skipped", ref=""))
         elif running < g.parallel:
             if start_run(g, m, key_names) == 0:
                 running += 1
@@ -136,7 +137,7 @@ def drive(folder: Path) -> int:
         names = key_names(g)
         while True:
             if step(g, restarted, names):
-                append(folder, {"id": "ended", "type": "group_ended"})
+                append(folder, GroupEnded(id="ended", type="group_ended"))
                 return 0
             g = load(folder)
             time.sleep(POLL_SEC)

@@ -12,6 +12,7 @@ from autodev.group import facts
 from autodev.group.rank import Candidate, ranked, reason
 from autodev.group.record import Group, GroupError, append
 from autodev.host import hostgit
+from autodev.records.group import Applied, ApplyStarted
 
 
 class MergeRefused(UsageError):
@@ -77,7 +78,7 @@ def apply(p: Pick, k: int | None) -> str:
             f"{repo} has a detached HEAD: there is no branch to merge run {k} into",
             f"check out your branch (`git switch {g.branch or 'main'}`), then `autodev pick {k} --apply`",
         )
-    append(g.folder, {"id": f"apply:{k}", "type": "apply", "k": k, "branch": branch, "sha": sha})
+    append(g.folder, ApplyStarted(id=f"apply:{k}", type="apply", k=k, branch=branch, sha=sha))
     if hostgit.run(repo, "merge-base", "--is-ancestor", sha, "HEAD", check=False).returncode == 0:
         how = "already in"
     elif hostgit.run(repo, "merge-base", "--is-ancestor", "HEAD", sha, check=False).returncode == 0:
@@ -104,7 +105,7 @@ def apply(p: Pick, k: int | None) -> str:
             )
         how = "merge"
     head = hostgit.run(repo, "rev-parse", "HEAD").stdout.strip()
-    append(g.folder, {"id": "applied", "type": "applied", "k": k, "branch": branch, "how": how, "head": head})
+    append(g.folder, Applied(id="applied", type="applied", k=k, branch=branch, how=how, head=head))
     return f"run {k} applied to {branch} ({how}); its work stays on {g.ref_of(k)}"
 
 

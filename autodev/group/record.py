@@ -23,12 +23,11 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from pydantic import ValidationError
 
 from autodev.errors import UsageError
-from autodev.records.base import Open
+from autodev.records.group import Created, Ended, GroupRecord, MadeAt
 from autodev.store.journal import Journal, JsonObject, iter_records
 from autodev.store.paths import RunPaths, autodev_home
 from autodev.store.thread import now_ts
@@ -42,40 +41,6 @@ class GroupError(UsageError):
 
 def groups_root(repo: Path) -> Path:
     return autodev_home() / "groups" / RunPaths(repo).run_dir.name
-
-
-class Created(Open):
-    """The group's first line: what it was made with."""
-
-    type: Literal["created"]
-    group: str
-    repo: str
-    objective: str | None = ""
-    base: str
-    branch: str | None = None
-    n: int
-    parallel: int
-    max_cost_usd: float | None = None
-    teams: list[str] = []  # the --vary variants' names, run k cycling through them
-    ts: str = ""
-
-
-class MadeAt(Open):
-    """A run's `worktree:K` line: where its clone goes, on which branch."""
-
-    k: int
-    path: str
-    branch: str
-
-
-class Ended(Open):
-    """A run's `ended:K` line: its end state ("skipped": the group's cap came first), the ref
-    that keeps its work and the commit on it."""
-
-    k: int
-    state: str = "not started"
-    ref: str = ""
-    head: str | None = None
 
 
 @dataclass
@@ -172,13 +137,13 @@ def _locked(folder: Path) -> Generator[None, None, None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def append(folder: Path, record: JsonObject) -> None:
-    """One line, fsynced, written once per id whoever appends it."""
+def append(folder: Path, record: GroupRecord) -> None:
+    """One line, fsynced, written once per id whoever appends it: its set fields, then `ts`."""
     with _locked(folder):
         j = Journal(folder / "group.jsonl")
         try:
-            if not any(r.get("id") == record.get("id") for r in iter_records(j.path)):
-                j.append({**record, "ts": now_ts()})
+            if not any(r.get("id") == record.id for r in iter_records(j.path)):
+                j.append({**record.dump(), "ts": now_ts()})
         finally:
             j.close()
 
@@ -207,19 +172,19 @@ def create(
         (folder / "config" / f"team-variant-{i}.toml").write_text(text)
     append(
         folder,
-        {
-            "id": "created",
-            "type": "created",
-            "group": gid,
-            "repo": str(repo),
-            "objective": objective,
-            "base": base,
-            "branch": branch,
-            "n": n,
-            "parallel": parallel,
-            "max_cost_usd": max_cost_usd,
-            "teams": [name for name, _ in teams],
-        },
+        Created(
+            id="created",
+            type="created",
+            group=gid,
+            repo=str(repo),
+            objective=objective,
+            base=base,
+            branch=branch,
+            n=n,
+            parallel=parallel,
+            max_cost_usd=max_cost_usd,
+            teams=[name for name, _ in teams],
+        ),
     )
     return load(folder)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from autodev.group.record import Group, append
 from autodev.guard.secrets import SECRET_FILES
+from autodev.records.group import Made, MadeAt, Pruned
 from autodev.store.paths import RunPaths
 from autodev.timeline import git
 from autodev.timeline.safe import install_config
@@ -36,7 +37,7 @@ def make(g: Group, k: int) -> None:
     user's repository is not in the run's sandbox at all, and nothing of the run reaches it but
     the commit `keep` fetches once the run has ended."""
     path, branch = g.worktree_of(k), g.branch_of(k)
-    append(g.folder, {"id": f"worktree:{k}", "type": "worktree", "k": k, "path": str(path), "branch": branch})
+    append(g.folder, MadeAt(id=f"worktree:{k}", type="worktree", k=k, path=str(path), branch=branch))
     if not (path / ".git" / "HEAD").is_file():
         if path.exists():
             shutil.rmtree(path)  # a clone killed before it finished
@@ -56,7 +57,7 @@ def make(g: Group, k: int) -> None:
     team = variant(g, k)
     if team is not None:
         (path / ".autodev" / "team.toml").write_text(team.read_text())
-    append(g.folder, {"id": f"made:{k}", "type": "made", "k": k})
+    append(g.folder, Made(id=f"made:{k}", type="made", k=k))
 
 
 def keep(g: Group, k: int) -> str:
@@ -116,5 +117,5 @@ def remove(g: Group) -> list[str]:
         if run_dir.exists():
             shutil.rmtree(run_dir)
             gone.append(str(run_dir))
-    append(g.folder, {"id": "pruned", "type": "pruned"})
+    append(g.folder, Pruned(id="pruned", type="pruned"))
     return gone

@@ -10,6 +10,7 @@ fails inside autodev ends the call, not the daemon.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypeGuard
 
 from autodev.errors import AutodevError, ToolError
@@ -22,6 +23,7 @@ from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.thread_tools import POST, READ_THREAD, TELL_USER
 from autodev.harness.tools import WORKSPACE_TOOLS, write_refusal
 from autodev.records.events import ErrorEvent, ToolEvent, ToolInterruptedEvent
+from autodev.records.harness_log import HookOutcome, ToolFinished, ToolStarted, json_args
 from autodev.store.journal import JsonObject, is_object, safe_text
 
 if TYPE_CHECKING:
@@ -50,7 +52,9 @@ def resume_call(
         # in flight at the last two crashes is what crashes the daemon: not run a third time.
         return run_call(ctx, call, baseline, result, decided)
     text = INTERRUPTED if crashes < 2 else CRASHED
-    ctx.record("tool_finished", call_id=call["id"], result=text, synthetic=True)
+    ctx.record(
+        ToolFinished(run=ctx.who.run_id, turn=ctx.who.turn, call_id=call["id"], result=text, synthetic=True)
+    )
     ctx.emit(ToolInterruptedEvent(name=name, crashes=crashes))
     return text
 
@@ -118,19 +122,24 @@ def log_started(
     ctx: TurnContext,
     call_id: str,
     name: str,
-    args: object,
+    args: Mapping[str, object],
     replay_safe: bool,
     hook: HookDecision | None = None,
 ) -> None:
     """The intent record of a call (the arguments it runs with) and its event."""
-    ctx.record(
-        "tool_started",
+    rec = ToolStarted(
+        run=ctx.who.run_id,
+        turn=ctx.who.turn,
         call_id=call_id,
         name=name,
-        args=args,
+        args=json_args(args),
         replay_safe=replay_safe,
-        **{"hook": hook} if hook else {},
     )
+    if hook:  # written only when a hook answered, as ever
+        rec = rec.model_copy(
+            update={"hook": HookOutcome(blocked=hook["blocked"], args=json_args(hook["args"]))}
+        )
+    ctx.record(rec)
     ctx.emit(ToolEvent(name=name))
 
 
@@ -195,7 +204,7 @@ def _blocked(hook: HookDecision) -> str:
 
 def finish(ctx: TurnContext, call_id: str, out: str) -> str:
     """The call's result record; `out` is what the model gets."""
-    ctx.record("tool_finished", call_id=call_id, result=out[:4000])
+    ctx.record(ToolFinished(run=ctx.who.run_id, turn=ctx.who.turn, call_id=call_id, result=out[:4000]))
     return out
 
 

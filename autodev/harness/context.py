@@ -19,6 +19,8 @@ from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.tools import Workspace
+from autodev.records.harness_log import HarnessRecord
+from autodev.records.harness_log import line as harness_line
 from autodev.records.state import Spent, TurnUsage
 from autodev.store.journal import JsonObject
 
@@ -119,27 +121,19 @@ class TurnContext:
     limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
     compactions: int = 0  # compactions made in this turn (status shows their sum)
 
-    def record(self, type: str, **fields: object) -> dict[str, object]:
+    def record(self, rec: HarnessRecord) -> JsonObject:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
-        return self._append(type, fields, durable=True)
+        return self._append(rec, durable=True)
 
-    def record_later(self, type: str, **fields: object) -> dict[str, object]:
+    def record_later(self, rec: HarnessRecord) -> JsonObject:
         """`record` for a record no effect waits for (the group commit, issue 33): written now,
         fsynced with the next intent record of this log or before the next state.json write."""
-        return self._append(type, fields, durable=False)
+        return self._append(rec, durable=False)
 
-    def _append(self, type: str, fields: dict[str, object], durable: bool) -> dict[str, object]:
+    def _append(self, rec: HarnessRecord, durable: bool) -> JsonObject:
         # ts: when it happened, for the spans autodev/telemetry derives from this log
-        return self.logs.hlog.append(
-            {
-                "type": type,
-                "run": self.who.run_id,
-                "turn": self.who.turn,
-                "ts": round(time.time(), 6),
-                **fields,
-            },
-            durable=durable,
-        )
+        at = rec.model_copy(update={"ts": round(time.time(), 6)})
+        return self.logs.hlog.append(harness_line(at), durable=durable)
 
     def emit(self, ev: TurnEvent) -> JsonObject:
         """An event of this participant's turn (its participant and turn filled in)."""

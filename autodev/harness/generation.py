@@ -28,6 +28,7 @@ from autodev.harness.policy import (
     usable,
 )
 from autodev.records.events import CompactedEvent, ContextExceededEvent, RetryEvent
+from autodev.records.harness_log import Compacted, GenerationStarted
 
 if TYPE_CHECKING:
     from autodev.harness.context import TurnContext
@@ -57,7 +58,7 @@ def _compact(
     stubs = compaction.plan(messages, tools, budget, hard=hard)
     if not stubs:
         return False
-    ctx.record("compacted", step=step, hard=hard, stubs=stubs)
+    ctx.record(Compacted(run=ctx.who.run_id, turn=ctx.who.turn, step=step, hard=hard, stubs=stubs))
     compaction.apply(messages, stubs)
     ctx.compactions += 1
     ctx.emit(
@@ -89,7 +90,11 @@ def generate(
         if estimate_tokens(messages, _tool_specs(ctx)) > _budget(target):
             _compact(ctx, messages, target, step, hard=False, budget=_budget(target))
         attempt += 1
-        ctx.record("generation_started", step=step, attempt=attempt, model=target.label)
+        ctx.record(
+            GenerationStarted(
+                run=ctx.who.run_id, turn=ctx.who.turn, step=step, attempt=attempt, model=target.label
+            )
+        )
         try:
             return _ask(ctx, target, messages, origins)
         except providers.ContextExceeded as e:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from autodev.host.procgroup import run_json
 from autodev.records.events import HookEvent
+from autodev.records.harness_log import HookOutcome
 from autodev.store.journal import JsonObject, is_object
 
 if TYPE_CHECKING:
@@ -48,12 +49,11 @@ class HookDecision(TypedDict):
     args: JsonObject  # the arguments it runs with
 
 
-def decision(raw: object) -> HookDecision | None:
+def decision(hook: HookOutcome | None) -> HookDecision | None:
     """A decision read back from a tool_started record (None: none was recorded)."""
-    if not is_object(raw) or not raw:
+    if hook is None or not hook.model_fields_set:
         return None
-    blocked, args = raw.get("blocked"), raw.get("args")
-    return {"blocked": str(blocked) if blocked else None, "args": args if is_object(args) else {}}
+    return {"blocked": hook.blocked or None, "args": {**hook.args}}
 
 
 @dataclass(frozen=True)

@@ -3,55 +3,43 @@ litellm returned them (`verbatim`, sent back unchanged to the same family), redu
 OpenAI shape (`plain`, for another family after a failover), and the turn's size in tokens,
 estimated the same way every time.
 
-The shapes are TypedDicts: at run time a message stays the plain dict the harness log holds, so
-what is logged and sent does not change. An assistant message may carry more keys than declared
-(thinking blocks, signatures, provider fields): they travel untouched. `message()` checks a
-message read back from the harness log (recovery) into its shape."""
+The message shapes are TypedDicts, in autodev/records/chat.py (the harness log holds them): at run
+time a message stays the plain dict that is logged and sent. `message()` checks a message read back
+from the harness log (recovery) into its shape."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Literal, NotRequired, TypedDict, TypeGuard, cast
+from typing import Literal, TypedDict, cast
 
-from autodev.store.journal import is_object
-
-
-class Function(TypedDict):
-    name: str
-    arguments: NotRequired[str | None]  # a JSON object as text; litellm may leave it out
-
-
-class ToolCall(TypedDict):
-    id: str
-    type: NotRequired[str]
-    function: Function
-
-
-class SystemMessage(TypedDict):
-    role: Literal["system"]
-    content: str
-
-
-class UserMessage(TypedDict):
-    role: Literal["user"]
-    content: str
-
-
-class AssistantMessage(TypedDict):
-    role: Literal["assistant"]
-    content: str | None
-    tool_calls: NotRequired[list[ToolCall]]
-    thinking_blocks: NotRequired[list[dict[str, object]]]
-
-
-class ToolMessage(TypedDict):
-    role: Literal["tool"]
-    tool_call_id: str
-    content: str
-
-
-Message = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+from autodev.records.chat import (
+    AssistantMessage as AssistantMessage,
+)
+from autodev.records.chat import (
+    Function as Function,
+)
+from autodev.records.chat import (
+    Message as Message,
+)
+from autodev.records.chat import (
+    SystemMessage as SystemMessage,
+)
+from autodev.records.chat import (
+    ToolCall as ToolCall,
+)
+from autodev.records.chat import (
+    ToolMessage as ToolMessage,
+)
+from autodev.records.chat import (
+    UserMessage as UserMessage,
+)
+from autodev.records.chat import (
+    assistant as assistant,
+)
+from autodev.records.chat import (
+    message as message,
+)
 
 
 class FunctionSpec(TypedDict):
@@ -107,55 +95,6 @@ def verbatim(fields: Mapping[str, object]) -> AssistantMessage:
     # litellm's Message: role, content (text or None), tool_calls as OpenAI's; its stubs type the
     # dump as a plain dict
     return cast(AssistantMessage, out)
-
-
-def message(raw: Mapping[str, object]) -> Message:
-    """A message read back from the harness log, checked into its shape (ValueError if not)."""
-    if _system(raw) or _user(raw) or _assistant(raw) or _tool(raw):
-        return raw
-    raise ValueError(f"not a message the turn could have sent: role {raw.get('role')!r}")
-
-
-def assistant(raw: Mapping[str, object]) -> AssistantMessage:
-    """An assistant message read back from the harness log (ValueError if it is not one)."""
-    if _assistant(raw):
-        return raw
-    raise ValueError("not an assistant message")
-
-
-def _system(raw: Mapping[str, object]) -> TypeGuard[SystemMessage]:
-    return raw.get("role") == "system" and isinstance(raw.get("content"), str)
-
-
-def _user(raw: Mapping[str, object]) -> TypeGuard[UserMessage]:
-    return raw.get("role") == "user" and isinstance(raw.get("content"), str)
-
-
-def _tool(raw: Mapping[str, object]) -> TypeGuard[ToolMessage]:
-    return (
-        raw.get("role") == "tool"
-        and isinstance(raw.get("tool_call_id"), str)
-        and isinstance(raw.get("content"), str)
-    )
-
-
-def _assistant(raw: Mapping[str, object]) -> TypeGuard[AssistantMessage]:
-    calls = raw.get("tool_calls", [])
-    return raw.get("role") == "assistant" and _is_list(calls) and all(_call(c) for c in calls)
-
-
-def _call(raw: object) -> bool:
-    fn = raw.get("function") if is_object(raw) else None
-    return (
-        is_object(raw)
-        and isinstance(raw.get("id"), str)
-        and is_object(fn)
-        and isinstance(fn.get("name"), str)
-    )
-
-
-def _is_list(value: object) -> TypeGuard[list[object]]:
-    return isinstance(value, list)
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec] | None = None) -> int:

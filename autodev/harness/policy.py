@@ -11,7 +11,7 @@ usage limit does and what a resumed turn has spent already are decided here, the
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -19,6 +19,7 @@ from autodev.config import prompts
 from autodev.harness import credit
 from autodev.harness.messages import Message
 from autodev.records.events import FailoverEvent, NudgedEvent, TurnEndedEvent, TurnStartedEvent
+from autodev.records.harness_log import CreditBaseline, Nudged, TurnFinished, TurnStarted
 from autodev.rules.moves import MOVES
 
 if TYPE_CHECKING:
@@ -74,19 +75,22 @@ def log_turn_started(
     messages: Sequence[Message],
     *,
     durable: bool = True,
-    **extra: object,
+    agent: str | None = None,
 ) -> None:
     """The turn's first record: what recovery rebuilds it from (its baseline and messages).
     `durable=False`: the caller's next record is an intent, fsynced before its effect, and this
-    with it (the group commit)."""
-    (ctx.record if durable else ctx.record_later)(
-        "turn_started",
+    with it (the group commit). `agent`: an agent turn's first CLI."""
+    rec = TurnStarted(
+        run=ctx.who.run_id,
+        turn=ctx.who.turn,
         participant=ctx.who.name,
         head=baseline.head,
-        baseline=credit.baseline_to_json(baseline),
-        messages=messages,
-        **extra,
+        baseline=CreditBaseline.model_validate(credit.baseline_to_json(baseline)),
+        messages=list(messages),
     )
+    if agent is not None:  # written only for an agent turn, as ever
+        rec = rec.model_copy(update={"agent": agent})
+    (ctx.record if durable else ctx.record_later)(rec)
     ctx.emit(TurnStartedEvent())
 
 
@@ -94,7 +98,9 @@ def log_turn_finished(ctx: TurnContext, result: TurnResult) -> None:
     """The turn's last record (its post's seq, or why there is none) and its event."""
     result.compactions = ctx.compactions
     seq = result.post.seq if result.post else None
-    ctx.record_later("turn_finished", seq=seq, reason=result.reason)  # fsynced before state.json
+    ctx.record_later(
+        TurnFinished(run=ctx.who.run_id, turn=ctx.who.turn, seq=seq, reason=result.reason)
+    )  # fsynced before state.json
     ctx.emit(TurnEndedEvent(steps=result.steps, posted=seq, reason=result.reason or None))
 
 
@@ -141,7 +147,7 @@ class Nudge:
         return prompts.render("nudge.md", {"kinds": ", ".join(MOVES)}, ctx.models.overrides)
 
     def after_silence(
-        self, ctx: TurnContext, who: str, message: Mapping[str, object], event: NudgedEvent | None = None
+        self, ctx: TurnContext, who: str, message: Message, event: NudgedEvent | None = None
     ) -> str | None:
         """`who` ("the model stopped", "the agent exited") ended a step without a post. None: it
         is nudged now (`message` recorded, `event` emitted when given); else why the turn ends
@@ -149,7 +155,7 @@ class Nudge:
         if self.given:
             return f"{who} twice without posting"
         self.given = True
-        ctx.record("nudged", message=message)
+        ctx.record(Nudged(run=ctx.who.run_id, turn=ctx.who.turn, message=message))
         if event is not None:
             ctx.emit(event)
         return None

@@ -33,7 +33,7 @@ from autodev.records import (
     TurnStarted,
 )
 from autodev.records.state import Spent, TurnUsage
-from autodev.store.journal import JsonObject, is_object
+from autodev.store.journal import JsonObject
 
 INTERRUPTED = (
     "interrupted: autodev restarted while this tool was running, so it may or may not "
@@ -82,7 +82,9 @@ def rebuild(lines: Sequence[HarnessRecord | JsonObject]) -> Resume:
     recs: list[HarnessRecord] = [records.harness(r) if isinstance(r, dict) else r for r in lines]
     start = recs[0]
     assert isinstance(start, TurnStarted), "a turn's records begin with turn_started"
-    r = Resume(start.turn, start.participant, [message(dict(m)) for m in start.messages], start.baseline)
+    r = Resume(
+        start.turn, start.participant, [message(dict(m)) for m in start.messages], start.baseline.dump()
+    )
     finished = {rec.call_id: rec.result for rec in recs if isinstance(rec, ToolFinished)}
     started = _began(recs)
     r.told = any(
@@ -163,9 +165,7 @@ def _generated(r: Resume, rec: GenerationFinished, finished: Mapping[str, str]) 
 
 
 def _agent_finished(r: Resume, rec: AgentFinished) -> None:
-    extra = rec.model_extra or {}
-    r.unfinished_agents = [a for a in r.unfinished_agents if a.pid != extra.get("pid")]
-    used = extra.get("usage")  # what one agent CLI run used
-    if is_object(used) and used:
-        model = used.get("model")
-        r.spent.add(model if isinstance(model, str) and model else "?", TurnUsage.of(used))
+    r.unfinished_agents = [a for a in r.unfinished_agents if a.pid != rec.pid]
+    used = rec.usage  # what one agent CLI run used
+    if used is not None and used.model_fields_set:
+        r.spent.add(used.model or "?", TurnUsage.of(used.dump()))

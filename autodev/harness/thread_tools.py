@@ -13,6 +13,7 @@ from autodev.harness import credit
 from autodev.harness.context import TurnToolEnv
 from autodev.harness.registry import Args, Integer, String, Tool
 from autodev.records.base import Move
+from autodev.records.harness_log import PostCommitted, PostStarted
 from autodev.rules.moves import MOVES, check_post
 from autodev.store.paths import git_head
 
@@ -67,12 +68,14 @@ def post(env: TurnToolEnv, **args: object) -> str:
             raise ToolError("post: this turn has no baseline to credit work_done against")
         credit_note["credit"] = credit.credit_since(ctx.who.repo, env.baseline)
     pid = f"{ctx.who.run_id}:t{ctx.who.turn}:post"
-    ctx.record("post_started", id=pid + ":intent")
+    ctx.record(PostStarted(run=ctx.who.run_id, turn=ctx.who.turn, id=pid + ":intent"))
     # `head`: the commit `autodev rewind` to this post goes back to
     posted = ctx.logs.thread.append(
         draft.noted(id=pid, turn=ctx.who.turn, **credit_note, head=git_head(ctx.who.repo))
     )
-    ctx.record_later("post_committed", seq=posted.seq)  # the post itself is fsynced
+    ctx.record_later(
+        PostCommitted(run=ctx.who.run_id, turn=ctx.who.turn, seq=posted.seq)
+    )  # the post itself is fsynced
     ctx.logs.events.posted(posted)
     result.post = posted
     if ctx.tools.hooks:

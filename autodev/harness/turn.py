@@ -42,6 +42,7 @@ from autodev.harness.policy import (
 )
 from autodev.harness.recovery import Resume
 from autodev.records.events import GenerationEvent, TurnResumedEvent
+from autodev.records.harness_log import GenerationFinished
 from autodev.store.journal import safe, safe_text
 
 __all__ = [
@@ -160,17 +161,20 @@ def _resume(ctx: TurnContext, resume: Resume, result: TurnResult) -> _Loop:
 
 def _generated(ctx: TurnContext, step: int, gen: providers.Generation) -> None:
     ctx.record_later(  # what comes next (a tool's or the post's intent) is fsynced, and this with it
-        "generation_finished",
-        step=step,
-        message=gen.message,
-        source=gen.source,
-        finish_reason=gen.finish_reason,
-        response_model=gen.response_model,
-        model=gen.model,
-        prompt_tokens=gen.prompt_tokens,
-        completion_tokens=gen.completion_tokens,
-        cached_tokens=gen.cached_tokens,
-        cost=gen.cost,
+        GenerationFinished(
+            run=ctx.who.run_id,
+            turn=ctx.who.turn,
+            step=step,
+            message=gen.message,
+            source=gen.source,
+            finish_reason=gen.finish_reason,
+            response_model=gen.response_model,
+            model=gen.model,
+            prompt_tokens=gen.prompt_tokens,
+            completion_tokens=gen.completion_tokens,
+            cached_tokens=gen.cached_tokens,
+            cost=gen.cost,
+        )
     )
     ctx.emit(
         GenerationEvent(

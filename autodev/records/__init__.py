@@ -21,9 +21,12 @@ changes what is written. This module imports pydantic: cold commands that do not
 import it lazily.
 
 The models are in base.py (the Open base, schema, moves, states), post.py, state.py,
-harness_log.py, events.py (a model per event kind: `Events.emit` takes one), messages.py
-(inbox), rewinds.py and evidence.py (a done's test evidence); every name but the event kinds is importable from here, with the
-parsing functions the journals use (the kinds: `autodev.records.events`).
+harness_log.py (with chat.py: the chat messages it holds), events.py (a model per event kind:
+`Events.emit` takes one), messages.py (inbox), rewinds.py and evidence.py (a done's test
+evidence); every name but the event kinds is importable from here, with the parsing functions
+the journals use (the kinds: `autodev.records.events`). exported.py (telemetry.jsonl, the export
+cursor) and group.py (a best-of group's group.jsonl) are imported from their modules, by the one
+package that reads and writes each.
 """
 
 from __future__ import annotations
@@ -39,11 +42,14 @@ from autodev.records.evidence import Evidence, EvidenceNote, TestRun
 from autodev.records.harness_log import (
     AgentFinished,
     AgentStarted,
+    AgentUsage,
     Compacted,
+    CreditBaseline,
     GenerationFailed,
     GenerationFinished,
     GenerationStarted,
     HarnessRecord,
+    HookOutcome,
     Nudged,
     PostCommitted,
     PostStarted,
@@ -85,6 +91,7 @@ __all__ = [
     "SCHEMA",
     "AgentFinished",
     "AgentStarted",
+    "AgentUsage",
     "AnswerMessage",
     "AnyEvent",
     "ApproveMessage",
@@ -92,6 +99,7 @@ __all__ = [
     "ConfigRefused",
     "Control",
     "Credit",
+    "CreditBaseline",
     "DenyMessage",
     "Envelope",
     "Event",
@@ -105,6 +113,7 @@ __all__ = [
     "GenerationFinished",
     "GenerationStarted",
     "HarnessRecord",
+    "HookOutcome",
     "InboxMessage",
     "ModelUsage",
     "Move",

@@ -17,11 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autodev.harness import providers
-from autodev.harness.messages import Message, ToolSpec, assistant
+from autodev.harness.messages import AssistantMessage, Message, ToolSpec, assistant
 from autodev.records import GenerationFinished, HarnessRecord, Post, ToolFinished, ToolStarted
 from autodev.records.events import AuditEvent, Event
-from autodev.store.journal import is_object
-from autodev.timeline.safe import is_array
 
 NOT_RECORDED = "not in the recording"
 
@@ -132,15 +130,9 @@ class RecordedModel:
         )
 
 
-def _called(message: dict[str, object]) -> set[str]:
+def _called(message: AssistantMessage) -> set[str]:
     """The names of the tools an assistant message calls."""
-    calls = message.get("tool_calls")
-    out: set[str] = set()
-    for c in calls if is_array(calls) else []:
-        fn: object = c.get("function") if is_object(c) else None
-        if is_object(fn) and isinstance(name := fn.get("name"), str):
-            out.add(name)
-    return out
+    return {c["function"]["name"] for c in message.get("tool_calls") or []}
 
 
 def _notice_heads(harness: list[HarnessRecord], posts: list[Post]) -> dict[int, str]:

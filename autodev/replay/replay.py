@@ -40,7 +40,7 @@ from autodev.replay.recorded import RecordedModel
 from autodev.replay.recording import BadLine, Recording, head_of, read
 from autodev.replay.refused import ReplayRefused
 from autodev.rules.live import rewind_note
-from autodev.store.journal import JsonObject, is_object
+from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.timeline import git
 
@@ -128,8 +128,7 @@ def _config_seen(rec: Recording) -> bool:
     """Did git see .autodev/ in the recorded repository? Its first turn's baseline lists the
     files that differ from HEAD or are untracked, .gitignore and info/exclude respected."""
     first = next((r for r in rec.harness if isinstance(r, TurnStarted)), None)
-    dirty: object = first.baseline.get("dirty") if first is not None else None
-    return is_object(dirty) and any(k.startswith(".autodev/") for k in dirty)
+    return first is not None and any(k.startswith(".autodev/") for k in first.baseline.dirty)
 
 
 def start_commit(rec: Recording) -> str:

@@ -14,6 +14,7 @@ import hashlib
 import time
 from pathlib import Path
 
+from autodev.records.exported import Exported
 from autodev.store.journal import Journal, iter_records
 
 
@@ -29,7 +30,8 @@ class Sent:
         self.path, self.dest = path, destination(url)
         self._done: set[str] = set()
         if path.exists():
-            self._done = {str(r.get("id")) for r in iter_records(path) if r.get("dest") == self.dest}
+            marks = [Exported.model_validate(r) for r in iter_records(path)]
+            self._done = {m.id for m in marks if m.dest == self.dest}
         self._journal: Journal | None = None
 
     def _id(self, run: str, part: str) -> str:
@@ -47,18 +49,10 @@ class Sent:
             self._journal = Journal(self.path)
         # Not fsynced one by one (issue 33: telemetry's cost per turn): a mark a power cut loses
         # only re-sends its turn with the same ids; `close` fsyncs what is written.
-        self._journal.append(
-            {
-                "id": rid,
-                "type": "exported",
-                "dest": self.dest,
-                "run": run,
-                "part": part,
-                "spans": spans,
-                "ts": time.time(),
-            },
-            durable=False,
+        mark = Exported(
+            id=rid, type="exported", dest=self.dest, run=run, part=part, spans=spans, ts=time.time()
         )
+        self._journal.append(mark.dump(), durable=False)
         self._done.add(rid)
 
     def close(self) -> None:

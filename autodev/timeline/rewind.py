@@ -35,6 +35,7 @@ from autodev.records import harness as read_harness
 from autodev.records import rewind as read_rewind
 from autodev.records.events import RewindEvent, WarningEvent
 from autodev.records.harness_log import TurnFinished, TurnStarted
+from autodev.records.harness_log import line as harness_line
 from autodev.records.post import Post
 from autodev.records.state import RewindDenied, RunState
 from autodev.rules.live import rewind_of
@@ -271,9 +272,7 @@ def _close_open_turn(h: Handles, n: int) -> None:
 
 def _finish(h: Handles, started: TurnStarted) -> None:
     """The open turn `started` ended by the rewind, as a `turn_finished` record."""
-    h.hlog.append(
-        {"type": "turn_finished", "run": started.run, "turn": started.turn, "seq": None, "reason": "rewound"}
-    )
+    h.hlog.append(harness_line(TurnFinished(run=started.run, turn=started.turn, seq=None, reason="rewound")))
     h.state.update(lambda s, t=started.turn: s.but(accounted_turn=max(s.accounted_turn, t)))
 
 

@@ -124,7 +124,7 @@ def test_an_agent_posts_credit_and_schedule_are_compared():
 
 def _recording(posts: list[Post], scheduled: str, agents: list[str] | None = None) -> rp.Recording:
     harness = typed.harness(
-        {"type": "turn_started", "turn": 1, "messages": [{"content": "p"}]},
+        {"type": "turn_started", "turn": 1, "messages": [{"role": "user", "content": "p"}]},
         *({"type": "agent_started", "turn": 1, "agent": a} for a in agents or ["claude"]),
     )
     events = typed.events({"type": "scheduled", "turn": 1, "participant": scheduled, "rule": "handoff"})

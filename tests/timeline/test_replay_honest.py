@@ -151,7 +151,12 @@ def _rec(result: str, head: str, commits: list[str]):
     from autodev.replay.recording import Recording
 
     harness = typed.harness(
-        {"type": "turn_started", "turn": 1, "head": "b" * 40, "messages": [{"content": "go"}]},
+        {
+            "type": "turn_started",
+            "turn": 1,
+            "head": "b" * 40,
+            "messages": [{"role": "user", "content": "go"}],
+        },
         {"type": "tool_started", "turn": 1, "call_id": "c1", "name": "run_command"},
         {"type": "tool_finished", "turn": 1, "call_id": "c1", "result": result},
     )
