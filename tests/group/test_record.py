@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from autodev.group.record import GroupError, load
 
-CREATED = {"type": "created", "group": "g1", "repo": "/r", "base": "abc", "n": 2, "parallel": 1}
+CREATED = {"type": "created", "id": "created", "group": "g1", "repo": "/r", "base": "abc", "n": 2, "parallel": 1}
 
 
 def _write(folder, *lines) -> None:
@@ -33,6 +33,6 @@ def test_a_damaged_created_line_names_its_field(tmp_path):
 
 
 def test_a_group_loads_from_its_created_line(tmp_path):
-    _write(tmp_path / "g", CREATED, {"type": "worktree", "k": 1, "path": "/w1", "branch": "b1"})
+    _write(tmp_path / "g", CREATED, {"type": "worktree", "id": "worktree:1", "k": 1, "path": "/w1", "branch": "b1"})
     g = load(tmp_path / "g")
     assert (g.id, g.n, g.base, list(g.members)) == ("g1", 2, "abc", [1])
