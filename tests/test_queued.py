@@ -49,16 +49,16 @@ def test_a_message_after_a_queued_stop_replaces_it_and_says_so(repo):
     actions.control(paths, "stop")
     assert queued.summary(queued.items(paths)) == "stop"
     msg = actions.send(paths, "one more thing")
-    assert msg["cancelled"] == ["stop"]
-    assert queued.replaced_text(msg["cancelled"], "message").startswith(
+    assert msg.cancelled == ["stop"]
+    assert queued.replaced_text(msg.cancelled, "message").startswith(
         "this message cancels the queued stop: the run continues at the next `autodev start`"
     )
     assert queued.summary(queued.items(paths)) == "1 message"
     # A notice hold does not ask the run to go on: a stop queued before it stays.
     actions.control(paths, "stop")
-    assert actions.notice(paths, "1", "release")["cancelled"] == []
+    assert actions.notice(paths, "1", "release").cancelled == []
     assert queued.summary(queued.items(paths)) == "1 message, stop, release 1"
-    assert actions.control(paths, "resume")["cancelled"] == ["stop"]
+    assert actions.control(paths, "resume").cancelled == ["stop"]
     # Replaced requests are counted, so every request made is accounted for (applied or replaced).
     from autodev.store.state import StateFile
 

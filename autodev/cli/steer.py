@@ -9,7 +9,7 @@ Each action goes through `autodev.user.actions`, the path the panel shares; none
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from autodev.cli.edge import current_paths, run_paths
 from autodev.errors import UsageError
@@ -21,18 +21,15 @@ if TYPE_CHECKING:
 
     from autodev.group.facts import RunFacts
     from autodev.group.record import Group
-    from autodev.store.journal import JsonObject
 
 
-def _if_no_daemon(paths: RunPaths, result: JsonObject, by: str) -> None:
+def _if_no_daemon(paths: RunPaths, result: actions.Queued, by: str) -> None:
     """Actions are queued either way; without a daemon nothing applies them until `start`: say
     what is queued now, and what this action replaced."""
     from autodev.store import queued
 
-    cancelled = result.get("cancelled")
-    if isinstance(cancelled, list) and cancelled:
-        # actions.py lists here the names queued.cancel_for removed
-        print(queued.replaced_text([str(n) for n in cast("list[object]", cancelled)], by))
+    if result.cancelled:
+        print(queued.replaced_text(result.cancelled, by))
     if actions.daemon_running(paths):
         return
     queue = queued.items(paths)
@@ -73,7 +70,7 @@ def send(text: str | None, file: str | None, to_all: bool = False, run: str | No
         _send_all(paths, body)
         return
     msg = actions.send(paths, body)
-    print(f"sent ({msg['id']})")
+    print(f"sent ({msg.id})")
     _if_no_daemon(paths, msg, "message")
 
 
@@ -96,8 +93,7 @@ def _send_all(paths: RunPaths, body: str) -> None:
         msg = actions.send(m.paths, body)
         sent += 1
         print(
-            f"run {k}: sent ({msg['id']})"
-            + ("" if actions.daemon_running(m.paths) else " (queued: no daemon)")
+            f"run {k}: sent ({msg.id})" + ("" if actions.daemon_running(m.paths) else " (queued: no daemon)")
         )
     if not sent:
         raise UsageError(
@@ -111,9 +107,9 @@ def approve(gate_id: str | None) -> None:
     paths = current_paths()
     gid = actions.require_gate(paths, gate_id, "approve")
     gate = actions.open_gate(paths)
-    text = str(gate.get("text", "")) if gate else ""
+    text = gate.get("text", "") if gate else ""
     # The approval is for this text, shown escaped, and names it by its digest.
-    print(f"gate {gid} from {line(str(gate['declarer']) if gate else '?')} [text sha256 {digest(text)}]:")
+    print(f"gate {gid} from {line(gate['declarer'] if gate else '?')} [text sha256 {digest(text)}]:")
     print("  " + shown(text).replace("\n", "\n  "))
     result = actions.approve(paths, gid, digest=digest(text))
     print(f"approval of gate {gid} sent")
@@ -146,7 +142,7 @@ def notice(release: str | None, hold: str | None) -> None:
     actions.require_notice(paths, nid)
     result = actions.notice(paths, nid, action)
     print(f"{action} of notice {nid} sent")
-    _if_no_daemon(paths, {**result, "cancelled": []}, action)
+    _if_no_daemon(paths, actions.Queued(result.id, []), action)
 
 
 def control(action: str) -> None:

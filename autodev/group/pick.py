@@ -38,7 +38,7 @@ class Pick:
             "order": self.order,
             "winner": self.winner,
             "reason": self.why,
-            "applied": self.group.applied,
+            "applied": self.group.applied.dump() if self.group.applied else None,
         }
 
 

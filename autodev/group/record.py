@@ -23,16 +23,30 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import assert_never
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from autodev.errors import UsageError
-from autodev.records.group import Created, Ended, GroupRecord, MadeAt
+from autodev.records.group import (
+    Applied,
+    ApplyStarted,
+    BudgetReached,
+    Created,
+    Ended,
+    GroupEnded,
+    GroupRecord,
+    Made,
+    MadeAt,
+    Pruned,
+    RunStarted,
+)
 from autodev.store.journal import Journal, JsonObject, iter_records
 from autodev.store.paths import RunPaths, autodev_home
 from autodev.store.thread import now_ts
 
 REF_PREFIX = "refs/autodev/best-of"
+_LINE: TypeAdapter[GroupRecord] = TypeAdapter(GroupRecord)
 
 
 class GroupError(UsageError):
@@ -79,8 +93,8 @@ class Group:
     max_cost_usd: float | None
     created: str
     members: dict[int, Member] = field(default_factory=dict)
-    budget: JsonObject | None = None
-    applied: JsonObject | None = None
+    budget: BudgetReached | None = None
+    applied: Applied | None = None
     pruned: bool = False
 
     @property
@@ -222,26 +236,41 @@ def _created(folder: Path, first: JsonObject | None) -> Created:
         ) from None
 
 
-def _fold(g: Group, r: JsonObject, teams: list[str]) -> None:
-    """One line of the record after `created`, into the group."""
-    t, k = r.get("type"), r.get("k")
-    if t == "budget":
-        g.budget = r
-    elif t == "applied":
-        g.applied = r
-    elif t == "pruned":
-        g.pruned = True
-    elif t == "worktree" and isinstance(k, int):
-        w = MadeAt.model_validate(r)
-        g.members[k] = Member(k, Path(w.path), w.branch, teams[(k - 1) % len(teams)] if teams else None)
-    elif isinstance(k, int) and k in g.members:
-        m = g.members[k]
-        if t == "made":
-            m.made = True
-        elif t == "started":
-            m.started = True
-        elif t == "ended":
-            m.ended = Ended.model_validate(r)
+def _fold(g: Group, line: JsonObject, teams: list[str]) -> None:
+    """One line of the record after `created`, read into its record, into the group; a line of a
+    kind a newer autodev wrote is passed over (its own fields say nothing to this one)."""
+    try:
+        r = _LINE.validate_python(line)
+    except ValidationError as e:
+        if any(err["type"] == "union_tag_invalid" for err in e.errors()):
+            return
+        raise GroupError(
+            f"{g.record}: a line cannot be read ({e.errors()[0]['msg']}): {line}",
+            "the file was changed by hand: restore the line, or remove the group's folder",
+        ) from None
+    match r:
+        case BudgetReached():
+            g.budget = r
+        case Applied():
+            g.applied = r
+        case Pruned():
+            g.pruned = True
+        case MadeAt():
+            g.members[r.k] = Member(
+                r.k, Path(r.path), r.branch, teams[(r.k - 1) % len(teams)] if teams else None
+            )
+        case Made() | RunStarted() | Ended() if r.k not in g.members:
+            pass  # a step of a run whose `worktree` line is not there: nothing to fold it into
+        case Made():
+            g.members[r.k].made = True
+        case RunStarted():
+            g.members[r.k].started = True
+        case Ended():
+            g.members[r.k].ended = r
+        case Created() | GroupEnded() | ApplyStarted():
+            pass  # the first line (read by `load`), and markers nothing folds
+        case _:
+            assert_never(r)
 
 
 def of_repo(repo: Path) -> list[Group]:

@@ -5,14 +5,12 @@ stop and rewind, by the same inbox and state paths as the CLI commands (`autodev
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import cast
 
 from textual.app import App
 from textual.widgets import OptionList
 
 from autodev.guard.display import digest
 from autodev.panel.dialogs import Confirm, Prompt
-from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.user import actions
 from autodev.user.status import Need
@@ -99,7 +97,7 @@ class Acting(App[None]):
         def done(text: str | None) -> None:
             if text:
                 msg = actions.send(self.paths, text)
-                self.notify(f"sent ({msg['id']})" + _replaced(msg, "message"))
+                self.notify(f"sent ({msg.id})" + _replaced(msg, "message"))
 
         self.push_screen(Prompt("Message to the team", "your message"), done)
 
@@ -159,9 +157,8 @@ class Acting(App[None]):
         self.call_from_thread(self.reload)
 
 
-def _replaced(result: JsonObject, by: str) -> str:
+def _replaced(result: actions.Queued, by: str) -> str:
     """The panel's note on a queued stop or pause an action replaced (actions.py)."""
     from autodev.store.queued import replaced_text
 
-    cancelled = result.get("cancelled")
-    return f"; {replaced_text(cast('list[str]', cancelled), by)}" if cancelled else ""  # actions: names
+    return f"; {replaced_text(result.cancelled, by)}" if result.cancelled else ""

@@ -9,15 +9,24 @@ fast (issue 33), so they read state.json as plain JSON (`StateFile.read_plain`).
 
 from __future__ import annotations
 
-from typing import cast
+from dataclasses import dataclass
 
 from autodev.errors import UsageError
 from autodev.store import inbox, queued
-from autodev.store.journal import JsonObject
 from autodev.store.paths import RunPaths
 from autodev.store.state import StateFile, lost
+from autodev.user.plainstate import PlainGate, PlainNotice, PlainState, fits_state
 
 CONTROLS = ("pause", "resume", "stop")
+
+
+@dataclass(frozen=True)
+class Queued:
+    """What an action left for the daemon: the inbox message's id (None for a control request,
+    which state.json holds), and the names of the queued requests it replaced (`cancel_for`)."""
+
+    id: str | None
+    cancelled: list[str]
 
 
 def daemon_running(paths: RunPaths) -> bool:
@@ -26,15 +35,15 @@ def daemon_running(paths: RunPaths) -> bool:
     return bool(DaemonLock.holder(paths.lock))
 
 
-def _queue(paths: RunPaths, kind: str, **payload: object) -> JsonObject:
+def _queue(paths: RunPaths, kind: str, **payload: object) -> Queued:
     """One inbox message; with no daemon, the queued requests it replaces are removed first
     (an instant later, a daemon starting would read them in the wrong order)."""
     paths.ensure()
     cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, kind)
-    return {**inbox.drop(paths.inbox, kind, **payload), "cancelled": cancelled}
+    return Queued(str(inbox.drop(paths.inbox, kind, **payload)["id"]), cancelled)
 
 
-def send(paths: RunPaths, text: str) -> JsonObject:
+def send(paths: RunPaths, text: str) -> Queued:
     if not text.strip():
         # An empty message would still count as the answer to an open question.
         raise UsageError("the message is empty; nothing was sent", 'give the text: autodev send "..."')
@@ -45,22 +54,23 @@ def send(paths: RunPaths, text: str) -> JsonObject:
 # here, where the user can still fix it, instead of being dropped by the daemon later.
 
 
-def _state(paths: RunPaths) -> dict[str, object]:
+def _state(paths: RunPaths) -> PlainState:
     """state.json as plain JSON (`read_state(paths).dump()`); a lost one is rebuilt from the logs."""
     if lost(paths.state, paths.thread):
         from autodev.store.rebuild import read_state
 
-        return read_state(paths).dump()
-    return StateFile(paths.state).read_plain()
+        st = read_state(paths).dump()
+    else:
+        st = StateFile(paths.state).read_plain()
+    assert fits_state(st)  # read_plain gives a file the model takes as it is; dump() is the model's
+    return st
 
 
-def _notices(st: dict[str, object]) -> dict[str, dict[str, object]]:
-    notices = st.get("notices", {})
-    assert isinstance(notices, dict)
-    return cast("dict[str, dict[str, object]]", notices)  # read_plain checked it: notices by id
+def _notices(st: PlainState) -> dict[str, PlainNotice]:
+    return st.get("notices", {})
 
 
-def open_notices(st: dict[str, object]) -> list[str]:
+def open_notices(st: PlainState) -> list[str]:
     """Notices that still need the user: unanswered, or holding a capability."""
     return [
         nid
@@ -86,7 +96,7 @@ def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
     gate = open_gate(paths)
     if not gate:
         raise UsageError(f"no gate is open; nothing to {verb}", "see `autodev status` for what needs you")
-    gid = str(gate["id"])
+    gid = gate["id"]
     if gate_id is not None and str(gate_id) != gid:
         raise UsageError(
             f"gate {gate_id} is not open; the open gate is {gid}",
@@ -95,37 +105,36 @@ def require_gate(paths: RunPaths, gate_id: str | None, verb: str) -> str:
     return gid
 
 
-def answer(paths: RunPaths, notice_id: str, text: str) -> JsonObject:
+def answer(paths: RunPaths, notice_id: str, text: str) -> Queued:
     return _queue(paths, "answer", notice_id=str(notice_id), text=text)
 
 
-def open_gate(paths: RunPaths) -> dict[str, object] | None:
+def open_gate(paths: RunPaths) -> PlainGate | None:
     """The open gate as state.json holds it (records.Gate: id, declarer, text), or None."""
-    gate = _state(paths).get("gate")
-    assert gate is None or isinstance(gate, dict)
-    return cast("JsonObject | None", gate)  # read_plain checked it: a records.Gate
+    return _state(paths).get("gate")
 
 
-def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> JsonObject:
+def approve(paths: RunPaths, gate_id: str | None = None, digest: str | None = None) -> Queued:
     """`digest` (display.digest of the gate's text as the user was shown it) binds the approval
     to that text: the daemon refuses it for a gate whose text has another digest."""
     return _queue(paths, "approve", gate_id=gate_id, digest=digest)
 
 
-def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> JsonObject:
+def deny(paths: RunPaths, gate_id: str | None = None, reason: str = "") -> Queued:
     return _queue(paths, "deny", gate_id=gate_id, reason=reason)
 
 
-def notice(paths: RunPaths, notice_id: str, action: str) -> JsonObject:
+def notice(paths: RunPaths, notice_id: str, action: str) -> Queued:
     """`action` is "hold" (pin the hold against user messages) or "release"."""
     if action not in ("hold", "release"):
         raise ValueError(f"notice action must be 'hold' or 'release', not {action!r}")
     return _queue(paths, "notice", notice_id=str(notice_id), action=action)
 
 
-def control(paths: RunPaths, action: str) -> JsonObject:
+def control(paths: RunPaths, action: str) -> Queued:
     if action not in CONTROLS:
         raise ValueError(f"control action must be one of {', '.join(CONTROLS)}, not {action!r}")
     paths.ensure()
     cancelled = [] if daemon_running(paths) else queued.cancel_for(paths, action)
-    return {**StateFile(paths.state).request_plain(action, at=queued.now_ns()), "cancelled": cancelled}
+    StateFile(paths.state).request_plain(action, at=queued.now_ns())
+    return Queued(None, cancelled)

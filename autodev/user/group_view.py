@@ -31,7 +31,7 @@ def group_json(g: Group, rows: list[facts.RunFacts]) -> dict[str, object]:
         "max_cost_usd": g.max_cost_usd,
         "budget_reached": g.budget is not None,
         "runs": [r.to_json() for r in rows],
-        "applied": g.applied,
+        "applied": g.applied.dump() if g.applied else None,
     }
 
 
@@ -98,9 +98,7 @@ def render_pick(p: Pick, applying: bool = False) -> None:
     if p.winner is not None and not g.applied and not applying:
         con.print("  apply it with `autodev pick --apply` (or another run: `autodev pick K --apply`)")
     if g.applied:
-        con.print(
-            f"  applied: run {g.applied.get('k')} to {g.applied.get('branch')} ({g.applied.get('how')})"
-        )
+        con.print(f"  applied: run {g.applied.k} to {g.applied.branch} ({g.applied.how})")
 
 
 def render_groups() -> None:
@@ -114,7 +112,7 @@ def render_groups() -> None:
     con.print("\nbest-of groups (worktrees kept until `autodev runs prune --group ID`):")
     for g in live:
         state = "ended" if g.ended else ("driving" if g.driver_alive() else "driver stopped")
-        applied = f", run {g.applied.get('k')} applied" if g.applied else ""
+        applied = f", run {g.applied.k} applied" if g.applied else ""
         con.print(f"  {g.id}  {escape(str(g.repo))}  {g.n} runs, {state}{applied}  {escape(str(g.folder))}")
 
 
