@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import threading
+import time
 from typing import Literal, NotRequired, TextIO, TypedDict, get_args
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
@@ -351,8 +352,26 @@ def serve(inp: TextIO = sys.stdin, out: TextIO = sys.stdout) -> None:
         t.join()
 
 
+def end_with_parent(every: float = 0.1) -> None:
+    """Exit as soon as the CLI that started this server is gone (this process is handed to
+    another parent). A CLI killed while a call waits on the daemon leaves this server's stdin open
+    when it started it in a session of its own (the MCP SDK's stdio client does): the server
+    would live on, holding the CLI's stderr, and the daemon reading that stderr would wait for it.
+    Polled rather than PR_SET_PDEATHSIG: that fires when the *thread* that started the child
+    ends, and a CLI may start its servers from a worker thread that ends long before it does."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)  # the client is gone: nobody reads an answer, nothing is left to flush
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 if __name__ == "__main__":
     from autodev.host import hostproc
 
     hostproc.harden(None)  # the turn's token is in this process: not readable by others
+    end_with_parent()
     serve()

@@ -115,3 +115,50 @@ def test_arguments_are_checked_against_the_schema():
     )
     assert old is not None and "result" in old and old["result"] == server._initialize(server.Params())
     assert server._initialize(server.Params())["protocolVersion"] == server.VERSIONS[-1]
+
+
+def test_the_server_ends_when_its_cli_is_killed_even_with_its_stdin_still_open(tmp_path):
+    """A CLI killed mid-call (kill -9) that had started the server in a session of its own: the
+    server's stdin is still open (here the test holds the pipe's other end), yet it exits, so it
+    stops holding the CLI's stderr, which the daemon reads to the end."""
+    import os
+    import signal
+    import time
+
+    r, w = os.pipe()
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys; "
+            f"p = subprocess.Popen([sys.executable, *{PYTHON_SAFE!r}, '-m', 'autodev.agents.server'], "
+            f"stdin={r}, stdout=subprocess.DEVNULL, start_new_session=True); "
+            "print(p.pid, flush=True); p.wait()",
+        ],
+        pass_fds=(r,),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONSAFEPATH": "1"},
+    )
+    os.close(r)
+    try:
+        assert cli.stdout is not None
+        pid = int(cli.stdout.readline())
+        time.sleep(0.5)  # the server is up, reading its stdin
+        os.kill(pid, 0)
+        cli.kill()
+        cli.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            raise AssertionError("the server outlived its CLI")
+        assert cli.stderr is not None and cli.stderr.read() == ""  # the CLI's stderr was let go: EOF
+    finally:
+        os.close(w)
