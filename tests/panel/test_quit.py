@@ -20,9 +20,10 @@ pytestmark = pytest.mark.e2e
 BUSY = step("solo", call("run_command", command="for i in $(seq 1 300); do echo $i; sleep 0.1; done"))
 
 
-def read_for(fd: int, seconds: float) -> bytes:
+def read_for(fd: int, seconds: float, until: bytes | None = None) -> bytes:
+    """What the terminal shows within `seconds`, or as soon as it has shown `until`."""
     out, end = b"", time.monotonic() + seconds
-    while time.monotonic() < end:
+    while time.monotonic() < end and (until is None or until not in out):
         if select.select([fd], [], [], 0.05)[0]:
             try:
                 out += os.read(fd, 65536)
@@ -40,7 +41,7 @@ def test_q_quits_at_once(repo, autodev):
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}
         os.execve(sys.executable, [sys.executable, "-m", "autodev", "panel"], env)
     try:
-        shown = read_for(fd, 8)
+        shown = read_for(fd, 20, until=b"Feed")
         assert b"Feed" in shown, shown[-500:]
         sent = time.monotonic()
         os.write(fd, b"q")
