@@ -10,13 +10,15 @@ from __future__ import annotations
 import socket
 import traceback
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Protocol, TypeGuard, cast
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Protocol, TypeGuard, TypeVar, cast
 
 from autodev.errors import UsageError
 from autodev.eval.rows import JobOutcome
 from autodev.eval.runner import END_GRACE_S, Job, blank_result, kill_live, run_job
 from autodev.eval.teams import TeamSpec, team_key_problems
+
+T = TypeVar("T")
 
 
 class Executor(Protocol):
@@ -64,13 +66,25 @@ class LocalExecutor:
         pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="eval")
         try:
             futures = {pool.submit(guarded, job): job for job in jobs}
-            for f in as_completed(futures):
+            for f in completed(list(futures)):
                 yield futures[f], f.result()
         finally:  # interrupted: what has not started never will (the driver ends what is running)
             pool.shutdown(wait=False, cancel_futures=True)
 
     def end(self) -> int:
         return kill_live() + self.cut
+
+
+def completed(futures: list[Future[T]], every: float = 0.5) -> Iterator[Future[T]]:
+    """The futures as they finish (in submission order when several finish together), waiting at
+    most `every` seconds at a time. A Ctrl-C or SIGTERM the kernel hands to a worker thread (any
+    thread may get a signal sent to the process) only marks it for the main thread: a main thread
+    blocked without a timeout, as in `as_completed`, would not run the handler until a run
+    ended, and the eval would not end."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=every, return_when=FIRST_COMPLETED)
+        yield from (f for f in futures if f in done)
 
 
 RAY_INSTALL = (

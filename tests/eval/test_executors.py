@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -130,3 +131,35 @@ def test_ending_a_ray_eval_cancels_each_task_then_forces_the_ones_left(monkeypat
     assert ray.calls[2][:2] == ("wait", ("a", "b")) and ray.calls[2][2] >= 10  # the daemons' grace
     assert ray.calls[3:5] == [("cancel", "b", True), ("wait", ("b",), 10)]
     assert ex.end() == 0  # nothing in flight: nothing to cancel
+
+
+def test_a_ctrl_c_the_kernel_hands_to_a_worker_thread_still_ends_the_wait(tmp_path):
+    """Any thread may receive a signal sent to the process. One that lands on a worker thread
+    (here sent to it on purpose with pthread_kill) must still interrupt the main thread's wait
+    for the runs: `as_completed` waited without a timeout, and an eval hung for minutes."""
+    script = tmp_path / "waiter.py"
+    script.write_text(
+        "import signal, sys, threading, time\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from autodev.eval.executors import completed\n"
+        "stop = threading.Event()\n"
+        "pool = ThreadPoolExecutor(max_workers=2)\n"
+        "futures = [pool.submit(stop.wait, 60) for _ in range(2)]\n"
+        "time.sleep(0.3)\n"
+        "worker = next(t for t in threading.enumerate() if t is not threading.main_thread())\n"
+        "threading.Timer(0.3, signal.pthread_kill, (worker.ident, signal.SIGINT)).start()\n"
+        "t0 = time.monotonic()\n"
+        "try:\n"
+        "    list(completed(futures))\n"
+        "except KeyboardInterrupt:\n"
+        "    print(f'interrupted after {time.monotonic() - t0:.1f} s')\n"
+        "finally:\n"
+        "    stop.set()\n"
+    )
+    p = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=90,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    took = float(p.stdout.split()[2])
+    assert took < 5, p.stdout  # not the 60 s the runs would take
