@@ -7,7 +7,9 @@ finishes, in any order; the driver records each as it arrives, so every executor
 
 from __future__ import annotations
 
+import signal
 import socket
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -77,13 +79,19 @@ class LocalExecutor:
 
 def completed(futures: list[Future[T]], every: float = 0.5) -> Iterator[Future[T]]:
     """The futures as they finish (in submission order when several finish together), waiting at
-    most `every` seconds at a time. A Ctrl-C or SIGTERM the kernel hands to a worker thread (any
-    thread may get a signal sent to the process) only marks it for the main thread: a main thread
-    blocked without a timeout, as in `as_completed`, would not run the handler until a run
-    ended, and the eval would not end."""
+    most `every` seconds at a time, then running the signal handlers a worker thread left
+    pending. Any thread may get a signal sent to the process; one that lands on a worker thread
+    only marks the signal as tripped, and CPython 3.11 sets the flag that makes the main thread
+    run the handler only from the main thread itself. A main thread blocked in `as_completed`
+    (no timeout) never ran it: the eval hung until a run ended. `pthread_kill(main, 0)` sends
+    nothing, but CPython checks for tripped signals right after it (PyErr_CheckSignals), in
+    the main thread, where the handler raises KeyboardInterrupt."""
+    main = threading.main_thread().ident
     pending = set(futures)
     while pending:
         done, pending = wait(pending, timeout=every, return_when=FIRST_COMPLETED)
+        if main == threading.get_ident():
+            signal.pthread_kill(main, 0)
         yield from (f for f in futures if f in done)
 
 
