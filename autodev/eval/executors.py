@@ -86,12 +86,11 @@ def completed(futures: list[Future[T]], every: float = 0.5) -> Iterator[Future[T
     (no timeout) never ran it: the eval hung until a run ended. `pthread_kill(main, 0)` sends
     nothing, but CPython checks for tripped signals right after it (PyErr_CheckSignals), in
     the main thread, where the handler raises KeyboardInterrupt."""
-    main = threading.main_thread().ident
     pending = set(futures)
     while pending:
         done, pending = wait(pending, timeout=every, return_when=FIRST_COMPLETED)
-        if main == threading.get_ident():
-            signal.pthread_kill(main, 0)
+        if threading.current_thread() is threading.main_thread():
+            signal.pthread_kill(threading.get_ident(), 0)
         yield from (f for f in futures if f in done)
 
 
