@@ -153,6 +153,8 @@ def test_steering_command_imports_nothing_heavy(repo, args):
     assert "autodev" in imported  # the list is real: importtime wrote it
     heavy = sorted(m for m in imported if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY)))
     assert not heavy, f"`autodev {' '.join(args)}` imports {heavy[:8]}"
+    # dataclasses imports inspect (ast, dis, tokenize): about 9 ms of a 60 ms budget
+    assert not imported & {"dataclasses", "inspect"}, f"`autodev {' '.join(args)}` imports dataclasses"
 
 
 @pytest.mark.parametrize("args", [["status"], ["status", "--json"]])

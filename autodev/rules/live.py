@@ -13,8 +13,7 @@ The walk needs only the rewind notes (`(seq, to_seq)` pairs, few), never the pos
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
 if TYPE_CHECKING:
     from autodev.records.post import Post
@@ -48,8 +47,7 @@ def _int(table: Mapping[str, object], key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-@dataclass(frozen=True)
-class Live:
+class Live(NamedTuple):  # not a dataclass: see store/paths.RunPaths
     """The live stretches of a thread: inclusive (first, last) seq ranges, oldest first."""
 
     spans: tuple[tuple[int, int], ...]

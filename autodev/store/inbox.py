@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable
@@ -48,7 +47,7 @@ def _write(
     if kind not in KINDS:
         raise ValueError(f"unknown inbox kind {kind!r}")
     inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
-    mid = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}"
+    mid = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}"
     msg = safe({"id": f"in-{mid}", "kind": kind, "ts": now_ts(), **payload})
     path = inbox / f".{mid}.{suffix}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # private to the user

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from autodev.errors import NotARepositoryError
 
@@ -46,8 +46,9 @@ def find_repo(start: Path | None = None) -> Path:
     )
 
 
-@dataclass(frozen=True)
-class RunPaths:
+# A NamedTuple, not a dataclass: `dataclasses` imports `inspect`, about 9 ms of every cold steering
+# command (issue 33); tests/test_cli_quick.py keeps it off that path.
+class RunPaths(NamedTuple):
     """Every file of one repository's run, repository side and machine side."""
 
     repo: Path

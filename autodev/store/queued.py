@@ -12,9 +12,8 @@ Nothing here imports more than the inbox and state modules: `send` and `status` 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from autodev.store import inbox
 from autodev.store.paths import RunPaths
@@ -27,8 +26,7 @@ CONTINUING = ("send", "answer", "approve", "deny", "resume")  # requests that as
 CANCELLED_BY_CONTINUING = ("stop", "pause")
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):  # not a dataclass: see store/paths.RunPaths
     at: int  # when it was asked (ns since the epoch; 0 for a request older than this field)
     kind: str  # pause | resume | stop | send | answer | approve | deny | notice
     label: str  # how status names it: "stop", "approve 2", "answer 3", "hold 4"

@@ -9,7 +9,7 @@ fast (issue 33), so they read state.json as plain JSON (`StateFile.read_plain`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from autodev.errors import UsageError
 from autodev.store import inbox, queued
@@ -20,8 +20,7 @@ from autodev.user.plainstate import PlainGate, PlainNotice, PlainState, fits_sta
 CONTROLS = ("pause", "resume", "stop")
 
 
-@dataclass(frozen=True)
-class Queued:
+class Queued(NamedTuple):  # not a dataclass: see store/paths.RunPaths
     """What an action left for the daemon: the inbox message's id (None for a control request,
     which state.json holds), and the names of the queued requests it replaced (`cancel_for`)."""
 
