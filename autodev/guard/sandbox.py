@@ -24,6 +24,7 @@ argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs/DE
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from autodev.errors import AutodevError, ConfigError
 from autodev.guard import secrets
@@ -296,9 +298,61 @@ def probe(binary: str) -> str:
     return why
 
 
-def resolve(mode: str) -> Sandbox:
+# What a probe's answer depends on besides the binary, that can change without a reboot: the
+# kernel's switches for unprivileged user namespaces (where the kernel has them).
+USERNS_SWITCHES = (
+    "/proc/sys/user/max_user_namespaces",
+    "/proc/sys/kernel/unprivileged_userns_clone",
+    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+)
+
+
+def probe_key(binary: str) -> str | None:
+    """A fingerprint of what `probe(binary)`'s answer depends on, cheap to read: the binary's
+    identity, this boot, and the user-namespace switches. None when it cannot be read."""
+    try:
+        st = os.stat(binary)
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    switches: list[str] = []
+    for f in USERNS_SWITCHES:
+        try:
+            switches.append(Path(f).read_text().strip())
+        except OSError:
+            switches.append("-")  # this kernel has no such switch
+    return f"{binary}|{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}|{boot}|{','.join(switches)}"
+
+
+def remembered_probe(binary: str, memo: Path) -> str:
+    """`probe(binary)`, answered from `memo` while its key still holds (a probe runs bwrap:
+    about 17 ms of a cold `status`). Only `status` uses it; `start` always probes."""
+    key = probe_key(binary)
+    if key is None:
+        return probe(binary)
+    try:
+        kept: object = json.loads(memo.read_bytes())
+    except (OSError, ValueError):
+        kept = None  # none yet, or cut by a crash: probe again
+    entry = cast("dict[str, object]", kept) if isinstance(kept, dict) else {}
+    if entry.get("key") == key and isinstance(why := entry.get("why"), str):
+        _probed[binary] = why
+        return why
+    why = probe(binary)
+    tmp = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps({"key": key, "why": why}))
+        os.replace(tmp, memo)
+    except OSError:
+        # Only a memo: a read-only run folder makes status probe each time, not answer wrongly.
+        tmp.unlink(missing_ok=True)
+    return why
+
+
+def resolve(mode: str, memo: Path | None = None) -> Sandbox:
     """What the `sandbox` config key gives on this machine. `"bwrap"` without a working bwrap
-    is a ConfigError (start refuses); `"auto"` falls back to none with a warning."""
+    is a ConfigError (start refuses); `"auto"` falls back to none with a warning. With `memo`
+    (status), an earlier probe's answer is reused while nothing it depends on changed."""
     if mode not in MODES:
         raise ConfigError(
             f"sandbox = {mode!r} is not one of {', '.join(MODES)}",
@@ -313,7 +367,7 @@ def resolve(mode: str) -> Sandbox:
         if binary is None:
             problem = f"bwrap was not found (the `{PACKAGE}` package provides it)"
         else:
-            problem = probe(binary)
+            problem = probe(binary) if memo is None else remembered_probe(binary, memo)
             if not problem:
                 return Sandbox(mode, binary)
     if mode == "bwrap":

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from autodev.config import Team
 
 CACHE = "status-cache.json"  # in the run folder
+PROBE_MEMO = "sandbox-probe.json"  # in the run folder: the last sandbox probe's answer and key
 START_WITH = 'autodev start "your objective"'
 NEEDS_DAEMON = ("running", "waiting", "auditing")  # states only a live daemon can be in
 
@@ -320,7 +321,7 @@ def gather_json(paths: RunPaths) -> JsonObject | None:
     parts, counted = _rows(cfg["models"], st.get("participants") or {})
     queue = queued.items(paths)
     why = st.get("reason")
-    box = sandbox.resolve(cfg["sandbox"]).as_dict()
+    box = sandbox.resolve(cfg["sandbox"], memo=paths.run_dir / PROBE_MEMO).as_dict()
     refused = st.get("config_refused")
     data: JsonObject = {
         "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},
