@@ -25,6 +25,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# A suite started in the background by a non-interactive shell (`make test &`, nohup, a CI
+# runner's `cmd &`) inherits SIGINT ignored, and every program it starts keeps it ignored: the
+# tests that press Ctrl-C on an eval would then wait for nothing. Programs are started as from a
+# terminal: with Python's usual SIGINT handler here, each child starts with the default.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "autodev tests",
     "GIT_AUTHOR_EMAIL": "tests@autodev.invalid",
