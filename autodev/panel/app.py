@@ -138,7 +138,7 @@ class PanelApp(Acting):
 
     def reload(self) -> None:
         """Read what changed: new events into the Feed, then state.json into the rest."""
-        if self._stop.is_set():
+        if self._quitting():
             return  # quitting: a reload the watcher queued before `q` is not worth waiting for
         recs = self.tail.read_new()
         recs += [{"type": "post", **p} for p in self.notes.read_new() if p.get("from") in ("system", "audit")]
@@ -196,9 +196,16 @@ class PanelApp(Acting):
             why = Reason.model_validate({"code": "fault", "text": e.message, "continue": e.fix})
             self.status = Status(state="unknown", reason=why)
 
+    def _quitting(self) -> bool:
+        """True once the panel quits. Textual removes the screens before it stops the app's
+        timers, so a tick (or a queued reload) can land when the widgets are already gone."""
+        return self._stop.is_set() or not self.is_running
+
     def _tick(self) -> None:
         from autodev.store.lock import DaemonLock
 
+        if self._quitting():
+            return
         if len(self.screen_stack) > 1:
             return  # a prompt is open: the panel's widgets are not on it; the next tick after it closes
         pid = DaemonLock.holder(self.paths.lock)

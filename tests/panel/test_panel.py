@@ -279,6 +279,27 @@ def test_the_clock_tick_waits_while_a_prompt_is_open(repo):
         lock.release()
 
 
+def test_a_tick_that_lands_while_the_panel_closes_does_nothing(repo):
+    """Textual removes the screens before it stops the app's timers, so under load the 1 s tick
+    (or a reload the watcher queued) can run on a panel whose widgets are gone. It must return,
+    not crash the closing app (a CI run failed on `NoMatches '#header'` that way)."""
+    write_team(repo, PAIR)
+    closed: list[PanelApp] = []
+
+    async def main():
+        app = PanelApp(RunPaths(repo))
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, "the panel to load", app.loaded.is_set)
+            closed.append(app)
+
+    asyncio.run(main())
+    app = closed[0]
+    assert not app.is_running and not app.screen_stack  # closed: no screen holds #header any more
+    app._tick()
+    app.reload()
+    assert app.daemon_pid is None
+
+
 def test_expand_key_unfolds_long_posts(repo):
     from autodev.user.events_view import FOLD_CHARS
 
