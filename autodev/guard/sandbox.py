@@ -24,7 +24,6 @@ argv. Why bubblewrap and not Landlock, and what the sandbox cannot stop: docs/DE
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import shutil
@@ -38,6 +37,7 @@ from typing import cast
 from autodev.errors import AutodevError, ConfigError
 from autodev.guard import secrets
 from autodev.guard.mounts import bwrap_args, empty_file, private_home
+from autodev.store.memo import read_memo, write_memo
 
 MODES = ("auto", "bwrap", "off")
 PACKAGE = "bubblewrap"  # the Debian/Ubuntu/Fedora/Arch package that ships bwrap
@@ -330,22 +330,13 @@ def remembered_probe(binary: str, memo: Path) -> str:
     key = probe_key(binary)
     if key is None:
         return probe(binary)
-    try:
-        kept: object = json.loads(memo.read_bytes())
-    except (OSError, ValueError):
-        kept = None  # none yet, or cut by a crash: probe again
+    kept = read_memo(memo)  # None: none yet, or cut by a crash: probe again
     entry = cast("dict[str, object]", kept) if isinstance(kept, dict) else {}
     if entry.get("key") == key and isinstance(why := entry.get("why"), str):
         _probed[binary] = why
         return why
     why = probe(binary)
-    tmp = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps({"key": key, "why": why}))
-        os.replace(tmp, memo)
-    except OSError:
-        # Only a memo: a read-only run folder makes status probe each time, not answer wrongly.
-        tmp.unlink(missing_ok=True)
+    write_memo(memo, {"key": key, "why": why})
     return why
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TypedDict, TypeGuard
 
 from autodev.guard.display import digest
 from autodev.store.jsonline import JsonObject, is_object
+from autodev.store.memo import read_memo, write_memo
 from autodev.store.paths import RunPaths
 from autodev.user.plainstate import PlainFigures, PlainState, PlainUsage, fits_state
 
@@ -147,21 +148,11 @@ def remember(paths: RunPaths) -> None:
         "caps": {"max_cost_usd": cfg.max_cost_usd or None, "max_tokens": cfg.max_tokens or None},
         "sandbox": cfg.sandbox,
     }
-    cache = paths.run_dir / CACHE
-    tmp = cache.with_name(f".{CACHE}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, cache)
-    except OSError:
-        # Only a cache: a read-only or full run folder keeps status on the model path.
-        tmp.unlink(missing_ok=True)
+    write_memo(paths.run_dir / CACHE, data)  # only a cache: without it status takes the model path
 
 
 def _cached(paths: RunPaths) -> Cache | None:
-    try:
-        data: object = json.loads((paths.run_dir / CACHE).read_bytes())
-    except (OSError, ValueError):
-        return None  # no cache (yet), or one a crash cut: the model path writes it again
+    data = read_memo(paths.run_dir / CACHE)  # None: none (yet), or cut: the model path writes it
     if not is_object(data) or not _is_cache(data):
         return None
     return data if data["key"] == _key(paths) else None
