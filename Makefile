@@ -43,24 +43,27 @@ DOCS_ADDR ?= 127.0.0.1:8000
 docs-serve: $(STAMP)
 	$(MKDOCS) serve --dev-addr $(DOCS_ADDR)
 
-# Tests run on two workers: most of the end-to-end time is spent waiting on subprocesses.
+# Tests run on two workers (a third only adds contention on 2 cores: most of the suite's CPU is
+# the daemons' own, above all their import of litellm). Work stealing keeps both busy to the end:
+# a long test no longer leaves one worker idle behind a fixed share of the queue.
+XDIST = -n $${AUTODEV_TEST_WORKERS:-2} --dist worksteal
 # `make test` runs every unit test and one real round trip of each feature; the further end-to-end
 # scenarios (marked `full`) and three kill -9 trials in place of one are `make test-all`.
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not full" tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) -m "not full" tests
 
 test-all: $(STAMP) lint
-	AUTODEV_FAULT_TRIALS=3 $(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} tests
+	AUTODEV_FAULT_TRIALS=3 $(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) tests
 
 # Everything but the tests that run autodev, a daemon or a server of ours as a subprocess (marked e2e):
 # the target is under a minute on 2 idle cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m "not e2e" tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) -m "not e2e" tests
 
 # The property tests (Hypothesis) with random exploration and 20 times the examples; `make test`
 # runs them derandomized (tests/conftest.py), so its result depends on the code alone.
 fuzz: $(STAMP)
-	AUTODEV_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider -n $${AUTODEV_TEST_WORKERS:-2} -m hypothesis tests
+	AUTODEV_FUZZ=1 $(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) -m hypothesis tests
 
 # The kill -9 fault suite with many trials (docs/crash-safety.md reports the figures of the last soak).
 soak: $(STAMP)

@@ -99,12 +99,19 @@ def adopt_all(autodev, repo: Path) -> None:
 
 
 def ended(autodev, repo: Path, timeout: float = 90) -> dict:
+    """`status --json`'s group once every group of the repository has ended (read from the
+    groups' records while waiting: a `status` process each half second costs CPU the runs need)."""
+    from autodev.group.record import of_repo
+
     def check():
         adopt_all(autodev, repo)
-        g = group_of(autodev, repo)
-        return g if g["ended"] else None
+        groups = of_repo(repo)
+        return bool(groups) and all(g.ended for g in groups)
 
-    return wait_for("the group's runs to end", check, timeout, step_sec=0.5)
+    wait_for("the group's runs to end", check, timeout, step_sec=0.25)
+    g = group_of(autodev, repo)
+    assert g["ended"], g
+    return g
 
 
 @needs_bwrap
