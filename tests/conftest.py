@@ -207,6 +207,7 @@ class Runner:
 
     def adopt(self, pid: int) -> None:
         """Also kill this process group (e.g. a detached daemon) on teardown."""
+        assert pid > 0, f"no process group to adopt: {pid}"
         self.groups.append(pid)
 
     def cleanup(self) -> None:

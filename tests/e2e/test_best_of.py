@@ -94,7 +94,7 @@ def adopt_all(autodev, repo: Path) -> None:
             autodev.adopt(int(g.lock.read_text()))
         for m in g.members.values():
             pid = DaemonLock.holder(m.paths.lock)
-            if pid:
+            if pid and pid > 0:  # -1: held, its pid not written yet (a later pass adopts it)
                 autodev.adopt(pid)
 
 

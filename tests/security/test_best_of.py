@@ -44,7 +44,7 @@ def test_a_run_moving_every_branch_it_sees_moves_only_its_own(repo, autodev):
         for m in g.members.values():
             from autodev.store.lock import DaemonLock
 
-            if (pid := DaemonLock.holder(m.paths.lock)) is not None:
+            if (pid := DaemonLock.holder(m.paths.lock)) and pid > 0:  # -1: its pid not written yet
                 autodev.adopt(pid)
         return g.ended
 
