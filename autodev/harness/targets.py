@@ -116,6 +116,7 @@ def targets_for(
         elif api_base:
             kw["api_key"] = PLACEHOLDER_KEY
         else:
+            llm.load()  # before keys imports it: the import goes one way (llm._import_litellm)
             kw.update(keys.litellm_kwargs(m))  # the daemon's environment holds no keys
         if effort:
             kw["reasoning_effort"] = effort
