@@ -30,10 +30,6 @@ TESTS = (
 COMMAND = f"{sys.executable} -m pytest -q"
 WIDE = {"COLUMNS": "240"}
 
-# Further scenarios: `make test-all` runs them. `make test` keeps best of three picked and
-# applied, the driver killed and resumed, the refused start and the cap stopping going runs
-# (each run of a group is a daemon, and each daemon pays litellm's import: seconds of CPU).
-FURTHER = pytest.mark.full
 needs_bwrap = pytest.mark.skipif(not sandbox.resolve("auto").active, reason="needs a working bubblewrap")
 
 
@@ -166,7 +162,6 @@ def test_best_of_three_picks_the_fix_that_breaks_nothing_and_applies_it(repo, au
 
 
 @needs_bwrap
-@FURTHER
 def test_a_conflicting_apply_is_refused_by_name_and_leaves_the_branch(repo, autodev):
     vary = project(repo)
     start_group(autodev, repo, "--best-of", "2", *vary, "fix the failing test")
@@ -228,7 +223,6 @@ def test_a_group_where_a_run_is_going_is_refused_with_the_fix(repo, autodev):
     assert of_repo(repo) == []
 
 
-@FURTHER
 def test_two_groups_on_one_repository_do_not_collide(repo, autodev):
     write_team(repo, BUILDER, writes("a.txt", "a\n"))
     first = start_group(autodev, repo, "--best-of", "2", "one")
@@ -255,7 +249,6 @@ def test_two_groups_on_one_repository_do_not_collide(repo, autodev):
         assert list(m.paths.inbox.iterdir())
 
 
-@FURTHER
 def test_the_group_cost_cap_counts_every_run_and_stops_the_group(repo, autodev):
     """--group-max-cost-usd: once the runs together spent it, no further run starts and the
     going ones are stopped; status says so, and the pick ranks what ended."""
@@ -274,7 +267,6 @@ def test_the_group_cost_cap_counts_every_run_and_stops_the_group(repo, autodev):
     assert picked["order"] == [1] and picked["reason"] == "run 1 is the only run that ended"
 
 
-@FURTHER
 def test_worktrees_are_listed_and_go_only_with_an_explicit_prune(repo, autodev):
     write_team(repo, BUILDER, writes("a.txt", "a\n"))
     gid = start_group(autodev, repo, "--best-of", "2", "go")
