@@ -47,6 +47,9 @@ docs-serve: $(STAMP)
 # the daemons' own, above all their import of litellm). Work stealing keeps both busy to the end:
 # a long test no longer leaves one worker idle behind a fixed share of the queue.
 XDIST = -n $${AUTODEV_TEST_WORKERS:-2} --dist worksteal
+# The fast tests mostly wait (timeouts cut on purpose, sandboxed commands): three workers overlap
+# the waits (46 s where two took 56 s on 2 idle cores, 6 December 2026).
+XDIST_FAST = -n $${AUTODEV_TEST_WORKERS:-3} --dist worksteal
 # `make test` runs every unit test and one real round trip of each feature; the further end-to-end
 # scenarios (marked `full`) and three kill -9 trials in place of one are `make test-all`.
 test: $(STAMP) lint
@@ -58,7 +61,7 @@ test-all: $(STAMP) lint
 # Everything but the tests that run autodev, a daemon or a server of ours as a subprocess (marked e2e):
 # the target is under a minute on 2 idle cores.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) -m "not e2e" tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST_FAST) -m "not e2e" tests
 
 # The property tests (Hypothesis) with random exploration and 20 times the examples; `make test`
 # runs them derandomized (tests/conftest.py), so its result depends on the code alone.

@@ -145,9 +145,10 @@ def test_no_network_not_even_a_local_port_unless_allowed(repo):
         out = run(workspace(repo, network=True), probe)
         assert "CONNECTED" in out, out
     finally:
+        srv.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept() (a close alone does not)
         srv.close()
         t.join(5)
-    assert accepted == [b"hello\n"]
+    assert not t.is_alive() and accepted == [b"hello\n"]
 
 
 @needs_bwrap

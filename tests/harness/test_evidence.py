@@ -110,9 +110,9 @@ def test_the_tests_run_without_network_or_the_hosts_home(project):
 def test_a_hanging_test_run_ends_as_a_named_timeout(project):
     base = head(project)
     start = time.monotonic()
-    ev = evidence.evidence(setup(project, "sleep 60", timeout=2), base, "t")
+    ev = evidence.evidence(setup(project, "sleep 60", timeout=1), base, "t")
     assert time.monotonic() - start < 30
-    assert ev.outcome == "timeout" and "testTimeoutSec = 2" in ev.reason
+    assert ev.outcome == "timeout" and "testTimeoutSec = 1" in ev.reason
     assert ev.gaps() and "could not run (timeout)" in ev.gaps()[0]
 
 

@@ -10,13 +10,11 @@ import threading
 import urllib.request
 from pathlib import Path
 
-os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+import pytest
 
-import litellm  # noqa: E402
-import pytest  # noqa: E402
-
-from autodev.errors import ConfigError, UsageError  # noqa: E402
-from autodev.scripted import (  # noqa: E402
+from autodev.errors import ConfigError, UsageError
+from autodev.harness import llm
+from autodev.scripted import (
     Script,
     ScriptedServer,
     ScriptError,
@@ -25,7 +23,12 @@ from autodev.scripted import (  # noqa: E402
     load_script,
 )
 
-litellm.suppress_debug_info = True
+
+def lm():
+    """litellm, set up as the daemon sets it up; imported by the first test that needs it, not
+    at collection (each xdist worker collects every module)."""
+    return llm.load()
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,7 +105,7 @@ def server(script: Script, tmp_path: Path):
 
 def ask(url: str, who: str, turn: str | None, messages: list[dict], **extra):
     headers = {"X-Autodev-Turn": turn} if turn is not None else {}
-    return litellm.completion(
+    return lm().completion(
         model=f"openai/{who}",
         api_base=url,
         api_key="scripted",
@@ -182,7 +185,7 @@ def test_each_participant_gets_its_own_steps_in_order(server):
 def test_a_second_turn_continues_where_the_first_stopped(server):
     first = ask(server.base_url, "builder", "t1", user())
     ask(server.base_url, "builder", "t1", after(user(), first))
-    with pytest.raises(litellm.RateLimitError):  # t2 starts at index 2: the 429 step
+    with pytest.raises(lm().RateLimitError):  # t2 starts at index 2: the 429 step
         ask(server.base_url, "builder", "t2", user())
     r = ask(server.base_url, "builder", "t2", user())
     assert r.choices[0].message.content == "after the limit"
@@ -209,7 +212,7 @@ def test_a_restarted_server_resumes_from_the_ledger(script, tmp_path):
         again = ask(s.base_url, "builder", "t1", after(user(), first))
         assert again.choices[0].message.tool_calls[0].function.name == "post"
         assert again.choices[0].message.tool_calls[0].id == second.choices[0].message.tool_calls[0].id
-        with pytest.raises(litellm.RateLimitError):  # a new turn still moves on
+        with pytest.raises(lm().RateLimitError):  # a new turn still moves on
             ask(s.base_url, "builder", "t2", user())
     data = json.loads(ledger.read_text())
     assert data["builder"]["next"] == 3
@@ -221,7 +224,7 @@ def test_429_raises_rate_limit_and_the_retry_moves_on(server):
     first = ask(server.base_url, "builder", "t1", user())
     msgs = after(user(), first)
     ask(server.base_url, "builder", "t1", msgs)
-    with pytest.raises(litellm.RateLimitError) as exc:
+    with pytest.raises(lm().RateLimitError) as exc:
         ask(server.base_url, "builder", "t2", user())
     assert exc.value.response.headers.get("retry-after") == "3"
     retry = ask(server.base_url, "builder", "t2", user())
@@ -231,7 +234,7 @@ def test_429_raises_rate_limit_and_the_retry_moves_on(server):
 def test_429_without_retry_after_says_zero(tmp_path):
     s = load_script(write(tmp_path, '[[step]]\nparticipant = "b"\nerror = 429\n'))
     with ScriptedServer(s, tmp_path / "l.json") as srv:
-        with pytest.raises(litellm.RateLimitError) as exc:
+        with pytest.raises(lm().RateLimitError) as exc:
             ask(srv.base_url, "b", "t", user())
     assert exc.value.response.headers.get("retry-after") == "0"
 
@@ -246,9 +249,9 @@ def test_500_raises_a_server_error_and_the_retry_moves_on(tmp_path):
         )
     )
     with ScriptedServer(s, tmp_path / "l.json") as srv:
-        with pytest.raises(litellm.InternalServerError):
+        with pytest.raises(lm().InternalServerError):
             ask(srv.base_url, "b", "t", user())
-        with pytest.raises(litellm.ServiceUnavailableError):
+        with pytest.raises(lm().ServiceUnavailableError):
             ask(srv.base_url, "b", "t", user())
         assert ask(srv.base_url, "b", "t", user()).choices[0].message.content == "up again"
 
@@ -256,12 +259,10 @@ def test_500_raises_a_server_error_and_the_retry_moves_on(tmp_path):
 def test_an_exhausted_script_says_which_step_is_missing(server):
     a = ask(server.base_url, "audit", "a1", user())
     with pytest.raises(
-        litellm.BadRequestError, match=r"the script for audit has no step 2 \(it has 1 step for audit\)"
+        lm().BadRequestError, match=r"the script for audit has no step 2 \(it has 1 step for audit\)"
     ):
         ask(server.base_url, "audit", "a1", after(user(), a))
-    with pytest.raises(
-        litellm.BadRequestError, match=r"the script for nobody has no step 1 \(it has 0 steps"
-    ):
+    with pytest.raises(lm().BadRequestError, match=r"the script for nobody has no step 1 \(it has 0 steps"):
         ask(server.base_url, "nobody", "n1", user())
 
 
@@ -282,7 +283,7 @@ def test_streaming_rebuilds_the_same_answer(server):
     chunks = list(
         ask(server.base_url, "builder", "t1", user(), stream=True, stream_options={"include_usage": True})
     )
-    r = litellm.stream_chunk_builder(chunks)
+    r = lm().stream_chunk_builder(chunks)
     msg = r.choices[0].message
     assert msg.content == "writing it"
     assert [t.function.name for t in msg.tool_calls] == ["write_file", "run_command"]
