@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -46,6 +47,16 @@ def find_repo(start: Path | None = None) -> Path:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _run_dir(repo: Path, home: Path) -> Path:
+    """The run folder of `repo` under `home`, named after the repository's real path. Kept per
+    process: resolving the path walks it (two resolves and a hash were about 34 µs, asked for
+    a dozen times a turn), and a repository moved while autodev runs has no other run folder."""
+    real = repo.resolve()
+    digest = hashlib.sha256(str(real).encode()).hexdigest()[:8]
+    return home / f"{real.name}-{digest}"
+
+
 # A NamedTuple, not a dataclass: `dataclasses` imports `inspect`, about 9 ms of every cold steering
 # command (issue 33); tests/test_cli_quick.py keeps it off that path.
 class RunPaths(NamedTuple):
@@ -71,9 +82,7 @@ class RunPaths(NamedTuple):
 
     @property
     def run_dir(self) -> Path:
-        real = str(self.repo.resolve())
-        digest = hashlib.sha256(real.encode()).hexdigest()[:8]
-        return autodev_home() / f"{self.repo.resolve().name}-{digest}"
+        return _run_dir(self.repo, autodev_home())
 
     @property
     def thread(self) -> Path:
