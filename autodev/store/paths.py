@@ -126,7 +126,8 @@ class RunPaths(NamedTuple):
 
 
 def git_head(repo: Path) -> str | None:
-    """HEAD's sha, or None in a repository with no commit yet."""
-    from autodev.host import hostgit
+    """HEAD's sha, or None in a repository with no commit yet (read from the ref files where
+    they say it plainly: no git process; `host/gitrefs.py`)."""
+    from autodev.host import gitrefs
 
-    return hostgit.run(repo, "rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip() or None
+    return gitrefs.head(repo)
