@@ -3,6 +3,7 @@ byte, whatever the width, colours and terminal, and steps aside when its capture
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -84,3 +85,59 @@ def test_a_stale_capture_leaves_the_help_to_typer(tmp_path, monkeypatch, capsys)
     monkeypatch.setattr(quickhelp, "DATA", stale)
     assert quickhelp.show() is False
     assert capsys.readouterr().out == ""
+
+
+SEEN = (
+    "import sys; sys.argv = ['autodev', '--help']\n"
+    "from autodev.cli import main\n"
+    "try:\n    main()\n"
+    "except SystemExit:\n    pass\n"
+    "print(sorted(m for m in sys.modules if m == 'rich' or m.startswith('rich.')), file=sys.stderr)"
+)
+
+
+def _run_seen(env: dict[str, str]) -> tuple[bytes, str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "FORCE_COLOR", "NO_COLOR", "TERM")}
+    r = subprocess.run([sys.executable, "-c", SEEN], env={**clean, **env}, capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout, r.stderr.decode().strip().splitlines()[-1]
+
+
+@pytest.mark.e2e
+def test_a_second_help_in_the_same_terminal_prints_the_kept_rendering_without_rich(tmp_path):
+    home = {"AUTODEV_HOME": str(tmp_path / "home")}
+    for env in ({"COLUMNS": "60", **home}, {"FORCE_COLOR": "1", "COLUMNS": "90", **home}):
+        typer_s = _run(TYPER, env)
+        first, rich_first = _run_seen(env)
+        second, rich_second = _run_seen(env)
+        assert first == second == typer_s
+        assert "rich.console" in rich_first  # rendered by rich, then kept
+        assert rich_second == "[]"  # printed from help.json: rich never imported
+    kept = json.loads((tmp_path / "home" / "help.json").read_text())
+    assert len(kept) == 2  # one rendering per terminal
+
+
+@pytest.mark.e2e
+def test_a_cut_or_foreign_memo_only_costs_a_rendering(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"AUTODEV_HOME": str(home), "COLUMNS": "72"}
+    for junk in ('{"entries": [1, 2', "[1, 2, 3]", '{"x": 5}'):
+        (home / "help.json").write_text(junk)
+        out, seen = _run_seen(env)
+        assert out == _run(TYPER, env)
+        assert "rich.console" in seen
+    assert isinstance(json.loads((home / "help.json").read_text()), dict)
+
+
+def test_the_rendering_s_key_follows_what_rich_reads(monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    data = quickhelp.DATA.read_bytes()
+    base = quickhelp._rendering("k", data)
+    assert quickhelp._rendering("k", data) == base
+    assert quickhelp._rendering("other sources", data) != base
+    assert quickhelp._rendering("k", data + b"x") != base
+    for name, value in (("COLUMNS", "61"), ("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1"), ("TERM", "dumb")):
+        with monkeypatch.context() as m:
+            m.setenv(name, value)
+            assert quickhelp._rendering("k", data) != base, name
