@@ -42,13 +42,13 @@ def _caches() -> list[tuple[object, str]]:
     """(module, name) of the module-level state a fresh process starts without."""
     from autodev.agents import projectfiles
     from autodev.eval import runner
-    from autodev.guard import keys, sandbox
+    from autodev.guard import bwrap, keys
     from autodev.host import hostgit
 
     return [
         (hostgit, "_run_pins"),  # pinned by a daemon: never by a command, checked empty here
         (hostgit, "_git_binary"),  # found on the PATH of the call
-        (sandbox, "_probed"),  # bwrap probed at a path that may have changed since
+        (bwrap, "_probed"),  # bwrap probed at a path that may have changed since
         (projectfiles, "_stamps"),
         (runner, "LIVE"),
         (keys, "_store"),  # `start` receives handed-over keys into it

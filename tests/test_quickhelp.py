@@ -128,16 +128,3 @@ def test_a_cut_or_foreign_memo_only_costs_a_rendering(tmp_path):
         assert out == _run(TYPER, env)
         assert "rich.console" in seen
     assert isinstance(json.loads((home / "help.json").read_text()), dict)
-
-
-def test_the_rendering_s_key_follows_what_rich_reads(monkeypatch):
-    monkeypatch.delenv("COLUMNS", raising=False)
-    data = quickhelp.DATA.read_bytes()
-    base = quickhelp._rendering("k", data)
-    assert quickhelp._rendering("k", data) == base
-    assert quickhelp._rendering("other sources", data) != base
-    assert quickhelp._rendering("k", data + b"x") != base
-    for name, value in (("COLUMNS", "61"), ("NO_COLOR", "1"), ("CLICOLOR_FORCE", "1"), ("TERM", "dumb")):
-        with monkeypatch.context() as m:
-            m.setenv(name, value)
-            assert quickhelp._rendering("k", data) != base, name

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autodev.errors import ConfigError
-from autodev.guard import sandbox
+from autodev.guard import bwrap, sandbox
 from autodev.harness.tools import Workspace
 from autodev.store.paths import RunPaths, autodev_home
 
@@ -162,7 +162,7 @@ def test_a_timeout_still_kills_everything_the_command_started(repo):
 
 
 def test_bwrap_required_but_missing_is_a_clear_error(monkeypatch):
-    monkeypatch.setenv(sandbox.BWRAP_ENV, "/nonexistent/bwrap")
+    monkeypatch.setenv(bwrap.BWRAP_ENV, "/nonexistent/bwrap")
     with pytest.raises(ConfigError) as e:
         sandbox.resolve("bwrap")
     assert "bubblewrap" in e.value.fix and "sandbox" in e.value.message
@@ -173,7 +173,7 @@ def test_bwrap_required_but_missing_is_a_clear_error(monkeypatch):
 
 
 def test_without_a_sandbox_the_runner_runs_plain_bash(repo, monkeypatch):
-    monkeypatch.setenv(sandbox.BWRAP_ENV, "")
+    monkeypatch.setenv(bwrap.BWRAP_ENV, "")
     box = sandbox.resolve("auto")
     out = run(workspace(repo, box=box), "echo $$ > pid.txt; echo ok")
     assert out.startswith("exit code: 0") and "ok" in out

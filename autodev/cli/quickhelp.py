@@ -11,12 +11,11 @@ usage line is made here, with the program's name found as click finds it.
 The file is used only while it matches the sources it was made from (the modules that make the
 app, and the installed typer and rich); otherwise `show` says False and the Typer app prints the help.
 
-What rich rendered is kept in `$AUTODEV_HOME/help.json`, by everything the rendering reads (the
-sources' key, help.pickle's bytes, the program's name, the platform, the output's encoding, which
-of stdin, stdout and stderr is a terminal and its size, the variables rich and typer read for
-width, colour and terminal): the next `--help` in the same terminal prints it without importing
-rich, whose import alone is most of the 80 ms (issue 33). It is only a cache: a missing,
-cut or unwritable file makes the help slower, not different.
+What rich rendered is kept in `$AUTODEV_HOME/help.json` (user/rendered.py), by the sources'
+key, help.pickle's bytes, the program's name and what rich reads of the terminal: the next
+`--help` in the same terminal prints it without importing rich, whose import alone is most of
+the 80 ms (issue 33). It is only a cache: a missing, cut or unwritable file makes the help
+slower, not different.
 """
 
 from __future__ import annotations
@@ -26,7 +25,8 @@ import os
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+
+from autodev.user.rendered import Kept, installed, rendering_key
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "help.pickle"
@@ -48,6 +48,7 @@ HIGHLIGHTS = [
     r"(?P<usage>Usage: )",
 ]
 USAGE_STYLE = "bold"
+MEMO = "help.json"  # in $AUTODEV_HOME: the last renderings (user/rendered.py)
 
 
 # The modules that make the Typer app (cli/full.py registers the commands of these): its help
@@ -61,22 +62,8 @@ def _key() -> str:
     for name in APP:
         h.update(name.encode() + b"\0" + (HERE / f"{name}.py").read_bytes() + b"\0")
     for pkg in ("typer", "rich"):
-        h.update(_installed(pkg).encode())
+        h.update(installed(pkg).encode())
     return h.hexdigest()
-
-
-def _installed(pkg: str) -> str:
-    """`typer-0.29.2.dist-info`: the distribution's metadata folder beside the package (without
-    importing it or importlib.metadata, which cost what this module saves)."""
-    from importlib.util import find_spec
-
-    spec = find_spec(pkg)
-    if spec is None or spec.origin is None:
-        return f"{pkg}: missing"
-    site = Path(spec.origin).parent.parent
-    return " ".join(
-        sorted(n for n in os.listdir(site) if n.startswith(f"{pkg}-") and n.endswith(".dist-info"))
-    )
 
 
 def program_name(main: ModuleType | None = None) -> str:
@@ -100,25 +87,22 @@ def show() -> bool:
     except FileNotFoundError:
         return False
     sources = _key()
-    memo, seen = _memo(), _rendering(sources, data)
-    kept = memo.get(seen)
-    if isinstance(kept, str):
-        sys.stdout.write(kept)
-        print()
-        return True
-    import pickle
+    kept = _kept()
+    seen = rendering_key(sources, data, program_name())
+    if (text := kept.get(seen)) is None:
+        import pickle
 
-    key, parts = pickle.loads(data)
-    if key != sources:
-        return False
-    text = _render(parts)
+        key, parts = pickle.loads(data)
+        if key != sources:
+            return False
+        text = _render(parts)
+        kept.put(seen, text)
     sys.stdout.write(text)
     print()  # click echoes the help typer returns, empty once rich printed it: one newline
-    _remember(memo, seen, text)
     return True
 
 
-def _render(parts: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> str:
+def _render(parts: list[tuple[tuple[object, ...], dict[str, object]]]) -> str:
     """The help as rich prints it on this terminal (its codes included)."""
     from rich.console import Console
     from rich.highlighter import RegexHighlighter
@@ -145,75 +129,19 @@ def _render(parts: list[tuple[tuple[Any, ...], dict[str, Any]]]) -> str:
     with console.capture() as out:
         console.print(Padding(Options()(USAGE.format(prog=program_name())), 1), style=USAGE_STYLE)
         for args, kwargs in parts:
-            console.print(*args, **kwargs)
+            console.print(*args, **kwargs)  # pyright: ignore[reportArgumentType]  # what typer passed rich's print
     return out.get()
 
 
-# What rich's Console and typer's console read from the environment for the width, the colours
-# and whether it writes to a terminal; any variable naming a terminal, colour or tty is added.
-_READ = (
-    "COLUMNS",
-    "LINES",
-    "JUPYTER_COLUMNS",
-    "JUPYTER_LINES",
-    "NO_COLOR",
-    "FORCE_COLOR",
-    "PY_COLORS",
-    "TTY_COMPATIBLE",
-    "TTY_INTERACTIVE",
-    "COLORTERM",
-    "TERM",
-    "TERMINAL_WIDTH",
-    "_TYPER_FORCE_DISABLE_TERMINAL",
-    "GITHUB_ACTIONS",
-    "DATABRICKS_RUNTIME_VERSION",
-)
-_MEMO = "help.json"
-_KEEP = 8  # renderings kept (a few terminal sizes)
-
-
-def _rendering(sources: str, data: bytes) -> str:
-    """The key of one rendering: everything rich's output depends on here."""
-    h = hashlib.sha256(f"{sources}\0{program_name()}\0{sys.platform}\0{sys.stdout.encoding}\0".encode())
-    h.update(hashlib.sha256(data).digest())
-    for fd in (0, 1, 2):
-        try:
-            size = tuple(os.get_terminal_size(fd))
-        except OSError:
-            size = None
-        h.update(f"{fd}:{os.isatty(fd)}:{size}\0".encode())
-    names = sorted(
-        {*_READ, *(k for k in os.environ if any(w in k.upper() for w in ("TERM", "COLOR", "TTY")))}
-    )
-    for name in names:
-        h.update(f"{name}={os.environ.get(name)!r}\0".encode("utf-8", "surrogateescape"))
-    return h.hexdigest()
-
-
-def _memo_path() -> Path:
+def _kept() -> Kept:
     from autodev.store.paths import autodev_home
 
-    return autodev_home() / _MEMO
-
-
-def _memo() -> dict[str, object]:
-    from autodev.store.memo import read_memo
-
-    kept = read_memo(_memo_path())
-    return cast("dict[str, object]", kept) if isinstance(kept, dict) else {}
-
-
-def _remember(memo: dict[str, object], seen: str, text: str) -> None:
-    from autodev.store.memo import write_memo
-
-    memo.pop(seen, None)
-    memo[seen] = text
-    path = _memo_path()
+    home = autodev_home()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError:
-        return  # only a cache: the next help renders again
-    write_memo(path, dict(list(memo.items())[-_KEEP:]))
+        pass  # only a cache: Kept.put leaves it unwritten and the next help renders again
+    return Kept(home / MEMO)
 
 
 def capture() -> bytes:

@@ -181,9 +181,10 @@ def status(as_json: bool, run: str | None = None) -> None:
             data["group"] = group_json(*group)
         print(json.dumps(data, indent=1, default=str))
     else:
-        from autodev.user.statustext import render
+        from autodev.user.statustext import MEMO, render
 
-        render(data)
+        # a run folder keeps the last renderings; status never makes one
+        render(data, kept=paths.run_dir / MEMO if paths.run_dir.is_dir() else None)
         if group is not None:
             from autodev.user.group_view import render_group
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from autodev.errors import ConfigError
+from autodev.guard import bwrap
 from autodev.guard import sandbox as sandboxmod
 from autodev.guard.redact import scrubbed_env
 from autodev.host import hostgit, spawn
@@ -94,7 +95,7 @@ def task_sandbox(unsandboxed: bool = False) -> sandboxmod.Sandbox:
     if not box.active:
         raise ConfigError(
             f"autodev eval runs each task's setup and tests in the sandbox, but {box.problem}",
-            f"install the `{sandboxmod.PACKAGE}` package (e.g. `apt-get install bubblewrap`), or pass "
+            f"install the `{bwrap.PACKAGE}` package (e.g. `apt-get install bubblewrap`), or pass "
             f"{UNSANDBOXED_FLAG} to run them on this machine with your files (only for tasks and "
             "teams you trust)",
         )

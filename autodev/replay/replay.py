@@ -299,7 +299,8 @@ def run(rec: Recording, *, recorded_tools: bool = False, keep: Path | None = Non
 
 def _need_bubblewrap() -> None:
     """A bundle's commands never run on the host: no working bubblewrap, no replay."""
-    from autodev.guard.sandbox import PACKAGE, resolve
+    from autodev.guard.bwrap import PACKAGE
+    from autodev.guard.sandbox import resolve
 
     box = resolve("auto")
     if not box.active:

@@ -258,17 +258,17 @@ def _sandbox(paths: RunPaths) -> Check:
     """What `start` gets from the sandbox key, and, when bwrap is in use, a command actually run
     in the room a participant's commands get (its hidden folders, network and exposed paths)."""
     from autodev.config import RunConfig, load_config
-    from autodev.guard import sandbox
+    from autodev.guard import bwrap, sandbox
 
     try:
         cfg = load_config(paths.config_file)
     except AutodevError:
         cfg = RunConfig()  # the team check above already reports the broken config
-    installed = sandbox.find_bwrap()
+    installed = bwrap.find_bwrap()
     try:
         box = sandbox.resolve(cfg.sandbox)  # the same answer `start` gets
     except AutodevError as e:
-        return Check(FAIL, "sandbox", e.message, sandbox.BROKEN_FIX if installed else e.fix)
+        return Check(FAIL, "sandbox", e.message, bwrap.BROKEN_FIX if installed else e.fix)
     if box.active:
         room = box.room(
             paths.repo,
@@ -278,7 +278,7 @@ def _sandbox(paths: RunPaths) -> Check:
         )
         why = sandbox.trial(room)
         if why:
-            return Check(FAIL, "sandbox", why, sandbox.BROKEN_FIX)
+            return Check(FAIL, "sandbox", why, bwrap.BROKEN_FIX)
         missing = [p for p in room.expose if not os.path.exists(os.path.expanduser(p))]
         if missing:  # the room is built without them: say so rather than let a command wonder
             return Check(
@@ -290,7 +290,7 @@ def _sandbox(paths: RunPaths) -> Check:
             )
         return Check(OK, "sandbox", f"{box.describe()}: a test command ran in it")
     if box.warning and installed:  # there, but it cannot build the sandbox: start runs unsandboxed
-        return Check(FAIL, "sandbox", f"commands would run unsandboxed: {box.problem}", sandbox.BROKEN_FIX)
+        return Check(FAIL, "sandbox", f"commands would run unsandboxed: {box.problem}", bwrap.BROKEN_FIX)
     if box.warning:
         return Check(
             WARN,

@@ -294,7 +294,7 @@ def _totals(parts: list[Counted]) -> JsonObject:
 
 def gather_json(paths: RunPaths) -> JsonObject | None:
     """`status.gather(paths).to_json()`, or None when only the model path can say it."""
-    from autodev.guard import sandbox
+    from autodev.guard import bwrap
     from autodev.rules.reasons import continue_line
     from autodev.store import queued
     from autodev.store.journal import last_evidence
@@ -312,7 +312,7 @@ def gather_json(paths: RunPaths) -> JsonObject | None:
     parts, counted = _rows(cfg["models"], st.get("participants") or {})
     queue = queued.items(paths)
     why = st.get("reason")
-    box = sandbox.resolve(cfg["sandbox"], memo=paths.run_dir / PROBE_MEMO).as_dict()
+    box = bwrap.which(cfg["sandbox"], memo=paths.run_dir / PROBE_MEMO).as_dict()
     refused = st.get("config_refused")
     data: JsonObject = {
         "sandbox": {k: box[k] for k in ("mode", "active", "describe", "warning") if k in box},

@@ -4,7 +4,10 @@ panel's views share the line helpers."""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard, TypeVar, overload
 
 from autodev.guard.display import line
@@ -93,18 +96,55 @@ def speaking_text(speaking: str, daemon_running: bool) -> str:
     return f"{speaking}'s turn was open when the run stopped: it continues on the next start"
 
 
-def render(status: JsonObject) -> None:
-    """Print the status JSON (`gather_json`, or the model's `to_json`)."""
-    from autodev.user.render import console
+MEMO = "status-text.json"  # in the run folder: the last renderings (user/rendered.py)
+# The code a rendering comes from besides the status: a changed renderer renders again.
+_SOURCES = ("user/statustext.py", "user/render.py", "guard/display.py")
 
+
+def render(status: JsonObject, kept: Path | None = None) -> None:
+    """Print the status JSON (`gather_json`, or the model's `to_json`). With `kept` (the run
+    folder's MEMO), a status printed before on the same terminal is printed from there without
+    importing rich, whose import is most of a cold status (issue 33)."""
+    check = _next_check(status)
+    if kept is None:
+        from autodev.user.render import console
+
+        _draw(console(), status, check)
+        return
+    from autodev.user.rendered import Kept, rendering_key
+
+    memo = Kept(kept, most=4)
+    root = Path(__file__).resolve().parent.parent
+    seen = rendering_key(json.dumps(status, default=str), check, *((root / f).read_bytes() for f in _SOURCES))
+    if (text := memo.get(seen)) is None:
+        from autodev.user.render import console
+
+        con = console()
+        with con.capture() as out:
+            _draw(con, status, check)
+        text = out.get()
+        memo.put(seen, text)
+    sys.stdout.write(text)
+
+
+def _next_check(status: JsonObject) -> str:
+    """When a waiting run checks again, from now: part of what a rendering shows."""
+    due = _num(_obj(status.get("wait")).get("due"))
+    if not due:
+        return ""
+    import time
+
+    return f"next check in {max(0, due - time.time()):.0f}s"
+
+
+def _draw(con: Console, status: JsonObject, check: str) -> None:
     d = safe_to_show(status)  # every string escaped for rich, as printed
-    con = console()
-    _print_run(con, d)
+    _print_run(con, d, check)
     _print_attention(con, d)
     _print_table(con, d)
 
 
-def _print_run(con: Console, d: JsonObject) -> None:
+def _print_run(con: Console, d: JsonObject, check: str) -> None:
     """The run's state, why it stopped, its spend and evidence, who speaks next, the queue."""
     pid = d.get("daemon_pid")
     daemon = f"daemon pid {pid}" if pid else "no daemon running"
@@ -130,11 +170,8 @@ def _print_run(con: Console, d: JsonObject) -> None:
         con.print(f"\n{speaking_text(str(speaking), bool(pid))}")
     elif nxt := _obj(d.get("next")):
         con.print(f"\nnext: {nxt.get('speaker')} ({nxt.get('rule')}: {nxt.get('why')})")
-    due = _num(_obj(d.get("wait")).get("due"))
-    if due:
-        import time
-
-        con.print(f"next check in {max(0, due - time.time()):.0f}s")
+    if check:
+        con.print(check)
     if d.get("queued_text"):
         con.print(f"\n{d['queued_text']}")
 

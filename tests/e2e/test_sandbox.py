@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from autodev.guard import sandbox
+from autodev.guard import bwrap, sandbox
 from tests.conftest import run_dir, thread_of, write_team
 from tests.e2e.helpers import (
     BUILDER,
@@ -79,7 +79,7 @@ def test_start_and_status_report_the_sandbox(repo, autodev, inproc):
 @pytest.mark.full
 def test_without_bwrap_start_and_status_warn_and_bwrap_mode_refuses(repo, autodev, inproc):
     write_team(repo, BUILDER, done_accepted("builder"))
-    missing = {sandbox.BWRAP_ENV: "/nonexistent/bwrap"}
+    missing = {bwrap.BWRAP_ENV: "/nonexistent/bwrap"}
     r = autodev(repo, "start", "--foreground", "--until-idle", "go", env=missing)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "UNSANDBOXED" in r.stderr and "bubblewrap" in r.stderr

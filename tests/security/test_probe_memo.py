@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev.guard import sandbox
+from autodev.guard import bwrap, sandbox
 
 
 def _bwrap(tmp_path: Path, code: int) -> tuple[Path, Path]:
@@ -25,26 +25,26 @@ def _count(runs: Path) -> int:
 
 @pytest.fixture
 def fresh(monkeypatch):
-    monkeypatch.setattr(sandbox, "_probed", {})  # the per-process memo would answer first
+    monkeypatch.setattr(bwrap, "_probed", {})  # the per-process memo would answer first
 
 
 def test_second_probe_is_answered_from_the_memo(tmp_path, fresh, monkeypatch):
     binary, runs = _bwrap(tmp_path, 1)
     memo = tmp_path / "sandbox-probe.json"
-    first = sandbox.remembered_probe(str(binary), memo)
+    first = bwrap.remembered_probe(str(binary), memo)
     assert "no namespaces" in first and _count(runs) == 1
-    monkeypatch.setattr(sandbox, "_probed", {})  # a new process
-    assert sandbox.remembered_probe(str(binary), memo) == first
+    monkeypatch.setattr(bwrap, "_probed", {})  # a new process
+    assert bwrap.remembered_probe(str(binary), memo) == first
     assert _count(runs) == 1
 
 
 def test_a_changed_binary_is_probed_again(tmp_path, fresh, monkeypatch):
     binary, runs = _bwrap(tmp_path, 1)
     memo = tmp_path / "sandbox-probe.json"
-    assert sandbox.remembered_probe(str(binary), memo)
+    assert bwrap.remembered_probe(str(binary), memo)
     binary.write_text(f'#!/bin/sh\necho run >> "{runs}"\nexit 0\n')  # the user fixed it
-    monkeypatch.setattr(sandbox, "_probed", {})
-    assert sandbox.remembered_probe(str(binary), memo) == ""
+    monkeypatch.setattr(bwrap, "_probed", {})
+    assert bwrap.remembered_probe(str(binary), memo) == ""
     assert _count(runs) == 2
 
 
@@ -52,16 +52,16 @@ def test_a_damaged_memo_is_probed_again(tmp_path, fresh):
     binary, runs = _bwrap(tmp_path, 0)
     memo = tmp_path / "sandbox-probe.json"
     memo.write_text('{"key": ')  # cut by a crash
-    assert sandbox.remembered_probe(str(binary), memo) == ""
+    assert bwrap.remembered_probe(str(binary), memo) == ""
     assert _count(runs) == 1 and '"why": ""' in memo.read_text()
 
 
 def test_start_always_probes(tmp_path, fresh, monkeypatch):
     binary, runs = _bwrap(tmp_path, 0)
-    monkeypatch.setenv(sandbox.BWRAP_ENV, str(binary))
+    monkeypatch.setenv(bwrap.BWRAP_ENV, str(binary))
     memo = tmp_path / "sandbox-probe.json"
     assert sandbox.resolve("auto", memo=memo).binary == str(binary)
-    monkeypatch.setattr(sandbox, "_probed", {})
+    monkeypatch.setattr(bwrap, "_probed", {})
     assert sandbox.resolve("auto").binary == str(binary)  # no memo: start's path
     assert _count(runs) == 2
 
@@ -70,10 +70,10 @@ def test_the_key_follows_the_user_namespace_switches(tmp_path, monkeypatch):
     binary, _ = _bwrap(tmp_path, 0)
     switch = tmp_path / "max_user_namespaces"
     switch.write_text("100\n")
-    monkeypatch.setattr(sandbox, "USERNS_SWITCHES", (str(switch),))
-    before = sandbox.probe_key(str(binary))
+    monkeypatch.setattr(bwrap, "USERNS_SWITCHES", (str(switch),))
+    before = bwrap.probe_key(str(binary))
     switch.write_text("0\n")
-    assert before is not None and sandbox.probe_key(str(binary)) != before
-    assert sandbox.probe_key(str(tmp_path / "gone")) is None
+    assert before is not None and bwrap.probe_key(str(binary)) != before
+    assert bwrap.probe_key(str(tmp_path / "gone")) is None
     os.utime(binary, ns=(0, 0))
-    assert sandbox.probe_key(str(binary)) not in (before, None)
+    assert bwrap.probe_key(str(binary)) not in (before, None)

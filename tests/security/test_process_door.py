@@ -1,7 +1,7 @@
 """Issue 29, "one door for processes": autodev starts a process only through autodev/host/spawn.py,
 and every start there names a reason that lists its module (the table of who runs what on the
-host, and why that is safe, cannot drift from the code). guard/sandbox.py, which builds and probes
-the sandbox, is the one other module allowed to start a process."""
+host, and why that is safe, cannot drift from the code). guard/sandbox.py and guard/bwrap.py,
+which build and probe the sandbox, are the other modules allowed to start a process."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from autodev.host import spawn
 
 PKG = Path(autodev.__file__).parent
 DOOR = PKG / "host" / "spawn.py"
-ALLOWED = {DOOR, PKG / "guard" / "sandbox.py"}
+ALLOWED = {DOOR, PKG / "guard" / "sandbox.py", PKG / "guard" / "bwrap.py"}
 
 FORBIDDEN_MODULES = {"subprocess", "pty", "multiprocessing"}
 FORBIDDEN_OS = ("exec", "spawn", "posix_spawn", "system", "popen", "fork")
