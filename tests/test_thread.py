@@ -217,6 +217,43 @@ def test_tail_and_reader_tail(tmp_path):
     t.close()
 
 
+def test_the_kept_tail_grows_with_each_post_as_a_fresh_read_gives_it(tmp_path, monkeypatch):
+    """After a post the tail is the kept one plus the post (no re-read), and it is exactly what
+    reading the file gives: a redacted post as its line holds it, a rewind read again."""
+    p = tmp_path / "thread.jsonl"
+    t = Thread(p, redact=lambda rec: {**rec, "text": str(rec["text"]).replace("sk-secret", "[redacted]")})
+    fill(t, 5)
+    for n in (3, 100):
+        t.tail(n)
+        t.append(Post.draft("ann", "say", "key sk-secret here"))
+        fill(t, 2)
+        with monkeypatch.context() as m:
+            m.setattr(t.journal, "tail", lambda n: pytest.fail("the tail was read again after a post"))
+            kept = t.tail(n)
+        fresh = Thread(p)
+        assert kept == fresh.tail(n)
+        assert [x.model_dump(by_alias=True) for x in kept] == [
+            x.model_dump(by_alias=True) for x in fresh.tail(n)
+        ]
+        assert all("sk-secret" not in x.text for x in kept)
+        fresh.close()
+    assert len(t.tail(100)) == t.last_seq == 11
+    t.journal.append(
+        {
+            "seq": 12,
+            "from": "bob",
+            "kind": "say",
+            "text": "by another writer",
+            "handoff": None,
+            "ts": "2026-01-01T00:00:00.000Z",
+        }
+    )
+    t.last_seq = 12
+    t.append(Post.draft("cy", "say", "after it"))  # the kept tail was not the file's: read again
+    assert [x.seq for x in t.tail(3)] == [11, 12, 13]
+    t.close()
+
+
 def _write_thread(p: Path, seqs: list[int]) -> bytes:
     body = b"".join(
         json.dumps(

@@ -156,6 +156,7 @@ class Thread:
                 return seen
         post = draft.stamped(self.last_seq + 1, now_ts())
         line = post.dump()
+        before = self.journal.size()
         rec = self.journal.append(line)
         if rec != line:  # redacted, or made valid UTF-8: the post is what the line holds
             post = _post(rec)
@@ -166,7 +167,17 @@ class Thread:
             if post.from_ != "system":
                 self.last_spoke[post.from_] = post.seq
             self._save_index(self.last_spoke)
+            self._extend_tail(before, post)
         return post
+
+    def _extend_tail(self, before: int, post: Post) -> None:
+        """The kept tail, when it was the file's up to this post, with the post added: the next
+        `tail` reads nothing (it re-read and re-validated TAIL posts after every post)."""
+        if self._tail is None:
+            return
+        (size, rewinds, n), posts = self._tail
+        if size == before and rewinds == len(self.rewinds) and not self.rewinds:
+            self._tail = ((self.journal.size(), rewinds, n), [*posts, post][-n:])
 
     def seen(self, id: str) -> Post | None:
         """The post appended under the provisioned `id`, if it is in the recent window."""
