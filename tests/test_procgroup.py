@@ -7,6 +7,7 @@ and even when the child ignores SIGTERM."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -64,6 +65,30 @@ def test_a_run_in_its_own_group_is_killed_on_timeout_as_subprocess_run_does():
             start_new_session=True, capture_output=True, text=True, timeout=2,
         )  # fmt: skip
     assert e.value.stdout == "hi\n" and spawn.live_groups() == []
+
+
+@pytest.mark.parametrize("own_group", [False, True])
+def test_a_timed_run_ends_when_its_command_does_and_is_killed_past_its_timeout(own_group):
+    """A timer kills the command past its timeout (not communicate's timed wait, which sleeps in
+    steps from 1 ms after every command): the output so far is kept, and nothing outlives it."""
+    many = [
+        spawn.run([sys.executable, "-c", f"print({i})"], "user-command", start_new_session=own_group,
+                  capture_output=True, text=True, timeout=30)
+        for i in range(3)
+    ]  # fmt: skip
+    assert [(r.returncode, r.stdout) for r in many] == [(0, "0\n"), (0, "1\n"), (0, "2\n")]
+    began = time.monotonic()
+    with pytest.raises(spawn.TimeoutExpired) as e:
+        spawn.run(
+            [sys.executable, "-c", "import sys, time; sys.stdout.buffer.write(b'so far'); sys.stdout.flush(); time.sleep(60)"],
+            "user-command", start_new_session=own_group, capture_output=True, timeout=1,
+        )  # fmt: skip
+    assert 1 <= time.monotonic() - began < 20
+    assert e.value.stdout == b"so far" and e.value.timeout == 1
+    assert spawn.live_groups() == []
+    with pytest.raises(subprocess.CalledProcessError) as failed:
+        spawn.run([sys.executable, "-c", "raise SystemExit(3)"], "user-command", check=True, timeout=30)
+    assert failed.value.returncode == 3
 
 
 # A root that leaves a grandchild in a session of its own (as a participant's command is), and

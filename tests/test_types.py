@@ -45,10 +45,6 @@ EDGES: dict[tuple[str, str], str] = {
     ("autodev/harness/testresults.py", "reportFunctionMemberAccess"): (
         "pytest reads `__test__` off a function: no typed way to set it"
     ),
-    ("autodev/host/spawn.py", "reportAttributeAccessIssue"): (
-        "typeshed declares TimeoutExpired.stdout/stderr bytes; in text mode they are str, as "
-        "subprocess.run itself sets them"
-    ),
     ("autodev/telemetry/otel.py", "reportPrivateUsage"): (
         "the OTel SDK has no public way to the sampler OTEL_TRACES_SAMPLER names"
     ),

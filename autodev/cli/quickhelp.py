@@ -90,20 +90,23 @@ def show() -> bool:
     kept = _kept()
     seen = rendering_key(sources, data, program_name())
     if (text := kept.get(seen)) is None:
-        import pickle
-
-        key, parts = pickle.loads(data)
-        if key != sources:
+        text = _render(data, sources)
+        if text is None:
             return False
-        text = _render(parts)
         kept.put(seen, text)
     sys.stdout.write(text)
     print()  # click echoes the help typer returns, empty once rich printed it: one newline
     return True
 
 
-def _render(parts: list[tuple[tuple[object, ...], dict[str, object]]]) -> str:
-    """The help as rich prints it on this terminal (its codes included)."""
+def _render(data: bytes, sources: str) -> str | None:
+    """The help as rich prints it on this terminal (its codes included); None when help.pickle
+    was made from other sources."""
+    import pickle
+
+    key, parts = pickle.loads(data)
+    if key != sources:
+        return None
     from rich.console import Console
     from rich.highlighter import RegexHighlighter
     from rich.padding import Padding
@@ -129,7 +132,7 @@ def _render(parts: list[tuple[tuple[object, ...], dict[str, object]]]) -> str:
     with console.capture() as out:
         console.print(Padding(Options()(USAGE.format(prog=program_name())), 1), style=USAGE_STYLE)
         for args, kwargs in parts:
-            console.print(*args, **kwargs)  # pyright: ignore[reportArgumentType]  # what typer passed rich's print
+            console.print(*args, **kwargs)
     return out.get()
 
 

@@ -240,22 +240,14 @@ def run(
     `live_groups` while it runs (subprocess.run's own steps, on a `popen`). `text` is subprocess's:
     str in and out (decoded by `errors`), else bytes."""
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
-    if not kwargs.get("start_new_session"):
-        return subprocess.run(
-            argv, text=text, errors=errors, input=input, capture_output=capture_output, check=check,
-            timeout=timeout, **kwargs,
-        )  # fmt: skip
     if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = PIPE
     if input is not None:
         kwargs["stdin"] = PIPE
-    with _own(subprocess.Popen(argv, text=text, errors=errors, **kwargs)) as p:
+    p = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
+    with _own(p) if kwargs.get("start_new_session") else p:
         try:
             done = _waited(p, input, timeout, text=text)
-        except TimeoutExpired as e:
-            p.kill()
-            e.stdout, e.stderr = p.communicate()  # pyright: ignore[reportAttributeAccessIssue]  # typeshed says bytes; str in text mode, as subprocess.run sets them
-            raise
         except BaseException:
             p.kill()
             raise
@@ -266,14 +258,36 @@ def run(
 
 def _waited(p: Process, data: str | bytes | None, timeout: float | None, *, text: bool) -> Completed:
     """`p.communicate(data)` and its end: str pipes and input with `text=True`, else bytes (as
-    `run`'s overloads take them; subprocess checks the input)."""
-    if text:
-        ps = cast("Popen[str]", p)
-        out, err = ps.communicate(cast("str | None", data), timeout=timeout)
-        return CompletedProcess(ps.args, ps.returncode, out, err)
-    pb = cast("Popen[bytes]", p)
-    out_b, err_b = pb.communicate(cast("bytes | None", data), timeout=timeout)
-    return CompletedProcess(pb.args, pb.returncode, out_b, err_b)
+    `run`'s overloads take them; subprocess checks the input). Past `timeout` a timer kills `p`
+    and TimeoutExpired carries what it wrote: not communicate(timeout=), whose wait for the exit
+    sleeps in steps from 1 ms (a git call spent longer there than in git, issue 33)."""
+    expired: list[bool] = []
+    timer = None
+    if timeout is not None:
+        timer = threading.Timer(timeout, _expire, (p, expired))
+        timer.daemon = True
+        timer.start()
+    try:
+        if text:
+            ps = cast("Popen[str]", p)
+            out, err = ps.communicate(cast("str | None", data))
+            done: Completed = CompletedProcess(ps.args, ps.returncode, out, err)
+        else:
+            pb = cast("Popen[bytes]", p)
+            out_b, err_b = pb.communicate(cast("bytes | None", data))
+            done = CompletedProcess(pb.args, pb.returncode, out_b, err_b)
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if expired:
+        raise TimeoutExpired(p.args, cast("float", timeout), output=done.stdout, stderr=done.stderr)
+    return done
+
+
+def _expire(p: Process, expired: list[bool]) -> None:
+    if p.poll() is None:
+        expired.append(True)
+        p.kill()
 
 
 @overload

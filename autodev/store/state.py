@@ -157,8 +157,12 @@ class StateFile:
         if self._redact is not None:
             data = self._redact(data)  # secrets never reach state.json either
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        # Readers get valid UTF-8 whatever text reached the state (a file name, a model's post).
-        raw = json.dumps(safe(data), indent=1, sort_keys=True, ensure_ascii=False).encode()
+        # Readers get valid UTF-8 whatever text reached the state (a file name, a model's post);
+        # the walk that escapes lone surrogates only when there is one (encoding finds it).
+        try:
+            raw = json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raw = json.dumps(safe(data), indent=1, sort_keys=True, ensure_ascii=False).encode()
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private to the user
         os.fchmod(fd, 0o600)
         with open(fd, "wb") as f:
