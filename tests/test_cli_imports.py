@@ -155,6 +155,8 @@ def test_steering_command_imports_nothing_heavy(repo, args):
     assert not heavy, f"`autodev {' '.join(args)}` imports {heavy[:8]}"
     # dataclasses imports inspect (ast, dis, tokenize): about 9 ms of a 60 ms budget
     assert not imported & {"dataclasses", "inspect"}, f"`autodev {' '.join(args)}` imports dataclasses"
+    # hashlib loads OpenSSL (_hashlib), 3 ms: the run folder's name uses CPython's own sha256
+    assert "_hashlib" not in imported, f"`autodev {' '.join(args)}` loads OpenSSL through hashlib"
 
 
 @pytest.mark.parametrize("args", [["status"], ["status", "--json"]])
