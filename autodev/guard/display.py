@@ -16,10 +16,11 @@ carries it, and the daemon refuses an approval whose digest is not the open gate
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from typing import TypeGuard, TypeVar, overload
+
+from autodev.host.sha import sha256
 
 K = TypeVar("K")  # the keys of a mapping, kept as they are
 
@@ -93,4 +94,4 @@ def _is_sequence(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
 
 def digest(text: str) -> str:
     """What an approval names: the first 12 hex digits of the SHA-256 of the stored text."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]

@@ -5,23 +5,10 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from autodev.errors import NotARepositoryError
-
-# The run folder's name hashes the repository's path on every command: CPython's own SHA-256
-# module, as hashlib would fall back to, spares a steering command hashlib's load of OpenSSL
-# (3 ms of a 40 ms start, issue 33). The same digest either way.
-if TYPE_CHECKING:
-    from hashlib import sha256
-else:
-    try:
-        from _sha2 import sha256  # CPython 3.12 and later
-    except ImportError:
-        try:
-            from _sha256 import sha256  # CPython 3.11
-        except ImportError:
-            from hashlib import sha256
+from autodev.host.sha import sha256
 
 _PKG = Path(__file__).resolve().parent.parent  # the autodev package (this is autodev/store/)
 
