@@ -4,8 +4,7 @@ and sends them. The daemon never waits for a collector.
 
 Turns that finish close together go out in one request (issue 33: a request costs the exporter
 more CPU than deriving a turn's spans, and that CPU is taken from the daemon): a finished turn
-waits at most `LINGER_S` for the next ones, and the thread wakes once for all of them (each
-wake-up takes the GIL from the turn the daemon is running). A full queue or a failed export leaves the turns in
+waits at most `LINGER_S` for the next ones. A full queue or a failed export leaves the turns in
 the logs for `autodev trace export` and says so once in a warning event (again only after the
 collector came back and went away).
 """
@@ -67,7 +66,7 @@ class Background:
         self._batch: Batch | None = None  # the lines written since the last turn done (`watch`)
         self._lock = threading.Lock()
         self._pending: list[Prepared] = []  # turns waiting to go out together
-        self._closing = threading.Event()  # set by `close`: a lingering batch goes at once
+        self._since = 0.0  # when the first of them was ready
         self.thread = threading.Thread(target=self._work, name="autodev-telemetry", daemon=True)
         self.thread.start()
 
@@ -130,8 +129,6 @@ class Background:
             self.queue.put(None, timeout=max(0.01, deadline - time.monotonic()))
         except queue.Full:
             pass
-        finally:
-            self._closing.set()
         self.thread.join(max(0.01, deadline - time.monotonic()))
         if not self.thread.is_alive():
             self.sender.close(max(0.1, deadline - time.monotonic()))
@@ -140,33 +137,20 @@ class Background:
 
     def _work(self) -> None:
         while True:
-            first = self.queue.get()
-            if isinstance(first, _TurnJob):
-                # The turns that finish within LINGER_S go out together, and the thread wakes
-                # once for them all: each wake-up takes the GIL from the daemon's turn in
-                # progress (issue 33). Closing cuts the wait short.
-                self._closing.wait(LINGER_S)
-            items = [first, *self._drained()]
+            wait = max(0.0, self._since + LINGER_S - time.monotonic()) if self._pending else None
             try:
-                for item in items:
-                    if not isinstance(item, _TurnJob):  # a catch-up, the root, the end: after those waiting
-                        self._report(self._attempt(self._flush))
-                    if item is None:
-                        return
-                    self._report(self._attempt(partial(self._run_job, item)))
+                item = self.queue.get(timeout=wait)
+            except queue.Empty:  # the oldest waiting turn has waited long enough
                 self._report(self._attempt(self._flush))
-            finally:
-                for _ in items:
-                    self.queue.task_done()
-
-    def _drained(self) -> list[_Job | None]:
-        """What is queued now, without waiting."""
-        out: list[_Job | None] = []
-        while True:
+                continue
             try:
-                out.append(self.queue.get_nowait())
-            except queue.Empty:
-                return out
+                if not isinstance(item, _TurnJob):  # a catch-up, the root, the end: after those waiting
+                    self._report(self._attempt(self._flush))
+                if item is None:
+                    return
+                self._report(self._attempt(partial(self._run_job, item)))
+            finally:
+                self.queue.task_done()
 
     def _run_job(self, job: _Job) -> _Outcome:
         match job:
@@ -190,6 +174,8 @@ class Background:
         ready = self.sender.prepare(self.run, job.turn, recs, events)
         if ready is None:
             return 0
+        if not self._pending:
+            self._since = time.monotonic()
         self._pending.append(ready)
         if sum(len(p.spans) for p in self._pending) >= MAX_SPANS:
             return self._flush()
