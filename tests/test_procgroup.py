@@ -67,6 +67,33 @@ def test_a_run_in_its_own_group_is_killed_on_timeout_as_subprocess_run_does():
     assert e.value.stdout == "hi\n" and spawn.live_groups() == []
 
 
+def test_a_group_that_ended_on_sigterm_is_not_waited_out_for_its_zombie():
+    """kill_group's grace ends when nothing in the group runs: a leader that ended on SIGTERM
+    stays a zombie until its parent (here, this process) waits for it."""
+    p = spawn.popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], "user-command", start_new_session=True
+    )
+    time.sleep(0.3)  # started (its SIGTERM handler is Python's default: it ends)
+    began = time.monotonic()
+    assert procgroup.kill_group(p.pid, grace=10) is True
+    assert time.monotonic() - began < 5, "the grace was waited out for a zombie"
+    assert p.wait(timeout=10) == -signal.SIGTERM
+    stubborn = spawn.popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)",
+        ],
+        "user-command",
+        start_new_session=True,
+    )
+    time.sleep(0.5)
+    began = time.monotonic()
+    assert procgroup.kill_group(stubborn.pid, grace=1) is True
+    assert time.monotonic() - began >= 1  # it ran through the grace: then SIGKILL
+    assert stubborn.wait(timeout=10) == -signal.SIGKILL
+
+
 @pytest.mark.parametrize("own_group", [False, True])
 def test_a_timed_run_ends_when_its_command_does_and_is_killed_past_its_timeout(own_group):
     """A timer kills the command past its timeout (not communicate's timed wait, which sleeps in

@@ -44,6 +44,8 @@ def kill_group(pgid: int | None, grace: float = 0.0) -> bool:
             end = time.monotonic() + grace
             while time.monotonic() < end:
                 os.killpg(pgid, 0)  # ProcessLookupError once the whole group is gone
+                if _only_zombies(pgid):
+                    break  # what is left waits for its parent's wait (our own child, often)
                 time.sleep(0.05)
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
@@ -99,6 +101,11 @@ def group_members(pgid: int) -> list[tuple[int, int]]:
             if start >= 0 and group == pgid and _running(int(d.name)):
                 out.append((int(d.name), start))
     return out
+
+
+def _only_zombies(pgid: int) -> bool:
+    """Whether nothing in group `pgid` runs any more (per /proc; False where there is none)."""
+    return os.path.isdir("/proc/self") and not group_members(pgid)
 
 
 def _signal(pgid: int, sig: int) -> bool:
