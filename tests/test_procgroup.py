@@ -118,6 +118,24 @@ def test_a_timed_run_ends_when_its_command_does_and_is_killed_past_its_timeout(o
     assert failed.value.returncode == 3
 
 
+def test_input_and_stdin_together_are_refused_as_subprocess_run_refuses_them(tmp_path):
+    """`input` needs stdin to be the pipe it writes: a caller's stdin is never silently replaced."""
+    given = tmp_path / "in.txt"
+    given.write_text("from the file\n")
+    argv = [sys.executable, "-c", "import sys; print(sys.stdin.read().strip())"]
+    with given.open() as f, pytest.raises(ValueError, match="stdin and input"):
+        spawn.run(argv, "user-command", input="from input", stdin=f, capture_output=True, text=True)
+    with given.open() as f:
+        assert (
+            spawn.run(argv, "user-command", stdin=f, capture_output=True, text=True).stdout
+            == "from the file\n"
+        )
+    assert (
+        spawn.run(argv, "user-command", input="from input", capture_output=True, text=True).stdout
+        == "from input\n"
+    )
+
+
 # A root that leaves a grandchild in a session of its own (as a participant's command is), and
 # either ignores SIGTERM (a daemon stuck) or ends at once.
 ROOT = """

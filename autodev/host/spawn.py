@@ -243,6 +243,8 @@ def run(
     if capture_output:
         kwargs["stdout"] = kwargs["stderr"] = PIPE
     if input is not None:
+        if kwargs.get("stdin") is not None:  # as subprocess.run: one of them, never one silently
+            raise ValueError("stdin and input arguments may not both be used.")
         kwargs["stdin"] = PIPE
     p = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
     with _own(p) if kwargs.get("start_new_session") else p:
