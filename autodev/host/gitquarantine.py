@@ -18,7 +18,9 @@ can be written there makes the user's git run a program or read another configur
   `*.sample`);
 - a `.git` file (`gitdir: …`) or link below the top naming a folder outside the repository;
 - `.gitmodules` with a command (`update = !cmd`) or a value git could read as an option
-  (a url or path starting with `-`): git refuses every command on such a file.
+  (a url or path starting with `-`): git refuses every command on such a file;
+- a link, FIFO or device anywhere in the repository's git folder (git writes none): a
+  FIFO as a ref or an object stalls every git that reads it, the user's and autodev's.
 
 Each is judged against what was there when the run started (`pin`): the user's own files stay.
 `.git/commondir` is moved whenever it exists: a repository's own `.git` never has one.
@@ -37,6 +39,7 @@ import fnmatch
 import hashlib
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,7 +151,8 @@ def _gitlinks(repo: Path, index: Path) -> list[str]:
 
 
 def candidates(repo: Path) -> list[tuple[Path, str]]:
-    """Every file `sweep` judges, with its kind: redirect, config, hook, gitdir, gitmodules."""
+    """Every file `sweep` judges, with its kind: redirect, config, hook, gitdir, gitmodules,
+    git-file (a link, FIFO or device in a git folder)."""
     return [*_own(repo), *_nested(repo)]
 
 
@@ -174,7 +178,39 @@ def _own(repo: Path) -> list[tuple[Path, str]]:
     for g in _nested_git_folders(common):
         out += _git_folder_files(g)
     out.append((work / ".gitmodules", "gitmodules"))
+    for folder in [common] if _inside(str(git_dir), common) else [common, git_dir]:
+        out += [(p, "git-file") for p in _odd_entries(folder)]
     return list(dict.fromkeys(out))
+
+
+def _is_socket(entry: os.DirEntry[str]) -> bool:
+    """git's own fsmonitor listens on a socket in the git folder; opening one fails at once."""
+    try:
+        return stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _odd_entries(folder: Path) -> list[Path]:
+    """The links, FIFOs and devices in a git folder (at most MAX_WALKED entries looked
+    at). git writes none of these: a ref, packed-refs, HEAD or object that is a FIFO stalls every
+    git that reads it (`git branch`, `rev-list --branches`) until it is killed, and a link sends
+    git's read elsewhere. Listed from the folder's entries' types, with no stat of each file."""
+    found: list[Path] = []
+    seen = 0
+    stack = [str(folder)]
+    while stack and seen <= MAX_WALKED:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue  # not a folder (any more), or unreadable: git cannot read it either
+        seen += len(entries)
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                stack.append(e.path)
+            elif e.is_symlink() or not (e.is_file(follow_symlinks=False) or _is_socket(e)):
+                found.append(Path(e.path))
+    return found
 
 
 def _nested(repo: Path) -> list[tuple[Path, str]]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -255,6 +257,20 @@ def test_finding14_odd_refs_and_a_corrupt_index_pause_or_go_on_never_exit(repo, 
         assert st["state"] == "complete", st
 
 
+def test_a_fifo_planted_as_a_ref_is_moved_at_once_and_no_git_stalls_on_it(repo, autodev):
+    plant = "mkfifo .git/refs/heads/stall .git/ORIG_HEAD; echo z > z.txt"
+    script = step("builder", call("run_command", command=plant))
+    script += post("builder", "work_done", "did it", "builder") + done_accepted("builder")
+    write_team(repo, BUILDER, script)
+    r = autodev(repo, "start", "--foreground", "--until-idle", "go", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert state_of(repo)["state"] == "complete"
+    moved = {p for e in events(repo, "git_quarantined") for p in e["paths"]}
+    assert moved == {".git/refs/heads/stall", ".git/ORIG_HEAD"}, moved
+    assert ".git/refs/heads/stall" in notes(repo)
+    assert "main" in users_git(repo, "branch", "--list").stdout
+
+
 @needs_bwrap
 def test_finding8_the_audits_check_is_swept_before_any_git_reads_the_repository(repo, autodev, tmp_path):
     """auditCheck runs the repository's code (its tests) with the repository writable."""
@@ -436,6 +452,37 @@ def test_a_fifo_or_a_link_where_git_reads_configuration_is_moved_without_being_o
         ".gitmodules": "is not a regular file (git would open it)",
     }
     assert os.path.islink(tmp_path / "q" / ".git" / "config.worktree")
+
+
+def test_a_fifo_or_a_link_anywhere_in_the_git_folder_is_moved_before_a_git_reads_it(
+    repo, tmp_path, monkeypatch
+):
+    """A FIFO as a ref stalls `git branch` and `rev-list --branches` (autodev's `dropped`) until
+    they are killed; as a loose object, whatever reads it. A link the user had stays, and so does
+    a socket (git's fsmonitor listens on one there; opening it fails at once)."""
+    (repo / ".git" / "info" / "users-link").symlink_to("exclude")
+    gitquarantine.pin(repo)
+    monkeypatch.chdir(repo / ".git")  # a socket's path must be short: bound by a relative name
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind("fsmonitor--daemon.ipc")
+    os.mkfifo(repo / ".git" / "refs" / "heads" / "stall")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    loose = repo / ".git" / "objects" / "ff"
+    loose.mkdir(exist_ok=True)
+    os.mkfifo(loose / ("0" * 38))
+    (repo / ".git" / "packed-refs").symlink_to("/etc/passwd")
+    moved = {m.path: m.why for m in gitquarantine.sweep(repo, tmp_path / "q")}
+    assert moved == {
+        ".git/refs/heads/stall": "is not a regular file (git would open it)",
+        f".git/objects/ff/{'0' * 38}": "is not a regular file (git would open it)",
+        ".git/packed-refs": "is a symbolic link that git would follow",
+    }
+    assert (repo / ".git" / "info" / "users-link").is_symlink()
+    assert stat.S_ISSOCK(os.lstat(repo / ".git" / "fsmonitor--daemon.ipc").st_mode)
+    listening.close()
+    assert users_git(repo, "branch", "--list").stdout.strip() == "* main"  # nothing left to block on
+    assert git(repo, "rev-list", "--branches").split()[0] == head
+    assert gitquarantine.sweep(repo, tmp_path / "q2") == []
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no second file system (/dev/shm) here")

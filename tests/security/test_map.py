@@ -20,6 +20,7 @@ FINDINGS = {
     *(f"29-{n}" for n in range(1, 15)),
     "29-rerun",
     "29-rerun-ext",
+    "33-ref-fifo",
     *(f"20-{name}" for name in ("commondir", "renamed-git", "nested-fsmonitor", "attribute-drivers")),
     *(
         f"20-{name}"
