@@ -15,6 +15,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -483,6 +484,34 @@ def test_a_fifo_or_a_link_anywhere_in_the_git_folder_is_moved_before_a_git_reads
     assert users_git(repo, "branch", "--list").stdout.strip() == "* main"  # nothing left to block on
     assert git(repo, "rev-list", "--branches").split()[0] == head
     assert gitquarantine.sweep(repo, tmp_path / "q2") == []
+
+
+def test_folders_listed_before_are_looked_at_again_once_they_change(repo, tmp_path, monkeypatch):
+    """The sweep after each command lists only folders that changed since its last look (a stat
+    each): what appears in a folder it kept, or a folder swapped for a link, is still seen."""
+    monkeypatch.setattr(gitquarantine, "_RACY_NS", 0)  # keep folders that changed just now
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.mkfifo(outside / "host-fifo")
+    (repo / "src").mkdir()
+    (repo / "src" / "a.py").write_text("a\n")
+    gitquarantine.pin(repo)
+    assert gitquarantine.sweep(repo, tmp_path / "q") == []
+    assert str(repo / ".git" / "refs" / "heads") in gitquarantine._LISTED  # kept, not listed again
+    time.sleep(0.05)  # past the file system's clock tick
+    os.mkfifo(repo / ".git" / "refs" / "heads" / "stall")
+    git(repo, "init", "-q", str(repo / "src"))
+    (repo / "src" / ".git" / "config").write_text("[core]\n\tfsmonitor = /bin/false\n")
+    tags = repo / ".git" / "refs" / "tags"
+    shutil.rmtree(tags)
+    tags.symlink_to(outside)
+    moved = {m.path: m.why for m in gitquarantine.sweep(repo, tmp_path / "q2")}
+    assert moved == {
+        ".git/refs/heads/stall": "is not a regular file (git would open it)",
+        ".git/refs/tags": "is a symbolic link that git would follow",
+        "src/.git/config": "is configuration git reads for a submodule or nested repository, with core.fsmonitor",
+    }, moved
+    assert stat.S_ISFIFO(os.lstat(outside / "host-fifo").st_mode)  # what the link named stays
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no second file system (/dev/shm) here")
