@@ -39,13 +39,11 @@ import fnmatch
 import hashlib
 import os
 import shutil
-import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from autodev.errors import AutodevError, NotARepositoryError
-from autodev.host import hostgit, spawn
+from autodev.host import folderwalk, hostgit, spawn
 
 # Keys a submodule's or nested repository's configuration may hold and still be left in place:
 # what `git init`, `git clone` and `git submodule add` write. Anything else (an fsmonitor, a
@@ -78,7 +76,6 @@ SAFE_KEYS = (
     "index.version",
 )
 MAX_NESTED = 2000  # git folders looked at under .git/modules (a huge tree cannot stall a turn)
-MAX_WALKED = 200_000  # work tree entries looked at for nested `.git`s, as for secret files
 
 _pins: dict[str, dict[str, str]] = {}  # work tree -> path -> stamp at the run's start
 _links: dict[str, tuple[tuple[int, int, int], list[str]]] = {}  # index -> (its stat, its gitlinks)
@@ -180,96 +177,8 @@ def _own(repo: Path) -> list[tuple[Path, str]]:
         out += _git_folder_files(g)
     out.append((work / ".gitmodules", "gitmodules"))
     for folder in [common] if _inside(str(git_dir), common) else [common, git_dir]:
-        out += [(p, "git-file") for p in _odd_entries(folder)]
+        out += [(p, "git-file") for p in folderwalk.odd_entries(folder)]
     return list(dict.fromkeys(out))
-
-
-def _is_socket(entry: os.DirEntry[str]) -> bool:
-    """git's own fsmonitor listens on a socket in the git folder; opening one fails at once."""
-    try:
-        return stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _odd_entries(folder: Path) -> list[Path]:
-    """The links, FIFOs and devices in a git folder (at most MAX_WALKED entries looked at). git
-    writes none of these: a ref, packed-refs, HEAD or object that is a FIFO stalls every git that
-    reads it (`git branch`, `rev-list --branches`) until it is killed, and a link sends git's read
-    elsewhere. Read from the entries' types, no file opened; a folder whose change time and inode
-    are as at its last look is not listed again (`_Listed`), so a sweep after each command costs a
-    stat per folder."""
-    found: list[Path] = []
-    seen = 0
-    stack = [str(folder)]
-    while stack and seen <= MAX_WALKED:
-        listed = _listed(stack.pop())
-        seen += listed.entries
-        found += map(Path, listed.odd)
-        stack += listed.folders
-    return found
-
-
-@dataclass(frozen=True)
-class _Listed:
-    """A folder's subfolders, its links, FIFOs and devices, and whether it holds a `.git`, as of
-    its stat `key`: (inode, mtime, ctime) in ns, which creating, removing or renaming an entry
-    changes."""
-
-    key: tuple[int, int, int]
-    odd: tuple[str, ...]
-    folders: tuple[str, ...]
-    entries: int
-    dotgit: bool
-
-
-_EMPTY = _Listed((0, 0, 0), (), (), 0, False)
-_DOTGIT = os.sep + ".git"
-_LISTED: dict[str, _Listed] = {}
-# A folder changed this recently may change again within the same clock tick, unseen: listed afresh
-# (git's "racily clean" entries, the same way).
-_RACY_NS = 2_000_000_000
-
-
-def _listed(folder: str) -> _Listed:
-    try:
-        st = os.lstat(folder)
-    except OSError:
-        st = None
-    if st is None or not stat.S_ISDIR(st.st_mode):
-        _LISTED.pop(folder, None)
-        return _EMPTY  # gone, unreadable or no longer a folder: nothing below it to look at
-    had = _LISTED.get(folder)
-    if had is not None and had.key == (st.st_ino, st.st_mtime_ns, st.st_ctime_ns):
-        return had
-    try:  # listed through a descriptor that cannot follow a link swapped in since the lstat
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return _EMPTY
-    odd: list[str] = []
-    folders: list[str] = []
-    try:
-        st = os.fstat(fd)
-        entries = list(os.scandir(fd))
-        for e in entries:  # a socket's lstat goes through `fd`: before it is closed
-            path = os.path.join(folder, e.name)
-            if e.is_dir(follow_symlinks=False):
-                folders.append(path)
-            elif e.is_symlink() or not (e.is_file(follow_symlinks=False) or _is_socket(e)):
-                odd.append(path)
-    except OSError:
-        return _EMPTY
-    finally:
-        os.close(fd)
-    dotgit = any(e.name == ".git" for e in entries)
-    listed = _Listed(
-        (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), tuple(odd), tuple(folders), len(entries), dotgit
-    )
-    if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
-        _LISTED[folder] = listed
-    else:
-        _LISTED.pop(folder, None)
-    return listed
 
 
 def _nested(repo: Path) -> list[tuple[Path, str]]:
@@ -284,25 +193,9 @@ def _nested(repo: Path) -> list[tuple[Path, str]]:
         return []
     dotgits = [work / link / ".git" for link in _gitlinks(work, git_dir / "index")]
     out: list[tuple[Path, str]] = []
-    for dotgit in dict.fromkeys([*dotgits, *_walk_dotgits(work)]):
+    for dotgit in dict.fromkeys([*dotgits, *folderwalk.dotgits(work)]):
         out += _dotgit_files(work, dotgit)
     return list(dict.fromkeys(out))
-
-
-def _walk_dotgits(work: Path) -> list[Path]:
-    """Every `.git` below the top of the work tree (at most MAX_WALKED entries looked at; a
-    folder unchanged since its last look is not listed again, `_listed`)."""
-    found: list[Path] = []
-    seen = 0
-    stack = [str(work)]
-    while stack and seen <= MAX_WALKED:
-        folder = stack.pop()
-        listed = _listed(folder)
-        seen += listed.entries
-        if listed.dotgit and folder != str(work):
-            found.append(Path(folder) / ".git")
-        stack += [f for f in listed.folders if not f.endswith(_DOTGIT)]
-    return found
 
 
 def _dotgit_files(work: Path, dotgit: Path) -> list[tuple[Path, str]]:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autodev.guard import sandbox
-from autodev.host import gitquarantine, hostgit
+from autodev.host import folderwalk, gitquarantine, hostgit
 from tests.agents.conftest import Fakes
 from tests.conftest import git, run_dir, thread_of, write_team
 from tests.e2e.helpers import BUILDER, call, done_accepted, events, post, state_of, step
@@ -489,7 +489,7 @@ def test_a_fifo_or_a_link_anywhere_in_the_git_folder_is_moved_before_a_git_reads
 def test_folders_listed_before_are_looked_at_again_once_they_change(repo, tmp_path, monkeypatch):
     """The sweep after each command lists only folders that changed since its last look (a stat
     each): what appears in a folder it kept, or a folder swapped for a link, is still seen."""
-    monkeypatch.setattr(gitquarantine, "_RACY_NS", 0)  # keep folders that changed just now
+    monkeypatch.setattr(folderwalk, "RACY_NS", 0)  # keep folders that changed just now
     outside = tmp_path / "outside"
     outside.mkdir()
     os.mkfifo(outside / "host-fifo")
@@ -497,7 +497,7 @@ def test_folders_listed_before_are_looked_at_again_once_they_change(repo, tmp_pa
     (repo / "src" / "a.py").write_text("a\n")
     gitquarantine.pin(repo)
     assert gitquarantine.sweep(repo, tmp_path / "q") == []
-    assert str(repo / ".git" / "refs" / "heads") in gitquarantine._LISTED  # kept, not listed again
+    assert folderwalk.kept(str(repo / ".git" / "refs" / "heads"))  # not listed again
     time.sleep(0.05)  # past the file system's clock tick
     os.mkfifo(repo / ".git" / "refs" / "heads" / "stall")
     git(repo, "init", "-q", str(repo / "src"))
