@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_WALKED = 200_000  # entries looked at in one walk, as for secret files
+MAX_KEPT = 100_000  # listings kept: past it they are dropped (folders deleted since leave theirs)
 RACY_NS = 2_000_000_000
 
 
@@ -106,6 +107,8 @@ def listing(folder: str) -> Listed:
         (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), tuple(odd), tuple(folders), len(entries), dotgit
     )
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
+        if len(_KEPT) >= MAX_KEPT:
+            _KEPT.clear()  # the next walks list afresh: a cost, never a wrong answer
         _KEPT[folder] = listed
     else:
         _KEPT.pop(folder, None)
