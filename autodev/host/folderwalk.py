@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,34 +42,29 @@ _KEPT: dict[str, Listed] = {}
 
 
 def odd_entries(folder: Path) -> list[Path]:
-    """The links, FIFOs and devices anywhere below `folder` (at most MAX_WALKED entries looked
-    at), read from the entries' types with no file opened. A socket is not one of them: git's
-    own fsmonitor listens on one in the git folder, and opening a socket fails at once."""
-    found: list[Path] = []
-    seen = 0
-    stack = [str(folder)]
-    while stack and seen <= MAX_WALKED:
-        listed = listing(stack.pop())
-        seen += listed.entries
-        found += map(Path, listed.odd)
-        stack += listed.folders
-    return found
+    """The links, FIFOs and devices anywhere below `folder`, read from the entries' types with no
+    file opened. A socket is not one of them: git's own fsmonitor listens on one in the git
+    folder, and opening a socket fails at once."""
+    return [Path(p) for _, listed in _walk(folder, into_dotgit=True) for p in listed.odd]
 
 
 def dotgits(work: Path) -> list[Path]:
-    """Every `.git` below the top of the work tree, not entering any (at most MAX_WALKED
-    entries looked at)."""
-    found: list[Path] = []
+    """Every `.git` below the top of the work tree, not entering any."""
+    top = str(work)
+    return [Path(f) / ".git" for f, listed in _walk(work, into_dotgit=False) if listed.dotgit and f != top]
+
+
+def _walk(top: Path, *, into_dotgit: bool) -> Iterator[tuple[str, Listed]]:
+    """Each folder below `top` (itself included) with its listing, until MAX_WALKED entries were
+    looked at; a `.git` folder is entered only `into_dotgit`."""
     seen = 0
-    stack = [str(work)]
+    stack = [str(top)]
     while stack and seen <= MAX_WALKED:
         folder = stack.pop()
         listed = listing(folder)
         seen += listed.entries
-        if listed.dotgit and folder != str(work):
-            found.append(Path(folder) / ".git")
-        stack += [f for f in listed.folders if not f.endswith(_DOTGIT)]
-    return found
+        yield folder, listed
+        stack += listed.folders if into_dotgit else [f for f in listed.folders if not f.endswith(_DOTGIT)]
 
 
 def listing(folder: str) -> Listed:
@@ -89,23 +85,24 @@ def listing(folder: str) -> Listed:
         return _EMPTY
     odd: list[str] = []
     folders: list[str] = []
+    names = 0
+    dotgit = False
     try:
         st = os.fstat(fd)
-        entries = list(os.scandir(fd))
-        for e in entries:  # a socket's lstat goes through `fd`: before it is closed
-            path = os.path.join(folder, e.name)
-            if e.is_dir(follow_symlinks=False):
-                folders.append(path)
-            elif e.is_symlink() or not (e.is_file(follow_symlinks=False) or _is_socket(e)):
-                odd.append(path)
+        with os.scandir(fd) as entries:  # a socket's lstat goes through `fd`: before it is closed
+            for e in entries:
+                names += 1
+                dotgit = dotgit or e.name == ".git"
+                path = os.path.join(folder, e.name)
+                if e.is_dir(follow_symlinks=False):
+                    folders.append(path)
+                elif e.is_symlink() or not (e.is_file(follow_symlinks=False) or _is_socket(e)):
+                    odd.append(path)
     except OSError:
         return _EMPTY
     finally:
         os.close(fd)
-    dotgit = any(e.name == ".git" for e in entries)
-    listed = Listed(
-        (st.st_ino, st.st_mtime_ns, st.st_ctime_ns), tuple(odd), tuple(folders), len(entries), dotgit
-    )
+    listed = Listed((st.st_ino, st.st_mtime_ns, st.st_ctime_ns), tuple(odd), tuple(folders), names, dotgit)
     if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS:
         if len(_KEPT) >= MAX_KEPT:
             _KEPT.clear()  # the next walks list afresh: a cost, never a wrong answer
