@@ -242,7 +242,7 @@ def take(
     finally:
         if ctx.limited_until != st.limited_until:  # no state.json replacement when nothing changed
             run.state.update(lambda s: s.changed(limited_until=ctx.limited_until))
-    if ctx.tools.workspace.after_command is not None and not _only_talked(run, p):
+    if ctx.tools.workspace.after_command is not None and not _only_talked(run, p, ctx, resume):
         ctx.tools.workspace.after_command(None)  # an agent CLI's commands were not seen one by one
     told = delivered if not resume else []
     upto = result.post.seq if result.post else seen_upto
@@ -271,11 +271,14 @@ def _talks(r: h.HarnessRecord) -> bool:
             assert_never(r)
 
 
-def _only_talked(run: Run, p: Participant) -> bool:
+def _only_talked(run: Run, p: Participant, ctx: TurnContext, resume: Resume | None) -> bool:
     """The turn (a model's) called no tool but its post: nothing of it can have touched git, so
-    the turn's end needs no look at it (issue 33: one git process less for a turn that talks)."""
+    the turn's end needs no look at it (issue 33: one git process less for a turn that talks).
+    A turn begun here is known from memory; a resumed one from its records in the harness log."""
     if p.agent is not None:
         return False
+    if resume is None:
+        return not ctx.ran
     recs = recovery.last_turn_records(run.paths.harness_log)[0]
     return bool(recs) and all(_talks(read_harness(r)) for r in recs)
 

@@ -19,7 +19,7 @@ from autodev.harness import providers
 from autodev.harness.model import LitellmModel, Model
 from autodev.harness.registry import Tool, ToolEnv
 from autodev.harness.tools import Workspace
-from autodev.records.harness_log import HarnessRecord
+from autodev.records.harness_log import AgentStarted, HarnessRecord, ToolStarted
 from autodev.records.harness_log import line as harness_line
 from autodev.records.state import Spent, TurnUsage
 from autodev.store.journal import JsonObject
@@ -120,6 +120,9 @@ class TurnContext:
     limits: Limits = Limits()
     limited_until: dict[str, float] = field(default_factory=dict)  # target label -> epoch secs
     compactions: int = 0  # compactions made in this turn (status shows their sum)
+    # A tool or an agent CLI ran in this turn (its intent record was appended here): the turn's
+    # end must look at git. Known from memory for a turn this process began (issue 33).
+    ran: bool = False
 
     def record(self, rec: HarnessRecord) -> JsonObject:
         """Append a record of this turn to the harness log (fsynced before anything relies on it)."""
@@ -133,6 +136,8 @@ class TurnContext:
     def _append(self, rec: HarnessRecord, durable: bool) -> JsonObject:
         # ts: when it happened, for the spans autodev/telemetry derives from this log
         at = rec.model_copy(update={"ts": round(time.time(), 6)})
+        if isinstance(rec, ToolStarted | AgentStarted):
+            self.ran = True
         return self.logs.hlog.append(harness_line(at), durable=durable)
 
     def emit(self, ev: TurnEvent) -> JsonObject:

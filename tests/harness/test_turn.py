@@ -413,3 +413,32 @@ def test_a_result_quoting_a_lone_surrogate_reaches_the_model_as_valid_utf8(run: 
     [answer] = [m["content"] for m in model.requests[1]["messages"] if m["role"] == "tool"]
     answer.encode("utf-8")  # what the provider's client does: a lone surrogate raises here
     assert "no file '\\x85x'" in answer
+
+
+def test_the_context_knows_from_memory_whether_a_tool_ran_as_the_log_tells_it(run: Run) -> None:
+    """`ran` (the daemon's turn end looks at git only then) agrees with the harness log's intent
+    records: False for a turn that only posts, True once a tool call's intent is appended."""
+    talk = run.model(
+        """
+        [[step]]
+        participant = "builder"
+        calls = [{ tool = "post", args = { kind = "say", text = "just talking" } }]
+        """
+    )
+    ctx = run.context(talk)
+    run_turn(ctx)
+    assert not ctx.ran and "tool_started" not in [r["type"] for r in run.records()]
+
+    work = run.model(
+        f"""
+        [[step]]
+        participant = "builder"
+        calls = [{{ tool = "read_file", args = {{ path = "README.md" }} }}]
+        [[step]]
+        participant = "builder"
+        calls = [{POST_DONE}]
+        """
+    )
+    ctx = run.context(work, turn=2)
+    run_turn(ctx)
+    assert ctx.ran and [r["name"] for r in run.records("tool_started") if r["turn"] == 2] == ["read_file"]
