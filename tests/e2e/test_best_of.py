@@ -169,7 +169,7 @@ def test_a_driver_killed_with_9_loses_nothing_and_the_group_resumes_and_a_confli
     commit on the branch makes the winner's apply conflict: refused by name, the branch left as
     it was (one group for both: each group's daemons pay litellm's import, issue 33)."""
     vary = project(repo, delay_sec=1.5)
-    gid = start_group(autodev, repo, "--best-of", "3", "--parallel", "1", *vary, "fix the failing test")
+    gid = start_group(autodev, repo, "--best-of", "2", "--parallel", "1", *vary, "fix the failing test")
     from autodev.group.record import find
 
     g = find(repo, gid)
@@ -186,12 +186,12 @@ def test_a_driver_killed_with_9_loses_nothing_and_the_group_resumes_and_a_confli
     r = autodev(repo, "start", "--resume-group", gid, check=True)
     assert f"group {gid}: driver started again" in r.stdout
     out = ended(autodev, repo)
-    assert [r["state"] for r in out["runs"]] == ["complete"] * 3
-    for k in (1, 2, 3):  # each run did its work exactly once
+    assert [r["state"] for r in out["runs"]] == ["complete"] * 2
+    for k in (1, 2):  # each run did its work exactly once
         thread = Path(find(repo, gid).members[k].paths.thread).read_text().splitlines()
         assert [json.loads(p)["kind"] for p in thread].count("done") == 1
     log = [json.loads(line) for line in (g.folder / "group.jsonl").read_text().splitlines()]
-    assert sorted(e["k"] for e in log if e["type"] == "started") == [1, 2, 3]
+    assert sorted(e["k"] for e in log if e["type"] == "started") == [1, 2]
     assert json.loads(autodev(repo, "pick", "--json", check=True).stdout)["winner"] == 2
 
     (repo / "calc.py").write_text(CALC.replace("a - b", "b + a"))
