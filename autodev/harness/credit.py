@@ -166,6 +166,8 @@ def _z(out: str) -> list[str]:
 
 
 def _hashed(repo: Path, paths: set[str]) -> dict[str, str]:
+    if not paths:  # the usual clean tree: no identity to check (a git folder's checks, issue 33)
+        return {}
     top = hostgit.current(repo).work_tree
     return {p: _content_hash(top / p) for p in sorted(paths)}
 
