@@ -174,3 +174,43 @@ def test_baseline_is_immutable(repo):
     assert isinstance(base, Baseline)
     with pytest.raises(dataclasses.FrozenInstanceError):
         base.head = "x"  # type: ignore[misc]
+
+
+def test_a_prefetched_status_is_the_baseline_of_the_moment_it_began(repo: Path) -> None:
+    """The daemon begins the baseline's `git status` before it schedules the turn (issue 33):
+    `take_baseline` reads what git saw then, and runs git itself when nothing was begun."""
+    from autodev.harness import credit
+
+    (repo / "a.txt").write_text("changed\n")
+    credit.prefetch(repo)
+    [begun] = credit._ahead.values()
+    begun.proc.wait(timeout=30)  # git has scanned: what comes next is after the turn's start
+    (repo / "late.txt").write_text("written after the status began\n")
+    early = take_baseline(repo)
+    assert set(early.dirty) == {"a.txt"} and not credit._ahead
+    assert set(take_baseline(repo).dirty) == {"a.txt", "late.txt"}  # nothing begun: git runs now
+
+
+def test_a_prefetch_that_cannot_begin_is_refused_where_the_turn_takes_its_baseline(repo: Path) -> None:
+    from autodev.harness import credit
+    from autodev.host.hostgit import GitRefused
+
+    (repo / ".git" / "commondir").write_text("/elsewhere\n")
+    credit.prefetch(repo)  # refused: nothing begun, nothing raised here
+    assert not credit._ahead
+    with pytest.raises(GitRefused, match="commondir"):
+        take_baseline(repo)
+
+
+def test_a_prefetch_no_turn_reads_is_ended_and_reaped(repo: Path) -> None:
+    from autodev.harness import credit
+
+    credit.prefetch(repo)
+    [begun] = credit._ahead.values()
+    credit.discard()
+    assert begun.proc.returncode is not None and not credit._ahead
+    credit.prefetch(repo)
+    [again] = credit._ahead.values()
+    credit.prefetch(repo)  # a second begins only once the first is ended
+    assert again.proc.returncode is not None
+    credit.discard()

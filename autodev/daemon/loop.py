@@ -20,6 +20,7 @@ from autodev.config import Participant
 from autodev.daemon import gitwatch, inputs, notices, turnsetup
 from autodev.daemon.boundary import Boundary
 from autodev.errors import AutodevError, ProviderError, RepositoryRefused
+from autodev.harness import credit
 from autodev.harness.context import TurnResult
 from autodev.harness.recovery import Resume
 from autodev.records.events import (
@@ -158,6 +159,14 @@ class Loop(Boundary):
     # -- a turn ----------------------------------------------------------------------------------
 
     def _one_turn(self, st: RunState) -> None:
+        # The turn's baseline `git status` runs while the speaker is picked and the prompt built.
+        credit.prefetch(self.paths.repo)
+        try:
+            self._turn(st)
+        finally:
+            credit.discard()  # not read: a resumed turn, or no turn (a budget reached)
+
+    def _turn(self, st: RunState) -> None:
         who = self._speaker(st)
         if who is None:
             return

@@ -33,6 +33,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeGuard
 
+from autodev.errors import AutodevError
 from autodev.host import hostgit
 from autodev.store.journal import is_object
 
@@ -59,21 +60,46 @@ def take_baseline(repo: Path, branch: str | None = None) -> Baseline:
     """`branch`: the run's branch (state `branch`); default: the branch HEAD is on now.
 
     One `git status --porcelain=v2 --branch` gives the branch HEAD is on, its commit and the
-    dirty files (issue 33: it was three git processes a turn); the run's branch's tip is asked
-    for apart only when HEAD is elsewhere."""
-    on, oid, paths = _status(repo)
+    dirty files (issue 33: it was three git processes a turn), begun by `prefetch` when the
+    daemon did; the run's branch's tip is asked for apart only when HEAD is elsewhere."""
+    on, oid, paths = _status(repo, _ahead.pop(repo, None))
     branch = branch or on
     head = (oid if branch == on else _tip(repo, branch)) if branch else oid
     dirty = _hashed(repo, paths)
     return Baseline(head=head, dirty=MappingProxyType(dirty), branch=branch, off_branch=on != branch)
 
 
-def _status(repo: Path) -> tuple[str | None, str | None, set[str]]:
+_STATUS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
+_ahead: dict[Path, hostgit.Started] = {}  # a baseline's `git status` begun by `prefetch`, by repository
+
+
+def prefetch(repo: Path) -> None:
+    """Begin the next turn's baseline `git status` now: the daemon calls it before it schedules
+    the turn, so git scans the work tree while the daemon picks the speaker and builds the prompt
+    (2 to 3 ms a turn, issue 33), and `take_baseline` reads what git found. No participant runs
+    in between, so the work tree is the turn's start. A status that cannot begin (the git folder
+    refused, git missing) is left to `take_baseline`: it runs git again and raises there, where
+    a turn's git errors are handled (the run pauses)."""
+    discard()
+    try:
+        _ahead[repo] = hostgit.start(repo, *_STATUS)
+    except (AutodevError, OSError):
+        return
+
+
+def discard() -> None:
+    """End a prefetched status no turn read (a resumed turn has its baseline; a budget stop has
+    no turn): killed if still going, and reaped."""
+    for started in _ahead.values():
+        started.discard()
+    _ahead.clear()
+
+
+def _status(repo: Path, begun: hostgit.Started | None = None) -> tuple[str | None, str | None, set[str]]:
     """(the branch HEAD is on as a ref, or None when detached; HEAD's commit, or None before the
-    first commit; every path that differs from HEAD or is untracked, .gitignore respected)."""
-    out = hostgit.out(
-        repo, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames"
-    )
+    first commit; every path that differs from HEAD or is untracked, .gitignore respected).
+    `begun`: the status `prefetch` started, read instead of running one now."""
+    out = (begun.finish() if begun is not None else hostgit.run(repo, *_STATUS)).stdout
     on = oid = None
     paths: set[str] = set()
     entries = iter(_z(out))

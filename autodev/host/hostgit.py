@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -202,17 +203,8 @@ def identify(repo: Path) -> Identity:
     work_tree = Path(os.path.realpath(repo))
     kind, ident, text, git_dir, common = layout(work_tree)
     files = _config_files(git_dir, common)
-    base = Identity(
-        work_tree,
-        kind,
-        ident,
-        text,
-        git_dir,
-        common,
-        _devino(common),
-        tuple((str(f), _sha(f)) for f in files),
-        (),
-    )
+    config = tuple((str(f), _sha(f)) for f in files)
+    base = Identity(work_tree, kind, ident, text, git_dir, common, _devino(common), config, ())
     r = spawn.run(
         _argv(base, ["config", "--list", "--show-origin", "--show-scope", "-z"]),
         "git",
@@ -265,15 +257,8 @@ def _argv(ident: Identity, args: list[str]) -> list[str]:
     for setting in SAFE_SETTINGS:
         argv += ["-c", setting]
     for name in ident.filters:
-        argv += [
-            "-c",
-            f"filter.{name}.clean=",
-            "-c",
-            f"filter.{name}.smudge=",
-            "-c",
-            f"filter.{name}.process=",
-        ]
-        argv += ["-c", f"filter.{name}.required=false"]
+        for part in ("clean=", "smudge=", "process=", "required=false"):
+            argv += ["-c", f"filter.{name}.{part}"]
     if args and args[0] in _SUBMODULE_AWARE.keys() | _DIFFS:
         extra: list[str] = []
         if args[0] in _SUBMODULE_AWARE:
@@ -349,30 +334,65 @@ def run(
 ) -> spawn.CompletedProcess[str]:
     """Run one git command on `repo` (text in and out). `check`: a failure is an AutodevError
     naming the command and git's message."""
+    return start(repo, *args, env=env, base_env=base_env, timeout=timeout, what=what).finish(check)
+
+
+def start(
+    repo: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    base_env: Mapping[str, str] | None = None,
+    timeout: float | None = 300,
+    what: str = "",
+) -> Started:
+    """`run`, begun now and read by `Started.finish`: git works while the caller does something else."""
     argv, full_env = command(repo, *args, env=env, base_env=base_env)
-    try:
-        r = spawn.run(
-            argv,
-            "git",
-            cwd=Path(repo),
-            env=full_env,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            stdin=spawn.DEVNULL,
-            timeout=timeout,
-        )
-    except spawn.TimeoutExpired:
-        raise GitFailed(
-            f"git {' '.join(args[:3])} did not finish in {timeout:g} s in {repo}",
-            what or "check that the repository is intact (`git status`, `git fsck`)",
-        ) from None
-    if check and r.returncode != 0:
-        raise GitFailed(
-            f"git {' '.join(args[:3])} failed in {repo}: {r.stderr.strip()[:500]}",
-            what or "check that the repository is intact (`git status`, `git fsck`)",
-        )
-    return r
+    proc = spawn.popen(
+        argv,
+        "git",
+        cwd=Path(repo),
+        env=full_env,
+        stdout=spawn.PIPE,
+        stderr=spawn.PIPE,
+        text=True,
+        errors="surrogateescape",
+        stdin=spawn.DEVNULL,
+    )
+    deadline = None if timeout is None else time.monotonic() + timeout
+    return Started(proc, Path(repo), args, timeout, deadline, what)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A git command `start` began; the timeout counts from then."""
+
+    proc: spawn.Popen[str]
+    repo: Path
+    args: tuple[str, ...]
+    timeout: float | None
+    deadline: float | None
+    what: str
+
+    def finish(self, check: bool = True) -> spawn.CompletedProcess[str]:
+        """Its output and end, as `run` gives them (GitFailed past the timeout, or on a failure with `check`)."""
+        left = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        fix = self.what or "check that the repository is intact (`git status`, `git fsck`)"
+        try:
+            r = spawn.finish(self.proc, left)
+        except spawn.TimeoutExpired:
+            raise GitFailed(
+                f"git {' '.join(self.args[:3])} did not finish in {self.timeout:g} s in {self.repo}", fix
+            ) from None
+        if check and r.returncode != 0:
+            raise GitFailed(
+                f"git {' '.join(self.args[:3])} failed in {self.repo}: {r.stderr.strip()[:500]}", fix
+            )
+        return r
+
+    def discard(self) -> None:
+        """Not needed after all: ended (killed if still going) and reaped, its output dropped."""
+        self.proc.kill()
+        self.proc.communicate()
 
 
 def out(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:

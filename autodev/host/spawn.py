@@ -40,6 +40,7 @@ __all__ = [
     "SubprocessError",
     "TimeoutExpired",
     "execve",
+    "finish",
     "popen",
     "run",
 ]
@@ -256,6 +257,18 @@ def run(
     if check and done.returncode:
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return done
+
+
+def finish(p: Popen[str], timeout: float | None) -> CompletedProcess[str]:
+    """What `run(..., text=True)` does once its command started: the output of `p` (a `popen`
+    with `text=True` and both pipes), and its end; past `timeout` it is killed (TimeoutExpired)."""
+    with p:
+        try:
+            done = _waited(p, None, timeout, text=True)
+        except BaseException:
+            p.kill()
+            raise
+    return cast("CompletedProcess[str]", done)
 
 
 def _waited(p: Process, data: str | bytes | None, timeout: float | None, *, text: bool) -> Completed:
