@@ -268,3 +268,26 @@ def test_a_write_that_is_not_durable_fsyncs_its_bytes_and_leaves_the_rename_to_t
     order.clear()
     s.update(lambda st: st.changed(speaking=None))
     assert order[-1] == ("fsync", str(tmp_path))
+
+
+def test_a_state_read_again_unchanged_is_not_parsed_again_and_any_other_write_is_seen(tmp_path):
+    """The daemon reads state.json several times a turn (issue 33): an unchanged file is not read
+    again, while a write by another process (a `pause` from the CLI), by this one, or an edit in
+    place is seen at the next read. The state handed out is frozen, so sharing it is safe."""
+    from pydantic import ValidationError
+
+    daemon = StateFile(tmp_path / "state.json")
+    daemon.update(lambda st: st.but(state="running"))
+    first = daemon.read()
+    assert daemon.read() is first  # unchanged: the same frozen state
+    with pytest.raises(ValidationError):
+        first.turn = 5  # pyright: ignore[reportAttributeAccessIssue]
+    StateFile(tmp_path / "state.json").request("pause")  # the CLI's own StateFile, as `autodev pause`
+    seen = daemon.read()
+    assert seen is not first and [c.action for c in seen.controls] == ["pause"]
+    daemon.update(lambda st: st.changed(turn=7))
+    assert daemon.read().turn == 7
+    text = daemon.path.read_text()
+    with open(daemon.path, "r+") as f:  # by hand, in place: the same inode, another size
+        f.write(text.replace('"turn": 7', '"turn": 712'))
+    assert daemon.read().turn == 712

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Self, TypedDict, Unpack
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from autodev.records.base import SCHEMA, Open, State
 
@@ -194,7 +194,10 @@ class RewindDenied(Open):
 
 
 class RunState(Open):
-    """state.json. Every field has the default a fresh run starts from (`blank_state`)."""
+    """state.json. Every field has the default a fresh run starts from (`blank_state`). Frozen:
+    a change is a copy (`changed`), so a state read once may be handed to every reader."""
+
+    model_config = ConfigDict(frozen=True)
 
     schema_: int = Field(default=SCHEMA, alias="schema")
     version: int = 0

@@ -56,6 +56,11 @@ class StateFile:
         self._redact = redact
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._sync_first: list[Callable[[], None]] = []
+        # The state last read, by the file's (inode, size, mtime, ctime) then: the daemon reads
+        # state.json eight times a turn and writes it twice (issue 33). Every write replaces the
+        # file (a new inode), so a foreign write never matches; RunState is frozen, so sharing it
+        # is safe. Filled from a read, never from a write: what is written is redacted.
+        self._last: tuple[tuple[int, int, int, int], RunState] | None = None
 
     def sync_first(self, *syncs: Callable[[], None]) -> None:
         """Call `syncs` (the logs' `sync`) before every write: the daemon's group commit (issue
@@ -64,6 +69,18 @@ class StateFile:
         self._sync_first.extend(syncs)
 
     def read(self) -> RunState:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return blank_state()
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        state = self._read()
+        self._last = (key, state)  # a file replaced since the stat: its key differs, read again
+        return state
+
+    def _read(self) -> RunState:
         from pydantic import ValidationError
 
         from autodev.records.state import RunState
