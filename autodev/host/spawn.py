@@ -249,11 +249,7 @@ def run(
         kwargs["stdin"] = PIPE
     p = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
     with _own(p) if kwargs.get("start_new_session") else p:
-        try:
-            done = _waited(p, input, timeout, text=text)
-        except BaseException:
-            p.kill()
-            raise
+        done = _waited(p, input, timeout, text=text)
     if check and done.returncode:
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
     return done
@@ -263,11 +259,7 @@ def finish(p: Popen[str], timeout: float | None) -> CompletedProcess[str]:
     """What `run(..., text=True)` does once its command started: the output of `p` (a `popen`
     with `text=True` and both pipes), and its end; past `timeout` it is killed (TimeoutExpired)."""
     with p:
-        try:
-            done = _waited(p, None, timeout, text=True)
-        except BaseException:
-            p.kill()
-            raise
+        done = _waited(p, None, timeout, text=True)
     return cast("CompletedProcess[str]", done)
 
 
@@ -275,7 +267,8 @@ def _waited(p: Process, data: str | bytes | None, timeout: float | None, *, text
     """`p.communicate(data)` and its end: str pipes and input with `text=True`, else bytes (as
     `run`'s overloads take them; subprocess checks the input). Past `timeout` a timer kills `p`
     and TimeoutExpired carries what it wrote: not communicate(timeout=), whose wait for the exit
-    sleeps in steps from 1 ms (a git call spent longer there than in git, issue 33)."""
+    sleeps in steps from 1 ms (a git call spent longer there than in git, issue 33). Whatever
+    interrupts the wait (Ctrl-C, an error) kills `p` first."""
     expired: list[bool] = []
     timer = None
     if timeout is not None:
@@ -291,6 +284,9 @@ def _waited(p: Process, data: str | bytes | None, timeout: float | None, *, text
             pb = cast("Popen[bytes]", p)
             out_b, err_b = pb.communicate(cast("bytes | None", data))
             done = CompletedProcess(pb.args, pb.returncode, out_b, err_b)
+    except BaseException:
+        p.kill()
+        raise
     finally:
         if timer is not None:
             timer.cancel()
