@@ -34,7 +34,7 @@ from autodev.store.thread import TAIL
 from autodev.timeline import rewind
 
 if TYPE_CHECKING:
-    from autodev.telemetry.background import Background
+    from autodev.telemetry.process import Exporter
 
 Closing = Callable[[RunState], RunState] | None  # a turn's closing change (turnsetup.take)
 
@@ -76,7 +76,7 @@ class Boundary:
         self.until_idle = until_idle
         self.feed = feed  # replay: the recorded user input, handed in at each turn boundary
         self.session = 0  # this daemon's session of the run (`opening.start_session`)
-        self.telemetry: Background | None = None  # `opening.start_telemetry`
+        self.telemetry: Exporter | None = None  # `opening.start_telemetry`
         self.resume: Resume | None = None  # the open turn to continue, once settled
 
     # -- state changes ---------------------------------------------------------------------------

@@ -131,13 +131,13 @@ def start_telemetry(loop: Loop, st: RunState) -> None:
         loop.settings.config.telemetry,
         loop.run_id,
         lambda m: events.emit(WarningEvent(message=m)),
-        loop.redact.text,
+        loop.redact.values,
     )
-    background = loop.telemetry
-    if background is not None:
-        loop.closing.callback(lambda: background.close(loop.state.read(), TELEMETRY_CLOSE_S))
-        background.catch_up(st.turn + 1)
-        background.watch(loop.run.hlog, loop.events.journal)  # a finished turn's records, from memory
+    exporter = loop.telemetry
+    if exporter is not None:
+        loop.closing.callback(lambda: exporter.close(TELEMETRY_CLOSE_S))
+        exporter.catch_up(st.turn + 1)
+        exporter.watch(loop.run.hlog, loop.events.journal)  # a finished turn's lines, as written
 
 
 def index(loop: Loop, make: IndexRecord) -> None:

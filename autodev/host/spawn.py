@@ -110,10 +110,11 @@ WHY: dict[str, Reason] = {
             "autodev.harness.browser",
             "autodev.group.launch",
             "autodev.group.driver",
+            "autodev.telemetry.process",
         ),
         "autodev itself: `python -P -m autodev…` (the daemon, `start --foreground` re-executed "
         "without keys, an eval's runs and their `stop`, the browser check, the stand-in, a "
-        "best-of group's driver and its runs' `start`)",
+        "best-of group's driver and its runs' `start`, a daemon's telemetry exporter)",
         "`-P` is required here (checked): the working directory, often a repository, is not on "
         "sys.path; PYTHONPATH loses its relative entries (`hostproc.python_env`)",
     ),

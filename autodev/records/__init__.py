@@ -189,6 +189,17 @@ _inbox = TypeAdapter(InboxMessage, config=ConfigDict(defer_build=True))
 _rewind = TypeAdapter(RewindRecord, config=ConfigDict(defer_build=True))
 
 
+def build_log_schemas() -> None:
+    """Build the validators of harness-log lines and events now rather than at their first line
+    (they are deferred so that a cold command pays for none): a process that reads logs all its
+    life, the telemetry exporter, pays before its first turn arrives, not during it."""
+    from autodev.records import events
+
+    _harness.rebuild(force=True)
+    events.Envelope.model_rebuild(force=True)
+    events.parse_adapter().rebuild(force=True)
+
+
 def post(rec: object) -> Post:
     return Post.model_validate(rec)
 

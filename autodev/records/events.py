@@ -295,6 +295,10 @@ AnyEvent = Annotated[
 _adapter = TypeAdapter(AnyEvent, config=ConfigDict(defer_build=True))
 
 
+def parse_adapter() -> TypeAdapter[AnyEvent]:
+    return _adapter
+
+
 def parse(rec: object) -> AnyEvent:
     """One event of the union (an unknown `type`: `UnknownEvent`); raises ValidationError."""
     return _adapter.validate_python(rec)

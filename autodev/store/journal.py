@@ -82,9 +82,9 @@ class Journal:
         self._id_window = id_window
         self._ids: OrderedDict[str, JsonObject] = OrderedDict()
         self._unsynced = False  # written by append(durable=False), not yet fsynced (`sync`)
-        # Given each record appended, as written: the daemon's telemetry takes a turn's records
-        # from memory rather than reading them back (issue 33).
-        self.tap: Callable[[JsonObject], None] | None = None
+        # Given each line appended, as written: the daemon's telemetry hands a turn's lines to its
+        # exporter's process rather than have it read them back (issue 33).
+        self.tap: Callable[[bytes], None] | None = None
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
         if created:
@@ -239,7 +239,7 @@ class Journal:
             ) from e
         self._remember(record)
         if self.tap is not None:
-            self.tap(record)
+            self.tap(data)
         return record
 
     def sync(self) -> None:

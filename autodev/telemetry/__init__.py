@@ -11,7 +11,9 @@ from the run, turn and call, and a cursor (`telemetry.jsonl`) keeps a span from 
 - `sent`: the cursor of what each collector accepted
 - `otel`: the SDK side (spans with derived ids, OTLP/HTTP exporters, the GenAI metrics)
 - `export`: sending turns and the root; `autodev trace export`
-- `background`: the daemon's exporter (a bounded queue, one thread, turns sent together)
+- `background`: the exporter's engine (a bounded queue, one thread, turns sent together)
+- `worker`: the exporter's own process, which runs `background` for the daemon
+- `process`: the daemon's side of that process (a line per finished turn, never waited on)
 
 Nothing of OpenTelemetry is imported unless telemetry is on (`start` returns None first).
 """
@@ -19,7 +21,8 @@ Nothing of OpenTelemetry is imported unless telemetry is on (`start` returns Non
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import importlib.util
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from autodev.errors import UsageError, extra_fix
@@ -28,21 +31,25 @@ from autodev.telemetry.settings import HEADER_VARS, Telemetry, resolve
 if TYPE_CHECKING:
     from autodev.config.telemetry import TelemetryConfig
     from autodev.store.paths import RunPaths
-    from autodev.telemetry.background import Background
+    from autodev.telemetry.process import Exporter
 
 __all__ = ["HEADER_VARS", "Telemetry", "not_installed", "resolve", "start"]
 
 
-def not_installed(cfg: Telemetry) -> UsageError | None:
+def not_installed(cfg: Telemetry, load: bool = True) -> UsageError | None:
     """Telemetry is on (`cfg`) but this install lacks the `telemetry` extra: the sentence and the
-    fix, for pipx, uv and pip (`trace export` refuses, `doctor` and `start` warn), else None."""
+    fix, for pipx, uv and pip (`trace export` refuses, `doctor` and `start` warn), else None.
+    `load=False` only finds the modules (the daemon: its exporter process imports them)."""
     try:
         for name in (
             "opentelemetry.exporter.otlp.proto.http.metric_exporter",
             "opentelemetry.exporter.otlp.proto.http.trace_exporter",
             "autodev.telemetry.otel",
         ):
-            importlib.import_module(name)
+            if load:
+                importlib.import_module(name)
+            elif importlib.util.find_spec(name) is None:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     except ImportError as e:
         return UsageError(
             f"telemetry is on (traces to {cfg.traces_url}) but OpenTelemetry, the `telemetry` extra, "
@@ -58,21 +65,25 @@ def start(
     config: TelemetryConfig | None,
     run: str,
     warn: Callable[[str], object],
-    redact: Callable[[str], str],
-) -> Background | None:
-    """The daemon's background exporter, or None when telemetry is off. A missing install or a
-    collector that cannot be set up is a warning: telemetry never stops a run."""
+    redact: Iterable[str],
+) -> Exporter | None:
+    """The daemon's exporter process, or None when telemetry is off; `redact`: the secret values
+    it masks. A missing install or a collector that cannot be set up is a warning: telemetry
+    never stops a run."""
     cfg = resolve(config)
     if cfg is None:
         return None
     from autodev.guard import keys
 
     secrets = {n: v for n in HEADER_VARS if (v := keys.get(n))}
-    missing = not_installed(cfg)
+    missing = not_installed(cfg, load=False)
     if missing is not None:
         warn(f"{missing.message}; the run goes on without telemetry. fix: {missing.fix}")
         return None
-    from autodev.telemetry.background import Background
-    from autodev.telemetry.export import Sender
+    from autodev.telemetry.process import Exporter
 
-    return Background(Sender.open(cfg, paths, secrets, redact), run, warn)
+    try:
+        return Exporter(cfg, paths, run, secrets, redact, warn)
+    except OSError as e:
+        warn(f"telemetry: the exporter process could not start ({e}); the run goes on without telemetry")
+        return None

@@ -1,12 +1,11 @@
-"""The daemon's exporter: a finished turn goes into a bounded queue, with the lines the daemon's
-journals wrote since the last one (`watch`: no reading back), and one thread derives its spans
-and sends them. The daemon never waits for a collector.
+"""The exporter's engine, run in its own process (`worker`) for the daemon and in-process by
+tests: a finished turn goes into a bounded queue and one thread derives its spans from the logs
+and sends them. Whoever hands it turns never waits for a collector.
 
 Turns that finish close together go out in one request (issue 33: a request costs the exporter
-more CPU than deriving a turn's spans, and that CPU is taken from the daemon): a finished turn
-waits at most `LINGER_S` for the next ones. A full queue or a failed export leaves the turns in
-the logs for `autodev trace export` and says so once in a warning event (again only after the
-collector came back and went away).
+more CPU than deriving a turn's spans): a finished turn waits at most `LINGER_S` for the next
+ones. A full queue or a failed export leaves the turns in the logs for `autodev trace export`
+and says so once in a warning (again only after the collector came back and went away).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from autodev.telemetry.reading import Batch
 
 if TYPE_CHECKING:
     from autodev.records.state import RunState
-    from autodev.store.journal import Journal, JsonObject
+    from autodev.store.journal import JsonObject
 
 LINGER_S = 1.0  # how long a finished turn waits for the next ones to go out with it
 MAX_SPANS = 512  # sent at once at most (the OTel SDK's batch size)
@@ -34,7 +33,7 @@ MAX_SPANS = 512  # sent at once at most (the OTel SDK's batch size)
 @dataclass(frozen=True)
 class _TurnJob:
     turn: int
-    batch: Batch | None  # the turn's lines, handed over in memory (None: read them from the logs)
+    batch: Batch  # the lines written since the last turn (none: the turn is read from the logs)
 
 
 @dataclass(frozen=True)
@@ -56,52 +55,31 @@ _Outcome: TypeAlias = 'int | None | Literal["waiting"]'
 
 
 class Background:
-    """The daemon's exporter: `turn_done` never blocks; one thread sends."""
+    """The exporter: `turn_done` never blocks; one thread sends."""
 
     def __init__(self, sender: Sender, run: str, warn: Callable[[str], object]):
         self.sender, self.run, self.warn = sender, run, warn
         self.queue: queue.Queue[_Job | None] = queue.Queue(maxsize=sender.cfg.queue_size)
         self._failing = False
         self._overflowing = False
-        self._batch: Batch | None = None  # the lines written since the last turn done (`watch`)
-        self._lock = threading.Lock()
+        self._batch = Batch()  # the lines the daemon wrote since the last finished turn
         self._pending: list[Prepared] = []  # turns waiting to go out together
         self._since = 0.0  # when the first of them was ready
         self.thread = threading.Thread(target=self._work, name="autodev-telemetry", daemon=True)
         self.thread.start()
 
-    # -- the daemon's side ------------------------------------------------------------------------
+    # -- the side that hands turns over -----------------------------------------------------------
 
-    def watch(self, harness_log: Journal, events: Journal) -> None:
-        """Be handed each line the daemon appends to the harness log and events, so a finished
-        turn is exported from memory rather than read back from the files (issue 33: the
-        exporter's cost per turn). Not with content capture: a captured message must be what
-        the log holds, and a turn's messages are a list the turn goes on changing."""
-        if self.sender.cfg.capture_content:
-            return
-        self._batch = Batch()
-        harness_log.tap, events.tap = self._saw_harness, self._saw_event
-
-    def _saw_harness(self, line: JsonObject) -> None:
-        with self._lock:
-            if self._batch is not None:
-                self._batch.harness.append(line)
-
-    def _saw_event(self, line: JsonObject) -> None:
-        with self._lock:
-            if self._batch is not None:
-                self._batch.events.append(line)
-
-    def _take(self) -> Batch | None:
-        with self._lock:
-            batch = self._batch
-            if batch is not None:
-                self._batch = Batch()
-            return batch
+    def saw(self, log: Literal["harness", "events"], line: JsonObject) -> None:
+        """A line the daemon appended to the harness log or to events.jsonl: a finished turn is
+        exported from the lines it was handed, read back from the files only when they lack
+        its beginning (a turn begun before this daemon)."""
+        (self._batch.harness if log == "harness" else self._batch.events).append(line)
 
     def turn_done(self, turn: int) -> None:
         try:
-            self.queue.put_nowait(_TurnJob(turn, self._take()))
+            batch, self._batch = self._batch, Batch()
+            self.queue.put_nowait(_TurnJob(turn, batch))
             self._overflowing = False
         except queue.Full:
             if not self._overflowing:
@@ -169,7 +147,7 @@ class Background:
             return 0  # settled again: it is waiting already
         if self.sender.sent.has(self.run, f"t{job.turn}"):
             return 0  # settled again after a restart: it went out before
-        got = job.batch.turn(self.run, job.turn) if job.batch is not None else None
+        got = job.batch.turn(self.run, job.turn)
         recs, events = got or reading.one_turn(self.sender.paths, self.run, job.turn)
         ready = self.sender.prepare(self.run, job.turn, recs, events)
         if ready is None:

@@ -1,7 +1,7 @@
 """Reading a run's durable record for its spans, each line parsed here into its record (a
 `HarnessRecord`, an `Event`): the whole run (`autodev trace export`), one turn read backwards
 from the end of the logs (a turn the daemon settled after a restart), or one turn from the lines
-the daemon just wrote (`Batch`, handed over in memory: the cost of the turn, not of a read)."""
+the daemon just wrote (`Batch`: handed to the exporter's process over its pipe, not read back)."""
 
 from __future__ import annotations
 

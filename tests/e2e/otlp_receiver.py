@@ -30,12 +30,15 @@ class Receiver:
     def __init__(self) -> None:
         self.spans: list[dict] = []
         self.points: list[dict] = []
+        self.headers: list[dict[str, str]] = []  # each request's, lower-cased names
         self.lock = threading.Lock()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's name)
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                with receiver.lock:
+                    receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 if self.path == "/v1/traces":

@@ -13,7 +13,6 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from autodev.config.telemetry import TelemetryConfig
-from autodev.records import check_event, check_harness
 from autodev.records.state import RunState
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
@@ -231,74 +230,6 @@ def test_headers_are_secrets_and_parsed_like_the_sdk():
     }
 
 
-def _shape(spans) -> list[tuple]:
-    return sorted(
-        (
-            sp.name,
-            sp.context.span_id,
-            sp.parent.span_id if sp.parent else None,
-            sp.start_time,
-            sp.end_time,
-            dict(sp.attributes or {}),
-            [(e.name, e.timestamp, dict(e.attributes or {})) for e in sp.events],
-            sp.status.status_code,
-        )
-        for sp in spans
-    )
-
-
-@pytest.mark.parametrize("crash", [False, True])
-def test_a_turn_handed_over_in_memory_is_the_turn_the_logs_hold(tmp_path, crash):
-    """The daemon's exporter is handed a finished turn's records as the journals write them
-    (issue 33: no reading back): the spans are those `trace export` derives from the files,
-    and they go out with the files gone."""
-    paths = RunPaths(tmp_path / "repo")
-    paths.run_dir.mkdir(parents=True)
-    live = InMemorySpanExporter()
-    s, _ = sender(paths, live)
-    warnings: list[str] = []
-    bg = Background(s, RUN, warnings.append)
-    with (
-        Journal(paths.harness_log, schema=check_harness) as h,
-        Journal(paths.events, idempotent=False, schema=check_event) as e,
-    ):
-        bg.watch(h, e)
-        write_records(h, e, crash)
-    kept = tmp_path / "kept"
-    kept.mkdir()
-    for f in (paths.harness_log, paths.events):
-        f.rename(kept / f.name)
-    bg.turn_done(1)
-    bg.close(None, 5)
-    assert warnings == [] and len(live.get_finished_spans()) == 7  # the turn and its children
-    for f in (paths.harness_log, paths.events):
-        (kept / f.name).rename(f)
-    read = InMemorySpanExporter()
-    s2, _ = sender(paths, read, url="http://127.0.0.1:9999")
-    export_run(s2, RUN, None)
-    from_logs = [sp for sp in read.get_finished_spans() if sp.parent is not None]
-    assert _shape(live.get_finished_spans()) == _shape(from_logs)
-
-
-def test_a_turn_begun_before_the_daemon_is_read_from_the_logs(tmp_path):
-    """A turn the daemon settled after a restart: its beginning is not in memory, so it is read
-    from the files (the same spans)."""
-    paths = RunPaths(tmp_path / "repo")
-    write_run(paths)
-    live = InMemorySpanExporter()
-    s, _ = sender(paths, live)
-    bg = Background(s, RUN, lambda m: None)
-    with Journal(paths.harness_log) as h, Journal(paths.events, idempotent=False) as e:
-        bg.watch(h, e)  # what this daemon writes: nothing of turn 1
-    bg.turn_done(1)
-    bg.close(None, 5)
-    read = InMemorySpanExporter()
-    export_run(sender(paths, read, url="http://127.0.0.1:9999")[0], RUN, None)
-    assert _shape(live.get_finished_spans()) == _shape(
-        [sp for sp in read.get_finished_spans() if sp.parent is not None]
-    )
-
-
 class _Counting(InMemorySpanExporter):
     def __init__(self):
         super().__init__()
@@ -318,7 +249,6 @@ def test_turns_that_finish_close_together_go_out_in_one_request(tmp_path):
     s, reader = sender(paths, counting)
     bg = Background(s, RUN, lambda m: None)
     with Journal(paths.harness_log) as h, Journal(paths.events, idempotent=False) as e:
-        bg.watch(h, e)
         for n in (1, 2, 3):
             for ev in turn_events():
                 e.append({**ev, "turn": n} if "turn" in ev else ev)
