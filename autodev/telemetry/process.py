@@ -80,7 +80,12 @@ class Exporter:
             pass  # the kernel's default size (64 KiB): what does not fit waits for the next turn
         # Blocking for the first line only: it may be longer than the pipe holds (many secrets),
         # and the process reads it before anything else.
-        os.write(self._fd, (json.dumps(hello) + "\n").encode())
+        try:
+            os.write(self._fd, (json.dumps(hello) + "\n").encode())
+        except OSError:  # it died at once: reaped here, said by the caller
+            self.proc.kill()
+            self.proc.wait()
+            raise
         os.set_blocking(self._fd, False)
         self._reader = threading.Thread(target=self._read, name="autodev-telemetry-said", daemon=True)
         self._reader.start()

@@ -29,6 +29,8 @@ from tests.e2e.otlp_receiver import Receiver
 from tests.telemetry.test_export import sender, write_records, write_run
 from tests.telemetry.test_spans import RUN
 
+pytestmark = pytest.mark.e2e  # the exporter's own process: not in `make test-fast`
+
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "s3cret-collector-key-0123456789"
 
