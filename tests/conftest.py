@@ -62,13 +62,16 @@ def light(values, keep=None) -> list:
 
 
 def pytest_collection_modifyitems(config, items):
-    """A test that runs the real `autodev` command (the `autodev` fixture), uses the run a daemon
-    recorded (`recorded_run`, tests/timeline) or lives in tests/e2e/ is `e2e`, like those marked
+    """A test that runs the real `autodev` command (the `autodev` fixture; `leak_eval`, an eval of
+    tests/security), uses the run a daemon recorded (`recorded_run`, tests/timeline) or lives in
+    tests/e2e/ is `e2e`, like those marked
     by hand for other programs they start: `-m "not e2e"` keeps the fast ones (`make test-fast`:
     no subprocess daemons)."""
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if {"autodev", "recorded_run", "scenario", "scenario_fork"} & set(names) or "e2e" in item.path.parts:
+        if {"autodev", "recorded_run", "scenario", "scenario_fork", "leak_eval"} & set(
+            names
+        ) or "e2e" in item.path.parts:
             item.add_marker(pytest.mark.e2e)
 
 
