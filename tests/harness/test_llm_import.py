@@ -8,6 +8,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+# A fresh interpreter importing litellm (seconds of CPU, as a daemon's start): not in `make test-fast`.
+pytestmark = pytest.mark.e2e
+
 PROBE = """
 import gc, json, sys
 was = {was}
