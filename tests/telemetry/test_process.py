@@ -44,8 +44,8 @@ def receiver():
         r.close()
 
 
-def settings(url: str) -> Telemetry:
-    cfg = resolve(TelemetryConfig(endpoint=url, export_timeout_sec=2), env={})
+def settings(url: str, capture: bool = False) -> Telemetry:
+    cfg = resolve(TelemetryConfig(endpoint=url, export_timeout_sec=2, capture_content=capture), env={})
     assert cfg is not None
     return cfg
 
@@ -58,11 +58,11 @@ def gone(pid: int) -> bool:
         return True
 
 
-def spans_derived(paths: RunPaths) -> list[tuple]:
+def spans_derived(paths: RunPaths, capture: bool = False) -> list[tuple]:
     """The turn spans `autodev trace export` derives from the logs (the root goes out only with
     a complete run)."""
     read = InMemorySpanExporter()
-    export_run(sender(paths, read, url="http://127.0.0.1:9999")[0], RUN, None)
+    export_run(sender(paths, read, url="http://127.0.0.1:9999", capture_content=capture)[0], RUN, None)
     return sorted(
         (
             sp.name,
@@ -114,14 +114,15 @@ def test_a_finished_turn_leaves_from_the_exporters_process_as_trace_export_deriv
     assert all(h.get("authorization") == f"Bearer {KEY}" for h in receiver.headers) and receiver.headers
 
 
-@pytest.mark.parametrize("crash", [False, True])
-def test_the_lines_handed_over_as_written_make_the_turn_the_logs_hold(tmp_path, receiver, crash):
+@pytest.mark.parametrize(("crash", "capture"), [(False, False), (True, False), (False, True)])
+def test_the_lines_handed_over_as_written_make_the_turn_the_logs_hold(tmp_path, receiver, crash, capture):
     """The daemon hands its exporter each line as its journals write it (no reading back): the
-    spans are those `trace export` derives from the files, and they go out with the files gone."""
+    spans are those `trace export` derives from the files, and they go out with the files gone.
+    With content capture on too: the messages exported are the ones the log holds."""
     paths = RunPaths(tmp_path / "repo")
     paths.run_dir.mkdir(parents=True)
     warnings: list[str] = []
-    ex = Exporter(settings(receiver.url), paths, RUN, {}, [], warnings.append)
+    ex = Exporter(settings(receiver.url, capture), paths, RUN, {}, [], warnings.append)
     with (
         Journal(paths.harness_log, schema=check_harness) as h,
         Journal(paths.events, idempotent=False, schema=check_event) as e,
@@ -137,7 +138,9 @@ def test_the_lines_handed_over_as_written_make_the_turn_the_logs_hold(tmp_path, 
     assert warnings == [] and len(receiver.spans) == 7  # the turn and its children
     for f in (paths.harness_log, paths.events):
         (kept / f.name).rename(f)
-    assert spans_received(receiver) == spans_derived(paths)
+    assert spans_received(receiver) == spans_derived(paths, capture)
+    captured = [s for s in receiver.spans if "gen_ai.input.messages" in s["attributes"]]
+    assert bool(captured) == capture
 
 
 def test_an_exporter_that_dies_is_said_once_and_nothing_waits_on_it(tmp_path, receiver):
