@@ -231,6 +231,18 @@ def inproc(monkeypatch):
 
 
 @pytest.fixture
+def receiver():
+    """A real OTLP/HTTP receiver on 127.0.0.1 (tests/e2e/otlp_receiver.py), closed after the test."""
+    from tests.e2e.otlp_receiver import Receiver
+
+    r = Receiver()
+    try:
+        yield r
+    finally:
+        r.close()
+
+
+@pytest.fixture
 def autodev():
     r = Runner()
     try:

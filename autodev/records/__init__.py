@@ -196,8 +196,7 @@ def build_log_schemas() -> None:
     from autodev.records import events
 
     _harness.rebuild(force=True)
-    events.Envelope.model_rebuild(force=True)
-    events.parse_adapter().rebuild(force=True)
+    events.build_schemas()
 
 
 def post(rec: object) -> Post:

@@ -295,8 +295,10 @@ AnyEvent = Annotated[
 _adapter = TypeAdapter(AnyEvent, config=ConfigDict(defer_build=True))
 
 
-def parse_adapter() -> TypeAdapter[AnyEvent]:
-    return _adapter
+def build_schemas() -> None:
+    """The envelope's and the union's validators, built now (`records.build_log_schemas`)."""
+    Envelope.model_rebuild(force=True)
+    _adapter.rebuild(force=True)
 
 
 def parse(rec: object) -> AnyEvent:

@@ -1,6 +1,7 @@
 """The exporter's engine, run in its own process (`worker`) for the daemon and in-process by
-tests: a finished turn goes into a bounded queue and one thread derives its spans from the logs
-and sends them. Whoever hands it turns never waits for a collector.
+tests: a finished turn goes into a bounded queue with the lines the daemon wrote since the last
+one (`saw`), and one thread derives its spans from them (from the logs when they lack its
+beginning) and sends them. Whoever hands it turns never waits for a collector.
 
 Turns that finish close together go out in one request (issue 33: a request costs the exporter
 more CPU than deriving a turn's spans): a finished turn waits at most `LINGER_S` for the next

@@ -24,15 +24,6 @@ from tests.e2e.otlp_receiver import Receiver
 from tests.e2e.test_smoke import SCRIPT as SMOKE
 
 
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    try:
-        yield r
-    finally:
-        r.close()
-
-
 def otel_env(url: str) -> dict:
     return {
         "OTEL_EXPORTER_OTLP_ENDPOINT": url,

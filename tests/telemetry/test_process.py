@@ -35,15 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY = "s3cret-collector-key-0123456789"
 
 
-@pytest.fixture
-def receiver():
-    r = Receiver()
-    try:
-        yield r
-    finally:
-        r.close()
-
-
 def settings(url: str, capture: bool = False) -> Telemetry:
     cfg = resolve(TelemetryConfig(endpoint=url, export_timeout_sec=2, capture_content=capture), env={})
     assert cfg is not None
