@@ -225,3 +225,27 @@ def test_the_exporter_dies_with_its_daemon_killed_with_9(tmp_path, receiver):
         with contextlib.suppress(ProcessLookupError):  # nothing left of the group: as it should be
             os.killpg(daemon.pid, signal.SIGKILL)
         daemon.wait(10)
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "not json\n",
+        '{"run": "r"}\n',
+        '{"run": "r", "repo": "/x", "cfg": [], "secrets": {}, "redact": []}\n',
+        "",
+    ],
+)
+def test_an_exporter_started_without_its_settings_says_so_and_exits(first):
+    """The worker's first line is the daemon's; anything else is one warning naming what was
+    wrong, and an exit, never a traceback."""
+    import io
+
+    from autodev.telemetry import worker
+
+    out = io.StringIO()
+    assert worker.main(io.StringIO(first), out) == 2
+    [line] = out.getvalue().splitlines()
+    said = json.loads(line)["warn"]
+    assert said.startswith("telemetry: the exporter process was started without its settings (")
+    assert "`autodev trace export` sends its spans" in said
