@@ -21,6 +21,7 @@ from autodev.config.telemetry import TelemetryConfig
 from autodev.records import check_event, check_harness
 from autodev.store.journal import Journal
 from autodev.store.paths import RunPaths
+from autodev.telemetry import worker as worker_module
 from autodev.telemetry.export import export_run
 from autodev.telemetry.process import Exporter
 from autodev.telemetry.settings import Telemetry, resolve
@@ -39,6 +40,11 @@ def settings(url: str, capture: bool = False) -> Telemetry:
     cfg = resolve(TelemetryConfig(endpoint=url, export_timeout_sec=2, capture_content=capture), env={})
     assert cfg is not None
     return cfg
+
+
+def nice(pid: int) -> int:
+    """The process's nice value (field 19 of /proc/<pid>/stat)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def gone(pid: int) -> bool:
@@ -99,6 +105,9 @@ def test_a_finished_turn_leaves_from_the_exporters_process_as_trace_export_deriv
     assert KEY not in Path(f"/proc/{worker}/cmdline").read_text()
     assert KEY.encode() not in Path(f"/proc/{worker}/environ").read_bytes()
     ex.turn_done(1)
+    # It yields the CPU to the run: niced below the daemon (once its interpreter has begun).
+    wait_for("the exporter to renice itself", lambda: nice(worker) != nice(os.getpid()), timeout=10)
+    assert nice(worker) == nice(os.getpid()) + worker_module.NICE
     ex.close(5)
     assert ex.proc.returncode == 0 and warnings == []
     assert len(receiver.spans) == 7 and spans_received(receiver) == spans_derived(paths)
