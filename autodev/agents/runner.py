@@ -12,37 +12,9 @@ from pathlib import Path
 
 from autodev.agents.events import Arrival, StreamEnd, StreamLine
 from autodev.host import spawn
-from autodev.host.procgroup import group_members, kill_group
+from autodev.host.procgroup import kill_group, start_time
 
 KILL_GRACE_SEC = 2.0
-
-
-def start_time(pid: int) -> float | None:
-    """The process's start time in clock ticks (/proc/PID/stat field 22): with the pid, it names
-    one process, so a recorded group is not confused with a later one that reused the pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return float(stat.rsplit(")", 1)[1].split()[19])
-
-
-def kill_stale(pid: int, started: float | None) -> bool:
-    """Kill the group a dead daemon left running (recorded as its leader's pid + start time);
-    True if any of it was still there. The leader, the CLI, dies with the daemon (it is started
-    with die_with_parent), but what it started in its group lives on. Linux gives no new process
-    a pid still in use as a group id, so while the group lives the pid is still the CLI's; members
-    started before the CLI would be another group's (the pid reused after the group ended)."""
-    if not pid or started is None:
-        return False
-    now = start_time(pid)
-    if now is None:
-        if not any(begun >= started for _, begun in group_members(pid)):
-            return False
-    elif now != started:
-        return False
-    kill_group(pid, KILL_GRACE_SEC)
-    return True
 
 
 class CliProcess:

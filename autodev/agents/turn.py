@@ -48,6 +48,7 @@ from autodev.harness.policy import (
 from autodev.harness.recovery import Resume
 from autodev.harness.turn import run_turn
 from autodev.host.hostproc import PYTHON_SAFE
+from autodev.host.procgroup import kill_stale
 from autodev.records import harness as read_harness
 from autodev.records.chat import UserMessage
 from autodev.records.events import (
@@ -114,7 +115,7 @@ class RunAsk:
 def run_agent_turn(ctx: TurnContext, spec: AgentSpec, resume: Resume | None = None) -> TurnResult:
     result, deadline = TurnResult(None), Deadline.of(ctx)
     for rec in spec.stale:
-        if rec.pid and runner.kill_stale(rec.pid, rec.started):
+        if rec.pid and kill_stale(rec.pid, rec.started, runner.KILL_GRACE_SEC):
             ctx.emit(AgentKilledEvent(pid=rec.pid))
     if resume is None:
         baseline = credit.take_baseline(ctx.who.repo, ctx.who.branch)

@@ -1,6 +1,7 @@
 """Opening a run, once the daemon holds the lock: named steps, in the order they must run.
 
-`open_loop` prepares the run folder (the fault reserve, the accepted prompts, a lost state.json
+`open_loop` first ends what a daemon killed with -9 left running (`end_leftovers`), then
+prepares the run folder (the fault reserve, the accepted prompts, a lost state.json
 rebuilt from the logs), opens the logs (`open_logs`), starts the services, builds the `Loop`
 (assignment only), then starts the session (`start_session`: state.json's restart, the
 `daemon_started` event, the runs index), telemetry (`start_telemetry`), and finally recovers
@@ -27,9 +28,9 @@ from autodev.daemon.services import Services, hooks_for, save_team
 from autodev.errors import AutodevError
 from autodev.guard.redact import Redactor
 from autodev.harness import credit
-from autodev.host import gitlocks
+from autodev.host import gitlocks, procgroup, spawn
 from autodev.records import check_harness
-from autodev.records.events import DaemonStartedEvent, WarningEvent
+from autodev.records.events import DaemonStartedEvent, LeftoverKilledEvent, WarningEvent
 from autodev.records.state import RunState
 from autodev.store import faults, runs, userfiles
 from autodev.store.events import Events
@@ -57,11 +58,14 @@ def open_loop(
     feed: Feed | None = None,
 ) -> Loop:
     """The open run, recovered and ready to loop."""
+    left = end_leftovers(paths, closing)
     folder = faults.FolderWatch(paths.run_dir, paths.lock)  # deleted under us: faulted
     faults.keep_reserve(paths.run_dir)
     userfiles.snapshot_prompts(paths.prompt_overrides, accepted_prompts(paths))
     rebuilt = recovery.state_from_logs(paths, state)
     run = open_logs(paths, state, redact, closing, out)
+    for pgid, program in left:
+        run.events.emit(LeftoverKilledEvent(pgid=pgid, program=program))
     if rebuilt:
         run.events.emit(
             WarningEvent(message="state.json was missing: the run's state was rebuilt from its logs")
@@ -75,6 +79,16 @@ def open_loop(
     start_telemetry(loop, st)
     loop.recover()
     return loop
+
+
+def end_leftovers(paths: RunPaths, closing: ExitStack) -> list[tuple[int, str]]:
+    """First of all: the process groups a daemon killed with -9 left running, ended (their
+    leaders died with it, not what they started), then this daemon's own groups kept in the same
+    ledger until it closes. Returns (group, program) of each ended."""
+    left = procgroup.reap_ledger(paths.groups)
+    spawn.keep_ledger(paths.groups)
+    closing.callback(spawn.keep_ledger, None)  # last: a group still running at exit stays listed
+    return left
 
 
 def open_logs(

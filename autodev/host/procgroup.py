@@ -28,7 +28,16 @@ class Room(Protocol):
     def env(self, env: dict[str, str]) -> dict[str, str]: ...
 
 
-__all__ = ["end_all", "end_trees", "group_members", "kill_group", "run_json"]
+__all__ = [
+    "end_all",
+    "end_trees",
+    "group_members",
+    "kill_group",
+    "kill_stale",
+    "reap_ledger",
+    "run_json",
+    "start_time",
+]
 
 
 def kill_group(pgid: int | None, grace: float = 0.0) -> bool:
@@ -89,6 +98,51 @@ def end_trees(roots: list[int], grace: float) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+def start_time(pid: int) -> float | None:
+    """The process's start time in clock ticks (/proc/PID/stat field 22): with the pid, it names
+    one process, so a recorded group is not confused with a later one that reused the pid."""
+    start = _stat(pid)[0]
+    return float(start) if start >= 0 else None
+
+
+def kill_stale(pid: int, started: float | None, grace: float = 0.0) -> bool:
+    """Kill the group a dead process left running (recorded as its leader's pid + start time);
+    True if any of it was still there. The leader may have died with its parent (die_with_parent)
+    while what it started lives on in its group. Linux gives no new process a pid still in use as
+    a group id, so while the group lives the pid is still the leader's; members started before the
+    leader would be another group's (the pid reused after the group ended)."""
+    if not pid or started is None:
+        return False
+    now = start_time(pid)
+    if now is not None and now != started:
+        return False  # the pid is another process's now
+    # what still runs in it (a zombie leader, whose reaper is elsewhere, runs nothing)
+    if not any(begun >= started for _, begun in group_members(pid)):
+        return False
+    kill_group(pid, grace)
+    return True
+
+
+def reap_ledger(folder: Path) -> list[tuple[int, str]]:
+    """End the groups a killed daemon's ledger names (spawn.keep_ledger) and empty it: (group,
+    what it was) of each that was still there. Run before the next daemon starts anything."""
+    if not folder.is_dir():
+        return []
+    killed: list[tuple[int, str]] = []
+    for path in sorted(folder.iterdir()):
+        pid, _, started = path.name.partition("-")
+        if pid.isdigit() and started.isdigit() and kill_stale(int(pid), float(started)):
+            killed.append((int(pid), path.read_text(errors="replace")[:100]))
+        path.unlink(missing_ok=True)
+    end = time.monotonic() + REAP_WAIT_S  # SIGKILL is sent, not yet done: ended means gone
+    while killed and time.monotonic() < end and any(group_members(g) for g, _ in killed):
+        time.sleep(0.01)
+    return killed
+
+
+REAP_WAIT_S = 2.0
 
 
 def group_members(pgid: int) -> list[tuple[int, int]]:

@@ -52,6 +52,7 @@ from autodev.records.events_run import (
     DaemonStartedEvent,
     ErrorEvent,
     HookEvent,
+    LeftoverKilledEvent,
     McpServerDownEvent,
     McpServerReapedEvent,
     McpServerRestartedEvent,
@@ -126,6 +127,7 @@ __all__ = [  # the kinds and their base, for `from autodev.records.events import
     "GitQuarantinedEvent",
     "HookEvent",
     "McpServerDownEvent",
+    "LeftoverKilledEvent",
     "McpServerReapedEvent",
     "McpServerRestartedEvent",
     "McpServerStartedEvent",
@@ -217,6 +219,7 @@ KINDS: tuple[type[Event], ...] = (
     McpServerRestartedEvent,
     McpServerDownEvent,
     McpServerReapedEvent,
+    LeftoverKilledEvent,
 )
 """Every kind this version writes; the union below is made from it."""
 
@@ -288,6 +291,7 @@ AnyEvent = Annotated[
     | Annotated[McpServerRestartedEvent, Tag("mcp_server_restarted")]
     | Annotated[McpServerDownEvent, Tag("mcp_server_down")]
     | Annotated[McpServerReapedEvent, Tag("mcp_server_reaped")]
+    | Annotated[LeftoverKilledEvent, Tag("leftover_killed")]
     | Annotated[UnknownEvent, Tag(_UNKNOWN)],
     Discriminator(_kind),
 ]

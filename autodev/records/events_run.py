@@ -159,3 +159,13 @@ class McpServerReapedEvent(Event):
     type: Literal["mcp_server_reaped"] = "mcp_server_reaped"
     server: str | None = None
     pgid: int | None = None
+
+
+class LeftoverKilledEvent(Event):
+    """A process group a killed daemon started and left running (a command's background job,
+    a sandbox killed in its set-up), ended by the next daemon before it started anything: named
+    by its leader's pid and program (its arguments are not kept)."""
+
+    type: Literal["leftover_killed"] = "leftover_killed"
+    pgid: int | None = None
+    program: str = ""

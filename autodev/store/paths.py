@@ -113,6 +113,11 @@ class RunPaths(NamedTuple):
         return self.run_dir / "daemon.log"
 
     @property
+    def groups(self) -> Path:
+        """The daemon's ledger of the process groups it started (host/spawn.keep_ledger)."""
+        return self.run_dir / "groups"
+
+    @property
     def scripted_ledger(self) -> Path:
         return self.run_dir / "scripted-ledger.json"
 

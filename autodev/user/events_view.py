@@ -65,6 +65,7 @@ _Run = (
     | events.McpServerRestartedEvent
     | events.McpServerDownEvent
     | events.McpServerReapedEvent
+    | events.LeftoverKilledEvent
 )
 _Turn = (
     events.TurnStartedEvent
@@ -188,6 +189,9 @@ def _run_line(ev: _Run) -> Text:
         case events.McpServerReapedEvent():
             what = f"a previous daemon's process group {ev.pgid} was ended"
             return _line("⚙", f"MCP server {ev.server}: {what}", "dim")
+        case events.LeftoverKilledEvent():
+            what = f"{ev.program or 'a process'} (group {ev.pgid})"
+            return _line("⚙", f"a previous daemon's {what} was still running: ended", "yellow")
         case _:
             assert_never(ev)
 

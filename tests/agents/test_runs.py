@@ -123,13 +123,15 @@ def test_kill_9_mid_turn_restarts_the_cli_turn_and_credits_once(repo, autodev, i
     os.kill(pid, signal.SIGKILL)
     wait_for("the daemon to die", lambda: not _alive(pid), timeout=10)
     # its own session, but it dies with the daemon (die_with_parent); what it started lives on
-    # in its group until the restarted daemon ends that group (agent_killed)
+    # in its group until the restarted daemon ends that group, first of all (leftover_killed)
     wait_for("the CLI to die with the daemon", lambda: not _alive(old_cli), timeout=10)
     assert _alive(old_child)
     r = autodev(repo, "start", "--foreground", "--until-idle", timeout=180)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not _alive(old_cli) and not _alive(old_child)
-    assert [e["pid"] for e in events(repo, "agent_killed")] == [old_cli]
+    assert [e["pgid"] for e in events(repo, "leftover_killed")] == [old_cli]
+    # the turn's own check (for what an older daemon, without the ledger, left) finds it ended
+    assert events(repo, "agent_killed") == []
     posts = thread_of(repo)
     work = [p for p in posts if p["kind"] == "work_done"]
     assert len(work) == 1 and work[0]["credit"]["files"] == ["hello.txt"]

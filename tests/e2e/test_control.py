@@ -8,10 +8,11 @@ import os
 import secrets
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import light, shape, thread_of, write_team
+from tests.conftest import light, run_dir, shape, thread_of, write_team
 from tests.e2e.helpers import (
     PAIR,
     QUESTION_SCRIPT,
@@ -346,3 +347,33 @@ def test_a_daemon_ended_with_sigterm_ends_its_turns_command(repo, autodev, inpro
     st = state_of(repo)
     assert (st["daemon"], st["pid"]) == ("stopped", None)
     assert status_json(inproc, repo)["daemon_pid"] is None
+
+
+def test_a_daemon_killed_with_9_mid_command_leaves_nothing_running_after_the_next_start(repo, autodev):
+    """Without the sandbox, a command's background job lives on in its group when the daemon is
+    killed with -9 (the command's bash dies with the daemon, not what it started). The daemon
+    listed the group as it started it (the run folder's groups/); the next one ends it before
+    anything else, and says so (`leftover_killed`)."""
+    marker = f"left-{secrets.token_hex(6)}"
+    command = f"export ORPHAN_MARK={marker}; sleep 240 & wait"
+    script = step("alice", call("run_command", command=command)) + step(
+        "alice", call("post", kind="done", text="slept on it")
+    )
+    script += step("audit", call("verdict", accept=True, gap=""))
+    write_team(repo, PAIR, script, 'sandbox = "off"\n')
+    pid = start_detached(autodev, repo, "sleep")
+    [job] = wait_for("the command's job", lambda: sleepers(marker))
+    group = int(Path(f"/proc/{job}/stat").read_text().rsplit(")", 1)[1].split()[2])
+    os.kill(pid, signal.SIGKILL)
+    wait_for("the daemon to die", lambda: not running(pid))
+    wait_for("the command's bash to die with it", lambda: not running(group), timeout=10)
+    assert sleepers(marker) == [job], "what the command started outlives a kill -9"
+    r = autodev(repo, "start", "--foreground", "--until-idle")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sleepers(marker) == []
+    [left] = [e for e in events_of(repo) if e["type"] == "leftover_killed"]
+    assert (left["pgid"], left["program"]) == (group, "bash")
+    started = [i for i, e in enumerate(events_of(repo)) if e["type"] == "daemon_started"]
+    assert len(started) == 2 and events_of(repo).index(left) < started[1]  # before anything else
+    assert shape(thread_of(repo))[-2:] == [("alice", "done", None, None), ("audit", "say", None, None)]
+    assert list((run_dir(repo) / "groups").iterdir()) == [], "the ledger is empty after a clean end"

@@ -191,6 +191,7 @@ _FIELDS: dict[str, dict[str, object]] = {
     "mcp_server_restarted": {"tools": ["a"]},
     "mcp_server_down": {"error": "EOF", "restart_in": 2.5},
     "mcp_server_reaped": {"pgid": 99},
+    "leftover_killed": {"pgid": 77, "program": "bash"},
 }
 _LINES: dict[str, tuple[str, str] | None] = {
     "daemon_started": ("⚑ daemon started (pid 41)", "dim"),
@@ -253,6 +254,7 @@ _LINES: dict[str, tuple[str, str] | None] = {
     "mcp_server_restarted": ("⚙ MCP server github restarted (1 tools)", "dim"),
     "mcp_server_down": ("⚠ MCP server github is down: EOF; restarting in 2.5 s", "yellow"),
     "mcp_server_reaped": ("⚙ MCP server github: a previous daemon's process group 99 was ended", "dim"),
+    "leftover_killed": ("⚙ a previous daemon's bash (group 77) was still running: ended", "yellow"),
 }
 
 
