@@ -126,7 +126,7 @@ def kill_stale(pid: int, started: float | None, grace: float = 0.0) -> bool:
 
 
 def reap_ledger(folder: Path) -> list[tuple[int, str]]:
-    """End the groups a killed daemon's ledger names (spawn.keep_ledger) and empty it: (group,
+    """End the groups a killed daemon's ledger names (host/groups.py) and empty it: (group,
     what it was) of each that was still there. Run before the next daemon starts anything."""
     if not folder.is_dir():
         return []

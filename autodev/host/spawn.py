@@ -29,6 +29,10 @@ from pathlib import Path
 from subprocess import DEVNULL, PIPE, STDOUT, CompletedProcess, Popen, SubprocessError, TimeoutExpired
 from typing import IO, Literal, NoReturn, TypedDict, Unpack, cast, overload
 
+from autodev.host import groups
+from autodev.host.groups import forget as forget_group
+from autodev.host.groups import keep_ledger
+from autodev.host.groups import live as live_groups
 from autodev.host.hostproc import PYTHON_SAFE, python_env
 
 __all__ = [
@@ -42,7 +46,9 @@ __all__ = [
     "TimeoutExpired",
     "execve",
     "finish",
+    "forget_group",
     "keep_ledger",
+    "live_groups",
     "popen",
     "run",
 ]
@@ -176,96 +182,22 @@ def _checked(argv: Argv, why: str, env: Env) -> Env:
     return env
 
 
-# The process groups started here (a child with `start_new_session`: it leads its own group) whose
-# leader no one has waited for yet: `procgroup.end_all` ends them when this process is told to end
-# (a daemon's SIGTERM, an eval's Ctrl-C), since a group of its own is out of reach of a signal to
-# ours. Its owner ending it (`procgroup.kill_group`) takes it off.
-_GROUPS: dict[int, Process] = {}
-_GROUPS_LOCK = threading.Lock()
-
-# A daemon's ledger of those groups (`keep_ledger`): a file per group, named `<pid>-<start>` (its
-# leader's pid and start time in clock ticks, which name one process even after the pid is reused)
-# and holding the start's reason, made as soon as the child exists and removed when the group
-# is ended or its leader waited for. A daemon killed with -9 cannot end its groups: its leaders die
-# with it (die_with_parent), but what they started lives on in their groups (a background job of a
-# command without the sandbox; bubblewrap's inner process, killed in its set-up). The next daemon
-# ends what its files name (`procgroup.reap_ledger`) before it starts anything. Not fsynced: a
-# machine that loses its page cache has no process left either.
-_LEDGER: list[Path] = []
-_FILES: dict[int, Path] = {}
+def _started(argv: Argv, text: bool, errors: str | None, kwargs: Options) -> tuple[Process, Path | None]:
+    """subprocess.Popen; for a group of its own in a daemon, its ledger file made first (and
+    dropped should it not start; host/groups.py)."""
+    listed = groups.intent(argv, bool(kwargs.get("start_new_session")))
+    try:
+        p: Process = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
+    except BaseException:
+        if listed is not None:
+            listed.unlink(missing_ok=True)
+        raise
+    return p, listed
 
 
-def keep_ledger(folder: Path | None) -> None:
-    """From now on, a file in `folder` per group started here (None: no more files; those of
-    groups still running stay, for the next daemon)."""
-    with _GROUPS_LOCK:
-        for pgid in [g for g, q in _GROUPS.items() if q.returncode is not None]:
-            _unlist(pgid)  # waited for by its owner, who ended what it left
-        _LEDGER[:] = [folder] if folder is not None else []
-        _FILES.clear()
-    if folder is not None:
-        folder.mkdir(mode=0o700, exist_ok=True)
-
-
-def _own(p: Process, argv: Argv) -> Process:
-    with _GROUPS_LOCK:
-        for pgid in [g for g, q in _GROUPS.items() if q.returncode is not None]:
-            del _GROUPS[pgid]  # waited for by its owner, who ended what it left (or had nothing left)
-            _unlist(pgid)
-        _GROUPS[p.pid] = p
-        if _LEDGER:
-            try:
-                _list(_LEDGER[0], p.pid, argv)
-            except OSError:
-                # unlisted, what it starts could outlive a killed daemon: it does not start (its
-                # caller reports the start as failed, with this error). Killed a few system calls
-                # after its exec, the leader has not yet had the time to start anything itself.
-                del _GROUPS[p.pid]
-                p.kill()
-                p.wait()
-                raise
+def _own(p: Process, listed: Path | None) -> Process:
+    groups.own(p, listed)
     return p
-
-
-def _list(folder: Path, pid: int, argv: Argv) -> None:
-    """The ledger's file of group `pid` (with its leader's start time: it has not been waited for,
-    so /proc still holds it, a zombie at worst)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            started = int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return  # no /proc: nothing the next daemon could check either (nor kill_stale)
-    path = folder / f"{pid}-{started}"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, _what(argv).encode())
-    finally:
-        os.close(fd)
-    _FILES[pid] = path
-
-
-def _what(argv: Argv) -> str:
-    """What a leftover was, for the event that names it: the program's name, not its arguments
-    (a command's text is a model's, and may hold anything)."""
-    return os.path.basename(os.fspath(argv[0])) if argv else ""
-
-
-def _unlist(pgid: int) -> None:
-    path = _FILES.pop(pgid, None)
-    if path is not None:
-        path.unlink(missing_ok=True)
-
-
-def live_groups() -> list[int]:
-    """The groups started here whose leader has not been waited for (so its pid is still its)."""
-    with _GROUPS_LOCK:
-        return [g for g, p in _GROUPS.items() if p.returncode is None]
-
-
-def forget_group(pgid: int) -> None:
-    with _GROUPS_LOCK:
-        _GROUPS.pop(pgid, None)
-        _unlist(pgid)
 
 
 @overload
@@ -315,8 +247,8 @@ def run(
         if kwargs.get("stdin") is not None:  # as subprocess.run: one of them, never one silently
             raise ValueError("stdin and input arguments may not both be used.")
         kwargs["stdin"] = PIPE
-    p = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
-    with _own(p, argv) if kwargs.get("start_new_session") else p:
+    p, listed = _started(argv, text, errors, kwargs)
+    with _own(p, listed) if kwargs.get("start_new_session") else p:
         done = _waited(p, input, timeout, text=text)
     if check and done.returncode:
         raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
@@ -405,8 +337,8 @@ def popen(
     kwargs["env"] = _checked(argv, why, kwargs.get("env"))
     if die_with_parent is not None:
         kwargs["preexec_fn"] = _parent_death(die_with_parent)
-    p: Process = subprocess.Popen(argv, text=text, errors=errors, **kwargs)
-    return _own(p, argv) if kwargs.get("start_new_session") else p
+    p, listed = _started(argv, text, errors, kwargs)
+    return _own(p, listed) if kwargs.get("start_new_session") else p
 
 
 PR_SET_PDEATHSIG = 1

@@ -114,7 +114,7 @@ class RunPaths(NamedTuple):
 
     @property
     def groups(self) -> Path:
-        """The daemon's ledger of the process groups it started (host/spawn.keep_ledger)."""
+        """The daemon's ledger of the process groups it started (host/groups.py)."""
         return self.run_dir / "groups"
 
     @property

@@ -1,5 +1,5 @@
-"""The daemon's ledger of its process groups (host/spawn.keep_ledger, procgroup.reap_ledger): a
-file per group while it may run, and what a killed owner left is ended from it."""
+"""The daemon's ledger of its process groups (host/groups.py, procgroup.reap_ledger): a file per
+group while it may run, made before it starts, and what a killed owner left is ended from it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autodev.host import procgroup, spawn
+from autodev.host import groups, procgroup, spawn
 
 
 def running(pid: int) -> bool:
@@ -66,6 +66,7 @@ def test_what_a_killed_owner_left_is_ended_by_the_next_one(ledger):
     p.kill()  # its leader dies with it (die_with_parent); the sleep it started lives on
     p.wait()
     assert running(child) and len(list(ledger.iterdir())) == 1
+    (ledger / f"{groups.INTENT}123-abc").write_text("bash")  # killed before its child was named
     assert procgroup.reap_ledger(ledger) == [(p.pid, "sh")]
     assert gone(child) and list(ledger.iterdir()) == []
     assert procgroup.reap_ledger(ledger) == []
@@ -82,23 +83,18 @@ def test_a_listed_pid_that_now_names_another_process_is_left_alone(tmp_path):
     assert list(folder.iterdir()) == [] and running(os.getpid())
 
 
-def test_a_group_that_cannot_be_listed_does_not_start(ledger):
+def test_a_group_that_cannot_be_listed_does_not_start(ledger, monkeypatch):
     ledger.rmdir()  # the run folder's ledger gone: its file cannot be made
     before = set(spawn.live_groups())
+    started: list[object] = []
+    monkeypatch.setattr(spawn.subprocess, "Popen", lambda *a, **k: started.append(a))
     with pytest.raises(FileNotFoundError):
         start_group(4711)
+    assert started == [], "the group started before its ledger file was made"
     assert set(spawn.live_groups()) == before
-    time.sleep(0.3)  # room for a group wrongly left running to start its sleeps
-    assert not sleeping(4711), "the unlisted group was started and left running"
 
 
-def sleeping(seconds: int) -> list[int]:
-    """The running `sleep <seconds>` processes."""
-    found = []
-    for d in Path("/proc").iterdir():
-        try:
-            if d.name.isdigit() and (d / "cmdline").read_bytes() == f"sleep\0{seconds}\0".encode():
-                found.append(int(d.name))
-        except OSError:
-            continue
-    return [pid for pid in found if running(pid)]
+def test_a_group_that_fails_to_start_leaves_no_file(ledger):
+    with pytest.raises(FileNotFoundError):
+        spawn.popen(["/nonexistent/program"], "user-command", start_new_session=True)
+    assert list(ledger.iterdir()) == []
