@@ -91,7 +91,10 @@ def _name(listed: Path, pid: int) -> None:
         listed.unlink(missing_ok=True)  # no /proc: nothing the next daemon could check either
         return
     path = listed.with_name(f"{pid}-{started}")
-    os.replace(listed, path)
+    try:
+        os.replace(listed, path)
+    except FileNotFoundError:
+        return  # the run folder was deleted since the intent: the run faults on it (store/faults)
     _FILES[pid] = path
 
 
