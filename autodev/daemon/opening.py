@@ -145,7 +145,7 @@ def start_telemetry(loop: Loop, st: RunState) -> None:
         loop.settings.config.telemetry,
         loop.run_id,
         lambda m: events.emit(WarningEvent(message=m)),
-        loop.redact.values,
+        lambda: loop.redact.values,
     )
     exporter = loop.telemetry
     if exporter is not None:

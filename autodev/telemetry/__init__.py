@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from autodev.errors import UsageError, extra_fix
@@ -65,10 +65,10 @@ def start(
     config: TelemetryConfig | None,
     run: str,
     warn: Callable[[str], object],
-    redact: Iterable[str],
+    redact: Callable[[], Sequence[str]],
 ) -> Exporter | None:
     """The daemon's exporter process, or None when telemetry is off; `redact`: the secret values
-    it masks. A missing install or a collector that cannot be set up is a warning: telemetry
+    it masks, as the daemon knows them now (asked again at each turn's end). A missing install or a collector that cannot be set up is a warning: telemetry
     never stops a run."""
     cfg = resolve(config)
     if cfg is None:

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -48,10 +48,13 @@ class Exporter:
         paths: RunPaths,
         run: str,
         secrets: Mapping[str, str],
-        redact: Iterable[str],
+        redact: Callable[[], Sequence[str]],
         warn: Callable[[str], object],
     ):
         self.cfg, self.warn = cfg, warn
+        # the daemon's secret values, asked again at each turn's end: a team edit may add some
+        self._values = redact
+        self._taught: Sequence[str] = list(redact())
         self._closing = False
         self._lost = False  # lines were dropped, or the exporter is gone: said once
         self._gone = False
@@ -62,7 +65,7 @@ class Exporter:
             "repo": str(paths.repo),
             "cfg": asdict(cfg),
             "secrets": dict(secrets),
-            "redact": list(redact),
+            "redact": list(self._taught),
         }
         self.proc = spawn.popen(
             [sys.executable, *PYTHON_SAFE, "-m", WORKER],
@@ -102,6 +105,11 @@ class Exporter:
         return tap
 
     def turn_done(self, turn: int) -> None:
+        values = self._values()
+        if values is not self._taught and list(values) != list(self._taught):
+            with self._lock:  # before the turn: its spans are masked with them too
+                self._out += (json.dumps({"redact": list(values)}) + "\n").encode()
+            self._taught = values
         self._send({"turn": turn}, f"turn {turn} and the ones before it not sent yet")
 
     def catch_up(self, below: int) -> None:
@@ -148,6 +156,7 @@ class Exporter:
             # Keep the end of a line the pipe took the beginning of; drop the rest.
             cut = self._out.find(b"\n") + 1
             del self._out[cut:]
+            self._taught = ()  # a dropped lesson is given again with the next turn
             said, self._lost = self._lost, True
         if not said:
             self.warn(

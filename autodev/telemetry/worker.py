@@ -7,8 +7,9 @@ It reads JSON lines on stdin. The first says what to export and where: `run`, `r
 resolved `Telemetry`), `secrets` (the OTLP header variables) and `redact` (the secret values to
 mask). Then `{"h": line}` and `{"e": line}` (a line the daemon appended to the harness log or to
 events.jsonl, as written), `{"turn": N}` (a finished turn: exported from the lines handed over,
-read from the logs when they lack its beginning), `{"catch_up": N}` (the finished turns before
-N) and `{"close": seconds}` (send what is queued within that long, the root when the run is complete,
+read from the logs when they lack its beginning), `{"redact": [values]}` (secret values the
+daemon learned since, a team edit's new keys: masked from then on, the turn that follows
+included), `{"catch_up": N}` (the finished turns before N) and `{"close": seconds}` (send what is queued within that long, the root when the run is complete,
 then exit). Each warning goes back as `{"warn": "..."}` on stdout; the daemon writes it into
 events.jsonl. Nothing is printed or logged otherwise: secrets arrive over the pipe only.
 
@@ -103,7 +104,8 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
 
     paths = RunPaths(repo)
     try:
-        sender = Sender.open(cfg, paths, secrets, Redactor(values).text)
+        redactor = Redactor(values)
+        sender = Sender.open(cfg, paths, secrets, redactor.text)
     except Exception as e:  # telemetry never stops a run: said, and the spans stay in the logs
         said(
             f"telemetry: the exporter could not start ({type(e).__name__}: {e}); the run goes on "
@@ -120,6 +122,8 @@ def main(stdin: IO[str] = sys.stdin, stdout: IO[str] = sys.stdout) -> int:
             bg.saw("events", msg["e"])
         elif "turn" in msg:
             bg.turn_done(int(msg["turn"]))
+        elif "redact" in msg:  # secret values the daemon learned since (a team edit's keys)
+            redactor.learn(_strings(msg["redact"], "redact"))
         elif "catch_up" in msg:
             bg.catch_up(int(msg["catch_up"]))
         elif "close" in msg:

@@ -95,7 +95,7 @@ def test_a_finished_turn_leaves_from_the_exporters_process_as_trace_export_deriv
     write_run(paths)
     warnings: list[str] = []
     secrets = {"OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{KEY}"}
-    ex = Exporter(settings(receiver.url), paths, RUN, secrets, [KEY], warnings.append)
+    ex = Exporter(settings(receiver.url), paths, RUN, secrets, lambda: [KEY], warnings.append)
     worker = ex.proc.pid
     assert (
         worker != os.getpid()
@@ -122,7 +122,7 @@ def test_the_lines_handed_over_as_written_make_the_turn_the_logs_hold(tmp_path, 
     paths = RunPaths(tmp_path / "repo")
     paths.run_dir.mkdir(parents=True)
     warnings: list[str] = []
-    ex = Exporter(settings(receiver.url, capture), paths, RUN, {}, [], warnings.append)
+    ex = Exporter(settings(receiver.url, capture), paths, RUN, {}, list, warnings.append)
     with (
         Journal(paths.harness_log, schema=check_harness) as h,
         Journal(paths.events, idempotent=False, schema=check_event) as e,
@@ -143,11 +143,39 @@ def test_the_lines_handed_over_as_written_make_the_turn_the_logs_hold(tmp_path, 
     assert bool(captured) == capture
 
 
+@pytest.mark.parametrize("learned", [False, True])
+def test_a_secret_value_the_daemon_learns_after_the_exporter_started_is_masked_in_its_spans(
+    tmp_path, receiver, learned
+):
+    """The daemon's redactor learns values mid-run (a team edit naming a new key); the exporter,
+    started with the earlier ones, is taught them at the next turn's end, before that turn's
+    spans leave. Here the lines handed over are unmasked (as no daemon's would be), so the
+    exporter's own masking is what is seen."""
+    secret = "error: refused"  # a tool's result in the turn, exported with content capture on
+    paths = RunPaths(tmp_path / "repo")
+    paths.run_dir.mkdir(parents=True)
+    values: list[str] = []
+    ex = Exporter(settings(receiver.url, capture=True), paths, RUN, {}, lambda: list(values), print)
+    with (
+        Journal(paths.harness_log, schema=check_harness) as h,
+        Journal(paths.events, idempotent=False, schema=check_event) as e,
+    ):
+        ex.watch(h, e)
+        write_records(h, e)
+    if learned:
+        values.append(secret)
+    ex.turn_done(1)
+    ex.close(5)
+    sent = json.dumps([s["attributes"] for s in receiver.spans])
+    assert len(receiver.spans) == 7
+    assert (secret in sent, "[redacted]" in sent) == ((False, True) if learned else (True, False))
+
+
 def test_an_exporter_that_dies_is_said_once_and_nothing_waits_on_it(tmp_path, receiver):
     paths = RunPaths(tmp_path / "repo")
     write_run(paths)
     warnings: list[str] = []
-    ex = Exporter(settings(receiver.url), paths, RUN, {}, [], warnings.append)
+    ex = Exporter(settings(receiver.url), paths, RUN, {}, list, warnings.append)
     os.kill(ex.proc.pid, signal.SIGKILL)
     wait_for("the daemon to hear of it", lambda: len(warnings) == 1, timeout=30)
     assert warnings[0].startswith("telemetry: the exporter process ended (exit -9)")
@@ -166,7 +194,7 @@ def test_an_exporter_that_cannot_keep_up_drops_turns_with_one_warning(tmp_path, 
     paths = RunPaths(tmp_path / "repo")
     paths.run_dir.mkdir(parents=True)
     warnings: list[str] = []
-    ex = Exporter(settings(receiver.url), paths, RUN, {}, [], warnings.append)
+    ex = Exporter(settings(receiver.url), paths, RUN, {}, list, warnings.append)
     os.kill(ex.proc.pid, signal.SIGSTOP)
     big = "x" * 100_000
     try:
@@ -205,7 +233,7 @@ from autodev.store.paths import RunPaths
 from autodev.telemetry.process import Exporter
 from autodev.telemetry.settings import Telemetry
 cfg = Telemetry(traces_url=sys.argv[2] + "/v1/traces", metrics_url=sys.argv[2] + "/v1/metrics")
-ex = Exporter(cfg, RunPaths(Path(sys.argv[1])), "r", {}, [], print)
+ex = Exporter(cfg, RunPaths(Path(sys.argv[1])), "r", {}, list, print)
 print(ex.proc.pid, flush=True)
 time.sleep(600)
 """
