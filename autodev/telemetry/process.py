@@ -54,7 +54,7 @@ class Exporter:
         self.cfg, self.warn = cfg, warn
         # the daemon's secret values, asked again at each turn's end: a team edit may add some
         self._values = redact
-        self._taught: Sequence[str] = list(redact())
+        self._taught: Sequence[str] = redact()
         self._closing = False
         self._lost = False  # lines were dropped, or the exporter is gone: said once
         self._gone = False
@@ -106,9 +106,10 @@ class Exporter:
 
     def turn_done(self, turn: int) -> None:
         values = self._values()
-        if values is not self._taught and list(values) != list(self._taught):
-            with self._lock:  # before the turn: its spans are masked with them too
-                self._out += (json.dumps({"redact": list(values)}) + "\n").encode()
+        if values is not self._taught:  # the daemon's Redactor replaces its list when it learns
+            if list(values) != list(self._taught):
+                with self._lock:  # before the turn: its spans are masked with them too
+                    self._out += (json.dumps({"redact": list(values)}) + "\n").encode()
             self._taught = values
         self._send({"turn": turn}, f"turn {turn} and the ones before it not sent yet")
 
